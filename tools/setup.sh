@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs exactly what the build, the tests and the CLI need on a fresh Debian bookworm machine.
+# Idempotent: packages already present and a model already converted are skipped.
+# Usage: tools/setup.sh [--no-model]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  bazel-bootstrap bazel-rules-java bazel-platforms  # Bazel 4.2.3 and the rules it resolves locally
+  g++                                               # the C++ toolchain
+  libabsl-dev                                       # status, strings, flags
+  libgtest-dev libgmock-dev                         # tests
+  libbenchmark-dev libbenchmark-tools               # benchmarks, compare.py for the regression gate
+  libhwy-dev                                        # Highway SIMD kernels
+  libsndfile1-dev libsamplerate0-dev                # audio decoding and resampling
+  libkissfft-dev                                    # FFT for log-mel
+  libopenblas-dev                                   # reference sgemm in the mul_mat benchmark
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing apt packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq || { echo "setup: apt-get update failed" >&2; exit 1; }
+  for p in "${missing[@]}"; do
+    apt-get install -y -qq "$p" >/dev/null || { echo "setup: FAILED to install apt package '$p'" >&2; exit 1; }
+  done
+else
+  echo "setup: apt packages already installed (${#APT_PACKAGES[@]})"
+fi
+
+if [[ "${1:-}" != "--no-model" && -x tools/get_model.sh ]]; then
+  tools/get_model.sh
+fi
+echo "setup: done"
