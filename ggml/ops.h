@@ -1,0 +1,110 @@
+// Op constructors: each records op, src[] and op_params on a new tensor of the result shape. They
+// compute nothing (kernels/ does, in ggml_graph_compute). Shapes use ggml's ne order (ne0 is the
+// row length). Every constructor returns NULL with a message (ggml_last_error()) when a source
+// is NULL, a shape or type does not fit, or the context is full: a NULL propagates through a
+// chain of constructors, so a graph builder may check only its final result.
+//
+// The semantics are ggml's (ggml/src/ggml.c) for every op listed; the kernels implement them for
+// the types stated per op.
+#ifndef GGML_WHISPER_GGML_OPS_H_
+#define GGML_WHISPER_GGML_OPS_H_
+
+#include "ggml/ggml.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// a + b, a * b (element-wise). b is broadcast to a (ggml_can_repeat(b, a)). Result: a's shape,
+// F32. a and b: F32.
+struct ggml_tensor* ggml_add(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b);
+struct ggml_tensor* ggml_mul(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b);
+// a * s. op_params: float s.
+struct ggml_tensor* ggml_scale(struct ggml_context* ctx, struct ggml_tensor* a, float s);
+
+// Per row of ne0 elements: (x - mean) / sqrt(var + eps) (NORM) or x / sqrt(mean(x^2) + eps)
+// (RMS_NORM). op_params: float eps. F32.
+struct ggml_tensor* ggml_norm(struct ggml_context* ctx, struct ggml_tensor* a, float eps);
+struct ggml_tensor* ggml_rms_norm(struct ggml_context* ctx, struct ggml_tensor* a, float eps);
+
+// GGML_OP_UNARY with op_params[0] = enum ggml_unary_op. F32.
+struct ggml_tensor* ggml_unary(struct ggml_context* ctx, struct ggml_tensor* a, enum ggml_unary_op op);
+struct ggml_tensor* ggml_gelu(struct ggml_context* ctx, struct ggml_tensor* a);      // tanh approx.
+struct ggml_tensor* ggml_gelu_erf(struct ggml_context* ctx, struct ggml_tensor* a);  // exact erf
+struct ggml_tensor* ggml_silu(struct ggml_context* ctx, struct ggml_tensor* a);
+
+// Matrix product as ggml defines it: a ne = [K, M, ne2, ne3], b ne = [K, N, ne12, ne13] with
+// ne12 % ne2 == 0 and ne13 % ne3 == 0 (a is broadcast over b's batch dims). Result F32
+// [M, N, ne12, ne13]: result[n][m] = dot(row m of a, row n of b). a: F32, F16 or a quantized type
+// with contiguous rows (nb0 = type size); b: F32 or F16, any strides.
+struct ggml_tensor* ggml_mul_mat(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b);
+
+// Copies a into b (a view of b is returned, op CPY, src = {a, b}); same element count; types
+// F32/F16 in any combination; both may be non-contiguous.
+struct ggml_tensor* ggml_cpy(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b);
+// A contiguous copy of a (op CONT), same type and shape.
+struct ggml_tensor* ggml_cont(struct ggml_context* ctx, struct ggml_tensor* a);
+struct ggml_tensor* ggml_cont_2d(struct ggml_context* ctx, struct ggml_tensor* a, int64_t ne0, int64_t ne1);
+
+// Views that change the shape of a contiguous tensor (op RESHAPE, no data copy). The element
+// count must be unchanged.
+struct ggml_tensor* ggml_reshape(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b);
+struct ggml_tensor* ggml_reshape_1d(struct ggml_context* ctx, struct ggml_tensor* a, int64_t ne0);
+struct ggml_tensor* ggml_reshape_2d(struct ggml_context* ctx, struct ggml_tensor* a, int64_t ne0, int64_t ne1);
+struct ggml_tensor* ggml_reshape_3d(struct ggml_context* ctx, struct ggml_tensor* a, int64_t ne0, int64_t ne1,
+                                    int64_t ne2);
+struct ggml_tensor* ggml_reshape_4d(struct ggml_context* ctx, struct ggml_tensor* a, int64_t ne0, int64_t ne1,
+                                    int64_t ne2, int64_t ne3);
+// Moves dimension i of a to position axis_i (ggml_permute semantics: axes is a permutation of
+// 0..3). A view; op_params: the four axes.
+struct ggml_tensor* ggml_permute(struct ggml_context* ctx, struct ggml_tensor* a, int axis0, int axis1,
+                                 int axis2, int axis3);
+// Swaps dimensions 0 and 1 (a view).
+struct ggml_tensor* ggml_transpose(struct ggml_context* ctx, struct ggml_tensor* a);
+
+// Rows of a selected by the I32 indices in b: a ne = [ne0, n_rows, ne2], b ne = [n, ne2].
+// Result F32 [ne0, n, ne2]. a: F32, F16 or quantized.
+struct ggml_tensor* ggml_get_rows(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b);
+
+// Sets a[i1][i0] = -INF for i0 > n_past + i1 (causal mask). op_params: int n_past. F32.
+struct ggml_tensor* ggml_diag_mask_inf(struct ggml_context* ctx, struct ggml_tensor* a, int n_past);
+
+// Row softmax of (a * scale + mask) with max subtraction. mask is NULL or F32 [ne0, >= ne1]
+// broadcast over a's dims 2 and 3. op_params: float scale, float max_bias (must be 0: ALiBi is not
+// implemented). ggml_soft_max(a) is scale 1 without a mask.
+struct ggml_tensor* ggml_soft_max(struct ggml_context* ctx, struct ggml_tensor* a);
+struct ggml_tensor* ggml_soft_max_ext(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* mask,
+                                      float scale, float max_bias);
+
+// 1-D im2col (ggml_im2col with is_2D = false): a = kernel [K, IC, OC] (only its shape is used),
+// b = input [IL, IC, N] F32. Result dst_type (F32 or F16) [IC * K, OL, N] with
+// OL = (IL + 2 p0 - d0 (K - 1) - 1) / s0 + 1; element [ic * K + k][ol] = b[ol s0 + k d0 - p0][ic]
+// (0 outside). op_params: s0, p0, d0.
+struct ggml_tensor* ggml_im2col_1d(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b,
+                                   int s0, int p0, int d0, enum ggml_type dst_type);
+// 1-D convolution as ggml defines it: a = kernel [K, IC, OC], b = input [IL, IC, N].
+// Result F32 [OL, OC, N], built as im2col + mul_mat (no op of its own).
+struct ggml_tensor* ggml_conv_1d(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b, int s0,
+                                 int p0, int d0);
+// "Half padding": p0 = K / 2 (ggml_conv_1d_ph), as Whisper's encoder stem uses.
+struct ggml_tensor* ggml_conv_1d_ph(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b, int s,
+                                    int d);
+
+// a and b joined along dimension dim (0..3); all other dims equal. op_params: dim. F32.
+struct ggml_tensor* ggml_concat(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b, int dim);
+// a padded with zeros at the end of each dimension by p0..p3 elements. F32.
+struct ggml_tensor* ggml_pad(struct ggml_context* ctx, struct ggml_tensor* a, int p0, int p1, int p2, int p3);
+// a tiled to b's shape (ggml_can_repeat(a, b)). F32.
+struct ggml_tensor* ggml_repeat(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b);
+// Index of the maximum of each row (ties: the lowest index): a F32 [ne0, ne1] -> I32 [ne1].
+struct ggml_tensor* ggml_argmax(struct ggml_context* ctx, struct ggml_tensor* a);
+
+// Helpers to read op_params by position.
+float ggml_get_op_params_f32(const struct ggml_tensor* t, int i);
+int32_t ggml_get_op_params_i32(const struct ggml_tensor* t, int i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // GGML_WHISPER_GGML_OPS_H_
