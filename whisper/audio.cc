@@ -1,0 +1,240 @@
+#include "whisper/audio.h"
+
+#include <samplerate.h>
+#include <sndfile.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace whisper {
+namespace {
+
+// Frames decoded per sf_readf_float call: 64 KiB of mono floats, small enough to stream
+// hour-long files without holding the decoded multichannel input in memory.
+constexpr sf_count_t kBlockFrames = 16384;
+
+struct SndfileCloser {
+  void operator()(SNDFILE* f) const { sf_close(f); }
+};
+using SndfilePtr = std::unique_ptr<SNDFILE, SndfileCloser>;
+
+struct SrcStateDeleter {
+  void operator()(SRC_STATE* s) const { src_delete(s); }
+};
+using SrcStatePtr = std::unique_ptr<SRC_STATE, SrcStateDeleter>;
+
+// Averages `channels` interleaved channels of `frames` frames into `mono`.
+void Downmix(const float* interleaved, sf_count_t frames, int channels, float* mono) {
+  if (channels == 1) {
+    std::copy(interleaved, interleaved + frames, mono);
+    return;
+  }
+  const float scale = 1.0f / static_cast<float>(channels);
+  for (sf_count_t i = 0; i < frames; ++i) {
+    const float* frame = interleaved + i * channels;
+    float sum = 0.0f;
+    for (int c = 0; c < channels; ++c) sum += frame[c];
+    mono[i] = sum * scale;
+  }
+}
+
+// Runs libsamplerate on `in` (empty with end_of_input to drain) and appends the output to `out`.
+absl::Status Resample(SRC_STATE* state, double ratio, const float* in, long n_in,
+                      bool end_of_input, const std::string& name, std::vector<float>* out) {
+  SRC_DATA d{};
+  d.src_ratio = ratio;
+  d.end_of_input = end_of_input ? 1 : 0;
+  // Each pass emits at most ~ratio * input + the filter's pending tail; loop until the input
+  // is consumed (and, when draining, until no more output arrives).
+  for (;;) {
+    const long capacity = static_cast<long>(std::ceil(n_in * ratio)) + 4096;
+    const size_t old_size = out->size();
+    out->resize(old_size + capacity);
+    d.data_in = in;
+    d.input_frames = n_in;
+    d.data_out = out->data() + old_size;
+    d.output_frames = capacity;
+    const int err = src_process(state, &d);
+    out->resize(old_size + d.output_frames_gen);
+    if (err != 0) {
+      return absl::InternalError(absl::StrCat("resampling ", name, " failed: libsamplerate: ",
+                                              src_strerror(err)));
+    }
+    if (d.input_frames_used == 0 && d.output_frames_gen == 0 && !end_of_input) {
+      return absl::InternalError(absl::StrCat("resampling ", name, ": libsamplerate made no progress"));
+    }
+    in += d.input_frames_used;
+    n_in -= d.input_frames_used;
+    if (n_in == 0 && (!end_of_input || d.output_frames_gen == 0)) return absl::OkStatus();
+  }
+}
+
+// Decodes an opened stream: downmix, resample to 16 kHz, fix the length.
+absl::StatusOr<std::vector<float>> DecodeOpened(SNDFILE* file, const SF_INFO& info,
+                                                const std::string& name,
+                                                const AudioOptions& options) {
+  if (info.samplerate <= 0 || info.channels <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: invalid header: sample rate %d Hz, %d channels (both must be > 0)",
+                        name, info.samplerate, info.channels));
+  }
+  const bool resample = info.samplerate != kSampleRate;
+  const double ratio = static_cast<double>(kSampleRate) / info.samplerate;
+
+  SrcStatePtr src;
+  if (resample) {
+    int err = 0;
+    const int converter = options.quality == ResampleQuality::kBest ? SRC_SINC_BEST_QUALITY
+                                                                     : SRC_SINC_MEDIUM_QUALITY;
+    src.reset(src_new(converter, /*channels=*/1, &err));
+    if (src == nullptr) {
+      return absl::InternalError(
+          absl::StrCat("resampling ", name, ": src_new failed: ", src_strerror(err)));
+    }
+  }
+
+  std::vector<float> out;
+  // info.frames is exact for PCM/FLAC and an estimate (or unknown) for some compressed streams.
+  if (info.frames > 0 && info.frames < (sf_count_t{1} << 32)) {
+    out.reserve(static_cast<size_t>(std::ceil(info.frames * ratio)) + 4096);
+  }
+  std::vector<float> interleaved(static_cast<size_t>(kBlockFrames) * info.channels);
+  std::vector<float> mono(kBlockFrames);
+  int64_t total_frames = 0;
+  for (;;) {
+    const sf_count_t n = sf_readf_float(file, interleaved.data(), kBlockFrames);
+    if (n <= 0) break;
+    total_frames += n;
+    Downmix(interleaved.data(), n, info.channels, mono.data());
+    if (!resample) {
+      out.insert(out.end(), mono.begin(), mono.begin() + n);
+      continue;
+    }
+    absl::Status s = Resample(src.get(), ratio, mono.data(), static_cast<long>(n),
+                              /*end_of_input=*/false, name, &out);
+    if (!s.ok()) return s;
+  }
+  if (sf_error(file) != SF_ERR_NO_ERROR) {
+    return absl::DataLossError(absl::StrFormat("%s: decoding failed after %d frames: %s", name,
+                                               total_frames, sf_strerror(file)));
+  }
+  if (total_frames == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": contains no audio (0 frames decoded)"));
+  }
+  if (resample) {
+    absl::Status s = Resample(src.get(), ratio, nullptr, 0, /*end_of_input=*/true, name, &out);
+    if (!s.ok()) return s;
+    // libsamplerate's drained output can differ from frames * ratio by a sample or two; fix the
+    // length so timestamps do not depend on the converter: pad with silence or drop the tail.
+    const int64_t expected = std::llround(static_cast<double>(total_frames) * ratio);
+    out.resize(static_cast<size_t>(expected), 0.0f);
+  }
+  return out;
+}
+
+// SF_VIRTUAL_IO over a read-only byte buffer.
+struct MemoryFile {
+  const unsigned char* data;
+  sf_count_t size;
+  sf_count_t pos;
+};
+
+sf_count_t MemGetLength(void* user) { return static_cast<MemoryFile*>(user)->size; }
+
+sf_count_t MemSeek(sf_count_t offset, int whence, void* user) {
+  MemoryFile* m = static_cast<MemoryFile*>(user);
+  sf_count_t base = 0;
+  if (whence == SEEK_CUR) base = m->pos;
+  if (whence == SEEK_END) base = m->size;
+  const sf_count_t target = base + offset;
+  if (target < 0 || target > m->size) return -1;
+  m->pos = target;
+  return m->pos;
+}
+
+sf_count_t MemRead(void* ptr, sf_count_t count, void* user) {
+  MemoryFile* m = static_cast<MemoryFile*>(user);
+  const sf_count_t n = std::max<sf_count_t>(0, std::min(count, m->size - m->pos));
+  std::memcpy(ptr, m->data + m->pos, static_cast<size_t>(n));
+  m->pos += n;
+  return n;
+}
+
+sf_count_t MemWrite(const void*, sf_count_t, void*) { return 0; }
+
+sf_count_t MemTell(void* user) { return static_cast<MemoryFile*>(user)->pos; }
+
+}  // namespace
+
+absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
+                                                    const AudioOptions& options) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) {
+      return absl::NotFoundError(absl::StrCat(path, ": audio file not found"));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": cannot access audio file: ", std::strerror(err)));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not an audio file"));
+  }
+  SF_INFO info{};
+  SndfilePtr file(sf_open(path.c_str(), SFM_READ, &info));
+  if (file == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": not a readable audio file: libsndfile: ", sf_strerror(nullptr)));
+  }
+  return DecodeOpened(file.get(), info, path, options);
+}
+
+absl::StatusOr<std::vector<float>> DecodeAudio16kMono(const void* data, size_t size,
+                                                      const std::string& name,
+                                                      const AudioOptions& options) {
+  if (data == nullptr || size == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": empty input (0 bytes)"));
+  }
+  MemoryFile mem{static_cast<const unsigned char*>(data), static_cast<sf_count_t>(size), 0};
+  SF_VIRTUAL_IO vio{MemGetLength, MemSeek, MemRead, MemWrite, MemTell};
+  SF_INFO info{};
+  SndfilePtr file(sf_open_virtual(&vio, SFM_READ, &info, &mem));
+  if (file == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": not a readable audio stream: libsndfile: ", sf_strerror(nullptr)));
+  }
+  return DecodeOpened(file.get(), info, name, options);
+}
+
+absl::StatusOr<SampleRange> SampleRangeFromMs(int64_t n_samples, int64_t offset_ms,
+                                              int64_t duration_ms) {
+  constexpr int64_t kSamplesPerMs = kSampleRate / 1000;
+  if (offset_ms < 0 || duration_ms < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "offset (%d ms) and duration (%d ms) must be >= 0", offset_ms, duration_ms));
+  }
+  const int64_t audio_ms = n_samples / kSamplesPerMs;
+  // Reject before multiplying so huge values cannot overflow.
+  if (offset_ms >= audio_ms + 1 || offset_ms * kSamplesPerMs >= n_samples) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "offset %d ms is at or past the end of the audio (%d samples = %.3f s)", offset_ms,
+        n_samples, static_cast<double>(n_samples) / kSampleRate));
+  }
+  SampleRange r;
+  r.begin = offset_ms * kSamplesPerMs;
+  r.end = n_samples;
+  if (duration_ms > 0 && duration_ms < (n_samples - r.begin) / kSamplesPerMs + 1) {
+    r.end = std::min(n_samples, r.begin + duration_ms * kSamplesPerMs);
+  }
+  return r;
+}
+
+}  // namespace whisper

@@ -1,0 +1,85 @@
+// Audio input for Whisper: decode a file (or bytes) to 16 kHz mono float samples.
+//
+// Whisper's front end (OpenAI `whisper.audio.load_audio`, which shells out to ffmpeg, and
+// whisper.cpp's examples/common-whisper.cpp, which uses miniaudio) takes f32 mono 16 kHz in
+// [-1, 1]. Here libsndfile decodes the container/codec and libsamplerate converts the rate:
+//
+//   - Formats: whatever the system libsndfile reads; Debian bookworm's 1.2 has WAV (8/16/24/32-bit
+//     PCM, 32/64-bit float, u-law/A-law), FLAC, OGG/Vorbis, OGG/Opus, AIFF and MP3 (via mpg123,
+//     gapless: encoder delay and padding from the LAME tag are removed).
+//   - Sample values: integer PCM is scaled by 1/2^(bits-1) (16-bit: x/32768, as miniaudio and
+//     ffmpeg do); float files are passed through unchanged (no clipping).
+//   - Channels: averaged with equal weight (ffmpeg's `-ac 1` downmix does the same for stereo).
+//   - Rate: 16 kHz input is copied bit-exactly. Any other rate is converted with libsamplerate
+//     after the downmix; see ResampleQuality for the filter choice.
+#ifndef WHISPER_AUDIO_H_
+#define WHISPER_AUDIO_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace whisper {
+
+// Whisper's sample rate in Hz (whisper.cpp WHISPER_SAMPLE_RATE).
+inline constexpr int kSampleRate = 16000;
+
+// libsamplerate converter used when the input rate is not 16 kHz.
+enum class ResampleQuality {
+  // SRC_SINC_BEST_QUALITY: passband flat to ~96% of the 8 kHz output Nyquist. Measured for
+  // 44.1 kHz -> 16 kHz: 0.0 dB at 7.4 kHz, -0.3 dB at 7.6 kHz, -16.5 dB at 7.8 kHz. This is
+  // closest to ffmpeg's default swr filter (cutoff 0.97), which produced the audio Whisper was
+  // trained on, and leaves mel channels 78 (7.16-7.68 kHz) and 79 (7.44-7.96 kHz) of the
+  // 80-channel filterbank intact. Cost: ~18 ms per second of 44.1 kHz audio on one core.
+  kBest,
+  // SRC_SINC_MEDIUM_QUALITY: ~3.7x faster, but already -2.1 dB at 7.2 kHz and -19.9 dB at
+  // 7.6 kHz, so it dims the top two mel channels relative to training data.
+  kMedium,
+};
+
+struct AudioOptions {
+  ResampleQuality quality = ResampleQuality::kBest;
+};
+
+// Decodes the audio file at `path` to mono float samples at 16 kHz.
+//
+// Returns `round(frames * 16000 / rate)` samples (exactly `frames` when the file is 16 kHz),
+// i.e. ne = [n_samples], in the file's amplitude units (PCM full scale = 1.0).
+// Errors (each message names `path`):
+//   NotFound          - the file does not exist.
+//   InvalidArgument   - libsndfile cannot open it as audio (its message is included), the
+//                       header reports a non-positive rate or channel count, or it holds
+//                       0 frames.
+//   DataLoss          - decoding stopped with an error partway through the stream.
+//   Internal          - libsamplerate reported an error.
+absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
+                                                    const AudioOptions& options = {});
+
+// Same as LoadAudio16kMono but decodes an in-memory file image (e.g. a WAV/MP3 read from stdin).
+// `data` must stay valid during the call; `name` is only used in error messages.
+absl::StatusOr<std::vector<float>> DecodeAudio16kMono(const void* data, size_t size,
+                                                      const std::string& name,
+                                                      const AudioOptions& options = {});
+
+// Half-open range [begin, end) of sample indices.
+struct SampleRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+  int64_t size() const { return end - begin; }
+};
+
+// Maps whisper-cli's `-ot/--offset-t` and `-d/--duration` (milliseconds; duration 0 = to the
+// end, as in whisper_full_params) to sample indices of a 16 kHz signal of `n_samples` samples:
+// begin = offset_ms * 16, end = min(n_samples, begin + duration_ms * 16).
+// Errors: InvalidArgument if either value is negative, or if offset_ms is at or beyond the end
+// of the audio (the message gives both times in ms).
+absl::StatusOr<SampleRange> SampleRangeFromMs(int64_t n_samples, int64_t offset_ms,
+                                              int64_t duration_ms);
+
+}  // namespace whisper
+
+#endif  // WHISPER_AUDIO_H_
