@@ -1,0 +1,104 @@
+// Target reporting and capping for kernels/ (see dispatch.h). This file is itself compiled per
+// target so that HWY_DYNAMIC_DISPATCH of CurrentTarget() answers exactly what the kernel
+// families (built with the same defines) dispatch to.
+#include "kernels/dispatch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include <mutex>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/dispatch.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ggml_cpu {
+namespace HWY_NAMESPACE {
+
+// The HWY_* bit of the target this copy was compiled for.
+int64_t CurrentTarget() { return HWY_TARGET; }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ggml_cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ggml_cpu {
+HWY_EXPORT(CurrentTarget);
+
+namespace internal {
+std::atomic<bool> g_dispatch_ready{false};
+}  // namespace internal
+
+namespace {
+
+// Looks `name` up among the compiled targets; returns its bit or 0.
+int64_t TargetBitFromName(const char* name) {
+  for (int64_t bits = HWY_TARGETS; bits != 0; bits &= bits - 1) {
+    const int64_t bit = bits & -bits;
+    if (strcasecmp(name, hwy::TargetName(bit)) == 0) return bit;
+  }
+  return 0;
+}
+
+void LogAcceptedNames(const char* what, const char* name) {
+  fprintf(stderr, "ggml_cpu: %s: unknown target \"%s\"; expected one of:", what, name);
+  for (int64_t bits = HWY_TARGETS; bits != 0; bits &= bits - 1) {
+    fprintf(stderr, " %s", hwy::TargetName(bits & -bits));
+  }
+  fprintf(stderr, " (or empty for no limit)\n");
+}
+
+// Lower bits are better targets, so capping at `bit` disables every bit below it.
+void ApplyLimit(int64_t bit) { hwy::DisableTargets(bit == 0 ? 0 : bit - 1); }
+
+}  // namespace
+
+namespace internal {
+void InitDispatchSlow() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* env = getenv("GGML_CPU_TARGET");
+    if (env != nullptr && env[0] != '\0') {
+      const int64_t bit = TargetBitFromName(env);
+      if (bit == 0) {
+        LogAcceptedNames("GGML_CPU_TARGET (ignored)", env);
+      } else {
+        ApplyLimit(bit);
+      }
+    }
+    g_dispatch_ready.store(true, std::memory_order_release);
+  });
+}
+}  // namespace internal
+
+std::vector<int64_t> CompiledAndSupportedTargets() {
+  InitDispatchOnce();
+  return hwy::SupportedAndGeneratedTargets();
+}
+
+}  // namespace ggml_cpu
+
+extern "C" const char* ggml_cpu_target_name(void) {
+  ggml_cpu::InitDispatchOnce();
+  return hwy::TargetName(HWY_DYNAMIC_DISPATCH(ggml_cpu::CurrentTarget)());
+}
+
+extern "C" bool ggml_cpu_set_target_limit(const char* name) {
+  ggml_cpu::InitDispatchOnce();  // so that a later first kernel call does not re-apply the env
+  if (name == nullptr || name[0] == '\0') {
+    ggml_cpu::ApplyLimit(0);
+    return true;
+  }
+  const int64_t bit = ggml_cpu::TargetBitFromName(name);
+  if (bit == 0) {
+    ggml_cpu::LogAcceptedNames("ggml_cpu_set_target_limit", name);
+    return false;
+  }
+  ggml_cpu::ApplyLimit(bit);
+  return true;
+}
+#endif  // HWY_ONCE

@@ -1,0 +1,48 @@
+// ggml_cpu_target_name / ggml_cpu_set_target_limit: the cap really changes which code runs.
+#include "kernels/dispatch.h"
+
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "hwy/targets.h"
+#include "kernels/vec.h"
+
+namespace ggml_cpu {
+namespace {
+
+TEST(DispatchTest, NameIsBestSupportedTarget) {
+  const std::vector<int64_t> targets = CompiledAndSupportedTargets();
+  ASSERT_FALSE(targets.empty());
+  EXPECT_STREQ(ggml_cpu_target_name(), hwy::TargetName(targets[0]));
+}
+
+TEST(DispatchTest, LimitEachTargetThenRestore) {
+  const std::vector<int64_t> targets = CompiledAndSupportedTargets();
+  const std::string best = ggml_cpu_target_name();
+  const float a[5] = {1, 2, 3, 4, 5}, b[5] = {5, 4, 3, 2, 1};
+  for (int64_t t : targets) {
+    ASSERT_TRUE(ggml_cpu_set_target_limit(hwy::TargetName(t)));
+    EXPECT_STREQ(ggml_cpu_target_name(), hwy::TargetName(t));
+    EXPECT_EQ(DotF32(5, a, b), 35.0f);  // kernels keep working under the cap
+  }
+  ASSERT_TRUE(ggml_cpu_set_target_limit(""));
+  EXPECT_EQ(ggml_cpu_target_name(), best);
+  // Lower case is accepted; the lowest target (SCALAR) is always compiled and supported.
+  ASSERT_TRUE(ggml_cpu_set_target_limit("scalar"));
+  EXPECT_STREQ(ggml_cpu_target_name(), "SCALAR");
+  ASSERT_TRUE(ggml_cpu_set_target_limit(nullptr));
+  EXPECT_EQ(ggml_cpu_target_name(), best);
+}
+
+TEST(DispatchTest, UnknownNameIsAnErrorAndKeepsTheCap) {
+  const std::string before = ggml_cpu_target_name();
+  EXPECT_FALSE(ggml_cpu_set_target_limit("AVX9"));
+  EXPECT_FALSE(ggml_cpu_set_target_limit("AVX2 "));
+  EXPECT_EQ(ggml_cpu_target_name(), before);
+}
+
+}  // namespace
+}  // namespace ggml_cpu
