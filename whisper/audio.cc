@@ -46,8 +46,8 @@ void Downmix(const float* interleaved, sf_count_t frames, int channels, float* m
 }
 
 // Runs libsamplerate on `in` (empty with end_of_input to drain) and appends the output to `out`.
-absl::Status Resample(SRC_STATE* state, double ratio, const float* in, long n_in,
-                      bool end_of_input, const std::string& name, std::vector<float>* out) {
+absl::Status Resample(SRC_STATE* state, double ratio, const float* in, long n_in, bool end_of_input,
+                      const std::string& name, std::vector<float>* out) {
   SRC_DATA d{};
   d.src_ratio = ratio;
   d.end_of_input = end_of_input ? 1 : 0;
@@ -64,11 +64,12 @@ absl::Status Resample(SRC_STATE* state, double ratio, const float* in, long n_in
     const int err = src_process(state, &d);
     out->resize(old_size + d.output_frames_gen);
     if (err != 0) {
-      return absl::InternalError(absl::StrCat("resampling ", name, " failed: libsamplerate: ",
-                                              src_strerror(err)));
+      return absl::InternalError(
+          absl::StrCat("resampling ", name, " failed: libsamplerate: ", src_strerror(err)));
     }
     if (d.input_frames_used == 0 && d.output_frames_gen == 0 && !end_of_input) {
-      return absl::InternalError(absl::StrCat("resampling ", name, ": libsamplerate made no progress"));
+      return absl::InternalError(
+          absl::StrCat("resampling ", name, ": libsamplerate made no progress"));
     }
     in += d.input_frames_used;
     n_in -= d.input_frames_used;
@@ -91,8 +92,8 @@ absl::StatusOr<std::vector<float>> DecodeOpened(SNDFILE* file, const SF_INFO& in
   SrcStatePtr src;
   if (resample) {
     int err = 0;
-    const int converter = options.quality == ResampleQuality::kBest ? SRC_SINC_BEST_QUALITY
-                                                                     : SRC_SINC_MEDIUM_QUALITY;
+    const int converter =
+        options.quality == ResampleQuality::kBest ? SRC_SINC_BEST_QUALITY : SRC_SINC_MEDIUM_QUALITY;
     src.reset(src_new(converter, /*channels=*/1, &err));
     if (src == nullptr) {
       return absl::InternalError(
@@ -126,8 +127,7 @@ absl::StatusOr<std::vector<float>> DecodeOpened(SNDFILE* file, const SF_INFO& in
                                                total_frames, sf_strerror(file)));
   }
   if (total_frames == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, ": contains no audio (0 frames decoded)"));
+    return absl::InvalidArgumentError(absl::StrCat(name, ": contains no audio (0 frames decoded)"));
   }
   if (resample) {
     absl::Status s = Resample(src.get(), ratio, nullptr, 0, /*end_of_input=*/true, name, &out);
@@ -191,8 +191,8 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
   SF_INFO info{};
   SndfilePtr file(sf_open(path.c_str(), SFM_READ, &info));
   if (file == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": not a readable audio file: libsndfile: ", sf_strerror(nullptr)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a readable audio file: libsndfile: ", sf_strerror(nullptr)));
   }
   return DecodeOpened(file.get(), info, path, options);
 }
@@ -208,8 +208,8 @@ absl::StatusOr<std::vector<float>> DecodeAudio16kMono(const void* data, size_t s
   SF_INFO info{};
   SndfilePtr file(sf_open_virtual(&vio, SFM_READ, &info, &mem));
   if (file == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, ": not a readable audio stream: libsndfile: ", sf_strerror(nullptr)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": not a readable audio stream: libsndfile: ", sf_strerror(nullptr)));
   }
   return DecodeOpened(file.get(), info, name, options);
 }
@@ -224,9 +224,9 @@ absl::StatusOr<SampleRange> SampleRangeFromMs(int64_t n_samples, int64_t offset_
   const int64_t audio_ms = n_samples / kSamplesPerMs;
   // Reject before multiplying so huge values cannot overflow.
   if (offset_ms >= audio_ms + 1 || offset_ms * kSamplesPerMs >= n_samples) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "offset %d ms is at or past the end of the audio (%d samples = %.3f s)", offset_ms,
-        n_samples, static_cast<double>(n_samples) / kSampleRate));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("offset %d ms is at or past the end of the audio (%d samples = %.3f s)",
+                        offset_ms, n_samples, static_cast<double>(n_samples) / kSampleRate));
   }
   SampleRange r;
   r.begin = offset_ms * kSamplesPerMs;

@@ -226,17 +226,17 @@ TEST_P(ResampleTest, StereoSineBecomes16kMono) {
   EXPECT_LT(max_err, 1e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Rates, ResampleTest,
-    ::testing::Values(RateCase{44100, ResampleQuality::kBest},
-                      RateCase{44100, ResampleQuality::kMedium},
-                      RateCase{48000, ResampleQuality::kBest},
-                      RateCase{22050, ResampleQuality::kBest},
-                      RateCase{8000, ResampleQuality::kBest}),
-    [](const ::testing::TestParamInfo<RateCase>& info) {
-      return std::to_string(info.param.rate) +
-             (info.param.quality == ResampleQuality::kBest ? "_best" : "_medium");
-    });
+INSTANTIATE_TEST_SUITE_P(Rates, ResampleTest,
+                         ::testing::Values(RateCase{44100, ResampleQuality::kBest},
+                                           RateCase{44100, ResampleQuality::kMedium},
+                                           RateCase{48000, ResampleQuality::kBest},
+                                           RateCase{22050, ResampleQuality::kBest},
+                                           RateCase{8000, ResampleQuality::kBest}),
+                         [](const ::testing::TestParamInfo<RateCase>& info) {
+                           return std::to_string(info.param.rate) +
+                                  (info.param.quality == ResampleQuality::kBest ? "_best"
+                                                                                : "_medium");
+                         });
 
 TEST(LoadAudioErrorTest, MissingFile) {
   const std::string path = TmpPath("does_not_exist.wav");
