@@ -1,0 +1,273 @@
+// mul_mat entry points (kernels/matmul.h): argument checks, then one HWY_DYNAMIC_DISPATCH per
+// call into the per-target drivers of matmul-inl.h.
+#include "kernels/matmul.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/matmul.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels/matmul-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ggml_cpu {
+namespace HWY_NAMESPACE {
+
+size_t MulMatWorkFloats() { return kWorkFloats; }
+
+template <typename TA>
+HWY_INLINE void MulMatBlock(size_t k, const TA* a, size_t lda, const float* b, size_t ldb,
+                            float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
+                            size_t n_end, float* work) {
+  const hn::ScalableTag<float> d;
+  if (n_end - n_begin >= kMulMatPackedMinN) {
+    MulMatPacked(d, k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end, work);
+  } else {
+    MulMatDots(d, k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end);
+  }
+}
+
+void MulMatF32Block(size_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+                    size_t ldc, size_t m_begin, size_t m_end, size_t n_begin, size_t n_end,
+                    float* work) {
+  MulMatBlock(k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end, work);
+}
+
+void MulMatF16Block(size_t k, const ggml_fp16_t* a, size_t lda, const float* b, size_t ldb,
+                    float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
+                    size_t n_end, float* work) {
+  MulMatBlock(k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end, work);
+}
+
+// s[r] = dot(a row r, y) for r < nrows: the vec_dot of the built-in F32/F16 row ops.
+template <typename TA>
+HWY_INLINE void VecDotRows(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
+                           float* s) {
+  const hn::ScalableTag<float> d;
+  const TA* at = static_cast<const TA*>(a);
+  const size_t lda = a_nb1 / sizeof(TA);
+  const float* yf = static_cast<const float*>(y);
+  const size_t K = static_cast<size_t>(n), rows = static_cast<size_t>(nrows);
+  size_t r = 0;
+  for (; r + 4 <= rows; r += 4) DotTile<4, 1>(d, K, at + r * lda, lda, yf, 0, s + r, 1);
+  for (; r < rows; ++r) DotTile<1, 1>(d, K, at + r * lda, lda, yf, 0, s + r, 1);
+}
+
+void VecDotRowsF32(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
+                   float* s) {
+  VecDotRows<float>(n, nrows, a, a_nb1, y, s);
+}
+void VecDotRowsF16(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
+                   float* s) {
+  VecDotRows<uint16_t>(n, nrows, a, a_nb1, y, s);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ggml_cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "absl/strings/str_format.h"
+#include "kernels/dispatch.h"
+
+namespace ggml_cpu {
+
+HWY_EXPORT(MulMatWorkFloats);
+HWY_EXPORT(MulMatF32Block);
+HWY_EXPORT(MulMatF16Block);
+HWY_EXPORT(VecDotRowsF32);
+HWY_EXPORT(VecDotRowsF16);
+
+namespace {
+
+constexpr size_t kWorkAlign = 64;
+
+absl::Status Invalid(const char* fn, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", fn, what));
+}
+
+// Checks the c block and its ranges; shared by every entry point.
+absl::Status CheckBlock(const char* fn, const float* c, size_t ldc, size_t m_begin, size_t m_end,
+                        size_t n_begin, size_t n_end) {
+  if (m_begin > m_end) return Invalid(fn, absl::StrFormat("m_begin=%zu > m_end=%zu", m_begin, m_end));
+  if (n_begin > n_end) return Invalid(fn, absl::StrFormat("n_begin=%zu > n_end=%zu", n_begin, n_end));
+  if (m_begin == m_end || n_begin == n_end) return absl::OkStatus();
+  if (c == nullptr) return Invalid(fn, "c is null");
+  if (ldc < m_end) return Invalid(fn, absl::StrFormat("ldc=%zu < m_end=%zu", ldc, m_end));
+  return absl::OkStatus();
+}
+
+void ZeroBlock(float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin, size_t n_end) {
+  for (size_t n = n_begin; n < n_end; ++n) memset(c + n * ldc + m_begin, 0, (m_end - m_begin) * 4);
+}
+
+absl::Status CheckDense(const char* fn, size_t k, const void* a, size_t lda, const float* b,
+                        size_t ldb, const float* c, size_t ldc, size_t m_begin, size_t m_end,
+                        size_t n_begin, size_t n_end, const void* work, size_t work_size) {
+  absl::Status s = CheckBlock(fn, c, ldc, m_begin, m_end, n_begin, n_end);
+  if (!s.ok() || m_begin == m_end || n_begin == n_end || k == 0) return s;
+  if (a == nullptr) return Invalid(fn, "a is null");
+  if (b == nullptr) return Invalid(fn, "b is null");
+  if (lda < k) return Invalid(fn, absl::StrFormat("lda=%zu < k=%zu", lda, k));
+  if (ldb < k) return Invalid(fn, absl::StrFormat("ldb=%zu < k=%zu", ldb, k));
+  if (work == nullptr || work_size < MulMatWorkSize()) {
+    return Invalid(fn, absl::StrFormat("work_size=%zu (work %s) < MulMatWorkSize()=%zu", work_size,
+                                       work == nullptr ? "null" : "given", MulMatWorkSize()));
+  }
+  return absl::OkStatus();
+}
+
+float* AlignWork(void* work) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(work);
+  return reinterpret_cast<float*>((p + kWorkAlign - 1) & ~uintptr_t{kWorkAlign - 1});
+}
+
+void CopyRowF32(const float* x, void* y, int64_t k) { memcpy(y, x, static_cast<size_t>(k) * 4); }
+
+void VecDotRowsF32Dispatch(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
+                           float* s) {
+  InitDispatchOnce();
+  HWY_DYNAMIC_DISPATCH(VecDotRowsF32)(n, nrows, a, a_nb1, y, s);
+}
+void VecDotRowsF16Dispatch(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
+                           float* s) {
+  InitDispatchOnce();
+  HWY_DYNAMIC_DISPATCH(VecDotRowsF16)(n, nrows, a, a_nb1, y, s);
+}
+
+// Rows of a per vec_dot call in MulMatConverted: about 256 KiB of a, so the block stays in L2
+// while every converted b row sweeps it.
+size_t RowsPerABlock(size_t a_nb1) {
+  const size_t rows = (size_t{256} << 10) / (a_nb1 == 0 ? 1 : a_nb1);
+  return rows < 4 ? 4 : rows;
+}
+
+}  // namespace
+
+size_t MulMatWorkSize() {
+  InitDispatchOnce();
+  return HWY_DYNAMIC_DISPATCH(MulMatWorkFloats)() * sizeof(float) + kWorkAlign;
+}
+
+absl::Status MulMatF32(size_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+                       size_t ldc, size_t m_begin, size_t m_end, size_t n_begin, size_t n_end,
+                       void* work, size_t work_size) {
+  absl::Status s = CheckDense("MulMatF32", k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin,
+                              n_end, work, work_size);
+  if (!s.ok() || m_begin == m_end || n_begin == n_end) return s;
+  if (k == 0) {
+    ZeroBlock(c, ldc, m_begin, m_end, n_begin, n_end);
+    return s;
+  }
+  InitDispatchOnce();
+  HWY_DYNAMIC_DISPATCH(MulMatF32Block)(k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end,
+                                       AlignWork(work));
+  return s;
+}
+
+absl::Status MulMatF16(size_t k, const ggml_fp16_t* a, size_t lda, const float* b, size_t ldb,
+                       float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
+                       size_t n_end, void* work, size_t work_size) {
+  absl::Status s = CheckDense("MulMatF16", k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin,
+                              n_end, work, work_size);
+  if (!s.ok() || m_begin == m_end || n_begin == n_end) return s;
+  if (k == 0) {
+    ZeroBlock(c, ldc, m_begin, m_end, n_begin, n_end);
+    return s;
+  }
+  InitDispatchOnce();
+  HWY_DYNAMIC_DISPATCH(MulMatF16Block)(k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end,
+                                       AlignWork(work));
+  return s;
+}
+
+const MulMatRowOps& MulMatRowOpsF32() {
+  static const MulMatRowOps ops = {"f32", 1, sizeof(float), &CopyRowF32, &VecDotRowsF32Dispatch};
+  return ops;
+}
+
+const MulMatRowOps& MulMatRowOpsF16() {
+  static const MulMatRowOps ops = {"f16", 1, sizeof(float), &CopyRowF32, &VecDotRowsF16Dispatch};
+  return ops;
+}
+
+size_t MulMatConvertedRowBytes(const MulMatRowOps& ops, size_t k) {
+  const size_t blck = ops.blck_size > 0 ? static_cast<size_t>(ops.blck_size) : 1;
+  return k / blck * ops.vec_dot_block_bytes;
+}
+
+size_t MulMatConvertedWorkSize(const MulMatRowOps& ops, size_t k, size_t n) {
+  return n * MulMatConvertedRowBytes(ops, k);
+}
+
+namespace {
+absl::Status CheckOps(const char* fn, const MulMatRowOps& ops, size_t k) {
+  if (ops.blck_size <= 0 || ops.vec_dot_block_bytes == 0 || ops.from_float == nullptr ||
+      ops.vec_dot == nullptr) {
+    return Invalid(fn, absl::StrFormat("row ops \"%s\" incomplete", ops.name ? ops.name : "?"));
+  }
+  if (k % static_cast<size_t>(ops.blck_size) != 0) {
+    return Invalid(fn, absl::StrFormat("k=%zu is not a multiple of the %s block size %d", k,
+                                       ops.name ? ops.name : "?", ops.blck_size));
+  }
+  return absl::OkStatus();
+}
+}  // namespace
+
+absl::Status MulMatConvertB(const MulMatRowOps& ops, size_t k, const float* b, size_t ldb,
+                            size_t n_begin, size_t n_end, void* wdata, size_t wdata_size) {
+  const char* fn = "MulMatConvertB";
+  absl::Status s = CheckOps(fn, ops, k);
+  if (!s.ok()) return s;
+  if (n_begin > n_end) return Invalid(fn, absl::StrFormat("n_begin=%zu > n_end=%zu", n_begin, n_end));
+  if (n_begin == n_end) return s;
+  if (b == nullptr) return Invalid(fn, "b is null");
+  if (ldb < k) return Invalid(fn, absl::StrFormat("ldb=%zu < k=%zu", ldb, k));
+  const size_t rb = MulMatConvertedRowBytes(ops, k);
+  if (wdata == nullptr || wdata_size < n_end * rb) {
+    return Invalid(fn, absl::StrFormat("wdata_size=%zu < n_end * row bytes = %zu", wdata_size,
+                                       n_end * rb));
+  }
+  char* w = static_cast<char*>(wdata);
+  for (size_t n = n_begin; n < n_end; ++n) {
+    ops.from_float(b + n * ldb, w + n * rb, static_cast<int64_t>(k));
+  }
+  return s;
+}
+
+absl::Status MulMatConverted(const MulMatRowOps& ops, size_t k, const void* a, size_t a_nb1,
+                             const void* wdata, size_t wdata_size, float* c, size_t ldc,
+                             size_t m_begin, size_t m_end, size_t n_begin, size_t n_end) {
+  const char* fn = "MulMatConverted";
+  absl::Status s = CheckOps(fn, ops, k);
+  if (!s.ok()) return s;
+  s = CheckBlock(fn, c, ldc, m_begin, m_end, n_begin, n_end);
+  if (!s.ok() || m_begin == m_end || n_begin == n_end) return s;
+  if (k == 0) {
+    ZeroBlock(c, ldc, m_begin, m_end, n_begin, n_end);
+    return s;
+  }
+  if (a == nullptr) return Invalid(fn, "a is null");
+  const size_t rb = MulMatConvertedRowBytes(ops, k);
+  if (wdata == nullptr || wdata_size < n_end * rb) {
+    return Invalid(fn, absl::StrFormat("wdata_size=%zu < n_end * row bytes = %zu", wdata_size,
+                                       n_end * rb));
+  }
+  const char* ab = static_cast<const char*>(a);
+  const char* w = static_cast<const char*>(wdata);
+  const size_t block = RowsPerABlock(a_nb1);
+  for (size_t m0 = m_begin; m0 < m_end; m0 += block) {
+    const size_t rows = m_end - m0 < block ? m_end - m0 : block;
+    for (size_t n = n_begin; n < n_end; ++n) {
+      ops.vec_dot(static_cast<int64_t>(k), static_cast<int64_t>(rows), ab + m0 * a_nb1, a_nb1,
+                  w + n * rb, c + n * ldc + m0);
+    }
+  }
+  return s;
+}
+
+}  // namespace ggml_cpu
+#endif  // HWY_ONCE

@@ -1,0 +1,96 @@
+// mul_mat with ggml's semantics, for one thread's share of the output:
+//
+//   a: ne = [K, M]  (M rows of K elements, row stride lda),  F32, F16 or a plugged-in type
+//   b: ne = [K, N]  (N rows of K floats,   row stride ldb),  F32
+//   c: ne = [M, N]  (N rows of M floats,   row stride ldc),  c[n][m] = sum_k a[m][k] * b[n][k]
+//
+// (ggml_mul_mat(ctx, a, b); in BLAS terms C^T = A * B^T with every matrix row-major.)
+// Strides are in elements of the pointed-to type, except a_nb1 of the plugged-in path (bytes).
+//
+// Work splitting: each call computes the block m in [m_begin, m_end) x n in [n_begin, n_end) of
+// c, so `nth` threads call it with disjoint blocks (ggml's ith/nth; split M for matrix-vector
+// products, either for matrix-matrix). Calls allocate nothing: F32/F16 take a per-thread scratch
+// buffer of MulMatWorkSize() bytes; the plugged-in path takes the converted b rows.
+//
+// Algorithm (F32/F16, N block >= kMulMatPackedMinN): BLIS-style cache blocking. K is cut in
+// blocks of <= 512; for each block of 128 rows of a, the a block is packed (and F16 widened to
+// F32, exactly) into column panels of 2 vectors of M (32 rows with AVX-512), which stay in L2;
+// then for each group of 12 (AVX-512) or 6 (AVX2 and below) rows of b, packed once into L1, a
+// register micro-kernel accumulates a 2-vector x 12 tile of c with FMAs (no horizontal sums).
+// Smaller N (decoder steps, the vocabulary projection) uses dot products of 4 a rows x <= 4 b
+// rows, streaming a once. F16 is widened rather than b narrowed to f16 (ggml's choice): the
+// packing cost is amortized over all N columns, the FMAs run at f32 rate either way, and b keeps
+// full precision.
+//
+// Errors (absl::InvalidArgumentError, naming the argument): null pointers for a non-empty block,
+// ranges with begin > end, lda/ldb < K, ldc < m_end, scratch smaller than required, K not a
+// multiple of the plugged-in type's block size. c must not overlap a or b (not checked).
+#ifndef GGML_WHISPER_KERNELS_MATMUL_H_
+#define GGML_WHISPER_KERNELS_MATMUL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "absl/status/status.h"
+#include "ggml/fp16.h"
+
+namespace ggml_cpu {
+
+// Below this many columns (b rows) in the block, F32/F16 use the dot-product path.
+inline constexpr size_t kMulMatPackedMinN = 16;
+
+// Scratch bytes one concurrent MulMatF32/MulMatF16 call needs (independent of the shapes:
+// about 290 KB). Any alignment; each thread needs its own.
+size_t MulMatWorkSize();
+
+// c[n * ldc + m] = dot(a row m, b row n) for m in [m_begin, m_end), n in [n_begin, n_end).
+// a has >= m_end rows, b >= n_end rows. K == 0 writes zeros. Accumulation in f32 with FMA
+// (where the target has it); each output sums its K products in k order within blocks of 512.
+absl::Status MulMatF32(size_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+                       size_t ldc, size_t m_begin, size_t m_end, size_t n_begin, size_t n_end,
+                       void* work, size_t work_size);
+// As MulMatF32 with a in f16 (ggml_fp16_t), widened exactly; b stays f32.
+absl::Status MulMatF16(size_t k, const ggml_fp16_t* a, size_t lda, const float* b, size_t ldb,
+                       float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
+                       size_t n_end, void* work, size_t work_size);
+
+// ---- The hook for other storage types of a (kernels/quant* fills it for Q4_0..Q8_0) ----------
+//
+// A type plugs in with two row functions, exactly ggml's from_float/vec_dot pair (and the
+// from_vec_dot / vec_dot fields of kernels/quant_traits.h, so QuantTypeTraits maps 1:1):
+//   from_float converts one b row of K floats to the type's vec_dot_type (quantize_row_q8_0);
+//   vec_dot computes s[r] = dot(a row r, converted b row) for nrows rows of a (a_nb1 bytes apart).
+// mul_mat then runs in two phases, so threads can split each (with a barrier in between):
+//   1. MulMatConvertB over b rows [n_begin, n_end): each converted row goes to
+//      wdata + n * MulMatConvertedRowBytes(ops, K); wdata holds MulMatConvertedWorkSize(ops, K, N).
+//   2. MulMatConverted over any block of c: a blocks that fit in L2 are swept against each
+//      converted b row, one vec_dot call per (a block, b row): dispatch never runs per element.
+struct MulMatRowOps {
+  const char* name;            // for error messages, e.g. "q4_0"
+  int64_t blck_size;           // K must be a multiple of this (32 for the quantized types)
+  size_t vec_dot_block_bytes;  // bytes of blck_size converted b elements (34 for Q8_0)
+  void (*from_float)(const float* x, void* y, int64_t k);
+  void (*vec_dot)(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y, float* s);
+};
+
+// Built-in ops for F32 and F16 a (b rows converted to... f32, i.e. copied): these run the same
+// two phases, for callers that want one code path for every type, and test the hook.
+const MulMatRowOps& MulMatRowOpsF32();
+const MulMatRowOps& MulMatRowOpsF16();
+
+// Bytes of one converted b row of k elements, and of n of them.
+size_t MulMatConvertedRowBytes(const MulMatRowOps& ops, size_t k);
+size_t MulMatConvertedWorkSize(const MulMatRowOps& ops, size_t k, size_t n);
+
+// Phase 1: converts b rows [n_begin, n_end) (K floats each, stride ldb) into wdata.
+absl::Status MulMatConvertB(const MulMatRowOps& ops, size_t k, const float* b, size_t ldb,
+                            size_t n_begin, size_t n_end, void* wdata, size_t wdata_size);
+// Phase 2: c[n * ldc + m] = dot(a row m, converted b row n) over the block; a rows are a_nb1
+// bytes apart; wdata as written by phase 1 (all rows of the block converted).
+absl::Status MulMatConverted(const MulMatRowOps& ops, size_t k, const void* a, size_t a_nb1,
+                             const void* wdata, size_t wdata_size, float* c, size_t ldc,
+                             size_t m_begin, size_t m_end, size_t n_begin, size_t n_end);
+
+}  // namespace ggml_cpu
+
+#endif  // GGML_WHISPER_KERNELS_MATMUL_H_
