@@ -1,0 +1,124 @@
+// Decoding of one 30 s window: greedy, best-of sampling and beam search over a decoder backend,
+// with whisper.cpp's per-step rules (timestamps, completion, repetition cap), sequence scoring and
+// entropy check, and temperature fallback (whisper.cpp whisper_full_with_state, src/whisper.cpp
+// L6889-7640; OpenAI whisper/decoding.py for beam search).
+//
+// Deliberate difference from whisper.cpp: beam search keeps the top-k candidates by log-probability
+// per beam, as OpenAI's BeamSearchDecoder does; whisper.cpp samples k ids instead.
+#ifndef GGML_WHISPER_WHISPER_DECODING_H_
+#define GGML_WHISPER_WHISPER_DECODING_H_
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "whisper/logit_filter.h"
+#include "whisper/tokens.h"
+
+namespace whisper {
+
+// What decoding needs from the model: per-decoder KV caches that tokens are appended to, and the
+// logits of the last token. WhisperState implements it; tests use a scripted fake.
+class DecoderBackend {
+ public:
+  virtual ~DecoderBackend() = default;
+  // Appends tokens[0..n_tokens) to decoder `decoder`'s KV cache at positions n_past.. and computes
+  // the logits (n_vocab floats) of the last of them.
+  virtual absl::Status Decode(int decoder, const Token* tokens, int n_tokens, int n_past) = 0;
+  virtual const float* logits(int decoder) const = 0;
+  // Copies the first n_tokens positions of src's KV cache (and its logits) to dst.
+  virtual void CopyKv(int src, int dst, int n_tokens) = 0;
+  virtual int n_decoders() const = 0;
+};
+
+struct DecodingParams {
+  int beam_size = 1;                // > 1: beam search at temperature 0
+  int best_of = 5;                  // decoders sampled at temperature > 0
+  float temperature = 0.0f;         // the first temperature tried
+  float temperature_inc = 0.2f;     // 0 disables fallback
+  float entropy_thold = 2.4f;       // a decoder whose last 32 tokens have lower entropy fails
+  float logprob_thold = -1.0f;      // fallback when the average log-probability is below
+  float no_speech_thold = 0.6f;     // with logprob_thold: the window is silence
+  float length_penalty = -1.0f;     // <= 0: score = sum logprob / length
+  int max_tokens_per_window = 220;  // whisper.cpp: n_text_ctx / 2 - 4
+  LogitFilterParams filter;         // temperature inside is set per attempt
+};
+
+// The number of backend decoders DecodeWindow needs for `params` (beam search double-buffers).
+int DecodersNeeded(const DecodingParams& params);
+
+struct WindowResult {
+  std::vector<Token> tokens;  // the accepted tokens (up to and including the last timestamp)
+  std::vector<float> token_logprobs;
+  float sum_logprob = 0.0f;
+  float avg_logprob = 0.0f;
+  float no_speech_prob = 0.0f;  // softmax of the first logits at <|nospeech|>
+  float temperature = 0.0f;     // the temperature the result was decoded at
+  int seek_delta = 0;           // centiseconds (= mel frames) covered by the timestamps
+  bool failed = false;          // every temperature failed: the result is the last attempt's best
+  int n_fallbacks = 0;
+};
+
+// Decodes one window. All memory is sized once in the constructor from n_vocab, n_text_ctx and
+// the params: Run() does no heap allocation once `result` has been used once (capacity reused).
+class WindowDecoder {
+ public:
+  WindowDecoder(const SpecialTokens& special, int n_text_ctx, const DecodingParams& params);
+
+  // prompt: the full prompt ([prev, past..., sot, ...]); seek and seek_end in mel frames (10 ms)
+  // of the window start and of the audio end. Errors: those of the backend.
+  absl::Status Run(DecoderBackend& backend, const std::vector<Token>& prompt, int seek, int seek_end,
+                   WindowResult* result);
+
+ private:
+  struct Sequence {
+    std::vector<Token> tokens;
+    std::vector<float> logprobs;
+    double sum_logprobs_all = 0.0;
+    int result_len = 0;
+    int seek_delta = 0;
+    bool has_ts = false;
+    bool completed = false;
+    bool failed = false;
+    bool idle = false;  // a beam left without a distinct candidate; refilled at a later step
+    double score = 0.0;
+    double sum_logprobs = 0.0;
+    int slot = 0;  // backend decoder index
+  };
+  struct Candidate {
+    int from;  // sequence index
+    Token token;
+    float logprob;
+    double sum_logprobs_all;
+  };
+
+  absl::Status Attempt(DecoderBackend& backend, int n_prompt, float temperature, int seek, int seek_end);
+  void StepRules(Sequence& seq, Token token, float logprob, int i, int seek, int seek_end);
+  void Score(Sequence& seq) const;
+  void FilterInto(const float* raw_logits, const Sequence& seq, float temperature);
+  Token SampleFromLogprobs(std::mt19937& rng);
+  void TopK(int k, std::vector<Candidate>* out, int from, const Sequence& seq);
+  bool SameTokens(const Sequence& a, Token ta, const Sequence& b, Token tb) const;
+
+  SpecialTokens special_;
+  int n_text_ctx_;
+  DecodingParams params_;
+  std::vector<float> logits_;
+  std::vector<float> prompt_logits_;  // logits after the prompt pass, reused by every attempt
+  std::vector<float> logprobs_;
+  std::vector<double> probs_;
+  std::vector<Sequence> seqs_;
+  std::vector<Sequence> next_seqs_;
+  std::vector<Candidate> candidates_;
+  std::vector<std::mt19937> rngs_;
+};
+
+// Entropy (natural log) of the token frequency distribution of the last `n` tokens (whisper.cpp
+// whisper_sequence_score uses n = 32).
+double TokenEntropy(const Token* tokens, int n_tokens, int n);
+
+}  // namespace whisper
+
+#endif  // GGML_WHISPER_WHISPER_DECODING_H_

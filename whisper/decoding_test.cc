@@ -1,0 +1,193 @@
+#include "whisper/decoding.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace whisper {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// A scripted model: each decoder keeps the tokens its "KV cache" holds; logits are a function of
+// the tokens generated after the prompt.
+class FakeBackend : public DecoderBackend {
+ public:
+  using Script = std::function<void(const std::vector<Token>& generated, std::vector<float>* logits)>;
+  FakeBackend(const SpecialTokens& s, int n_decoders, int n_prompt, Script script)
+      : s_(s), n_prompt_(n_prompt), script_(std::move(script)), kv_(n_decoders), logits_(n_decoders) {}
+
+  absl::Status Decode(int d, const Token* tokens, int n, int n_past) override {
+    if (n_past > static_cast<int>(kv_[d].size())) return absl::InternalError("gap in the KV cache");
+    kv_[d].resize(n_past);
+    kv_[d].insert(kv_[d].end(), tokens, tokens + n);
+    std::vector<Token> generated(kv_[d].begin() + std::min<size_t>(n_prompt_, kv_[d].size()), kv_[d].end());
+    logits_[d].assign(s_.n_vocab, kNegInf);
+    script_(generated, &logits_[d]);
+    ++n_decode_calls;
+    return absl::OkStatus();
+  }
+  const float* logits(int d) const override { return logits_[d].data(); }
+  void CopyKv(int src, int dst, int n) override {
+    kv_[dst].assign(kv_[src].begin(), kv_[src].begin() + n);
+    logits_[dst] = logits_[src];
+  }
+  int n_decoders() const override { return static_cast<int>(kv_.size()); }
+  int n_decode_calls = 0;
+
+ private:
+  SpecialTokens s_;
+  size_t n_prompt_;
+  Script script_;
+  std::vector<std::vector<Token>> kv_;
+  std::vector<std::vector<float>> logits_;
+};
+
+class DecodingTest : public ::testing::Test {
+ protected:
+  SpecialTokens s = SpecialTokensForVocab(51864);
+  std::vector<Token> prompt = {SpecialTokensForVocab(51864).sot};
+  DecodingParams Params() {
+    DecodingParams p;
+    p.temperature_inc = 0.0f;
+    return p;
+  }
+};
+
+TEST_F(DecodingTest, GreedyFollowsArgmaxAndStopsAtEot) {
+  const std::vector<Token> script = {s.beg, 10, 11, s.beg + 50, s.eot};
+  FakeBackend b(s, 1, 1, [&](const std::vector<Token>& g, std::vector<float>* l) {
+    std::fill(l->begin(), l->end(), -10.0f);
+    (*l)[script[std::min(g.size(), script.size() - 1)]] = 10.0f;
+  });
+  WindowDecoder dec(s, 448, Params());
+  WindowResult r;
+  ASSERT_TRUE(dec.Run(b, prompt, 0, 1100, &r).ok());
+  EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 10, 11, s.beg + 50}));
+  EXPECT_EQ(r.seek_delta, 100);
+  EXPECT_FALSE(r.failed);
+  EXPECT_EQ(r.n_fallbacks, 0);
+  EXPECT_GT(r.avg_logprob, -0.01f);
+}
+
+TEST_F(DecodingTest, TimestampNearAudioEndCompletesWithoutEot) {
+  const std::vector<Token> script = {s.beg, 10, s.beg + 50, 11, 11};
+  FakeBackend b(s, 1, 1, [&](const std::vector<Token>& g, std::vector<float>* l) {
+    std::fill(l->begin(), l->end(), -10.0f);
+    (*l)[script[std::min(g.size(), script.size() - 1)]] = 10.0f;
+  });
+  WindowDecoder dec(s, 448, Params());
+  WindowResult r;
+  // Audio ends at 1.5 s: the 1.0 s timestamp is within the 1 s margin.
+  ASSERT_TRUE(dec.Run(b, prompt, 0, 150, &r).ok());
+  EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 10, s.beg + 50}));
+}
+
+// Greedy takes A (p 0.6) then one of ten tokens at p 0.1; beam search finds B (p 0.4) then C
+// (p 0.99), the more probable sequence.
+TEST_F(DecodingTest, BeamSearchFindsTheMoreProbableSequence) {
+  const Token A = 100, B = 101, C = 300;
+  auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {
+    switch (g.size()) {
+      case 0: (*l)[s.beg] = 0.0f; break;
+      case 1: (*l)[A] = std::log(0.6f); (*l)[B] = std::log(0.4f); break;
+      case 2:
+        if (g[1] == A) {
+          for (int i = 0; i < 10; ++i) (*l)[200 + i] = std::log(0.1f);
+        } else {
+          (*l)[C] = std::log(0.99f);
+          (*l)[C + 1] = std::log(0.01f);
+        }
+        break;
+      case 3: (*l)[s.beg + 50] = 0.0f; break;
+      default: (*l)[s.eot] = 0.0f; break;
+    }
+  };
+  {
+    FakeBackend b(s, 1, 1, script);
+    WindowDecoder dec(s, 448, Params());
+    WindowResult r;
+    ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+    EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, A, 200, s.beg + 50}));
+  }
+  {
+    DecodingParams p = Params();
+    p.beam_size = 2;
+    FakeBackend b(s, DecodersNeeded(p), 1, script);
+    WindowDecoder dec(s, 448, p);
+    WindowResult r;
+    ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+    EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, B, C, s.beg + 50}));
+    EXPECT_NEAR(r.sum_logprob, std::log(0.4) + std::log(0.99), 1e-4);
+  }
+}
+
+TEST_F(DecodingTest, LowConfidenceFallsBackThroughEveryTemperature) {
+  auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {
+    if (g.empty()) {
+      (*l)[s.beg] = 0.0f;
+    } else if (g.size() <= 3) {
+      for (int i = 0; i < 100; ++i) (*l)[100 + i] = 0.0f;  // log(1/100) each
+    } else if (g.size() == 4) {
+      (*l)[s.beg + 40] = 0.0f;
+    } else {
+      (*l)[s.eot] = 0.0f;
+    }
+  };
+  DecodingParams p = Params();
+  p.temperature_inc = 0.2f;
+  p.best_of = 3;
+  FakeBackend b(s, DecodersNeeded(p), 1, script);
+  WindowDecoder dec(s, 448, p);
+  WindowResult r;
+  ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+  EXPECT_EQ(r.n_fallbacks, 5);  // 0.2, 0.4, 0.6, 0.8, 1.0
+  EXPECT_NEAR(r.temperature, 1.0f, 1e-5);
+  EXPECT_NEAR(r.avg_logprob, 3 * std::log(0.01) / 5, 1e-4);
+  EXPECT_FALSE(r.failed);
+  ASSERT_EQ(r.tokens.size(), 5u);
+  EXPECT_EQ(r.no_speech_prob, 0.0f);
+}
+
+TEST_F(DecodingTest, RepetitionLoopFailsAtTheTokenCap) {
+  auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {
+    if (g.empty()) {
+      (*l)[s.beg] = 0.0f;
+    } else {
+      (*l)[100 + static_cast<int>(g.size() % 2)] = 0.0f;  // "la la la ..." forever
+    }
+  };
+  FakeBackend b(s, 1, 1, script);
+  WindowDecoder dec(s, 448, Params());
+  WindowResult r;
+  ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+  EXPECT_TRUE(r.failed);
+  EXPECT_LE(b.n_decode_calls, 1 + 220);
+}
+
+TEST(TokenEntropy, CountsOnlyTheWindow) {
+  const std::vector<Token> same(40, 7);
+  EXPECT_EQ(TokenEntropy(same.data(), 40, 32), 0.0);
+  std::vector<Token> two;
+  for (int i = 0; i < 32; ++i) two.push_back(i % 2);
+  EXPECT_NEAR(TokenEntropy(two.data(), 32, 32), std::log(2.0), 1e-12);
+}
+
+TEST_F(DecodingTest, RejectsTooFewDecodersAndLongPrompts) {
+  DecodingParams p = Params();
+  p.beam_size = 3;
+  FakeBackend b(s, 2, 1, [](const std::vector<Token>&, std::vector<float>*) {});
+  WindowDecoder dec(s, 448, p);
+  WindowResult r;
+  EXPECT_FALSE(dec.Run(b, prompt, 0, 3000, &r).ok());
+  WindowDecoder dec2(s, 4, Params());
+  FakeBackend b1(s, 1, 1, [](const std::vector<Token>&, std::vector<float>*) {});
+  EXPECT_FALSE(dec2.Run(b1, std::vector<Token>(4, s.sot), 0, 3000, &r).ok());
+}
+
+}  // namespace
+}  // namespace whisper

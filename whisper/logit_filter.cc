@@ -1,0 +1,93 @@
+#include "whisper/logit_filter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace whisper {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+void Suppress(float* logits, int begin, int end) {
+  for (int i = std::max(begin, 0); i < end; ++i) logits[i] = kNegInf;
+}
+
+}  // namespace
+
+float LogSumExp(const float* x, int begin, int end) {
+  float mx = kNegInf;
+  for (int i = begin; i < end; ++i) mx = std::max(mx, x[i]);
+  if (mx == kNegInf) return kNegInf;
+  double sum = 0.0;
+  for (int i = begin; i < end; ++i) sum += std::exp(static_cast<double>(x[i] - mx));
+  return mx + static_cast<float>(std::log(sum));
+}
+
+void ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const Token* tokens, int n_tokens,
+                       bool has_ts, int seek_delta, float* logits, float* logprobs) {
+  const int n_vocab = s.n_vocab;
+  // 1. Temperature.
+  if (p.temperature > 0.0f) {
+    const float inv = 1.0f / p.temperature;
+    for (int i = 0; i < n_vocab; ++i) logits[i] *= inv;
+  }
+  // 2. Blank suppression on the first sampled token.
+  if (p.suppress_blank && n_tokens == 0) {
+    logits[s.eot] = kNegInf;
+    if (p.blank_token >= 0 && p.blank_token < n_vocab) logits[p.blank_token] = kNegInf;
+  }
+  // 3. <|notimestamps|>, and every timestamp when timestamps are off.
+  logits[s.not_] = kNegInf;
+  if (p.no_timestamps) Suppress(logits, s.beg, n_vocab);
+  // 4. Task and control tokens never appear in the output; nor do language tokens (all 100 of
+  // whisper.cpp's table, as it does, which on English-only models covers the unused slots).
+  logits[s.sot] = kNegInf;
+  logits[s.nosp] = kNegInf;
+  logits[s.solm] = kNegInf;
+  logits[s.translate] = kNegInf;
+  logits[s.transcribe] = kNegInf;
+  logits[s.prev] = kNegInf;
+  Suppress(logits, s.sot + 1, std::min(s.sot + 1 + kMaxLanguages, s.translate));
+  // 5./6. User / non-speech suppression list.
+  if (p.suppress != nullptr) {
+    for (Token t : *p.suppress) {
+      if (t >= 0 && t < n_vocab) logits[t] = kNegInf;
+    }
+  }
+  if (!p.no_timestamps) {
+    // 7. Timestamps come in pairs: after "ts ts" (or a lone ts at the start) text must follow;
+    // after "text ts" another ts or eot must follow.
+    const bool last_was_ts = n_tokens > 0 && tokens[n_tokens - 1] >= s.beg;
+    const bool penultimate_was_ts = n_tokens < 2 || tokens[n_tokens - 2] >= s.beg;
+    if (last_was_ts) {
+      if (penultimate_was_ts) {
+        Suppress(logits, s.beg, n_vocab);
+      } else {
+        Suppress(logits, 0, s.eot);
+      }
+    }
+    // 8. The first timestamp may not be later than max_initial_ts.
+    if (n_tokens == 0 && p.max_initial_ts > 0.0f) {
+      const int tid0 = static_cast<int>(std::round(p.max_initial_ts / kTimestampStepSeconds));
+      Suppress(logits, s.beg + tid0 + 1, n_vocab);
+    }
+    // 9. Timestamps never go back in time.
+    if (has_ts) Suppress(logits, s.beg, s.beg + seek_delta / 2);
+  }
+  // 10. Log-softmax; if the timestamps together are more likely than any single text token, a
+  // timestamp must be sampled.
+  const float lse = LogSumExp(logits, 0, n_vocab);
+  for (int i = 0; i < n_vocab; ++i) logprobs[i] = logits[i] - lse;
+  if (!p.no_timestamps) {
+    const float ts_logprob = LogSumExp(logprobs, s.beg, n_vocab);
+    float max_text = kNegInf;
+    for (int i = 0; i < s.beg; ++i) max_text = std::max(max_text, logprobs[i]);
+    if (ts_logprob > max_text) {
+      Suppress(logits, 0, s.beg);
+      Suppress(logprobs, 0, s.beg);
+    }
+  }
+}
+
+}  // namespace whisper

@@ -1,0 +1,104 @@
+#include "whisper/logit_filter.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace whisper {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+class LogitFilterTest : public ::testing::Test {
+ protected:
+  SpecialTokens s = SpecialTokensForVocab(51864);
+  std::vector<float> logits = std::vector<float>(51864, 0.0f);
+  std::vector<float> logprobs = std::vector<float>(51864, 0.0f);
+  void Run(const std::vector<Token>& tokens, bool has_ts = false, int seek_delta = 0,
+           LogitFilterParams p = LogitFilterParams()) {
+    ApplyLogitFilters(s, p, tokens.data(), static_cast<int>(tokens.size()), has_ts, seek_delta, logits.data(),
+                      logprobs.data());
+  }
+};
+
+TEST(SpecialTokens, EnglishAndMultilingualIds) {
+  const SpecialTokens en = SpecialTokensForVocab(51864);
+  EXPECT_EQ(en.eot, 50256);
+  EXPECT_EQ(en.sot, 50257);
+  EXPECT_EQ(en.beg, 50363);
+  EXPECT_FALSE(en.multilingual);
+  const SpecialTokens multi = SpecialTokensForVocab(51865);
+  EXPECT_EQ(multi.eot, 50257);
+  EXPECT_EQ(multi.transcribe, 50359);
+  EXPECT_EQ(multi.nosp, 50362);
+  EXPECT_EQ(multi.beg, 50364);
+  const SpecialTokens v3 = SpecialTokensForVocab(51866);
+  EXPECT_EQ(v3.translate, 50359);
+  EXPECT_EQ(v3.beg, 50365);
+  EXPECT_EQ(v3.num_languages, 100);
+}
+
+TEST_F(LogitFilterTest, FirstTokenSuppressesBlankEotAndLateTimestamps) {
+  logits[100] = 5.0f;  // more probable than the 51 allowed timestamps together (e^5 > 51)
+  Run({});
+  EXPECT_EQ(logits[s.eot], kNegInf);
+  EXPECT_EQ(logits[220], kNegInf);
+  EXPECT_EQ(logits[s.not_], kNegInf);
+  EXPECT_EQ(logits[s.sot], kNegInf);
+  EXPECT_EQ(logits[s.sot + 1], kNegInf);  // a language slot
+  // max_initial_ts 1.0 s -> timestamps up to beg + 50 allowed, beyond suppressed.
+  EXPECT_NE(logits[s.beg + 50], kNegInf);
+  EXPECT_EQ(logits[s.beg + 51], kNegInf);
+  EXPECT_NE(logits[100], kNegInf);
+}
+
+TEST_F(LogitFilterTest, TimestampPairing) {
+  // "ts text ts": another timestamp or eot must follow? No: after text+ts, text is suppressed.
+  Run({s.beg, 100, s.beg + 10}, true, 20);
+  EXPECT_EQ(logits[100], kNegInf);
+  EXPECT_EQ(logits[0], kNegInf);
+  EXPECT_NE(logits[s.beg + 10], kNegInf);  // the pair's second timestamp
+  EXPECT_EQ(logits[s.beg + 9], kNegInf);   // monotonic
+  // "ts ts": text must follow.
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  Run({s.beg, 100, s.beg + 10, s.beg + 10}, true, 20);
+  EXPECT_EQ(logits[s.beg + 10], kNegInf);
+  EXPECT_EQ(logits[s.beg + 11], kNegInf);
+}
+
+TEST_F(LogitFilterTest, LogprobsAreLogSoftmaxAndTimestampMassWins) {
+  // Two text tokens at logit 0, a uniform rest of -inf except timestamps with large mass.
+  std::fill(logits.begin(), logits.end(), kNegInf);
+  logits[100] = 2.0f;
+  logits[101] = 1.0f;
+  Run({s.beg, 100}, true, 0);
+  double sum = 0.0;
+  for (float lp : logprobs) sum += std::exp(static_cast<double>(lp));
+  EXPECT_NEAR(sum, 1.0, 1e-6);
+  EXPECT_NEAR(logprobs[100], 2.0f - std::log(std::exp(2.0f) + std::exp(1.0f)), 1e-5);
+  // Now make the timestamp mass exceed the best text token: text goes to -inf.
+  std::fill(logits.begin(), logits.end(), kNegInf);
+  logits[100] = 0.0f;
+  for (int i = 0; i < 10; ++i) logits[s.beg + 5 + i] = -0.5f;  // sum of probs > p(text)
+  Run({s.beg, 100, 101}, true, 0);
+  EXPECT_EQ(logprobs[100], kNegInf);
+  EXPECT_GT(logprobs[s.beg + 5], -5.0f);
+}
+
+TEST_F(LogitFilterTest, TemperatureDividesLogits) {
+  std::fill(logits.begin(), logits.end(), kNegInf);
+  logits[100] = 1.0f;
+  logits[101] = 0.0f;
+  LogitFilterParams p;
+  p.temperature = 0.5f;
+  p.no_timestamps = true;
+  Run({5}, false, 0, p);
+  EXPECT_FLOAT_EQ(logits[100], 2.0f);
+  EXPECT_NEAR(logprobs[100] - logprobs[101], 2.0f, 1e-6);
+  EXPECT_EQ(logits[s.beg + 3], kNegInf);  // no_timestamps
+}
+
+}  // namespace
+}  // namespace whisper

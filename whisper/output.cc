@@ -1,0 +1,126 @@
+#include "whisper/output.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+
+namespace whisper {
+namespace {
+
+std::string LStrip(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  return s.substr(i);
+}
+
+}  // namespace
+
+std::string FormatTimestamp(int64_t cs, bool comma) {
+  int64_t ms = cs * 10;
+  const int64_t hr = ms / 3600000;
+  ms -= hr * 3600000;
+  const int64_t min = ms / 60000;
+  ms -= min * 60000;
+  const int64_t sec = ms / 1000;
+  ms -= sec * 1000;
+  return absl::StrFormat("%02d:%02d:%02d%s%03d", hr, min, sec, comma ? "," : ".", ms);
+}
+
+std::string FormatTxt(const std::vector<Segment>& segments) {
+  std::string out;
+  for (const Segment& s : segments) absl::StrAppend(&out, LStrip(s.text), "\n");
+  return out;
+}
+
+std::string FormatVtt(const std::vector<Segment>& segments) {
+  std::string out = "WEBVTT\n\n";
+  for (const Segment& s : segments) {
+    absl::StrAppend(&out, FormatTimestamp(s.t0), " --> ", FormatTimestamp(s.t1), "\n", s.text, "\n\n");
+  }
+  return out;
+}
+
+std::string FormatSrt(const std::vector<Segment>& segments, int offset_n) {
+  std::string out;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const Segment& s = segments[i];
+    absl::StrAppend(&out, i + 1 + offset_n, "\n", FormatTimestamp(s.t0, true), " --> ", FormatTimestamp(s.t1, true),
+                    "\n", s.text, "\n\n");
+  }
+  return out;
+}
+
+std::string FormatLrc(const std::vector<Segment>& segments) {
+  std::string out = "[by:whisper.cpp]\n";
+  for (const Segment& s : segments) {
+    const int64_t min = s.t0 / 6000, sec = (s.t0 / 100) % 60, cs = s.t0 % 100;
+    absl::StrAppend(&out, absl::StrFormat("[%02d:%02d.%02d]", min, sec, cs), s.text, "\n");
+  }
+  return out;
+}
+
+std::string FormatCsv(const std::vector<Segment>& segments) {
+  std::string out = "start,end,text\n";
+  for (const Segment& s : segments) {
+    std::string text;
+    for (char c : s.text) {
+      if (c == '"') text += '"';  // CSV: a quote inside a quoted field is doubled
+      text += c;
+    }
+    absl::StrAppend(&out, 10 * s.t0, ",", 10 * s.t1, ",\"", text, "\"\n");
+  }
+  return out;
+}
+
+std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& info) {
+  using json = nlohmann::ordered_json;
+  json j;
+  j["systeminfo"] = info.system_info;
+  j["model"] = {{"type", info.model_type},
+                {"multilingual", info.multilingual},
+                {"vocab", info.n_vocab},
+                {"audio", {{"ctx", info.n_audio_ctx}, {"state", info.n_audio_state}, {"head", info.n_audio_head},
+                           {"layer", info.n_audio_layer}}},
+                {"text", {{"ctx", info.n_text_ctx}, {"state", info.n_text_state}, {"head", info.n_text_head},
+                          {"layer", info.n_text_layer}}},
+                {"mels", info.n_mels},
+                {"ftype", info.ftype}};
+  j["params"] = {{"model", info.model_path}, {"language", info.language}, {"translate", info.translate}};
+  j["result"] = {{"language", info.language}};
+  json list = json::array();
+  for (const Segment& s : segments) {
+    list.push_back({{"timestamps", {{"from", FormatTimestamp(s.t0, true)}, {"to", FormatTimestamp(s.t1, true)}}},
+                    {"offsets", {{"from", 10 * s.t0}, {"to", 10 * s.t1}}},
+                    {"text", s.text}});
+  }
+  j["transcription"] = std::move(list);
+  // Invalid UTF-8 (a token split inside a character) is replaced rather than thrown on.
+  return j.dump(1, '\t', false, json::error_handler_t::replace) + "\n";
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+  }
+  const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!ok || !closed) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    return absl::UnavailableError(absl::StrCat("cannot write '", path, "': ", std::strerror(err)));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    return absl::UnavailableError(absl::StrCat("cannot rename '", tmp, "' to '", path, "': ", std::strerror(err)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace whisper

@@ -1,0 +1,45 @@
+// Transcript writers in whisper-cli's formats (examples/cli/cli.cpp output_txt/vtt/srt/lrc/csv/
+// json): the same layout, timestamps and escaping, so scripts written for whisper.cpp's files read
+// ours.
+#ifndef GGML_WHISPER_WHISPER_OUTPUT_H_
+#define GGML_WHISPER_WHISPER_OUTPUT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "whisper/segments.h"
+
+namespace whisper {
+
+// Centiseconds as "HH:MM:SS.mmm" (whisper.cpp to_timestamp); comma = true gives SRT's
+// "HH:MM:SS,mmm".
+std::string FormatTimestamp(int64_t cs, bool comma = false);
+
+// Model and run facts the JSON writer records.
+struct JsonInfo {
+  std::string system_info;
+  std::string model_path;
+  std::string model_type;  // "tiny", "base", ...
+  bool multilingual = false;
+  int n_vocab = 0, n_audio_ctx = 0, n_audio_state = 0, n_audio_head = 0, n_audio_layer = 0;
+  int n_text_ctx = 0, n_text_state = 0, n_text_head = 0, n_text_layer = 0, n_mels = 0, ftype = 0;
+  std::string language = "en";
+  bool translate = false;
+};
+
+// Each returns the whole file's contents.
+std::string FormatTxt(const std::vector<Segment>& segments);
+std::string FormatVtt(const std::vector<Segment>& segments);
+std::string FormatSrt(const std::vector<Segment>& segments, int offset_n = 0);
+std::string FormatLrc(const std::vector<Segment>& segments);
+std::string FormatCsv(const std::vector<Segment>& segments);
+std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& info);
+
+// Writes `contents` to `path` through a temporary file and a rename, so a failed write leaves no
+// partial file. Errors name the path and the system's reason.
+absl::Status WriteFileAtomically(const std::string& path, const std::string& contents);
+
+}  // namespace whisper
+
+#endif  // GGML_WHISPER_WHISPER_OUTPUT_H_

@@ -1,0 +1,56 @@
+#include "whisper/segments.h"
+
+#include <map>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace whisper {
+namespace {
+
+class SegmentsTest : public ::testing::Test {
+ protected:
+  SpecialTokens s = SpecialTokensForVocab(51864);
+  std::map<Token, std::string> words = {{10, " And"}, {11, " so"}, {12, " my"}, {13, " friends"}};
+  std::function<const std::string&(Token)> text = [this](Token t) -> const std::string& { return words.at(t); };
+  Token Ts(double seconds) { return s.beg + static_cast<Token>(seconds / 0.02 + 0.5); }
+};
+
+TEST_F(SegmentsTest, OneSegmentFromTimestampPair) {
+  std::vector<Segment> out;
+  EXPECT_EQ(AppendSegments(s, {Ts(0), 10, 11, 12, Ts(11.0)}, 0, 1100, text, &out), 1);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].t0, 0);
+  EXPECT_EQ(out[0].t1, 1100);
+  EXPECT_EQ(out[0].text, " And so my");
+}
+
+TEST_F(SegmentsTest, TwoSegmentsWithSeekOffsetAndTrailingText) {
+  std::vector<Segment> out;
+  // ts(0.5) And so ts(2.0) ts(2.4) my ts(5.0) friends   (trailing text ends at seek + seek_delta)
+  AppendSegments(s, {Ts(0.5), 10, 11, Ts(2.0), Ts(2.4), 12, Ts(5.0), 13}, 3000, 600, text, &out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].t0, 3050);
+  EXPECT_EQ(out[0].t1, 3200);
+  EXPECT_EQ(out[0].text, " And so");
+  EXPECT_EQ(out[1].t0, 3240);
+  EXPECT_EQ(out[1].t1, 3500);
+  EXPECT_EQ(out[2].t0, 3500);
+  EXPECT_EQ(out[2].t1, 3600);
+  EXPECT_EQ(out[2].text, " friends");
+}
+
+TEST_F(SegmentsTest, SeekAdvance) {
+  // Single timestamp ending: the whole window (bounded by what is left).
+  EXPECT_EQ(SeekAdvance(s, {Ts(0), 10, Ts(11.0)}, 1100, 4000), 3000);
+  EXPECT_EQ(SeekAdvance(s, {Ts(0), 10, Ts(11.0)}, 1100, 1200), 1200);
+  // Ends with a pair: seek to the last timestamp.
+  EXPECT_EQ(SeekAdvance(s, {Ts(0), 10, Ts(5.0), Ts(5.0), 11, Ts(24.0), Ts(24.0)}, 2400, 6000), 2400);
+  // Ends with a single timestamp after consecutive ones: whole window (OpenAI's rule).
+  EXPECT_EQ(SeekAdvance(s, {Ts(0), 10, Ts(5.0), Ts(5.0), 11, Ts(24.0)}, 2400, 6000), 3000);
+  // Nothing decoded: whole window, never zero.
+  EXPECT_EQ(SeekAdvance(s, {}, 0, 6000), 3000);
+}
+
+}  // namespace
+}  // namespace whisper

@@ -1,0 +1,57 @@
+// The window loop of a transcription: encode the 30 s window at `seek`, decode it with fallback,
+// cut segments, move `seek` on, and carry the text as the next window's prompt (whisper.cpp
+// whisper_full_with_state; OpenAI transcribe.py for condition_on_previous_text).
+#ifndef GGML_WHISPER_WHISPER_TRANSCRIBE_H_
+#define GGML_WHISPER_WHISPER_TRANSCRIBE_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "whisper/decoding.h"
+#include "whisper/segments.h"
+#include "whisper/tokens.h"
+
+namespace whisper {
+
+// The model as the window loop sees it: an encoder plus the per-decoder KV caches.
+class ModelBackend : public DecoderBackend {
+ public:
+  // Encodes the 3000-frame window of `mel` ([n_mels][n_frames] floats, ne = [n_frames, n_mels])
+  // starting at frame `seek`; frames past n_frames are zero. audio_ctx 0 = the model's n_audio_ctx.
+  virtual absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx) = 0;
+};
+
+struct TranscribeParams {
+  DecodingParams decoding;
+  int offset_ms = 0;                     // start of the audio to transcribe
+  int duration_ms = 0;                   // 0 = to the end
+  int audio_ctx = 0;                     // 0 = n_audio_ctx
+  bool condition_on_previous_text = true;
+  int language_id = 0;                   // whisper.cpp id (0 = en); multilingual models only
+  bool translate = false;                // multilingual models only
+  std::vector<Token> initial_prompt;     // --prompt, tokenized
+  // Called after each window with the progress in percent; may be empty.
+  std::function<void(int)> progress;
+  // Called for each new segment as it is produced; may be empty.
+  std::function<void(const Segment&)> on_segment;
+};
+
+struct TranscribeStats {
+  int n_windows = 0;
+  int n_fallbacks = 0;
+  int n_no_speech = 0;  // windows skipped as silence
+};
+
+// Transcribes frames [offset, offset + duration) of `mel` (n_frames_audio frames of real audio,
+// possibly followed by padding up to n_frames_mel). Segments' times are centiseconds from the
+// start of the audio. Errors: an invalid offset/duration, or the backend's.
+absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int n_text_ctx,
+                        const std::function<const std::string&(Token)>& token_text, const float* mel,
+                        int n_frames_mel, int n_frames_audio, const TranscribeParams& params,
+                        std::vector<Segment>* segments, TranscribeStats* stats);
+
+}  // namespace whisper
+
+#endif  // GGML_WHISPER_WHISPER_TRANSCRIBE_H_
