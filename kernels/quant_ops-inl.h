@@ -3,9 +3,9 @@
 // the public, dispatched entry points are declared in quant_ops.h.
 //
 // Integer core of every dot product: codes are widened to int16 and multiplied pairwise into
-// int32 with ReorderWidenMulAccumulate (vpmaddwd on x86). One block's integer sum is exact
-// (|sum| <= 32 * 31 * 127 for 5-bit codes), converted to float once per block and scaled by
-// d_x * d_y with one MulAdd per block, as ggml's kernels do.
+// int32 lanes with ReorderWidenMulAccumulate (vpmaddwd on x86). A block's lane sums are exact
+// (|code product| <= 128 * 128), converted to float once per block and scaled by d_x * d_y
+// with one MulAdd per block, as ggml's AVX2 kernels do; lanes are added once per row.
 
 // Per-target include guard (Highway's toggle pattern, hwy/examples/skeleton-inl.h).
 #if defined(GGML_WHISPER_KERNELS_QUANT_OPS_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -38,12 +38,18 @@ using DI16 = hn::CappedTag<int16_t, kQK>;
 using DF32 = hn::CappedTag<float, kQK>;
 #endif
 
-// Broadcast of one fp16 scale as float (vcvtph2ps on AVX2/AVX3; exact on every target).
+// Broadcast of one fp16 scale as float, exact on every target. AVX2 and up have F16C
+// (vcvtph2ps); Highway 1.0.3's emulation elsewhere maps inf/NaN to finite values (see
+// fp16-inl.h), so other targets convert the scalar with ggml/fp16.h.
 template <class DF>
 HWY_INLINE hn::Vec<DF> BroadcastF16(DF df, ggml_fp16_t h) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   const hn::Rebind<hwy::float16_t, DF> dh;
   const hn::RebindToUnsigned<decltype(dh)> du;
   return hn::PromoteTo(df, hn::BitCast(dh, hn::Set(du, h)));
+#else
+  return hn::Set(df, ggml_fp16_to_fp32(h));
+#endif
 }
 
 // ------------------------------ Code decoders: Lanes(d) signed codes starting at element e0
@@ -61,18 +67,19 @@ HWY_INLINE hn::Vec<D> LoadQ8Chunk(D d, const int8_t* qs, size_t e0) {
 template <class D>
 HWY_INLINE hn::Vec<D> LoadNibbleChunk(D d, const uint8_t* qs, size_t e0) {
   constexpr size_t kN = hn::MaxLanes(D());
-  const hn::Vec<D> k0F = hn::Set(d, 0x0F);
+#if HWY_TARGET != HWY_SCALAR  // (no Combine there; kN is 1)
   if constexpr (kN >= kQK) {
     const hn::Half<D> dh;
     const hn::Rebind<uint8_t, decltype(dh)> d8;
     const auto bytes = hn::PromoteTo(dh, hn::LoadU(d8, qs));
     return hn::Combine(d, hn::ShiftRight<4>(bytes), hn::And(bytes, hn::Set(dh, 0x0F)));
-  } else {
-    const hn::Rebind<uint8_t, D> d8;
-    const size_t half = e0 / (kQK / 2);
-    const hn::Vec<D> bytes = hn::PromoteTo(d, hn::LoadU(d8, qs + (e0 - half * (kQK / 2))));
-    return half == 0 ? hn::And(bytes, k0F) : hn::ShiftRight<4>(bytes);
   }
+#endif
+  static_assert(kN <= kQK / 2 || kN == kQK, "a chunk is one half block or the whole block");
+  const hn::Rebind<uint8_t, D> d8;
+  const size_t half = e0 / (kQK / 2);
+  const hn::Vec<D> bytes = hn::PromoteTo(d, hn::LoadU(d8, qs + (e0 - half * (kQK / 2))));
+  return half == 0 ? hn::And(bytes, hn::Set(d, 0x0F)) : hn::ShiftRight<4>(bytes);
 }
 
 // Mask of the lanes whose code has bit 4 set: bit e0 + lane of qh (little-endian uint32).

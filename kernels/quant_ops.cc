@@ -6,6 +6,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
+#include "kernels/dispatch.h"
 #include "kernels/quant_ops-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -59,36 +60,43 @@ HWY_EXPORT(VecDotQ8_0Q8_0);
 
 void quantize_row_q8_0(const float* x, block_q8_0* y, int64_t k) {
   HWY_DASSERT(k >= 0 && k % kQK == 0);
+  InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(QuantizeRowQ8_0)(x, y, k);
 }
 void quantize_row_q8_1(const float* x, block_q8_1* y, int64_t k) {
   HWY_DASSERT(k >= 0 && k % kQK == 0);
+  InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(QuantizeRowQ8_1)(x, y, k);
 }
 
 void vec_dot_q4_0_q8_0(int64_t n, int64_t nrows, const block_q4_0* x, size_t x_nb1,
                        const block_q8_0* y, float* s) {
   HWY_DASSERT(n >= 0 && n % kQK == 0 && nrows >= 0);
+  InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(VecDotQ4_0Q8_0)(n, nrows, x, x_nb1, y, s);
 }
 void vec_dot_q4_1_q8_1(int64_t n, int64_t nrows, const block_q4_1* x, size_t x_nb1,
                        const block_q8_1* y, float* s) {
   HWY_DASSERT(n >= 0 && n % kQK == 0 && nrows >= 0);
+  InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(VecDotQ4_1Q8_1)(n, nrows, x, x_nb1, y, s);
 }
 void vec_dot_q5_0_q8_0(int64_t n, int64_t nrows, const block_q5_0* x, size_t x_nb1,
                        const block_q8_0* y, float* s) {
   HWY_DASSERT(n >= 0 && n % kQK == 0 && nrows >= 0);
+  InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(VecDotQ5_0Q8_0)(n, nrows, x, x_nb1, y, s);
 }
 void vec_dot_q5_1_q8_1(int64_t n, int64_t nrows, const block_q5_1* x, size_t x_nb1,
                        const block_q8_1* y, float* s) {
   HWY_DASSERT(n >= 0 && n % kQK == 0 && nrows >= 0);
+  InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(VecDotQ5_1Q8_1)(n, nrows, x, x_nb1, y, s);
 }
 void vec_dot_q8_0_q8_0(int64_t n, int64_t nrows, const block_q8_0* x, size_t x_nb1,
                        const block_q8_0* y, float* s) {
   HWY_DASSERT(n >= 0 && n % kQK == 0 && nrows >= 0);
+  InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(VecDotQ8_0Q8_0)(n, nrows, x, x_nb1, y, s);
 }
 

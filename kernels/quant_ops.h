@@ -28,9 +28,11 @@ void quantize_row_q8_1(const float* x, block_q8_1* y, int64_t k);
 //   s[r] = sum_{i < n} x_r[i] * y[i],  r in [0, nrows),
 // where x_r is the row starting at byte offset r * x_nb1 from x (ggml's nb1 of the weight
 // tensor) and holds n / 32 blocks, y holds n / 32 blocks, and s has nrows floats.
-// Accuracy: each block's integer code sum is exact; the float sum over blocks uses a different
-// association than the *_ref functions, so results agree with them to within float rounding of
-// that sum (|diff| <= (n / 32 + 2) * FLT_EPSILON * sum of |block terms|).
+// Accuracy: code products are summed exactly in int32 lanes; each lane's partial sum is scaled
+// by d_x * d_y and accumulated in float, then the lanes are added. That association differs
+// from the *_ref functions (one float term per block), so the two agree to float rounding:
+// |s[r] - ref| <= (2 * n / 32 + 8) * FLT_EPSILON * (sum_i |x_i * y_i| + sum_blocks |m_x * s_y|)
+// over the dequantized values (the m term for Q4_1 / Q5_1 only).
 // Typical use (mul_mat, one activation row against many weight rows):
 //   quantize_row_q8_0(b_row, y, ne00);                     // once per activation row
 //   vec_dot_q4_0_q8_0(ne00, ne01, a, a->nb[1], y, dst_row); // all weight rows
