@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Checks a converted ggml model against its CTranslate2 source, independently of the C++ code.
+
+Parses both files with the Python standard library only (no numpy, no torch) and verifies:
+  - the first bytes equal whisper.cpp's header-only file (hparams, mel filters, vocabulary);
+  - every tensor record: name, ggml type, ne, and data equal to the CTranslate2 variable's rows
+    (fused Q/K/V and K/V split by rows, key bias dropped, float16 -> float32 widening for the
+    F32 tensors, float16 copied bit for bit for the F16 ones);
+  - no bytes after the last record.
+Prints one line per check and exits non-zero on the first mismatch.
+
+Usage (from the repo root, after tools/get_model.sh):
+  python3 tools/check_ggml_model.py [--ggml models/ggml-tiny.en.bin]
+      [--ct2_dir models/faster-whisper-tiny.en] [--header $SHARED/data/header-only-ggml-tiny.en.bin]
+"""
+
+import argparse
+import os
+import struct
+import sys
+
+
+def shared_dir():
+    return os.environ.get("GGML_WHISPER_SHARED") or "/work/shared"
+
+
+def read_ct2(path):
+    """model.bin -> {name: (shape, dtype_id, bytes)}, aliases resolved."""
+    b = open(path, "rb").read()
+    o = 0
+
+    def take(fmt):
+        nonlocal o
+        v = struct.unpack_from("<" + fmt, b, o)
+        o += struct.calcsize("<" + fmt)
+        return v
+
+    def string():
+        nonlocal o
+        (n,) = take("H")
+        s = b[o : o + n - 1].decode()
+        o += n
+        return s
+
+    (version,) = take("I")
+    assert version == 6, f"binary version {version}"
+    spec = string()
+    assert spec == "WhisperSpec", spec
+    take("I")
+    (n_vars,) = take("I")
+    out = {}
+    for _ in range(n_vars):
+        name = string()
+        (rank,) = take("B")
+        shape = take(f"{rank}I") if rank else ()
+        dtype, nbytes = take("BI")
+        out[name] = (tuple(shape), dtype, b[o : o + nbytes])
+        o += nbytes
+    (n_alias,) = take("I")
+    for _ in range(n_alias):
+        alias, target = string(), string()
+        out[alias] = out[target]
+    assert o == len(b)
+    return out
+
+
+def expected_tensors(ct2, n_enc, n_dec):
+    """[(ggml name, ct2 name, part, parts)] in PyTorch state-dict order."""
+    t = []
+
+    def lin(name, src):
+        t.extend([(name + ".weight", src + "/weight", 0, 1), (name + ".bias", src + "/bias", 0, 1)])
+
+    def ln(name, src):
+        t.extend([(name + ".weight", src + "/gamma", 0, 1), (name + ".bias", src + "/beta", 0, 1)])
+
+    def self_attn(name, src):
+        t.append((name + ".query.weight", src + "/linear_0/weight", 0, 3))
+        t.append((name + ".query.bias", src + "/linear_0/bias", 0, 3))
+        t.append((name + ".key.weight", src + "/linear_0/weight", 1, 3))
+        t.append((name + ".value.weight", src + "/linear_0/weight", 2, 3))
+        t.append((name + ".value.bias", src + "/linear_0/bias", 2, 3))
+        lin(name + ".out", src + "/linear_1")
+
+    def cross_attn(name, src):
+        lin(name + ".query", src + "/linear_0")
+        t.append((name + ".key.weight", src + "/linear_1/weight", 0, 2))
+        t.append((name + ".value.weight", src + "/linear_1/weight", 1, 2))
+        t.append((name + ".value.bias", src + "/linear_1/bias", 1, 2))
+        lin(name + ".out", src + "/linear_2")
+
+    def mlp(block, src):
+        lin(block + ".mlp.0", src + "/ffn/linear_0")
+        lin(block + ".mlp.2", src + "/ffn/linear_1")
+        ln(block + ".mlp_ln", src + "/ffn/layer_norm")
+
+    t.append(("encoder.positional_embedding", "encoder/position_encodings/encodings", 0, 1))
+    for c in ("conv1", "conv2"):
+        lin(f"encoder.{c}", f"encoder/{c}")
+    for i in range(n_enc):
+        self_attn(f"encoder.blocks.{i}.attn", f"encoder/layer_{i}/self_attention")
+        ln(f"encoder.blocks.{i}.attn_ln", f"encoder/layer_{i}/self_attention/layer_norm")
+        mlp(f"encoder.blocks.{i}", f"encoder/layer_{i}")
+    ln("encoder.ln_post", "encoder/layer_norm")
+    t.append(("decoder.positional_embedding", "decoder/position_encodings/encodings", 0, 1))
+    t.append(("decoder.token_embedding.weight", "decoder/embeddings/weight", 0, 1))
+    for i in range(n_dec):
+        self_attn(f"decoder.blocks.{i}.attn", f"decoder/layer_{i}/self_attention")
+        ln(f"decoder.blocks.{i}.attn_ln", f"decoder/layer_{i}/self_attention/layer_norm")
+        cross_attn(f"decoder.blocks.{i}.cross_attn", f"decoder/layer_{i}/attention")
+        ln(f"decoder.blocks.{i}.cross_attn_ln", f"decoder/layer_{i}/attention/layer_norm")
+        mlp(f"decoder.blocks.{i}", f"decoder/layer_{i}")
+    ln("decoder.ln", "decoder/layer_norm")
+    return t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ggml", default="models/ggml-tiny.en.bin")
+    ap.add_argument("--ct2_dir", default="models/faster-whisper-tiny.en")
+    ap.add_argument("--header", default=os.path.join(shared_dir(), "data", "header-only-ggml-tiny.en.bin"))
+    args = ap.parse_args()
+
+    g = open(args.ggml, "rb").read()
+    h = open(args.header, "rb").read()
+    if g[: len(h)] != h:
+        first = next(i for i in range(len(h)) if i >= len(g) or g[i] != h[i])
+        sys.exit(f"FAIL header: first difference at byte {first}")
+    print(f"ok   header: first {len(h)} bytes equal {os.path.basename(args.header)}")
+
+    ct2 = read_ct2(os.path.join(args.ct2_dir, "model.bin"))
+    n_enc = sum(1 for k in ct2 if k.startswith("encoder/layer_") and k.endswith("self_attention/linear_0/weight"))
+    n_dec = sum(1 for k in ct2 if k.startswith("decoder/layer_") and k.endswith("self_attention/linear_0/weight"))
+    plan = expected_tensors(ct2, n_enc, n_dec)
+
+    o = len(h)
+    f16_bytes = f32_bytes = 0
+    for idx, (name, src, part, parts) in enumerate(plan):
+        n_dims, name_len, ttype = struct.unpack_from("<iii", g, o)
+        o += 12
+        ne = struct.unpack_from(f"<{n_dims}i", g, o)
+        o += 4 * n_dims
+        got_name = g[o : o + name_len].decode()
+        o += name_len
+        if got_name != name:
+            sys.exit(f"FAIL tensor #{idx}: name {got_name!r}, expected {name!r}")
+        shape, dtype, data = ct2[src]
+        assert dtype == 4, f"{src}: dtype {dtype} (this check expects a float16 source)"
+        rows = shape[0] // parts
+        row_bytes = len(data) // shape[0]
+        part_data = data[part * rows * row_bytes : (part + 1) * rows * row_bytes]
+        torch_shape = (rows,) + tuple(shape[1:])
+        if name in ("encoder.conv1.bias", "encoder.conv2.bias"):
+            torch_shape = (rows, 1)
+        want_type = 0 if (len(torch_shape) < 2 or "positional_embedding" in name or name.endswith("conv1.bias") or name.endswith("conv2.bias")) else 1
+        if ttype != want_type or tuple(reversed(ne)) != torch_shape:
+            sys.exit(f"FAIL {name}: type {ttype} ne {ne}, expected type {want_type} ne {tuple(reversed(torch_shape))}")
+        n = len(part_data) // 2
+        if ttype == 1:
+            payload = g[o : o + 2 * n]
+            if payload != part_data:
+                sys.exit(f"FAIL {name}: F16 data differs from {src}")
+            f16_bytes += 2 * n
+            o += 2 * n
+        else:
+            halves = struct.unpack(f"<{n}e", part_data)
+            floats = struct.unpack_from(f"<{n}f", g, o)
+            if halves != floats:
+                sys.exit(f"FAIL {name}: F32 data differs from widened {src}")
+            f32_bytes += 4 * n
+            o += 4 * n
+    if o != len(g):
+        sys.exit(f"FAIL {len(g) - o} bytes after the last tensor record")
+    print(f"ok   {len(plan)} tensors: names, types, ne and data match {args.ct2_dir}/model.bin")
+    print(f"ok   tensor data: {f16_bytes} B F16 + {f32_bytes} B F32 = {f16_bytes + f32_bytes} B; file {len(g)} B")
+
+
+if __name__ == "__main__":
+    main()
