@@ -1,0 +1,34 @@
+// Row softmax as ggml_soft_max_ext (scale, optional additive mask row) combined with
+// ggml_diag_mask_inf (causal): for each row r of x (ggml ne = [n, nrows]),
+//
+//   v[i] = scale * x[r][i] + mask[r][i]           (mask term only if mask != null)
+//   v[i] = -inf                for i > n_past + r   (only if causal)
+//   y[r][i] = exp(v[i] - max_j v[j]) / sum_j exp(v[j] - max_j v[j])
+//
+// The max is subtracted before exp (Highway contrib Exp), so no input overflows; entries at
+// -inf (mask or causal) come out exactly 0. A row whose entries are all -inf comes out all 0
+// (ggml would give NaN). Row r means the absolute row index, so threads can split rows with
+// [row_begin, row_end) and still get the causal diagonal right. Strides in elements; y may alias
+// x; mask_stride 0 broadcasts one mask row. Dispatched once per call; no allocation.
+#ifndef GGML_WHISPER_KERNELS_SOFTMAX_H_
+#define GGML_WHISPER_KERNELS_SOFTMAX_H_
+
+#include <stddef.h>
+
+namespace ggml_cpu {
+
+struct SoftmaxParams {
+  float scale = 1.0f;            // Whisper encoder: 1/sqrt(d_head)
+  const float* mask = nullptr;   // additive, row r at mask + r * mask_stride; n floats per row
+  size_t mask_stride = 0;
+  bool causal = false;           // ggml_diag_mask_inf(n_past): -inf for columns > n_past + r
+  size_t n_past = 0;
+};
+
+// Rows [row_begin, row_end) of x (stride x_stride) into the same rows of y (stride y_stride).
+void SoftmaxRowsF32(size_t n, size_t row_begin, size_t row_end, const float* x, size_t x_stride,
+                    float* y, size_t y_stride, const SoftmaxParams& params);
+
+}  // namespace ggml_cpu
+
+#endif  // GGML_WHISPER_KERNELS_SOFTMAX_H_

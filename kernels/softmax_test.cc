@@ -1,0 +1,108 @@
+// kernels/softmax on every target against a double-precision reference: scale, mask (per row
+// and broadcast, with -inf entries), causal diagonal with n_past and split row ranges, large
+// logits (max subtraction), in place.
+#include "kernels/softmax.h"
+
+#include <math.h>
+
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "hwy/tests/hwy_gtest.h"
+#include "kernels/test_util.h"
+
+namespace ggml_cpu {
+namespace {
+
+HWY_BEFORE_TEST(SoftmaxTest);
+
+// Reference row r, following softmax.h's definition, in double.
+std::vector<double> RefRow(size_t n, size_t r, const float* x, const SoftmaxParams& p) {
+  std::vector<double> v(n);
+  double mx = -INFINITY;
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = double(p.scale) * x[i];
+    if (p.mask != nullptr) v[i] += p.mask[r * p.mask_stride + i];
+    if (p.causal && i > p.n_past + r) v[i] = -INFINITY;
+    mx = fmax(mx, v[i]);
+  }
+  if (mx == -INFINITY) return std::vector<double>(n, 0.0);  // all masked: zeros by definition
+  double sum = 0;
+  for (double& e : v) {
+    e = exp(e - mx);
+    sum += e;
+  }
+  for (double& e : v) e /= sum;
+  return v;
+}
+
+// exp is accurate to a few ulps; the f32 sum adds ~n/N ulps relative to each output.
+void ExpectRowsNear(size_t n, size_t nrows, const std::vector<float>& x, size_t stride,
+                    const std::vector<float>& y, const SoftmaxParams& p, const char* what) {
+  for (size_t r = 0; r < nrows; ++r) {
+    const std::vector<double> want = RefRow(n, r, x.data() + r * stride, p);
+    for (size_t i = 0; i < n; ++i) {
+      const double tol = (8e-6 + n * 0x1p-24) * want[i] + 1e-30;
+      ASSERT_NEAR(y[r * stride + i], want[i], tol) << what << " n=" << n << " r=" << r << " i=" << i;
+      if (want[i] == 0.0) ASSERT_EQ(y[r * stride + i], 0.0f) << what << " must be exactly 0";
+    }
+  }
+}
+
+TEST_P(SoftmaxTest, ScaleMaskCausal) {
+  test::ExpectDispatchedTo(GetParam());
+  for (size_t n : test::Sizes()) {
+    const size_t nrows = 5, stride = n + 3;
+    // Logits up to +-40 after scaling: exp without the max subtraction would overflow f32.
+    const std::vector<float> x = test::RandomRow(nrows * stride, static_cast<uint32_t>(n), -80.0f, 80.0f);
+    std::vector<float> mask = test::RandomRow(nrows * n, 7, -3.0f, 3.0f);
+    for (size_t i = 0; i < mask.size(); i += 5) mask[i] = -INFINITY;  // padded keys
+    mask[1] = 0.0f;  // row 0 keeps a finite entry
+    for (int variant = 0; variant < 4; ++variant) {
+      SoftmaxParams p;
+      p.scale = 0.5f;
+      const char* what = "plain";
+      if (variant == 1) {
+        p.mask = mask.data();
+        p.mask_stride = n;
+        what = "mask";
+      } else if (variant == 2) {
+        p.mask = mask.data() + 2 * n;  // one row broadcast over all rows
+        p.mask_stride = 0;
+        what = "broadcast mask";
+        if (n == 1) continue;  // that mask row is all -inf for n == 1 (covered below)
+      } else if (variant == 3) {
+        p.causal = true;
+        p.n_past = n > 2 ? 1 : 0;
+        what = "causal";
+      }
+      std::vector<float> y(nrows * stride, -1.0f);
+      // Two calls, as two threads would split the rows.
+      SoftmaxRowsF32(n, 0, 2, x.data(), stride, y.data(), stride, p);
+      SoftmaxRowsF32(n, 2, nrows, x.data(), stride, y.data(), stride, p);
+      ExpectRowsNear(n, nrows, x, stride, y, p, what);
+      for (size_t r = 0; r < nrows; ++r) {
+        for (size_t i = n; i < stride; ++i) ASSERT_EQ(y[r * stride + i], -1.0f) << "gap written";
+      }
+      std::vector<float> z = x;  // in place
+      SoftmaxRowsF32(n, 0, nrows, z.data(), stride, z.data(), stride, p);
+      for (size_t r = 0; r < nrows; ++r) {
+        for (size_t i = 0; i < n; ++i) ASSERT_EQ(z[r * stride + i], y[r * stride + i]);
+      }
+    }
+  }
+}
+
+TEST_P(SoftmaxTest, AllMaskedRowIsZero) {
+  test::ExpectDispatchedTo(GetParam());
+  const float x[3] = {1.0f, 2.0f, 3.0f};
+  const float mask[3] = {-INFINITY, -INFINITY, -INFINITY};
+  float y[3] = {9, 9, 9};
+  SoftmaxParams p;
+  p.mask = mask;
+  SoftmaxRowsF32(3, 0, 1, x, 3, y, 3, p);
+  for (float v : y) EXPECT_EQ(v, 0.0f);
+}
+
+}  // namespace
+}  // namespace ggml_cpu
