@@ -1,0 +1,54 @@
+// Graph builder for one step of Whisper's text decoder: n_tokens new tokens at positions
+// n_past .. n_past + n_tokens - 1 of one decoder's KV cache, and the logits of the last of them.
+//
+// Architecture (OpenAI whisper/model.py TextDecoder; whisper.cpp whisper_build_graph_decoder,
+// src/whisper.cpp L2480-2830), width S, d = S / n_head:
+//   x = token_embedding[tokens] + positional_embedding[n_past : n_past + n_tokens]   [S, n_tokens]
+//   per layer: x += SelfAttn(LN(x)) (causal); x += CrossAttn(LN(x), cross K/V); x += MLP(LN(x))
+//   logits = token_embedding x LN(x_last)                                            [n_vocab]
+// Self-attention: Q and K are each scaled by d^-0.25 (so softmax(K^T Q) has the 1/sqrt(d) scale),
+// the new K and V are written into the F16 cache, and the queries attend to cache positions
+// 0 .. n_past + n_tokens - 1 with the causal mask (key j is hidden from query i when
+// j > n_past + i). Cross-attention: K is pre-scaled (whisper/encoder.h), softmax scale d^-0.25.
+//
+// Self KV cache of one decoder: two 1-D F16 tensors of n_text_layer * n_text_ctx * S elements.
+//   K: layer l, position p starts at element (l * n_text_ctx + p) * S (ne0 = S per position).
+//   V: transposed, layer l is [n_text_ctx, S] (ne0 = n_text_ctx): element
+//      l * n_text_ctx * S + c * n_text_ctx + p holds channel c of position p.
+#ifndef GGML_WHISPER_WHISPER_DECODER_H_
+#define GGML_WHISPER_WHISPER_DECODER_H_
+
+#include "absl/status/statusor.h"
+#include "ggml/ggml.h"
+#include "ggml/graph.h"
+#include "whisper/model.h"
+
+namespace whisper {
+
+// Graph capacity (nodes, and separately leafs) of a decoder step of `hparams`.
+int DecoderGraphSize(const WhisperHparams& hparams);
+
+struct DecoderKv {
+  ggml_tensor* k = nullptr;  // F16, 1-D
+  ggml_tensor* v = nullptr;  // F16, 1-D
+};
+
+struct DecoderGraph {
+  ggml_cgraph* graph = nullptr;
+  ggml_tensor* tokens = nullptr;  // input (INPUT flag): I32 ne = [n_tokens]
+  ggml_tensor* logits = nullptr;  // output (OUTPUT flag): F32 ne = [n_vocab, 1]
+};
+
+// Builds the step into `ctx` (a no_alloc metadata context with room for DecoderGraphSize()
+// tensors plus the graph). `self_kv` holds >= n_text_layer * n_text_ctx * S elements each;
+// `cross_kv` holds the cross K/V of a window of n_audio_ctx positions (layout of
+// whisper/encoder.h). Errors: InvalidArgument when n_tokens < 1, n_past < 0,
+// n_past + n_tokens > n_text_ctx, n_audio_ctx is not in [1, hparams.n_audio_ctx], or a cache is
+// too small or not F16; Internal (with ggml_last_error()) when a constructor fails.
+absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperModel& model,
+                                               const DecoderKv& self_kv, const DecoderKv& cross_kv,
+                                               int n_audio_ctx, int n_tokens, int n_past);
+
+}  // namespace whisper
+
+#endif  // GGML_WHISPER_WHISPER_DECODER_H_

@@ -1,0 +1,146 @@
+#include "whisper/encoder.h"
+
+#include <cmath>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ggml/ops.h"
+
+namespace whisper {
+namespace {
+
+absl::Status BuildError(const char* what) {
+  return absl::InternalError(absl::StrCat(what, ": ", ggml_last_error()));
+}
+
+// Self-attention without mask over n_ctx positions (encoder): x [S, n_ctx] -> x + Attn(LN(x)).
+ggml_tensor* EncoderAttention(ggml_context* ctx, const AttentionWeights& w, ggml_tensor* x,
+                              int n_head) {
+  const int64_t S = x->ne[0];
+  const int64_t n_ctx = x->ne[1];
+  const int64_t d = S / n_head;
+  ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
+  ggml_tensor* q = ggml_add(ctx, ggml_mul_mat(ctx, w.q_w, cur), w.q_b);
+  ggml_tensor* k = ggml_mul_mat(ctx, w.k_w, cur);
+  ggml_tensor* v = ggml_add(ctx, ggml_mul_mat(ctx, w.v_w, cur), w.v_b);
+  if (q == nullptr || k == nullptr || v == nullptr) return nullptr;
+
+  // Q: [d, n_ctx, n_head] (a permuted view); K: F16 copy, viewed as [d, n_ctx, n_head].
+  ggml_tensor* Q = ggml_permute(ctx, ggml_reshape_3d(ctx, q, d, n_head, n_ctx), 0, 2, 1, 3);
+  ggml_tensor* K = ggml_permute(
+      ctx, ggml_cpy(ctx, k, ggml_new_tensor_3d(ctx, GGML_TYPE_F16, d, n_head, n_ctx)), 0, 2, 1, 3);
+  // KQ[h][i][j] = K_j . Q_i: [n_ctx (keys), n_ctx (queries), n_head].
+  ggml_tensor* kq = ggml_mul_mat(ctx, K, Q);
+  kq = ggml_soft_max_ext(ctx, kq, nullptr, 1.0f / std::sqrt(static_cast<float>(d)), 0.0f);
+  // V: F16 [n_ctx, d, n_head] (rows along time) so that V x softmax gives [d, n_ctx, n_head].
+  ggml_tensor* V = ggml_cpy(
+      ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, v, d, n_head, n_ctx), 1, 2, 0, 3),
+      ggml_new_tensor_3d(ctx, GGML_TYPE_F16, n_ctx, d, n_head));
+  ggml_tensor* kqv = ggml_mul_mat(ctx, V, kq);
+  // [d, n_ctx, n_head] -> [d, n_head, n_ctx] -> [S, n_ctx].
+  cur = ggml_cont_2d(ctx, ggml_permute(ctx, kqv, 0, 2, 1, 3), S, n_ctx);
+  cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, cur), w.o_b);
+  return ggml_add(ctx, cur, x);
+}
+
+}  // namespace
+
+ggml_tensor* LayerNorm(ggml_context* ctx, ggml_tensor* x, ggml_tensor* w, ggml_tensor* b) {
+  return ggml_add(ctx, ggml_mul(ctx, ggml_norm(ctx, x, kLayerNormEps), w), b);
+}
+
+ggml_tensor* MlpBlock(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x) {
+  ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
+  cur = ggml_gelu(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w.fc1_w, cur), w.fc1_b));
+  cur = ggml_add(ctx, ggml_mul_mat(ctx, w.fc2_w, cur), w.fc2_b);
+  return ggml_add(ctx, cur, x);
+}
+
+int EncoderGraphSize(const WhisperHparams& h) { return 64 + 48 * h.n_audio_layer; }
+int CrossGraphSize(const WhisperHparams& h) { return 16 + 16 * h.n_text_layer; }
+
+absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperModel& model,
+                                               int n_ctx, ggml_tensor* embd) {
+  const WhisperHparams& h = model.hparams();
+  const WhisperWeights& w = model.weights();
+  const int64_t S = h.n_audio_state;
+  if (n_ctx < 1 || n_ctx > h.n_audio_ctx) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("encoder: n_ctx %d is not in [1, n_audio_ctx = %d]", n_ctx, h.n_audio_ctx));
+  }
+  if (embd == nullptr || embd->type != GGML_TYPE_F32 || embd->ne[0] != S || embd->ne[1] < n_ctx ||
+      !ggml_is_contiguous(embd)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("encoder: embd must be contiguous F32 [%d, >= %d]", S, n_ctx));
+  }
+  EncoderGraph g;
+  g.graph = ggml_new_graph_custom(ctx, EncoderGraphSize(h));
+  if (g.graph == nullptr) return BuildError("encoder graph");
+  g.mel = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2 * n_ctx, h.n_mels);
+  if (g.mel == nullptr) return BuildError("encoder mel input");
+  ggml_set_name(g.mel, "mel");
+  ggml_set_input(g.mel);
+
+  // Conv stem: [2 n_ctx, n_mels] -> [2 n_ctx, S] -> [n_ctx, S]. The biases [1, S] broadcast
+  // over time.
+  ggml_tensor* cur = ggml_conv_1d_ph(ctx, w.conv1_w, g.mel, 1, 1);
+  cur = ggml_gelu(ctx, ggml_add(ctx, cur, w.conv1_b));
+  cur = ggml_conv_1d_ph(ctx, w.conv2_w, cur, 2, 1);
+  cur = ggml_gelu(ctx, ggml_add(ctx, cur, w.conv2_b));
+  // [S, n_ctx] plus the first n_ctx rows of the positional embedding.
+  ggml_tensor* pe = ggml_view_2d(ctx, w.e_pe, S, n_ctx, w.e_pe->nb[1], 0);
+  cur = ggml_add(ctx, ggml_cont(ctx, ggml_transpose(ctx, cur)), pe);
+  if (cur == nullptr) return BuildError("encoder conv stem");
+
+  for (int il = 0; il < h.n_audio_layer; ++il) {
+    cur = EncoderAttention(ctx, w.encoder[il].attn, cur, h.n_audio_head);
+    cur = MlpBlock(ctx, w.encoder[il].mlp, cur);
+    if (cur == nullptr) return BuildError(absl::StrCat("encoder layer ", il).c_str());
+  }
+  cur = LayerNorm(ctx, cur, w.e_ln_w, w.e_ln_b);
+  g.out = ggml_cpy(ctx, cur, ggml_view_2d(ctx, embd, S, n_ctx, embd->nb[1], 0));
+  if (g.out == nullptr) return BuildError("encoder output");
+  ggml_set_name(g.out, "encoder_out");
+  if (!ggml_build_forward_expand(g.graph, g.out)) return BuildError("encoder graph");
+  return g;
+}
+
+absl::StatusOr<ggml_cgraph*> BuildCrossGraph(ggml_context* ctx, const WhisperModel& model,
+                                             int n_ctx, ggml_tensor* embd, ggml_tensor* cross_k,
+                                             ggml_tensor* cross_v) {
+  const WhisperHparams& h = model.hparams();
+  const int64_t S = h.n_text_state;
+  const int64_t need = static_cast<int64_t>(h.n_text_layer) * n_ctx * S;
+  if (n_ctx < 1 || n_ctx > h.n_audio_ctx) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cross: n_ctx %d is not in [1, n_audio_ctx = %d]", n_ctx, h.n_audio_ctx));
+  }
+  for (const ggml_tensor* t : {cross_k, cross_v}) {
+    if (t == nullptr || t->type != GGML_TYPE_F16 || ggml_nelements(t) < need) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("cross: K/V caches must be F16 with >= %lld elements",
+                          static_cast<long long>(need)));
+    }
+  }
+  ggml_cgraph* graph = ggml_new_graph_custom(ctx, CrossGraphSize(h));
+  if (graph == nullptr) return BuildError("cross graph");
+  ggml_tensor* x = ggml_view_2d(ctx, embd, S, n_ctx, embd->nb[1], 0);
+  const float k_scale = std::pow(static_cast<float>(S / h.n_text_head), -0.25f);
+  const size_t es = ggml_element_size(cross_k);
+  for (int il = 0; il < h.n_text_layer; ++il) {
+    const AttentionWeights& w = model.weights().decoder[il].cross;
+    const size_t layer_offset = es * S * n_ctx * il;
+    ggml_tensor* k = ggml_scale(ctx, ggml_mul_mat(ctx, w.k_w, x), k_scale);
+    ggml_tensor* v = ggml_add(ctx, ggml_mul_mat(ctx, w.v_w, x), w.v_b);
+    ggml_tensor* k_dst = ggml_view_1d(ctx, cross_k, S * n_ctx, layer_offset);
+    ggml_tensor* v_dst = ggml_view_2d(ctx, cross_v, n_ctx, S, es * n_ctx, layer_offset);
+    if (!ggml_build_forward_expand(graph, ggml_cpy(ctx, k, k_dst)) ||
+        !ggml_build_forward_expand(graph, ggml_cpy(ctx, ggml_transpose(ctx, v), v_dst))) {
+      return BuildError(absl::StrCat("cross layer ", il).c_str());
+    }
+  }
+  return graph;
+}
+
+}  // namespace whisper

@@ -1,0 +1,63 @@
+// Graph builders for Whisper's audio encoder and for the cross-attention K/V it feeds the decoder.
+//
+// Architecture (OpenAI whisper/model.py AudioEncoder; whisper.cpp whisper_build_graph_conv,
+// _encoder and _cross, src/whisper.cpp L1982-2320):
+//   x = GELU(conv1d(mel, conv1, k3 s1 p1) + b1)          [2 n_ctx, S]   (ne: time first)
+//   x = GELU(conv1d(x, conv2, k3 s2 p1) + b2)            [n_ctx, S]
+//   x = transpose(x) + positional_embedding[:n_ctx]      [S, n_ctx]
+//   per layer: x += SelfAttn(LN(x));  x += MLP(LN(x))    (pre-LN; MLP = fc2(GELU(fc1)))
+//   out = LN_post(x)
+// LN is ggml_norm (eps 1e-5) then * w + b. Attention: softmax(K^T Q / sqrt(d_head)) with
+// d_head = S / n_head and no mask; K and V are rounded to F16 before the products, as in
+// whisper.cpp's non-flash-attention path.
+//
+// Cross K/V, computed once per window from `out` for every decoder layer l:
+//   K_l = (Wk_l out) * d_head^-0.25    stored F16, per layer [S, n_ctx] (ne0 = S)
+//   V_l = Wv_l out + bv_l              stored F16 transposed, per layer [n_ctx, S] (ne0 = n_ctx)
+// Both caches are 1-D F16 tensors of n_text_layer * n_audio_ctx * S elements; layer l of a
+// window with n_ctx positions starts at element l * n_ctx * S (packed for the current n_ctx).
+#ifndef GGML_WHISPER_WHISPER_ENCODER_H_
+#define GGML_WHISPER_WHISPER_ENCODER_H_
+
+#include "absl/status/statusor.h"
+#include "ggml/ggml.h"
+#include "ggml/graph.h"
+#include "whisper/model.h"
+
+namespace whisper {
+
+// Graph capacity (nodes, and separately leafs) of the encoder / cross graphs of `hparams`.
+int EncoderGraphSize(const WhisperHparams& hparams);
+int CrossGraphSize(const WhisperHparams& hparams);
+
+struct EncoderGraph {
+  ggml_cgraph* graph = nullptr;
+  // Input (INPUT flag, bytes from the graph allocator): F32 ne = [2 n_ctx, n_mels], row m holds
+  // mel band m of the window's 2 n_ctx frames.
+  ggml_tensor* mel = nullptr;
+  // The last node: a view of `embd` (ne = [S, n_ctx]) that receives LN_post(x).
+  ggml_tensor* out = nullptr;
+};
+
+// Builds the encoder graph for n_ctx positions (1 <= n_ctx <= n_audio_ctx) into `ctx`, a
+// no_alloc metadata context with room for EncoderGraphSize() tensors plus the graph.
+// `embd` is the caller's persistent F32 tensor of ne [S, >= n_ctx] (contiguous) that the
+// encoder output is copied into. Errors: InvalidArgument for a bad n_ctx or embd shape;
+// Internal (with ggml_last_error()) when a constructor fails (metadata context too small).
+absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperModel& model,
+                                               int n_ctx, ggml_tensor* embd);
+
+// Builds the graph that fills `cross_k` and `cross_v` (F16, 1-D, >= n_text_layer * n_ctx * S
+// elements each) from the first n_ctx columns of `embd`. Errors as BuildEncoderGraph.
+absl::StatusOr<ggml_cgraph*> BuildCrossGraph(ggml_context* ctx, const WhisperModel& model,
+                                             int n_ctx, ggml_tensor* embd, ggml_tensor* cross_k,
+                                             ggml_tensor* cross_v);
+
+// Shared by the encoder and decoder builders: LN(x) * w + b, with eps 1e-5.
+ggml_tensor* LayerNorm(ggml_context* ctx, ggml_tensor* x, ggml_tensor* w, ggml_tensor* b);
+// x + MLP(LN(x)): fc2(GELU(fc1(LN(x)) + b1)) + b2, then the residual.
+ggml_tensor* MlpBlock(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x);
+
+}  // namespace whisper
+
+#endif  // GGML_WHISPER_WHISPER_ENCODER_H_

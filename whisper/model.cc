@@ -1,0 +1,193 @@
+#include "whisper/model.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace whisper {
+namespace {
+
+// A read-only private mapping of a whole file, unmapped on destruction.
+class MappedFile {
+ public:
+  ~MappedFile() {
+    if (data_ != nullptr && size_ > 0) munmap(const_cast<uint8_t*>(data_), size_);
+  }
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+  absl::Status Open(const std::string& path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      const int e = errno;
+      const std::string msg = absl::StrCat(path, ": cannot open model file: ", strerror(e));
+      if (e == ENOENT) return absl::NotFoundError(msg);
+      if (e == EACCES) return absl::PermissionDeniedError(msg);
+      return absl::InternalError(msg);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      close(fd);
+      return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ == 0) {
+      close(fd);
+      static const uint8_t kEmpty = 0;
+      data_ = &kEmpty;  // parsed as an empty image: "truncated at offset 0 reading magic"
+      return absl::OkStatus();
+    }
+    void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int e = errno;
+    close(fd);
+    if (p == MAP_FAILED) {
+      size_ = 0;
+      return absl::InternalError(absl::StrCat(path, ": cannot mmap ", st.st_size, " bytes: ",
+                                              strerror(e)));
+    }
+    madvise(p, size_, MADV_SEQUENTIAL);
+    data_ = static_cast<const uint8_t*>(p);
+    return absl::OkStatus();
+  }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+void BindAttention(ggml_context* ctx, const std::string& p, AttentionWeights* a) {
+  auto t = [&](const char* suffix) { return ggml_get_tensor(ctx, (p + suffix).c_str()); };
+  a->ln_w = t("_ln.weight");
+  a->ln_b = t("_ln.bias");
+  a->q_w = t(".query.weight");
+  a->q_b = t(".query.bias");
+  a->k_w = t(".key.weight");
+  a->v_w = t(".value.weight");
+  a->v_b = t(".value.bias");
+  a->o_w = t(".out.weight");
+  a->o_b = t(".out.bias");
+}
+
+void BindMlp(ggml_context* ctx, const std::string& p, MlpWeights* m) {
+  auto t = [&](const char* suffix) { return ggml_get_tensor(ctx, (p + suffix).c_str()); };
+  m->ln_w = t("mlp_ln.weight");
+  m->ln_b = t("mlp_ln.bias");
+  m->fc1_w = t("mlp.0.weight");
+  m->fc1_b = t("mlp.0.bias");
+  m->fc2_w = t("mlp.2.weight");
+  m->fc2_b = t("mlp.2.bias");
+}
+
+}  // namespace
+
+WhisperModel::~WhisperModel() {
+  ggml_backend_buffer_free(buffer_);
+  ggml_free(ctx_);
+}
+
+size_t WhisperModel::weights_buffer_size() const {
+  return buffer_ == nullptr ? 0 : ggml_backend_buffer_get_size(buffer_);
+}
+
+const char* WhisperModel::type_name() const {
+  switch (hparams_.n_audio_layer) {
+    case 4: return "tiny";
+    case 6: return "base";
+    case 12: return "small";
+    case 24: return "medium";
+    case 32: return "large";
+    default: return "unknown";
+  }
+}
+
+absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::Load(const std::string& path) {
+  MappedFile file;
+  absl::Status status = file.Open(path);
+  if (!status.ok()) return status;
+  absl::StatusOr<ModelFileHeader> header = ParseModelFileHeader(file.data(), file.size(), path);
+  if (!header.ok()) return header.status();
+  absl::StatusOr<std::vector<TensorRecord>> records =
+      ParseTensorRecords(file.data(), file.size(), *header, path);
+  if (!records.ok()) return records.status();
+
+  std::unique_ptr<WhisperModel> model(new WhisperModel());
+  model->path_ = path;
+  model->hparams_ = header->hparams;
+  model->mel_filters_ = std::move(header->mel_filters);
+  model->n_fft_ = header->n_fft;
+  model->vocab_ = WhisperVocab(std::move(header->tokens), header->hparams.n_vocab);
+  model->n_tensors_ = static_cast<int>(records->size());
+
+  // Metadata only: the tensors' bytes go to one buffer below.
+  const ggml_init_params params = {records->size() * ggml_tensor_overhead(), nullptr, true};
+  model->ctx_ = ggml_init(params);
+  if (model->ctx_ == nullptr) {
+    return absl::InternalError(absl::StrCat(path, ": ggml_init: ", ggml_last_error()));
+  }
+  std::vector<ggml_tensor*> tensors;
+  tensors.reserve(records->size());
+  for (const TensorRecord& r : *records) {
+    ggml_tensor* t = ggml_new_tensor(model->ctx_, r.type, 4, r.ne);
+    if (t == nullptr) {
+      return absl::InternalError(
+          absl::StrCat(path, ": tensor '", r.name, "': ", ggml_last_error()));
+    }
+    ggml_set_name(t, r.name.c_str());
+    ggml_set_param(t);
+    tensors.push_back(t);
+  }
+  model->buffer_ = ggml_backend_alloc_ctx_tensors(model->ctx_);
+  if (model->buffer_ == nullptr) {
+    return absl::InternalError(absl::StrCat(path, ": cannot allocate the weight buffer: ",
+                                            ggml_last_error()));
+  }
+  for (size_t i = 0; i < records->size(); ++i) {
+    const TensorRecord& r = (*records)[i];
+    if (ggml_nbytes(tensors[i]) != r.nbytes) {  // ParseTensorRecords sized both the same way
+      return absl::InternalError(absl::StrFormat("%s: tensor '%s': %zu bytes in the file, %zu in "
+                                                 "memory",
+                                                 path, r.name, r.nbytes, ggml_nbytes(tensors[i])));
+    }
+    memcpy(tensors[i]->data, file.data() + r.data_offset, r.nbytes);
+    model->weights_file_bytes_ += r.nbytes;
+  }
+
+  ggml_context* ctx = model->ctx_;
+  WhisperWeights& w = model->weights_;
+  w.e_pe = ggml_get_tensor(ctx, "encoder.positional_embedding");
+  w.conv1_w = ggml_get_tensor(ctx, "encoder.conv1.weight");
+  w.conv1_b = ggml_get_tensor(ctx, "encoder.conv1.bias");
+  w.conv2_w = ggml_get_tensor(ctx, "encoder.conv2.weight");
+  w.conv2_b = ggml_get_tensor(ctx, "encoder.conv2.bias");
+  w.e_ln_w = ggml_get_tensor(ctx, "encoder.ln_post.weight");
+  w.e_ln_b = ggml_get_tensor(ctx, "encoder.ln_post.bias");
+  w.encoder.resize(model->hparams_.n_audio_layer);
+  for (int i = 0; i < model->hparams_.n_audio_layer; ++i) {
+    const std::string p = absl::StrCat("encoder.blocks.", i, ".");
+    BindAttention(ctx, p + "attn", &w.encoder[i].attn);
+    BindMlp(ctx, p, &w.encoder[i].mlp);
+  }
+  w.d_pe = ggml_get_tensor(ctx, "decoder.positional_embedding");
+  w.d_te = ggml_get_tensor(ctx, "decoder.token_embedding.weight");
+  w.d_ln_w = ggml_get_tensor(ctx, "decoder.ln.weight");
+  w.d_ln_b = ggml_get_tensor(ctx, "decoder.ln.bias");
+  w.decoder.resize(model->hparams_.n_text_layer);
+  for (int i = 0; i < model->hparams_.n_text_layer; ++i) {
+    const std::string p = absl::StrCat("decoder.blocks.", i, ".");
+    BindAttention(ctx, p + "attn", &w.decoder[i].attn);
+    BindAttention(ctx, p + "cross_attn", &w.decoder[i].cross);
+    BindMlp(ctx, p, &w.decoder[i].mlp);
+  }
+  return model;
+}
+
+}  // namespace whisper

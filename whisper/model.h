@@ -1,0 +1,127 @@
+// A loaded Whisper model: hparams, vocabulary, mel filterbank and the weight tensors, all
+// weights in ONE CPU buffer.
+//
+// Loading (whisper.cpp whisper_model_load, L1495-1960, with the checks of whisper/model_file.h):
+// the file is mapped read-only (mmap), parsed and validated; the weight tensors are created in a
+// no_alloc ggml context (metadata only: ggml_tensor_overhead() per tensor), placed in one buffer
+// by ggml_backend_alloc_ctx_tensors (alloc/buffer.h), and each record's bytes are copied from the
+// mapping into its tensor's data. The mapping is released before Load returns.
+#ifndef GGML_WHISPER_WHISPER_MODEL_H_
+#define GGML_WHISPER_WHISPER_MODEL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "alloc/buffer.h"
+#include "ggml/ggml.h"
+#include "whisper/model_file.h"
+#include "whisper/vocab.h"
+
+namespace whisper {
+
+// One attention sub-block with its pre-LayerNorm ("attn" or "cross_attn" in the file). Shapes
+// (ggml ne) for width S: ln_w, ln_b, q_b, v_b, o_b [S]; q_w, k_w, v_w, o_w [S, S]. The key
+// projection has no bias.
+struct AttentionWeights {
+  ggml_tensor* ln_w = nullptr;
+  ggml_tensor* ln_b = nullptr;
+  ggml_tensor* q_w = nullptr;
+  ggml_tensor* q_b = nullptr;
+  ggml_tensor* k_w = nullptr;
+  ggml_tensor* v_w = nullptr;
+  ggml_tensor* v_b = nullptr;
+  ggml_tensor* o_w = nullptr;
+  ggml_tensor* o_b = nullptr;
+};
+
+// The MLP sub-block: ln [S]; fc1 ("mlp.0") w [S, 4S], b [4S]; fc2 ("mlp.2") w [4S, S], b [S].
+struct MlpWeights {
+  ggml_tensor* ln_w = nullptr;
+  ggml_tensor* ln_b = nullptr;
+  ggml_tensor* fc1_w = nullptr;
+  ggml_tensor* fc1_b = nullptr;
+  ggml_tensor* fc2_w = nullptr;
+  ggml_tensor* fc2_b = nullptr;
+};
+
+struct EncoderLayerWeights {
+  AttentionWeights attn;
+  MlpWeights mlp;
+};
+
+struct DecoderLayerWeights {
+  AttentionWeights attn;
+  AttentionWeights cross;
+  MlpWeights mlp;
+};
+
+struct WhisperWeights {
+  // Encoder: positional embedding [S, n_audio_ctx] F32; conv1 [3, n_mels, S] and conv2
+  // [3, S, S] F16 (F32 in ftype-0 files) with biases [1, S]; ln_post [S].
+  ggml_tensor* e_pe = nullptr;
+  ggml_tensor* conv1_w = nullptr;
+  ggml_tensor* conv1_b = nullptr;
+  ggml_tensor* conv2_w = nullptr;
+  ggml_tensor* conv2_b = nullptr;
+  ggml_tensor* e_ln_w = nullptr;
+  ggml_tensor* e_ln_b = nullptr;
+  std::vector<EncoderLayerWeights> encoder;
+  // Decoder: positional embedding [S, n_text_ctx] F32; token embedding [S, n_vocab] (also the
+  // output projection: logits = d_te x h); final LayerNorm [S].
+  ggml_tensor* d_pe = nullptr;
+  ggml_tensor* d_te = nullptr;
+  ggml_tensor* d_ln_w = nullptr;
+  ggml_tensor* d_ln_b = nullptr;
+  std::vector<DecoderLayerWeights> decoder;
+};
+
+class WhisperModel {
+ public:
+  // Loads the whisper.cpp ggml model file at `path`. Errors: NotFound / PermissionDenied /
+  // Internal when the file cannot be opened or mapped (naming path and errno text); the parse
+  // and validation errors of whisper/model_file.h (DataLoss for a truncated file,
+  // InvalidArgument otherwise, including the header-only file: "no tensors: ..."); Internal
+  // when the weight buffer cannot be allocated.
+  static absl::StatusOr<std::unique_ptr<WhisperModel>> Load(const std::string& path);
+
+  ~WhisperModel();
+  WhisperModel(const WhisperModel&) = delete;
+  WhisperModel& operator=(const WhisperModel&) = delete;
+
+  const std::string& path() const { return path_; }
+  const WhisperHparams& hparams() const { return hparams_; }
+  const WhisperVocab& vocab() const { return vocab_; }
+  const SpecialTokens& special() const { return vocab_.special(); }
+  // The mel filterbank: row-major [n_mels][n_fft] (ne = [n_fft, n_mels]), n_fft = 201.
+  const std::vector<float>& mel_filters() const { return mel_filters_; }
+  int n_fft() const { return n_fft_; }
+  const WhisperWeights& weights() const { return weights_; }
+  // Bytes of the weight buffer (tensor data, each tensor padded to the buffer alignment).
+  size_t weights_buffer_size() const;
+  // Bytes of tensor data as stored in the file (tiny.en F16: 77,110,272).
+  size_t weights_file_bytes() const { return weights_file_bytes_; }
+  int n_tensors() const { return n_tensors_; }
+  // "tiny", "base", "small", "medium", "large" from n_audio_layer (whisper.cpp L1523-1547), or
+  // "unknown".
+  const char* type_name() const;
+
+ private:
+  WhisperModel() = default;
+
+  std::string path_;
+  WhisperHparams hparams_;
+  WhisperVocab vocab_;
+  std::vector<float> mel_filters_;
+  int n_fft_ = 0;
+  WhisperWeights weights_;
+  ggml_context* ctx_ = nullptr;              // weight metadata (no_alloc)
+  ggml_backend_buffer_t buffer_ = nullptr;  // weight data
+  size_t weights_file_bytes_ = 0;
+  int n_tensors_ = 0;
+};
+
+}  // namespace whisper
+
+#endif  // GGML_WHISPER_WHISPER_MODEL_H_

@@ -1,0 +1,78 @@
+#include "whisper/vocab.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace whisper {
+namespace {
+
+// whisper.cpp's g_lang order (ids 0..99), the order of OpenAI's tokenizer.LANGUAGES.
+constexpr const char* kLanguageCodes[] = {
+    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr",  "pl", "ca", "nl", "ar", "sv",
+    "it", "id", "hi", "fi", "vi", "he", "uk", "el", "ms", "cs",  "ro", "da", "hu", "ta", "no",
+    "th", "ur", "hr", "bg", "lt", "la", "mi", "ml", "cy", "sk",  "te", "fa", "lv", "bn", "sr",
+    "az", "sl", "kn", "et", "mk", "br", "eu", "is", "hy", "ne",  "mn", "bs", "kk", "sq", "sw",
+    "gl", "mr", "pa", "si", "km", "sn", "yo", "so", "af", "oc",  "ka", "be", "tg", "sd", "gu",
+    "am", "yi", "lo", "uz", "fo", "ht", "ps", "tk", "nn", "mt",  "sa", "lb", "my", "bo", "tl",
+    "mg", "as", "tt", "haw", "ln", "ha", "ba", "jw", "su", "yue",
+};
+static_assert(sizeof(kLanguageCodes) / sizeof(kLanguageCodes[0]) == kMaxLanguages,
+              "whisper.cpp's language table has 100 entries");
+
+const std::string& EmptyString() {
+  static const std::string* empty = new std::string();
+  return *empty;
+}
+
+std::string SpecialName(const SpecialTokens& s, Token i) {
+  if (i > s.beg) return absl::StrCat("[_TT_", i - s.beg, "]");
+  if (i == s.eot) return "[_EOT_]";
+  if (i == s.sot) return "[_SOT_]";
+  if (i == s.translate) return "[_TRANSLATE_]";
+  if (i == s.transcribe) return "[_TRANSCRIBE_]";
+  if (i == s.solm) return "[_SOLM_]";
+  if (i == s.prev) return "[_PREV_]";
+  if (i == s.nosp) return "[_NOSP_]";
+  if (i == s.not_) return "[_NOT_]";
+  if (i == s.beg) return "[_BEG_]";
+  if (i > s.sot && i <= s.sot + s.num_languages) {
+    return absl::StrCat("[_LANG_", LanguageCode(i - s.sot - 1), "]");
+  }
+  return absl::StrCat("[_extra_token_", i, "]");
+}
+
+}  // namespace
+
+const char* LanguageCode(int lang_id) {
+  if (lang_id < 0 || lang_id >= kMaxLanguages) return nullptr;
+  return kLanguageCodes[lang_id];
+}
+
+int LanguageId(absl::string_view code) {
+  for (int i = 0; i < kMaxLanguages; ++i) {
+    if (code == kLanguageCodes[i]) return i;
+  }
+  return -1;
+}
+
+WhisperVocab::WhisperVocab(std::vector<std::string> stored, int n_vocab)
+    : id_to_token_(std::move(stored)), special_(SpecialTokensForVocab(n_vocab)) {
+  n_stored_ = static_cast<int>(id_to_token_.size());
+  token_to_id_.reserve(n_stored_);
+  for (int i = 0; i < n_stored_; ++i) token_to_id_[id_to_token_[i]] = i;
+  id_to_token_.reserve(n_vocab);
+  for (Token i = n_stored_; i < n_vocab; ++i) id_to_token_.push_back(SpecialName(special_, i));
+}
+
+const std::string& WhisperVocab::token(Token id) const {
+  if (id < 0 || id >= n_vocab()) return EmptyString();
+  return id_to_token_[id];
+}
+
+Token WhisperVocab::id(absl::string_view text) const {
+  auto it = token_to_id_.find(std::string(text));
+  return it == token_to_id_.end() ? -1 : it->second;
+}
+
+}  // namespace whisper

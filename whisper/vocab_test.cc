@@ -1,0 +1,93 @@
+#include "whisper/vocab.h"
+
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "testdata/paths.h"
+#include "whisper/model_file.h"
+
+namespace whisper {
+namespace {
+
+std::vector<std::string> StoredTokens(const std::string& name) {
+  const std::string path = testdata::SharedData(name);
+  std::ifstream f(path, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), {});
+  absl::StatusOr<ModelFileHeader> h = ParseModelFileHeader(bytes.data(), bytes.size(), path);
+  EXPECT_TRUE(h.ok()) << h.status();
+  return h.ok() ? h->tokens : std::vector<std::string>();
+}
+
+TEST(VocabTest, EnglishOnlyTinyEn) {
+  const WhisperVocab v(StoredTokens("header-only-ggml-tiny.en.bin"), 51864);
+  EXPECT_EQ(v.n_vocab(), 51864);
+  EXPECT_EQ(v.n_stored(), 50257);
+  EXPECT_FALSE(v.is_multilingual());
+  const SpecialTokens& s = v.special();
+  EXPECT_EQ(s.eot, 50256);
+  EXPECT_EQ(s.sot, 50257);
+  EXPECT_EQ(s.beg, 50363);
+  EXPECT_EQ(v.token(50256), "<|endoftext|>");  // stored in the .en file
+  EXPECT_EQ(v.token(50257), "[_SOT_]");
+  EXPECT_EQ(v.token(50258), "[_extra_token_50258]");  // no language tokens in .en
+  EXPECT_EQ(v.token(50357), "[_TRANSLATE_]");
+  EXPECT_EQ(v.token(50358), "[_TRANSCRIBE_]");
+  EXPECT_EQ(v.token(50359), "[_SOLM_]");
+  EXPECT_EQ(v.token(50360), "[_PREV_]");
+  EXPECT_EQ(v.token(50361), "[_NOSP_]");
+  EXPECT_EQ(v.token(50362), "[_NOT_]");
+  EXPECT_EQ(v.token(50363), "[_BEG_]");
+  EXPECT_EQ(v.token(50364), "[_TT_1]");
+  EXPECT_EQ(v.token(51863), "[_TT_1500]");  // 30.00 s
+  EXPECT_EQ(v.token(51864), "");
+  EXPECT_EQ(v.token(-1), "");
+  // GPT-2 byte-level tokens: " the" is 262, "Hello" 15496.
+  EXPECT_EQ(v.token(262), " the");
+  EXPECT_EQ(v.id(" the"), 262);
+  EXPECT_EQ(v.id("Hello"), 15496);
+  EXPECT_EQ(v.id("<|endoftext|>"), 50256);
+  EXPECT_EQ(v.id("no such token text"), -1);
+}
+
+TEST(VocabTest, MultilingualTiny) {
+  const WhisperVocab v(StoredTokens("header-only-ggml-tiny.bin"), 51865);
+  EXPECT_TRUE(v.is_multilingual());
+  const SpecialTokens& s = v.special();
+  EXPECT_EQ(s.eot, 50257);
+  EXPECT_EQ(s.sot, 50258);
+  EXPECT_EQ(v.token(50256), "");  // the multilingual file stores an empty token there
+  EXPECT_EQ(v.token(50257), "[_EOT_]");
+  EXPECT_EQ(v.token(50258), "[_SOT_]");
+  EXPECT_EQ(v.token(50259), "[_LANG_en]");
+  EXPECT_EQ(v.token(50260), "[_LANG_zh]");
+  EXPECT_EQ(v.token(50357), "[_LANG_su]");  // id 98, the last of 99 languages
+  EXPECT_EQ(v.token(50358), "[_TRANSLATE_]");
+  EXPECT_EQ(v.token(50364), "[_BEG_]");
+}
+
+TEST(VocabTest, LargeV3HasYue) {
+  const WhisperVocab v(std::vector<std::string>{"a", "b"}, 51866);
+  EXPECT_EQ(v.special().num_languages, 100);
+  EXPECT_EQ(v.token(50358), "[_LANG_yue]");
+  EXPECT_EQ(v.token(50359), "[_TRANSLATE_]");
+  EXPECT_EQ(v.token(50365), "[_BEG_]");
+  EXPECT_EQ(v.token(2), "[_extra_token_2]");
+}
+
+TEST(VocabTest, LanguageTable) {
+  EXPECT_STREQ(LanguageCode(0), "en");
+  EXPECT_STREQ(LanguageCode(6), "fr");
+  EXPECT_STREQ(LanguageCode(98), "su");
+  EXPECT_STREQ(LanguageCode(99), "yue");
+  EXPECT_EQ(LanguageCode(100), nullptr);
+  EXPECT_EQ(LanguageCode(-1), nullptr);
+  for (int i = 0; i < kMaxLanguages; ++i) EXPECT_EQ(LanguageId(LanguageCode(i)), i);
+  EXPECT_EQ(LanguageId("xx"), -1);
+  EXPECT_EQ(LanguageId(""), -1);
+}
+
+}  // namespace
+}  // namespace whisper
