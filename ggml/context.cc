@@ -20,6 +20,9 @@ struct ggml_object {
   char pad[4];
 };
 static_assert(sizeof(ggml_object) == GGML_OBJECT_SIZE, "object header is 32 bytes as in ggml");
+// Tensor data follows the struct in the arena: keeping the struct a multiple of the alignment
+// keeps the data aligned and makes ggml_tensor_overhead() the exact per-tensor metadata cost.
+static_assert(sizeof(ggml_tensor) % GGML_MEM_ALIGN == 0, "ggml_tensor must be padded to GGML_MEM_ALIGN");
 
 }  // namespace
 

@@ -98,6 +98,9 @@ struct ggml_tensor {
   void* data;
   char name[GGML_MAX_NAME];
   void* extra;
+  // Pads the struct to a multiple of GGML_MEM_ALIGN (336 bytes on LP64, as in ggml) so that the
+  // data placed right after it in the arena is aligned and ggml_tensor_overhead() is exact.
+  char padding[8];
 };
 
 struct ggml_context;
@@ -134,8 +137,8 @@ size_t ggml_get_mem_size(const struct ggml_context* ctx);
 void* ggml_get_mem_buffer(const struct ggml_context* ctx);
 bool ggml_get_no_alloc(const struct ggml_context* ctx);
 void ggml_set_no_alloc(struct ggml_context* ctx, bool no_alloc);
-// Arena bytes of one tensor's metadata: GGML_OBJECT_SIZE + sizeof(struct ggml_tensor), the
-// amount a no_alloc context needs per tensor.
+// Arena bytes of one tensor's metadata: GGML_OBJECT_SIZE + sizeof(struct ggml_tensor) (368 on
+// LP64, as in ggml), exactly the amount a no_alloc context uses per tensor.
 size_t ggml_tensor_overhead(void);
 
 // ---- Tensors --------------------------------------------------------------------------------

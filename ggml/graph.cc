@@ -32,19 +32,40 @@ size_t GraphBytes(int size) {
 
 size_t Hash(const ggml_tensor* t) { return static_cast<size_t>(reinterpret_cast<uintptr_t>(t) >> 4); }
 
-// Inserts t into the visited set; returns false when it was already there.
-bool InsertVisited(ggml_cgraph* g, const ggml_tensor* t) {
+enum class Insert { kNew, kPresent, kFull };
+
+// Inserts t into the visited set. Probing is bounded: the set can fill up while one expand is
+// still on its way down (tensors on the DFS path are in the set but not yet in nodes/leafs).
+Insert InsertVisited(ggml_cgraph* g, const ggml_tensor* t) {
   size_t i = Hash(t) % g->visited_size;
-  while (g->visited[i] != nullptr) {
-    if (g->visited[i] == t) return false;
+  for (size_t probes = 0; probes < g->visited_size; ++probes) {
+    if (g->visited[i] == nullptr) {
+      g->visited[i] = t;
+      return Insert::kNew;
+    }
+    if (g->visited[i] == t) return Insert::kPresent;
     i = (i + 1) % g->visited_size;
   }
-  g->visited[i] = t;
-  return true;
+  return Insert::kFull;
+}
+
+// After a failed expand the visited set holds tensors that never made it into nodes/leafs;
+// rebuild it from what the graph really holds, so that a later expand does not skip them.
+void RebuildVisited(ggml_cgraph* g) {
+  memset(g->visited, 0, g->visited_size * sizeof(*g->visited));
+  for (int i = 0; i < g->n_leafs; ++i) InsertVisited(g, g->leafs[i]);
+  for (int i = 0; i < g->n_nodes; ++i) InsertVisited(g, g->nodes[i]);
 }
 
 bool Visit(ggml_cgraph* g, ggml_tensor* t) {
-  if (!InsertVisited(g, t)) return true;
+  const Insert inserted = InsertVisited(g, t);
+  if (inserted == Insert::kPresent) return true;
+  if (inserted == Insert::kFull) {
+    ggml_set_error("ggml_build_forward_expand: graph holds at most %d nodes and %d leafs; '%s' (%s) and its "
+                   "sources do not fit (use ggml_new_graph_custom with a larger size)",
+                   g->size, g->size, t->name, ggml_op_name(t->op));
+    return false;
+  }
   for (int i = 0; i < GGML_MAX_SRC; ++i) {
     if (t->src[i] != nullptr && !Visit(g, t->src[i])) return false;
   }
@@ -102,7 +123,11 @@ bool ggml_build_forward_expand(ggml_cgraph* graph, ggml_tensor* tensor) {
                    graph == nullptr ? "graph" : "tensor");
     return false;
   }
-  return Visit(graph, tensor);
+  if (!Visit(graph, tensor)) {
+    RebuildVisited(graph);
+    return false;
+  }
+  return true;
 }
 
 int ggml_graph_n_nodes(const ggml_cgraph* graph) { return graph->n_nodes; }

@@ -88,7 +88,9 @@ ggml_tensor* ggml_internal_new_tensor(ggml_context* ctx, ggml_type type, int n_d
     view_offs += view_src->view_offs;
     view_src = view_src->view_src;
   }
-  if (view_src != nullptr && data_size + view_offs > ggml_nbytes(view_src)) {
+  // Written so that a huge offset cannot wrap around and pass.
+  if (view_src != nullptr &&
+      (view_offs > ggml_nbytes(view_src) || data_size > ggml_nbytes(view_src) - view_offs)) {
     ggml_set_error("ggml_view: %zu bytes at offset %zu exceed the %zu bytes of '%s'", data_size, view_offs,
                    ggml_nbytes(view_src), view_src->name);
     return nullptr;
@@ -170,9 +172,25 @@ static ggml_tensor* ViewImpl(ggml_context* ctx, ggml_tensor* a, int n_dims, cons
 // check the real span once the strides are set.
 static ggml_tensor* CheckSpan(ggml_tensor* r) {
   if (r == nullptr) return nullptr;
-  if (r->view_offs + ggml_nbytes(r) > ggml_nbytes(r->view_src)) {
-    ggml_set_error("ggml_view: strided view of %zu bytes at offset %zu exceeds the %zu bytes of '%s'",
-                   ggml_nbytes(r), r->view_offs, ggml_nbytes(r->view_src), r->view_src->name);
+  // view_offs <= nbytes(view_src) was checked at creation. Add up ggml_nbytes(r) term by term
+  // against the room left, so that huge strides cannot wrap around and pass.
+  const size_t room = ggml_nbytes(r->view_src) - r->view_offs;
+  const bool packed_rows = ggml_blck_size(r->type) != 1;
+  size_t span = packed_rows ? ggml_row_size(r->type, r->ne[0]) : ggml_type_size(r->type);
+  bool fits = ggml_nelements(r) == 0 || span <= room;  // an empty view reads nothing
+  for (int i = packed_rows ? 1 : 0; i < GGML_MAX_DIMS && fits && ggml_nelements(r) != 0; ++i) {
+    if (r->ne[i] <= 1) continue;
+    const size_t n = static_cast<size_t>(r->ne[i] - 1);
+    fits = r->nb[i] <= (room - span) / n;
+    if (fits) span += n * r->nb[i];
+  }
+  if (!fits) {
+    ggml_set_error(
+        "ggml_view: strided view ne [%lld, %lld, %lld, %lld] nb [%zu, %zu, %zu, %zu] at offset %zu reads "
+        "past the %zu bytes of '%s'",
+        static_cast<long long>(r->ne[0]), static_cast<long long>(r->ne[1]), static_cast<long long>(r->ne[2]),
+        static_cast<long long>(r->ne[3]), r->nb[0], r->nb[1], r->nb[2], r->nb[3], r->view_offs,
+        ggml_nbytes(r->view_src), r->view_src->name);
     r->data = nullptr;
     return nullptr;
   }
@@ -258,10 +276,21 @@ size_t ggml_nbytes(const ggml_tensor* t) {
   for (int i = 0; i < GGML_MAX_DIMS; ++i) {
     if (t->ne[i] <= 0) return 0;
   }
-  // The last byte reached through the strides, plus one row element (or block).
+  // One past the last byte reached through the strides (ggml.c's ggml_nbytes). For plain types
+  // every dimension, ne0 included, may be strided (a transposed or permuted view has nb0 > nb1):
+  // the span is one element plus (ne[i] - 1) * nb[i] per dimension. Quantized rows are packed:
+  // ne0 / blck blocks of nb0 bytes.
   const int64_t blck = ggml_blck_size(t->type);
-  size_t nbytes = t->ne[0] * t->nb[0] / blck;
-  for (int i = 1; i < GGML_MAX_DIMS; ++i) nbytes += (t->ne[i] - 1) * t->nb[i];
+  size_t nbytes;
+  int first_strided_dim;
+  if (blck == 1) {
+    nbytes = ggml_type_size(t->type);
+    first_strided_dim = 0;
+  } else {
+    nbytes = static_cast<size_t>(t->ne[0]) * t->nb[0] / static_cast<size_t>(blck);
+    first_strided_dim = 1;
+  }
+  for (int i = first_strided_dim; i < GGML_MAX_DIMS; ++i) nbytes += static_cast<size_t>(t->ne[i] - 1) * t->nb[i];
   return nbytes;
 }
 
