@@ -37,7 +37,11 @@ if ((!force)) && [[ "$(file_size "$OUT")" == "$OUT_SIZE" ]]; then
   log "$OUT present ($OUT_SIZE bytes): nothing to do (--force to redo)"
   exit 0
 fi
-[[ -f "$OUT" ]] && log "$OUT has $(file_size "$OUT") bytes, expected $OUT_SIZE: converting again"
+if ((force)); then
+  log "--force: downloading and converting again"
+elif [[ -f "$OUT" ]]; then
+  log "$OUT has $(file_size "$OUT") bytes, expected $OUT_SIZE: converting again"
+fi
 
 PYTHON="${PYTHON:-python3}"
 command -v "$PYTHON" >/dev/null || die "python3 not found (needed to run pip)"
