@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds and runs testdata/consumer, a separate Bazel workspace that depends on this repository
+# through local_repository(path = "../..") + ggml_whisper_deps(), and checks the line it prints.
+# This is how another Bazel project uses @ggml_whisper//ggml; a failure here means deps.bzl,
+# visibility or the include paths broke for external users.
+#
+# Nested Bazel cannot run inside a Bazel test sandbox, so this is a plain script (called by
+# tools/test.sh and .ci/run). The consumer workspace gets its own output base (Bazel derives it
+# from the workspace path); its server exits after 60 idle seconds.
+# Usage: tools/test_consumer.sh    (env BAZEL: the bazel binary, default "bazel")
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bazel="${BAZEL:-bazel}"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+
+# Expected values, computed here: a is F32 [4, 3] with element (i0, i1) = i0 + 10 * i1.
+sum=0
+for i1 in 0 1 2; do for i0 in 0 1 2 3; do sum=$((sum + i0 + 10 * i1)); done; done
+nbytes=$((4 * 3 * 4))           # 12 floats
+view=$(( (1 + 20) + (2 + 20) )) # the 2 elements from (1, 2)
+nodes=2                         # add, scale
+overhead=368                    # ggml_tensor_overhead() on LP64, as in ggml
+want="consumer: sum=${sum} nbytes=${nbytes} view=${view} nodes=${nodes} overhead=${overhead}"
+
+cd "$root/testdata/consumer"
+if ! got="$("$bazel" --max_idle_secs=60 run --symlink_prefix=/ //:consumer 2>"$log")"; then
+  cat "$log" >&2
+  echo "test_consumer: FAILED to build or run testdata/consumer (log above)" >&2
+  exit 1
+fi
+if [[ "$got" != "$want" ]]; then
+  echo "test_consumer: FAILED: testdata/consumer printed" >&2
+  echo "  got:  $got" >&2
+  echo "  want: $want" >&2
+  exit 1
+fi
+echo "test_consumer: PASSED ($got)"
