@@ -70,7 +70,7 @@ def main():
     except ImportError as e:
         sys.exit(f"check_faster_whisper: {e}: run `pip install faster-whisper` (PyPI)")
     if not os.path.isfile(os.path.join(args.model_dir, "model.bin")):
-        sys.exit(f"check_faster_whisper: {args.model_dir}/model.bin not found: run tools/get_model.sh")
+        sys.exit(f"check_faster_whisper: no {args.model_dir}/model.bin: run tools/get_model.sh")
 
     model = WhisperModel(args.model_dir, device="cpu", compute_type="float32", cpu_threads=2)
     recorder = _RecordingModel(model.model)
@@ -110,7 +110,11 @@ def main():
     }
     # One line per token list, so a diff of the reference shows which ids changed.
     out = json.dumps(record, indent=1, ensure_ascii=False)
-    out = re.sub(r"\[\s*(-?\d+(?:,\s*-?\d+)*)\s*\]", lambda m: "[" + ", ".join(m.group(1).replace(",", " ").split()) + "]", out)
+    out = re.sub(
+        r"\[\s*(-?\d+(?:,\s*-?\d+)*)\s*\]",
+        lambda m: "[" + ", ".join(m.group(1).replace(",", " ").split()) + "]",
+        out,
+    )
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(out + "\n")
     for call in recorder.calls:

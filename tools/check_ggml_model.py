@@ -118,7 +118,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ggml", default="models/ggml-tiny.en.bin")
     ap.add_argument("--ct2_dir", default="models/faster-whisper-tiny.en")
-    ap.add_argument("--header", default=os.path.join(shared_dir(), "data", "header-only-ggml-tiny.en.bin"))
+    ap.add_argument(
+        "--header", default=os.path.join(shared_dir(), "data", "header-only-ggml-tiny.en.bin")
+    )
     args = ap.parse_args()
 
     g = open(args.ggml, "rb").read()
@@ -129,8 +131,11 @@ def main():
     print(f"ok   header: first {len(h)} bytes equal {os.path.basename(args.header)}")
 
     ct2 = read_ct2(os.path.join(args.ct2_dir, "model.bin"))
-    n_enc = sum(1 for k in ct2 if k.startswith("encoder/layer_") and k.endswith("self_attention/linear_0/weight"))
-    n_dec = sum(1 for k in ct2 if k.startswith("decoder/layer_") and k.endswith("self_attention/linear_0/weight"))
+    def n_layers(prefix):
+        suffix = "self_attention/linear_0/weight"
+        return sum(1 for k in ct2 if k.startswith(prefix) and k.endswith(suffix))
+
+    n_enc, n_dec = n_layers("encoder/layer_"), n_layers("decoder/layer_")
     plan = expected_tensors(ct2, n_enc, n_dec)
 
     o = len(h)
@@ -152,9 +157,14 @@ def main():
         torch_shape = (rows,) + tuple(shape[1:])
         if name in ("encoder.conv1.bias", "encoder.conv2.bias"):
             torch_shape = (rows, 1)
-        want_type = 0 if (len(torch_shape) < 2 or "positional_embedding" in name or name.endswith("conv1.bias") or name.endswith("conv2.bias")) else 1
+        # convert-pt-to-ggml.py f16 mode: F32 (0) for < 2 dims, conv biases, positional
+        # embeddings; F16 (1) otherwise.
+        f32 = len(torch_shape) < 2 or "positional_embedding" in name or name.endswith("conv1.bias")
+        f32 = f32 or name.endswith("conv2.bias")
+        want_type = 0 if f32 else 1
         if ttype != want_type or tuple(reversed(ne)) != torch_shape:
-            sys.exit(f"FAIL {name}: type {ttype} ne {ne}, expected type {want_type} ne {tuple(reversed(torch_shape))}")
+            want_ne = tuple(reversed(torch_shape))
+            sys.exit(f"FAIL {name}: type {ttype} ne {ne}, expected type {want_type} ne {want_ne}")
         n = len(part_data) // 2
         if ttype == 1:
             payload = g[o : o + 2 * n]
@@ -172,7 +182,8 @@ def main():
     if o != len(g):
         sys.exit(f"FAIL {len(g) - o} bytes after the last tensor record")
     print(f"ok   {len(plan)} tensors: names, types, ne and data match {args.ct2_dir}/model.bin")
-    print(f"ok   tensor data: {f16_bytes} B F16 + {f32_bytes} B F32 = {f16_bytes + f32_bytes} B; file {len(g)} B")
+    total = f16_bytes + f32_bytes
+    print(f"ok   tensor data: {f16_bytes} B F16 + {f32_bytes} B F32 = {total} B; file {len(g)} B")
 
 
 if __name__ == "__main__":

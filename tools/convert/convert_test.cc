@@ -49,7 +49,8 @@ class ConvertTest : public ::testing::Test {
     // Byte-level tokens: "!", "Ġa", "¡" (the raw byte 0xA1, not valid UTF-8 alone),
     // "<|endoftext|>", then specials the file does not store.
     const std::string vocab =
-        "!\n\xC4\xA0" "a\n\xC2\xA1\n<|endoftext|>\n<|startoftranscript|>\n<|x|>\n<|y|>\n";
+        "!\n\xC4\xA0"
+        "a\n\xC2\xA1\n<|endoftext|>\n<|startoftranscript|>\n<|x|>\n<|y|>\n";
     WriteFile(dir_ + "/vocabulary.txt", vocab.data(), vocab.size());
     // mel_3: [3 x 4] with a negative zero first, as in OpenAI's mel_80.
     const std::vector<float> mel = {-0.0f, 0.5f, 0.25f, 0, 0, 1, 2, 3, 4, 5, 6, -0.0f};

@@ -25,8 +25,8 @@ absl::StatusOr<std::string> ReadString(ByteCursor& in, absl::string_view field) 
   }
   CONVERT_ASSIGN_OR_RETURN(const uint8_t* p, in.Bytes(len, field));
   if (p[len - 1] != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(in.source(), ": ", field, " at offset ", at,
-                                                   " does not end with a NUL byte"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(in.source(), ": ", field, " at offset ", at, " does not end with a NUL byte"));
   }
   return std::string(reinterpret_cast<const char*>(p), len - 1);
 }
@@ -96,8 +96,8 @@ absl::StatusOr<Ct2Model> Ct2Model::Parse(std::vector<uint8_t> bytes, std::string
     const std::string what = absl::StrCat("variable '", v.name, "' (offset ", at, ")");
     CONVERT_ASSIGN_OR_RETURN(const uint8_t rank, in.Read<uint8_t>(what + " rank"));
     if (rank > kMaxRank) {
-      return absl::InvalidArgumentError(absl::StrCat(m.source_, ": ", what, " has rank ",
-                                                     int{rank}, ", at most ", kMaxRank));
+      return absl::InvalidArgumentError(
+          absl::StrCat(m.source_, ": ", what, " has rank ", int{rank}, ", at most ", kMaxRank));
     }
     // Element count, checked against overflow: every dim <= 2^32 and rank <= 8.
     uint64_t n = 1;
@@ -111,15 +111,15 @@ absl::StatusOr<Ct2Model> Ct2Model::Parse(std::vector<uint8_t> bytes, std::string
     CONVERT_ASSIGN_OR_RETURN(const uint8_t dtype, in.Read<uint8_t>(what + " dtype"));
     v.dtype = static_cast<Ct2DType>(dtype);
     if (Ct2DTypeSize(v.dtype) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(m.source_, ": ", what, " has dtype id ",
-                                                     int{dtype}, ", expected 0..5"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(m.source_, ": ", what, " has dtype id ", int{dtype}, ", expected 0..5"));
     }
     CONVERT_ASSIGN_OR_RETURN(const uint32_t nbytes, in.Read<uint32_t>(what + " byte count"));
     if (overflow || n > std::numeric_limits<uint64_t>::max() / Ct2DTypeSize(v.dtype) ||
         n * Ct2DTypeSize(v.dtype) != nbytes) {
       return absl::InvalidArgumentError(absl::StrCat(
-          m.source_, ": ", what, " has byte count ", nbytes, " but shape ",
-          ShapeToString(v.shape), " of ", Ct2DTypeName(v.dtype), " needs ",
+          m.source_, ": ", what, " has byte count ", nbytes, " but shape ", ShapeToString(v.shape),
+          " of ", Ct2DTypeName(v.dtype), " needs ",
           overflow ? std::string("more than 2^64") : absl::StrCat(n * Ct2DTypeSize(v.dtype))));
     }
     CONVERT_ASSIGN_OR_RETURN(v.data, in.Bytes(nbytes, what + " data"));
@@ -137,9 +137,8 @@ absl::StatusOr<Ct2Model> Ct2Model::Parse(std::vector<uint8_t> bytes, std::string
     CONVERT_ASSIGN_OR_RETURN(std::string alias, ReadString(in, field + " name"));
     CONVERT_ASSIGN_OR_RETURN(std::string target, ReadString(in, field + " target"));
     if (m.index_.count(target) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(m.source_, ": alias '", alias,
-                                                     "' points to '", target,
-                                                     "', which is not a variable"));
+      return absl::InvalidArgumentError(absl::StrCat(m.source_, ": alias '", alias, "' points to '",
+                                                     target, "', which is not a variable"));
     }
     if (m.index_.count(alias) != 0 || !m.aliases_.emplace(alias, target).second) {
       return absl::InvalidArgumentError(
@@ -185,8 +184,7 @@ absl::StatusOr<int64_t> Ct2Model::GetIntScalar(absl::string_view name) const {
   }
   if (!v->shape.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(source_, ": variable '", name, "' has shape ",
-                                                   ShapeToString(v->shape),
-                                                   ", expected a scalar"));
+                                                   ShapeToString(v->shape), ", expected a scalar"));
   }
   switch (v->dtype) {
     case Ct2DType::kInt8: return static_cast<int8_t>(v->data[0]);

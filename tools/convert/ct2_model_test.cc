@@ -23,6 +23,7 @@ std::string Msg(const absl::StatusOr<T>& s) {
 
 // A model.bin spelled out byte by byte (independent of Ct2FileBuilder): version 6, spec "W",
 // revision 3, one int16 scalar "h" = 6, one float16 [2] "b" = {1.0, -2.0}, alias "a" -> "b".
+// clang-format off
 const std::vector<uint8_t> kHandWritten = {
     6, 0, 0, 0,                    // binary version
     2, 0, 'W', 0,                  // spec name, length counts the NUL
@@ -42,6 +43,7 @@ const std::vector<uint8_t> kHandWritten = {
     1, 0, 0, 0,                    // 1 alias
     2, 0, 'a', 0, 2, 0, 'b', 0,    // "a" -> "b"
 };
+// clang-format on
 
 TEST(Ct2ModelTest, ParsesHandWrittenImage) {
   absl::StatusOr<Ct2Model> m = Ct2Model::Parse(kHandWritten, "hand");
@@ -133,9 +135,8 @@ TEST(Ct2ModelTest, ByteCountMismatch) {
   builder.Add("w", {2, 3}, 4, std::vector<uint8_t>(10));  // needs 12
   absl::StatusOr<Ct2Model> m = Ct2Model::Parse(builder.Build(), "x");
   EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(Msg(m),
-              HasSubstr("variable 'w' (offset 26) has byte count 10 but shape [2, 3] of "
-                        "float16 needs 12"));
+  EXPECT_THAT(Msg(m), HasSubstr("variable 'w' (offset 26) has byte count 10 but shape [2, 3] of "
+                                "float16 needs 12"));
 }
 
 TEST(Ct2ModelTest, UnknownDtype) {
@@ -188,11 +189,9 @@ TEST(Ct2ModelTest, GetAndScalarErrors) {
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->Get("nope", {2}).status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(Msg(m->Get("nope", {2})), HasSubstr("f.bin: no variable 'nope'"));
-  EXPECT_THAT(Msg(m->Get("m", {3})),
-              HasSubstr("f.bin: variable 'm' has shape [2], expected [3]"));
+  EXPECT_THAT(Msg(m->Get("m", {3})), HasSubstr("f.bin: variable 'm' has shape [2], expected [3]"));
   EXPECT_THAT(Msg(m->GetIntScalar("m")), HasSubstr("expected a scalar"));
-  EXPECT_THAT(Msg(m->GetIntScalar("s")),
-              HasSubstr("is float32, expected an integer scalar"));
+  EXPECT_THAT(Msg(m->GetIntScalar("s")), HasSubstr("is float32, expected an integer scalar"));
 }
 
 TEST(Ct2ModelTest, ReadFileFromDisk) {

@@ -58,8 +58,8 @@ absl::Status AtomicFileWriter::Write(const void* data, size_t n) {
   }
   if (n > 0 && fwrite(data, 1, n, file_) != n) {
     const int err = errno;
-    return absl::DataLossError(absl::StrCat("write of ", n, " bytes at offset ", offset_,
-                                            " to ", path_, ".partial failed: ", strerror(err)));
+    return absl::DataLossError(absl::StrCat("write of ", n, " bytes at offset ", offset_, " to ",
+                                            path_, ".partial failed: ", strerror(err)));
   }
   offset_ += n;
   return absl::OkStatus();

@@ -86,8 +86,8 @@ class GgmlModelWriter {
   // Appends one record. `data` holds product(ne) elements of `type`. Errors: InvalidArgument
   // when nbytes disagrees with ne and type (sizes in the message), those of
   // SerializeTensorRecordHeader, DataLoss on a failed write.
-  absl::Status AddTensor(absl::string_view name, GgmlFileType type,
-                         const std::vector<int64_t>& ne, const void* data, size_t nbytes);
+  absl::Status AddTensor(absl::string_view name, GgmlFileType type, const std::vector<int64_t>& ne,
+                         const void* data, size_t nbytes);
 
   // Closes and renames the file into place. Errors: DataLoss.
   absl::Status Finish();

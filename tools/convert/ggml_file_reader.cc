@@ -14,8 +14,7 @@ namespace {
 
 constexpr int32_t kMaxNameLength = 1024;
 
-absl::Status NonNegative(int64_t v, absl::string_view field, size_t at,
-                         absl::string_view source) {
+absl::Status NonNegative(int64_t v, absl::string_view field, size_t at, absl::string_view source) {
   if (v >= 0) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat(source, ": ", field, " at offset ", at, " is ", v, ", expected >= 0"));
@@ -34,9 +33,9 @@ absl::StatusOr<GgmlModelFile> ParseGgmlModelFile(const std::vector<uint8_t>& ima
                                                    " (\"ggml\")"));
   }
   WhisperHparams& h = f.hparams;
-  for (int32_t* field : {&h.n_vocab, &h.n_audio_ctx, &h.n_audio_state, &h.n_audio_head,
-                         &h.n_audio_layer, &h.n_text_ctx, &h.n_text_state, &h.n_text_head,
-                         &h.n_text_layer, &h.n_mels, &h.ftype}) {
+  for (int32_t* field :
+       {&h.n_vocab, &h.n_audio_ctx, &h.n_audio_state, &h.n_audio_head, &h.n_audio_layer,
+        &h.n_text_ctx, &h.n_text_state, &h.n_text_head, &h.n_text_layer, &h.n_mels, &h.ftype}) {
     CONVERT_ASSIGN_OR_RETURN(*field, in.Read<int32_t>("hparams"));
   }
 
@@ -72,14 +71,13 @@ absl::StatusOr<GgmlModelFile> ParseGgmlModelFile(const std::vector<uint8_t>& ima
     }
     if (name_len < 1 || name_len > kMaxNameLength) {
       return absl::InvalidArgumentError(absl::StrCat(source, ": ", what, " has name length ",
-                                                     name_len, ", expected 1..",
-                                                     kMaxNameLength));
+                                                     name_len, ", expected 1..", kMaxNameLength));
     }
     GgmlTensorRecord t;
     t.type = static_cast<GgmlFileType>(type);
     if (GgmlFileTypeSize(t.type) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          source, ": ", what, " has ggml_type ", type, ", this parser reads f32 (0) and f16 (1)"));
+      return absl::InvalidArgumentError(absl::StrCat(source, ": ", what, " has ggml_type ", type,
+                                                     ", this parser reads f32 (0) and f16 (1)"));
     }
     uint64_t n = 1;
     for (int d = 0; d < n_dims; ++d) {
@@ -89,17 +87,20 @@ absl::StatusOr<GgmlModelFile> ParseGgmlModelFile(const std::vector<uint8_t>& ima
             absl::StrCat(source, ": ", what, " has ne[", d, "] = ", ne, ", expected >= 1"));
       }
       t.ne.push_back(ne);
-      n *= static_cast<uint64_t>(ne);  // n <= image.size() before, so this cannot overflow
-      if (n > image.size()) {  // no tensor can be larger than the file; avoids overflow too
-        return absl::DataLossError(absl::StrCat(source, ": ", what,
-                                                " claims more elements than the file has bytes"));
+      // No tensor can hold more elements than the file has bytes. Checking after each factor
+      // also keeps n <= image.size() * 2^31, so the product never overflows.
+      n *= static_cast<uint64_t>(ne);
+      if (n > image.size()) {
+        return absl::DataLossError(
+            absl::StrCat(source, ": ", what, " claims more elements than the file has bytes"));
       }
     }
     CONVERT_ASSIGN_OR_RETURN(const uint8_t* name, in.Bytes(name_len, what + " name"));
     t.name.assign(reinterpret_cast<const char*>(name), name_len);
     t.nbytes = n * GgmlFileTypeSize(t.type);
     t.data_offset = in.offset();
-    CONVERT_RETURN_IF_ERROR(in.Bytes(t.nbytes, absl::StrCat("tensor '", t.name, "' data")).status());
+    CONVERT_RETURN_IF_ERROR(
+        in.Bytes(t.nbytes, absl::StrCat("tensor '", t.name, "' data")).status());
     f.tensors.push_back(std::move(t));
   }
   return f;

@@ -48,8 +48,9 @@ MelFilters SmallMel() { return MelFilters{1, 2, {1.0f, -2.0f}}; }
 
 TEST(GgmlFileTest, HeaderBytesExactly) {
   absl::StatusOr<std::string> header =
-      SerializeGgmlHeader(SmallHparams(), SmallMel(), {"a", "", "\xFF" "b"});
+      SerializeGgmlHeader(SmallHparams(), SmallMel(), {"a", "", "\xFF\x62"});
   ASSERT_TRUE(header.ok()) << header.status();
+  // clang-format off
   const std::string expected = std::string(
       "lmgg"                                          // 0x67676d6c little-endian
       "\x01\0\0\0\x02\0\0\0\x03\0\0\0\x04\0\0\0"      // n_vocab .. n_audio_head
@@ -62,6 +63,7 @@ TEST(GgmlFileTest, HeaderBytesExactly) {
       "\x00\0\0\0"                                    // the empty token
       "\x02\0\0\0" "\xFF" "b",                        // raw bytes, no NUL
       4 + 44 + 8 + 8 + 4 + 5 + 4 + 6);
+  // clang-format on
   EXPECT_EQ(*header, expected);
 }
 
@@ -76,7 +78,7 @@ TEST(GgmlFileTest, TensorRecordHeaderBytesExactly) {
   absl::StatusOr<std::string> r =
       SerializeTensorRecordHeader("enc.w", GgmlFileType::kF16, {3, 80, 384});
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(*r, std::string("\x03\0\0\0\x05\0\0\0\x01\0\0\0"  // n_dims, name length, f16
+  EXPECT_EQ(*r, std::string("\x03\0\0\0\x05\0\0\0\x01\0\0\0"    // n_dims, name length, f16
                             "\x03\0\0\0\x50\0\0\0\x80\x01\0\0"  // ne 3, 80, 384
                             "enc.w",
                             12 + 12 + 5));

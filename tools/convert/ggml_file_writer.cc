@@ -38,29 +38,28 @@ const char* GgmlFileTypeName(GgmlFileType type) {
 }
 
 bool WhisperHparams::operator==(const WhisperHparams& o) const {
-  return n_vocab == o.n_vocab && n_audio_ctx == o.n_audio_ctx &&
-         n_audio_state == o.n_audio_state && n_audio_head == o.n_audio_head &&
-         n_audio_layer == o.n_audio_layer && n_text_ctx == o.n_text_ctx &&
-         n_text_state == o.n_text_state && n_text_head == o.n_text_head &&
-         n_text_layer == o.n_text_layer && n_mels == o.n_mels && ftype == o.ftype;
+  return n_vocab == o.n_vocab && n_audio_ctx == o.n_audio_ctx && n_audio_state == o.n_audio_state &&
+         n_audio_head == o.n_audio_head && n_audio_layer == o.n_audio_layer &&
+         n_text_ctx == o.n_text_ctx && n_text_state == o.n_text_state &&
+         n_text_head == o.n_text_head && n_text_layer == o.n_text_layer && n_mels == o.n_mels &&
+         ftype == o.ftype;
 }
 
 absl::StatusOr<std::string> SerializeGgmlHeader(const WhisperHparams& h, const MelFilters& mel,
                                                 const std::vector<std::string>& vocab) {
   if (mel.n_mel <= 0 || mel.n_fft <= 0 ||
       mel.data.size() != static_cast<size_t>(mel.n_mel) * static_cast<size_t>(mel.n_fft)) {
-    return absl::InvalidArgumentError(absl::StrCat("mel filters: ", mel.data.size(),
-                                                   " values for n_mel ", mel.n_mel, " x n_fft ",
-                                                   mel.n_fft));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "mel filters: ", mel.data.size(), " values for n_mel ", mel.n_mel, " x n_fft ", mel.n_fft));
   }
   if (vocab.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return absl::InvalidArgumentError(absl::StrCat("vocabulary of ", vocab.size(), " tokens"));
   }
   std::string out;
   AppendU32(out, kGgmlFileMagic);
-  for (int32_t v : {h.n_vocab, h.n_audio_ctx, h.n_audio_state, h.n_audio_head, h.n_audio_layer,
-                    h.n_text_ctx, h.n_text_state, h.n_text_head, h.n_text_layer, h.n_mels,
-                    h.ftype}) {
+  for (int32_t v :
+       {h.n_vocab, h.n_audio_ctx, h.n_audio_state, h.n_audio_head, h.n_audio_layer, h.n_text_ctx,
+        h.n_text_state, h.n_text_head, h.n_text_layer, h.n_mels, h.ftype}) {
     AppendI32(out, v);
   }
   AppendI32(out, mel.n_mel);
@@ -78,18 +77,16 @@ absl::StatusOr<std::string> SerializeTensorRecordHeader(absl::string_view name, 
                                                         const std::vector<int64_t>& ne) {
   if (name.empty() || name.size() > kMaxNameLength) {
     return absl::InvalidArgumentError(absl::StrCat("tensor name '", name, "' has length ",
-                                                   name.size(), ", expected 1..",
-                                                   kMaxNameLength));
+                                                   name.size(), ", expected 1..", kMaxNameLength));
   }
   if (ne.empty() || ne.size() > 4) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' has ", ne.size(),
-                                                   " dims, a ggml file allows 1..4"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", name, "' has ", ne.size(), " dims, a ggml file allows 1..4"));
   }
   for (int64_t n : ne) {
     if (n < 1 || n > std::numeric_limits<int32_t>::max()) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' has ne [",
-                                                     absl::StrJoin(ne, ", "),
-                                                     "]: each must be in 1..2^31-1"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", name, "' has ne [", absl::StrJoin(ne, ", "), "]: each must be in 1..2^31-1"));
     }
   }
   if (GgmlFileTypeSize(type) == 0) {
@@ -126,15 +123,15 @@ absl::Status GgmlModelWriter::AddTensor(absl::string_view name, GgmlFileType typ
   uint64_t n = 1;
   for (int64_t d : ne) {  // each d is in 1..2^31-1 (checked above); the product may overflow
     if (n > std::numeric_limits<uint64_t>::max() / tsize / static_cast<uint64_t>(d)) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' with ne [",
-                                                     absl::StrJoin(ne, ", "), "] is too large"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", name, "' with ne [", absl::StrJoin(ne, ", "), "] is too large"));
     }
     n *= static_cast<uint64_t>(d);
   }
   if (n * tsize != nbytes) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "tensor '", name, "': ", nbytes, " data bytes, but ne [", absl::StrJoin(ne, ", "),
-        "] of ", GgmlFileTypeName(type), " needs ", n * tsize));
+        "tensor '", name, "': ", nbytes, " data bytes, but ne [", absl::StrJoin(ne, ", "), "] of ",
+        GgmlFileTypeName(type), " needs ", n * tsize));
   }
   CONVERT_RETURN_IF_ERROR(file_.Write(record.data(), record.size()));
   CONVERT_RETURN_IF_ERROR(file_.Write(data, nbytes));

@@ -86,8 +86,8 @@ absl::StatusOr<std::string> Gpt2TokenToBytes(absl::string_view token) {
     const size_t at = i;
     uint32_t cp;
     if (!NextCodepoint(token, &i, &cp)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "token '", absl::CHexEscape(token), "' is not valid UTF-8 at byte ", at));
+      return absl::InvalidArgumentError(
+          absl::StrCat("token '", absl::CHexEscape(token), "' is not valid UTF-8 at byte ", at));
     }
     if (cp >= kAlphabetEnd || table[cp] < 0) {
       return absl::InvalidArgumentError(
@@ -138,15 +138,15 @@ absl::StatusOr<std::vector<std::string>> ParseVocabularyJson(absl::string_view t
     return absl::InvalidArgumentError(absl::StrCat(source, ": not valid JSON"));
   }
   if (!j.is_array()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": expected a JSON list of token strings, found a ", j.type_name()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": expected a JSON list of token strings, found a ", j.type_name()));
   }
   std::vector<std::string> tokens;
   tokens.reserve(j.size());
   for (size_t i = 0; i < j.size(); ++i) {
     if (!j[i].is_string()) {
-      return absl::InvalidArgumentError(absl::StrCat(source, ": element ", i, " is a ",
-                                                     j[i].type_name(), ", expected a string"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ": element ", i, " is a ", j[i].type_name(), ", expected a string"));
     }
     tokens.push_back(j[i].get_ref<const std::string&>());
   }
@@ -171,8 +171,8 @@ absl::StatusOr<std::vector<std::string>> ReadCt2Vocabulary(const std::string& mo
   const bool has_json = stat(json_path.c_str(), &st) == 0;
   const std::string& path = has_json ? json_path : txt_path;
   if (!has_json && stat(txt_path.c_str(), &st) != 0) {
-    return absl::NotFoundError(absl::StrCat("no vocabulary in ", model_dir, ": neither ",
-                                            json_path, " nor ", txt_path, " exists"));
+    return absl::NotFoundError(absl::StrCat("no vocabulary in ", model_dir, ": neither ", json_path,
+                                            " nor ", txt_path, " exists"));
   }
   CONVERT_ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, ReadFileBytes(path));
   const absl::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -180,11 +180,11 @@ absl::StatusOr<std::vector<std::string>> ReadCt2Vocabulary(const std::string& mo
   return ParseVocabularyTxt(text);
 }
 
-absl::StatusOr<std::vector<std::string>> GgmlVocabFromTokens(
-    const std::vector<std::string>& tokens, int n, InvalidUtf8Policy policy) {
+absl::StatusOr<std::vector<std::string>> GgmlVocabFromTokens(const std::vector<std::string>& tokens,
+                                                             int n, InvalidUtf8Policy policy) {
   if (n < 0 || tokens.size() < static_cast<size_t>(n)) {
-    return absl::InvalidArgumentError(absl::StrCat("the vocabulary has ", tokens.size(),
-                                                   " tokens, the ggml file stores ", n));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the vocabulary has ", tokens.size(), " tokens, the ggml file stores ", n));
   }
   std::vector<std::string> out;
   out.reserve(n);

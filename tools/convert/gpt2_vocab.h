@@ -66,8 +66,8 @@ absl::StatusOr<std::vector<std::string>> ReadCt2Vocabulary(const std::string& mo
 // The first `n` tokens as the file stores them: raw bytes via Gpt2TokenToBytes, then per
 // `policy`. Errors: InvalidArgument when there are fewer than `n` tokens, or from
 // Gpt2TokenToBytes (with the token id).
-absl::StatusOr<std::vector<std::string>> GgmlVocabFromTokens(
-    const std::vector<std::string>& tokens, int n, InvalidUtf8Policy policy);
+absl::StatusOr<std::vector<std::string>> GgmlVocabFromTokens(const std::vector<std::string>& tokens,
+                                                             int n, InvalidUtf8Policy policy);
 
 }  // namespace ggml_whisper::convert
 

@@ -89,8 +89,10 @@ TEST(Gpt2VocabTest, ReplaceInvalidUtf8MatchesPython) {
   EXPECT_EQ(ReplaceInvalidUtf8("\xE2\x28\xA1"), fffd + "(" + fffd);
   EXPECT_EQ(ReplaceInvalidUtf8("\xF0\x80\x80"), fffd + fffd + fffd);
   EXPECT_EQ(ReplaceInvalidUtf8("\xED\xA0\x80"), fffd + fffd + fffd);  // a surrogate
-  EXPECT_EQ(ReplaceInvalidUtf8("\xC0\xAF"), fffd + fffd);              // overlong '/'
-  EXPECT_EQ(ReplaceInvalidUtf8("a\xF4\x90\x80\x80" "b"), "a" + fffd + fffd + fffd + fffd + "b");
+  EXPECT_EQ(ReplaceInvalidUtf8("\xC0\xAF"), fffd + fffd);             // overlong '/'
+  EXPECT_EQ(ReplaceInvalidUtf8("a\xF4\x90\x80\x80"
+                               "b"),
+            "a" + fffd + fffd + fffd + fffd + "b");
   EXPECT_EQ(ReplaceInvalidUtf8("\xF0\x9F\x98"), fffd);
   EXPECT_EQ(ReplaceInvalidUtf8("\xFF"), fffd);
   EXPECT_EQ(ReplaceInvalidUtf8("\xE2\x82\xAC"), "\xE2\x82\xAC");
@@ -119,7 +121,7 @@ TEST(Gpt2VocabTest, ParseVocabularyJson) {
 }
 
 TEST(Gpt2VocabTest, GgmlVocabFromTokens) {
-  const std::vector<std::string> tokens = {"\xC4\xA0" "a", "\xC2\xA1", "<|endoftext|>", "<|x|>"};
+  const std::vector<std::string> tokens = {"\xC4\xA0\x61", "\xC2\xA1", "<|endoftext|>", "<|x|>"};
   absl::StatusOr<std::vector<std::string>> replaced =
       GgmlVocabFromTokens(tokens, 3, InvalidUtf8Policy::kReplace);
   ASSERT_TRUE(replaced.ok()) << replaced.status();

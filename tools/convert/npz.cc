@@ -58,8 +58,7 @@ absl::StatusOr<std::vector<CentralEntry>> ReadCentralDirectory(const std::vector
   CONVERT_RETURN_IF_ERROR(in.Seek(eocd + 10, "end of central directory"));
   CONVERT_ASSIGN_OR_RETURN(const uint16_t n_entries, in.Read<uint16_t>("zip entry count"));
   CONVERT_ASSIGN_OR_RETURN(const uint32_t cd_size, in.Read<uint32_t>("central directory size"));
-  CONVERT_ASSIGN_OR_RETURN(const uint32_t cd_offset,
-                           in.Read<uint32_t>("central directory offset"));
+  CONVERT_ASSIGN_OR_RETURN(const uint32_t cd_offset, in.Read<uint32_t>("central directory offset"));
   if (n_entries == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_offset == 0xFFFFFFFFu) {
     return absl::UnimplementedError(absl::StrCat(source, ": ZIP64 archives are not supported"));
   }
@@ -69,10 +68,9 @@ absl::StatusOr<std::vector<CentralEntry>> ReadCentralDirectory(const std::vector
     const size_t at = in.offset();
     CONVERT_ASSIGN_OR_RETURN(const uint32_t sig, in.Read<uint32_t>("central header signature"));
     if (sig != kCentralHeaderSig) {
-      return absl::DataLossError(absl::StrCat(source, ": central directory entry ", i,
-                                              " at offset ", at, " has signature 0x",
-                                              absl::Hex(sig), ", expected 0x",
-                                              absl::Hex(kCentralHeaderSig)));
+      return absl::DataLossError(absl::StrCat(
+          source, ": central directory entry ", i, " at offset ", at, " has signature 0x",
+          absl::Hex(sig), ", expected 0x", absl::Hex(kCentralHeaderSig)));
     }
     CentralEntry e;
     CONVERT_RETURN_IF_ERROR(in.Bytes(4, "central header versions").status());
@@ -95,8 +93,8 @@ absl::StatusOr<std::vector<CentralEntry>> ReadCentralDirectory(const std::vector
   return entries;
 }
 
-absl::StatusOr<std::vector<uint8_t>> Inflate(const uint8_t* src, size_t src_size,
-                                             size_t dst_size, const std::string& what) {
+absl::StatusOr<std::vector<uint8_t>> Inflate(const uint8_t* src, size_t src_size, size_t dst_size,
+                                             const std::string& what) {
   std::vector<uint8_t> out(dst_size);
   z_stream zs;
   memset(&zs, 0, sizeof(zs));
@@ -113,8 +111,8 @@ absl::StatusOr<std::vector<uint8_t>> Inflate(const uint8_t* src, size_t src_size
   inflateEnd(&zs);
   if (rc != Z_STREAM_END || produced != dst_size) {
     return absl::DataLossError(absl::StrCat(what, ": corrupt deflate data (zlib rc ", rc,
-                                            zmsg.empty() ? "" : ", ", zmsg, "; ", produced,
-                                            " of ", dst_size, " bytes produced)"));
+                                            zmsg.empty() ? "" : ", ", zmsg, "; ", produced, " of ",
+                                            dst_size, " bytes produced)"));
   }
   return out;
 }
@@ -195,8 +193,8 @@ absl::StatusOr<std::vector<uint8_t>> ReadZipMember(const std::vector<uint8_t>& z
   if (entry == nullptr) {
     std::vector<std::string> names;
     for (const CentralEntry& e : entries) names.push_back(e.name);
-    return absl::NotFoundError(absl::StrCat(source, ": no member '", name, "' (members: ",
-                                            absl::StrJoin(names, ", "), ")"));
+    return absl::NotFoundError(absl::StrCat(source, ": no member '", name,
+                                            "' (members: ", absl::StrJoin(names, ", "), ")"));
   }
   const std::string what = absl::StrCat(source, ":", name);
   if (entry->flags & 1) {
@@ -231,8 +229,8 @@ absl::StatusOr<std::vector<uint8_t>> ReadZipMember(const std::vector<uint8_t>& z
     }
     out.assign(data, data + entry->compressed_size);
   } else if (entry->method == 8) {
-    CONVERT_ASSIGN_OR_RETURN(
-        out, Inflate(data, entry->compressed_size, entry->uncompressed_size, what));
+    CONVERT_ASSIGN_OR_RETURN(out,
+                             Inflate(data, entry->compressed_size, entry->uncompressed_size, what));
   } else {
     return absl::UnimplementedError(absl::StrCat(what, ": compression method ", entry->method,
                                                  ", only 0 (stored) and 8 (deflate) are read"));
@@ -246,8 +244,7 @@ absl::StatusOr<std::vector<uint8_t>> ReadZipMember(const std::vector<uint8_t>& z
   return out;
 }
 
-absl::StatusOr<NpyArrayF32> ParseNpyF32(const std::vector<uint8_t>& npy,
-                                        absl::string_view source) {
+absl::StatusOr<NpyArrayF32> ParseNpyF32(const std::vector<uint8_t>& npy, absl::string_view source) {
   ByteCursor in(npy.data(), npy.size(), source);
   CONVERT_ASSIGN_OR_RETURN(const uint8_t* magic, in.Bytes(6, ".npy magic"));
   if (memcmp(magic, "\x93NUMPY", 6) != 0) {
@@ -267,8 +264,7 @@ absl::StatusOr<NpyArrayF32> ParseNpyF32(const std::vector<uint8_t>& npy,
   CONVERT_ASSIGN_OR_RETURN(const uint8_t* header, in.Bytes(header_len, ".npy header"));
   CONVERT_ASSIGN_OR_RETURN(
       const NpyHeader h,
-      ParseNpyHeader(absl::string_view(reinterpret_cast<const char*>(header), header_len),
-                     source));
+      ParseNpyHeader(absl::string_view(reinterpret_cast<const char*>(header), header_len), source));
   if (h.descr != "<f4") {
     return absl::InvalidArgumentError(absl::StrCat(source, ": .npy descr '", h.descr,
                                                    "', expected '<f4' (little-endian float32)"));
@@ -285,8 +281,8 @@ absl::StatusOr<NpyArrayF32> ParseNpyF32(const std::vector<uint8_t>& npy,
     n *= static_cast<uint64_t>(d);
   }
   if (in.remaining() != n * 4) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": .npy data has ", in.remaining(),
-                                                   " bytes, shape needs ", n * 4));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": .npy data has ", in.remaining(), " bytes, shape needs ", n * 4));
   }
   NpyArrayF32 a;
   a.shape = h.shape;

@@ -47,24 +47,22 @@ TEST(NpzTest, NpyErrors) {
   std::vector<uint8_t> bad_magic = Npy(kDict23, kValues23);
   bad_magic[1] = 'X';
   EXPECT_THAT(Msg(ParseNpyF32(bad_magic, "a.npy")), HasSubstr("not a .npy file"));
-  EXPECT_THAT(Msg(ParseNpyF32(Npy(kDict23, kValues23, 7), "a.npy")),
-              HasSubstr(".npy version 7.0"));
+  EXPECT_THAT(Msg(ParseNpyF32(Npy(kDict23, kValues23, 7), "a.npy")), HasSubstr(".npy version 7.0"));
+  EXPECT_THAT(Msg(ParseNpyF32(Npy("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
+                                  {1, 2, 3, 4, 5, 6}),
+                              "a.npy")),
+              HasSubstr("a.npy: .npy descr '<f8', expected '<f4'"));
   EXPECT_THAT(
-      Msg(ParseNpyF32(Npy("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
-                          {1, 2, 3, 4, 5, 6}),
-                      "a.npy")),
-      HasSubstr("a.npy: .npy descr '<f8', expected '<f4'"));
-  EXPECT_THAT(
-      Msg(ParseNpyF32(
-          Npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", kValues23), "a")),
+      Msg(ParseNpyF32(Npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", kValues23),
+                      "a")),
       HasSubstr("fortran_order, expected C order"));
   EXPECT_THAT(
-      Msg(ParseNpyF32(
-          Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }", kValues23), "a")),
+      Msg(ParseNpyF32(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }", kValues23),
+                      "a")),
       HasSubstr(".npy data has 24 bytes, shape needs 32"));
   EXPECT_THAT(
-      Msg(ParseNpyF32(
-          Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", kValues23), "a")),
+      Msg(ParseNpyF32(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", kValues23),
+                      "a")),
       HasSubstr("bad dimension 'x'"));
   EXPECT_THAT(Msg(ParseNpyF32(Npy("{'descr': '<f4', 'shape': (6,), }", kValues23), "a")),
               HasSubstr("no readable 'fortran_order' entry"));
@@ -73,8 +71,8 @@ TEST(NpzTest, NpyErrors) {
 TEST(NpzTest, ReadsStoredAndDeflatedMembers) {
   const std::vector<uint8_t> npy = Npy(kDict23, kValues23);
   // A local extra field as NumPy writes it (a ZIP64 record), which the reader must skip.
-  const std::vector<uint8_t> zip64_extra = {1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                            0, 0, 0,  0, 0, 0, 0, 0};
+  const std::vector<uint8_t> zip64_extra = {1, 0, 16, 0, 0, 0, 0, 0, 0, 0,
+                                            0, 0, 0,  0, 0, 0, 0, 0, 0, 0};
   const std::vector<uint8_t> zip = ZipBuilder()
                                        .Add("stored.npy", npy, false)
                                        .Add("deflated.npy", npy, true, zip64_extra)
@@ -94,8 +92,7 @@ TEST(NpzTest, DetectsCorruption) {
   const std::vector<uint8_t> npy = Npy(kDict23, kValues23);
   std::vector<uint8_t> zip = ZipBuilder().Add("m.npy", npy, false).Build();
   zip[30 + 5 + 100] ^= 1;  // a byte of the stored payload (local header 30 B + name)
-  EXPECT_THAT(Msg(ReadZipMember(zip, "m.npy", "a.npz")),
-              HasSubstr("a.npz:m.npy: CRC-32 0x"));
+  EXPECT_THAT(Msg(ReadZipMember(zip, "m.npy", "a.npz")), HasSubstr("a.npz:m.npy: CRC-32 0x"));
 
   std::vector<uint8_t> deflated = ZipBuilder().Add("m.npy", npy, true).Build();
   deflated[30 + 5] ^= 0xFF;  // the first byte of the deflate stream
@@ -103,8 +100,7 @@ TEST(NpzTest, DetectsCorruption) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
 
-  EXPECT_THAT(Msg(ReadZipMember({1, 2, 3}, "m.npy", "junk")),
-              HasSubstr("junk: not a zip archive"));
+  EXPECT_THAT(Msg(ReadZipMember({1, 2, 3}, "m.npy", "junk")), HasSubstr("junk: not a zip archive"));
 }
 
 TEST(NpzTest, EveryTruncationIsAnError) {

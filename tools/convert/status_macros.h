@@ -8,9 +8,9 @@
 #include "absl/status/statusor.h"
 
 // Returns the status of `expr` (an absl::Status) from the enclosing function unless it is OK.
-#define CONVERT_RETURN_IF_ERROR(expr)                 \
-  do {                                                \
-    const ::absl::Status convert_status_ = (expr);    \
+#define CONVERT_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    const ::absl::Status convert_status_ = (expr);     \
     if (!convert_status_.ok()) return convert_status_; \
   } while (0)
 

@@ -53,7 +53,8 @@ std::map<std::string, std::pair<std::vector<int64_t>, GgmlFileType>> ExpectedTen
   t["decoder.ln.weight"] = {{s}, F32};
   t["decoder.ln.bias"] = {{s}, F32};
   const auto attention = [&](const std::string& p) {
-    for (const char* m : {"query", "key", "value", "out"}) t[p + "." + m + ".weight"] = {{s, s}, F16};
+    for (const char* m : {"query", "key", "value", "out"})
+      t[p + "." + m + ".weight"] = {{s, s}, F16};
     for (const char* m : {"query", "value", "out"}) t[p + "." + m + ".bias"] = {{s}, F32};
   };
   const auto ln = [&](const std::string& p) {

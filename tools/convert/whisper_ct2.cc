@@ -91,8 +91,8 @@ class Planner {
   std::vector<GgmlTensorPlan> Take() { return std::move(plans_); }
 
  private:
-  void Add(const std::string& name, const std::vector<int64_t>& torch_shape,
-           const Ct2Variable* v, int64_t row_begin, int64_t row_count) {
+  void Add(const std::string& name, const std::vector<int64_t>& torch_shape, const Ct2Variable* v,
+           int64_t row_begin, int64_t row_count) {
     plans_.push_back(GgmlTensorPlan{name, GgmlTypeFor(name, torch_shape.size(), weight_type_),
                                     Reversed(torch_shape), v, row_begin, row_count});
   }
@@ -135,8 +135,8 @@ absl::StatusOr<int32_t> Heads(const Ct2Model& model, absl::string_view name, int
 
 absl::StatusOr<WhisperHparams> WhisperHparamsFromCt2(const Ct2Model& model, int32_t ftype) {
   if (model.spec_name() != "WhisperSpec") {
-    return absl::InvalidArgumentError(absl::StrCat(model.source(), ": spec '", model.spec_name(),
-                                                   "', expected 'WhisperSpec'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(model.source(), ": spec '", model.spec_name(), "', expected 'WhisperSpec'"));
   }
   WhisperHparams h;
   h.ftype = ftype;
@@ -195,8 +195,8 @@ absl::StatusOr<std::vector<GgmlTensorPlan>> PlanWhisperTensors(const Ct2Model& m
 
   CONVERT_RETURN_IF_ERROR(p.Whole("decoder.positional_embedding",
                                   "decoder/position_encodings/encodings", {h.n_text_ctx, dt}));
-  CONVERT_RETURN_IF_ERROR(p.Whole("decoder.token_embedding.weight", "decoder/embeddings/weight",
-                                  {h.n_vocab, dt}));
+  CONVERT_RETURN_IF_ERROR(
+      p.Whole("decoder.token_embedding.weight", "decoder/embeddings/weight", {h.n_vocab, dt}));
   for (int i = 0; i < h.n_text_layer; ++i) {
     const std::string block = absl::StrCat("decoder.blocks.", i);
     const std::string ct2 = absl::StrCat("decoder/layer_", i);
@@ -217,9 +217,10 @@ absl::StatusOr<std::vector<GgmlTensorPlan>> PlanWhisperTensors(const Ct2Model& m
       (proj->dtype != emb->dtype || proj->nbytes != emb->nbytes ||
        memcmp(proj->data, emb->data, emb->nbytes) != 0)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(model.source(), ": decoder/projection/weight differs from "
-                                     "decoder/embeddings/weight; whisper.cpp's format needs the "
-                                     "output projection tied to the token embedding"));
+        absl::StrCat(model.source(),
+                     ": decoder/projection/weight differs from "
+                     "decoder/embeddings/weight; whisper.cpp's format needs the "
+                     "output projection tied to the token embedding"));
   }
   return p.Take();
 }
@@ -275,8 +276,8 @@ absl::StatusOr<MelFilters> MelFiltersFromNpz(const std::string& npz_path, int32_
   CONVERT_ASSIGN_OR_RETURN(NpyArrayF32 a, ReadNpzF32(npz_path, key));
   if (a.shape.size() != 2 || a.shape[0] != n_mels || a.shape[1] < 1 || a.shape[1] > INT32_MAX) {
     return absl::InvalidArgumentError(absl::StrCat(npz_path, ":", key, " has shape ",
-                                                   ShapeToString(a.shape), ", expected [",
-                                                   n_mels, ", n_fft]"));
+                                                   ShapeToString(a.shape), ", expected [", n_mels,
+                                                   ", n_fft]"));
   }
   MelFilters mel;
   mel.n_mel = n_mels;

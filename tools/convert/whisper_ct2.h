@@ -42,10 +42,10 @@ absl::StatusOr<WhisperHparams> WhisperHparamsFromCt2(const Ct2Model& model, int3
 // One ggml tensor and where its data comes from: `row_count` rows of `src` starting at
 // `row_begin` (a row = all elements after the first dimension; every element for 1-D sources).
 struct GgmlTensorPlan {
-  std::string name;          // whisper.cpp's name, e.g. "encoder.blocks.0.attn.key.weight"
-  GgmlFileType type;         // F16 or F32, see GgmlTypeFor
-  std::vector<int64_t> ne;   // ggml order (PyTorch shape reversed)
-  const Ct2Variable* src;    // owned by the Ct2Model
+  std::string name;         // whisper.cpp's name, e.g. "encoder.blocks.0.attn.key.weight"
+  GgmlFileType type;        // F16 or F32, see GgmlTypeFor
+  std::vector<int64_t> ne;  // ggml order (PyTorch shape reversed)
+  const Ct2Variable* src;   // owned by the Ct2Model
   int64_t row_begin = 0;
   int64_t row_count = 0;
 };

@@ -202,12 +202,11 @@ TEST_F(WhisperCt2Test, DataComesFromTheRightRows) {
   ExpectF16("encoder.conv1.weight", tiny_.FirstIndex("encoder/conv1/weight"), d * 3 * 3);
   ExpectF32("encoder.positional_embedding",
             tiny_.FirstIndex("encoder/position_encodings/encodings"), 5 * d);
-  ExpectF16("decoder.token_embedding.weight", tiny_.FirstIndex("decoder/embeddings/weight"),
-            7 * d);
+  ExpectF16("decoder.token_embedding.weight", tiny_.FirstIndex("decoder/embeddings/weight"), 7 * d);
   ExpectF32("decoder.blocks.0.cross_attn_ln.weight",
             tiny_.FirstIndex("decoder/layer_0/attention/layer_norm/gamma"), d);
-  ExpectF32("decoder.blocks.0.mlp_ln.bias",
-            tiny_.FirstIndex("decoder/layer_0/ffn/layer_norm/beta"), d);
+  ExpectF32("decoder.blocks.0.mlp_ln.bias", tiny_.FirstIndex("decoder/layer_0/ffn/layer_norm/beta"),
+            d);
   ExpectF16("decoder.blocks.0.mlp.2.weight",
             tiny_.FirstIndex("decoder/layer_0/ffn/linear_1/weight"), d * 4 * d);
   ExpectF32("encoder.ln_post.weight", tiny_.FirstIndex("encoder/layer_norm/gamma"), d);
@@ -217,13 +216,12 @@ TEST_F(WhisperCt2Test, DataComesFromTheRightRows) {
 TEST_F(WhisperCt2Test, AllF32Mode) {
   PlanAll(GgmlFileType::kF32);
   for (const GgmlTensorPlan& p : plans_) EXPECT_EQ(p.type, GgmlFileType::kF32) << p.name;
-  ExpectF32("decoder.token_embedding.weight", tiny_.FirstIndex("decoder/embeddings/weight"),
-            7 * 4);
+  ExpectF32("decoder.token_embedding.weight", tiny_.FirstIndex("decoder/embeddings/weight"), 7 * 4);
 }
 
 TEST_F(WhisperCt2Test, MissingOrMisshapenVariables) {
-  absl::StatusOr<Ct2Model> m = Ct2Model::Parse(
-      tiny_.Build("decoder/layer_1/attention/linear_1/bias"), "tiny/model.bin");
+  absl::StatusOr<Ct2Model> m =
+      Ct2Model::Parse(tiny_.Build("decoder/layer_1/attention/linear_1/bias"), "tiny/model.bin");
   ASSERT_TRUE(m.ok());
   const WhisperHparams h = *WhisperHparamsFromCt2(*m, 1);
   EXPECT_THAT(Msg(PlanWhisperTensors(*m, h, GgmlFileType::kF16)),
@@ -231,8 +229,9 @@ TEST_F(WhisperCt2Test, MissingOrMisshapenVariables) {
 
   WhisperHparams wrong = h;
   wrong.n_mels = 80;
-  EXPECT_THAT(Msg(PlanWhisperTensors(*model_, wrong, GgmlFileType::kF16)),
-              HasSubstr("variable 'encoder/conv1/weight' has shape [4, 3, 3], expected [4, 80, 3]"));
+  EXPECT_THAT(
+      Msg(PlanWhisperTensors(*model_, wrong, GgmlFileType::kF16)),
+      HasSubstr("variable 'encoder/conv1/weight' has shape [4, 3, 3], expected [4, 80, 3]"));
 
   absl::StatusOr<Ct2Model> no_heads =
       Ct2Model::Parse(tiny_.Build("encoder/position_encodings/encodings"), "t.bin");

@@ -121,7 +121,7 @@ class ZipBuilder {
 
 // A .npy 1.0 image: magic, version, header padded with spaces to a multiple of 64 bytes, data.
 inline std::vector<uint8_t> Npy(const std::string& dict, const std::vector<float>& values,
-                         int major = 1) {
+                                int major = 1) {
   std::vector<uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<uint8_t>(major), 0};
   const size_t prefix = out.size() + (major == 1 ? 2 : 4);
   std::string header = dict;
