@@ -1,0 +1,306 @@
+#include "whisper/state.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "kernels/graph_compute.h"
+#include "kernels/ref_ops.h"
+
+namespace whisper {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+absl::Status GgmlError(const std::string& what) {
+  return absl::InternalError(absl::StrCat(what, ": ", ggml_last_error()));
+}
+
+// A no_alloc metadata context for graphs of `graph_size`: each node and each leaf created for
+// the graph is one tensor object, plus the graph itself.
+ggml_context* NewMetaContext(int graph_size) {
+  const size_t bytes = 2 * static_cast<size_t>(graph_size) * ggml_tensor_overhead() +
+                       ggml_graph_overhead_custom(graph_size) + 1024;
+  const ggml_init_params params = {GGML_PAD(bytes, GGML_MEM_ALIGN), nullptr, true};
+  return ggml_init(params);
+}
+
+}  // namespace
+
+WhisperState::WhisperState(const WhisperModel& model, int n_threads, Executor executor)
+    : model_(model), n_threads_(n_threads), executor_(executor) {}
+
+WhisperState::~WhisperState() {
+  ggml_gallocr_free(enc_alloc_);
+  ggml_gallocr_free(cross_alloc_);
+  ggml_gallocr_free(dec_alloc_);
+  ggml_free(enc_ctx_);
+  ggml_free(cross_ctx_);
+  ggml_free(dec_ctx_);
+  ggml_backend_buffer_free(kv_buffer_);
+  ggml_free(kv_ctx_);
+  ggml_threadpool_free(threadpool_);
+}
+
+absl::StatusOr<std::unique_ptr<WhisperState>> WhisperState::Create(const WhisperModel& model,
+                                                                   int n_decoders, int n_threads,
+                                                                   Executor executor) {
+  if (n_decoders < 1 || n_decoders > kMaxDecoders) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "WhisperState: n_decoders %d is not in [1, %d]", n_decoders, kMaxDecoders));
+  }
+  if (n_threads < 1 || n_threads > GGML_THREADPOOL_MAX_THREADS) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "WhisperState: n_threads %d is not in [1, %d]", n_threads, GGML_THREADPOOL_MAX_THREADS));
+  }
+  std::unique_ptr<WhisperState> state(new WhisperState(model, n_threads, executor));
+  absl::Status s = state->Init(n_decoders);
+  if (!s.ok()) return s;
+  return state;
+}
+
+absl::Status WhisperState::Init(int n_decoders) {
+  const WhisperHparams& h = model_.hparams();
+  const int64_t S = h.n_text_state;
+
+  // The state buffer: encoder output, cross K/V, self K/V per decoder.
+  const ggml_init_params kv_params = {(3 + 2 * static_cast<size_t>(n_decoders)) *
+                                          ggml_tensor_overhead(),
+                                      nullptr, true};
+  kv_ctx_ = ggml_init(kv_params);
+  if (kv_ctx_ == nullptr) return GgmlError("WhisperState: state context");
+  embd_ = ggml_new_tensor_2d(kv_ctx_, GGML_TYPE_F32, h.n_audio_state, h.n_audio_ctx);
+  ggml_set_name(embd_, "embd_enc");
+  const int64_t cross_n = static_cast<int64_t>(h.n_text_layer) * h.n_audio_ctx * S;
+  const int64_t self_n = static_cast<int64_t>(h.n_text_layer) * h.n_text_ctx * S;
+  cross_kv_.k = ggml_new_tensor_1d(kv_ctx_, GGML_TYPE_F16, cross_n);
+  cross_kv_.v = ggml_new_tensor_1d(kv_ctx_, GGML_TYPE_F16, cross_n);
+  ggml_set_name(cross_kv_.k, "cross_k");
+  ggml_set_name(cross_kv_.v, "cross_v");
+  self_kv_.resize(n_decoders);
+  for (int i = 0; i < n_decoders; ++i) {
+    self_kv_[i].k = ggml_new_tensor_1d(kv_ctx_, GGML_TYPE_F16, self_n);
+    self_kv_[i].v = ggml_new_tensor_1d(kv_ctx_, GGML_TYPE_F16, self_n);
+    if (self_kv_[i].k == nullptr || self_kv_[i].v == nullptr) break;
+    ggml_format_name(self_kv_[i].k, "self_k_%d", i);
+    ggml_format_name(self_kv_[i].v, "self_v_%d", i);
+  }
+  if (embd_ == nullptr || cross_kv_.v == nullptr || self_kv_.back().v == nullptr) {
+    return GgmlError("WhisperState: state tensors");
+  }
+  kv_buffer_ = ggml_backend_alloc_ctx_tensors(kv_ctx_);
+  if (kv_buffer_ == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("WhisperState: state buffer: ", ggml_last_error()));
+  }
+  ggml_backend_buffer_clear(kv_buffer_, 0);
+
+  enc_ctx_ = NewMetaContext(EncoderGraphSize(h));
+  cross_ctx_ = NewMetaContext(CrossGraphSize(h));
+  dec_ctx_ = NewMetaContext(DecoderGraphSize(h));
+  if (enc_ctx_ == nullptr || cross_ctx_ == nullptr || dec_ctx_ == nullptr) {
+    return GgmlError("WhisperState: graph metadata contexts");
+  }
+  enc_alloc_ = ggml_gallocr_new();
+  cross_alloc_ = ggml_gallocr_new();
+  dec_alloc_ = ggml_gallocr_new();
+  if (enc_alloc_ == nullptr || cross_alloc_ == nullptr || dec_alloc_ == nullptr) {
+    return GgmlError("WhisperState: graph allocators");
+  }
+  if (executor_ == Executor::kCpu && n_threads_ > 1) {
+    threadpool_ = ggml_threadpool_new(n_threads_);
+    if (threadpool_ == nullptr) return GgmlError("WhisperState: thread pool");
+  }
+
+  size_t work_size = 0;
+  auto plan_size = [&](ggml_cgraph* graph) {
+    if (executor_ == Executor::kCpu) {
+      work_size = std::max(work_size, ggml_graph_plan(graph, n_threads_, threadpool_).work_size);
+    }
+  };
+  // Encoder and cross graphs at the full window: reserved, placed and kept.
+  absl::Status s = BuildWindowGraphs(h.n_audio_ctx);
+  if (!s.ok()) return s;
+  plan_size(enc_graph_.graph);
+  plan_size(cross_graph_);
+
+  // Decoder worst cases: every position in one step (the largest activations), and one token
+  // attending to a full cache. Reserve with the first, plan both.
+  for (int n_tokens : {h.n_text_ctx, 1}) {
+    ggml_reset(dec_ctx_);
+    absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(dec_ctx_, model_, self_kv_[0], cross_kv_,
+                                                       h.n_audio_ctx, n_tokens,
+                                                       h.n_text_ctx - n_tokens);
+    if (!g.ok()) return g.status();
+    if (n_tokens == h.n_text_ctx && !ggml_gallocr_reserve(dec_alloc_, g->graph)) {
+      return GgmlError("WhisperState: reserving the decoder graph");
+    }
+    if (!ggml_gallocr_alloc_graph(dec_alloc_, g->graph)) {
+      return GgmlError("WhisperState: placing the decoder graph");
+    }
+    plan_size(g->graph);
+  }
+  ggml_reset(dec_ctx_);
+  work_.resize(work_size);
+  logits_.assign(n_decoders, std::vector<float>(h.n_vocab, 0.0f));
+  return absl::OkStatus();
+}
+
+absl::Status WhisperState::BuildWindowGraphs(int n_ctx) {
+  graphs_n_ctx_ = 0;
+  ggml_reset(enc_ctx_);
+  ggml_reset(cross_ctx_);
+  absl::StatusOr<EncoderGraph> enc = BuildEncoderGraph(enc_ctx_, model_, n_ctx, embd_);
+  if (!enc.ok()) return enc.status();
+  absl::StatusOr<ggml_cgraph*> cross =
+      BuildCrossGraph(cross_ctx_, model_, n_ctx, embd_, cross_kv_.k, cross_kv_.v);
+  if (!cross.ok()) return cross.status();
+  // The first build (the full window) sizes the buffers; smaller windows fit in them.
+  if (ggml_gallocr_get_buffer_size(enc_alloc_, 0) == 0 &&
+      (!ggml_gallocr_reserve(enc_alloc_, enc->graph) ||
+       !ggml_gallocr_reserve(cross_alloc_, *cross))) {
+    return GgmlError("WhisperState: reserving the encoder graphs");
+  }
+  if (!ggml_gallocr_alloc_graph(enc_alloc_, enc->graph) ||
+      !ggml_gallocr_alloc_graph(cross_alloc_, *cross)) {
+    return GgmlError("WhisperState: placing the encoder graphs");
+  }
+  enc_graph_ = *enc;
+  cross_graph_ = *cross;
+  graphs_n_ctx_ = n_ctx;
+  return absl::OkStatus();
+}
+
+absl::Status WhisperState::Compute(ggml_cgraph* graph, const char* what) {
+  if (executor_ == Executor::kReference) {
+    if (!ggml_ref_graph_compute(graph)) return GgmlError(what);
+    return absl::OkStatus();
+  }
+  ggml_cplan plan = ggml_graph_plan(graph, n_threads_, threadpool_);
+  if (plan.work_size > work_.size()) work_.resize(plan.work_size);  // not within reserved shapes
+  plan.work_data = work_.empty() ? nullptr : work_.data();
+  if (ggml_graph_compute(graph, &plan) != GGML_STATUS_SUCCESS) return GgmlError(what);
+  return absl::OkStatus();
+}
+
+absl::Status WhisperState::Encode(const float* mel, int n_frames_total, int seek, int audio_ctx) {
+  const Clock::time_point t0 = Clock::now();
+  const WhisperHparams& h = model_.hparams();
+  if (mel == nullptr || n_frames_total < 0 || seek < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "Encode: mel %s, n_frames_total %d, seek %d (need a mel, n_frames_total >= 0, "
+        "seek >= 0)",
+        mel == nullptr ? "null" : "set", n_frames_total, seek));
+  }
+  if (audio_ctx < 0 || audio_ctx > h.n_audio_ctx) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "Encode: audio_ctx %d is not in [0, n_audio_ctx = %d]", audio_ctx, h.n_audio_ctx));
+  }
+  const int n_ctx = audio_ctx == 0 ? h.n_audio_ctx : audio_ctx;
+  encoded_n_ctx_ = 0;
+  if (graphs_n_ctx_ != n_ctx) {
+    absl::Status s = BuildWindowGraphs(n_ctx);
+    if (!s.ok()) return s;
+  }
+
+  // The window: frames [seek, seek + 2 n_ctx) of each band, zero past the end of the mel.
+  ggml_tensor* in = enc_graph_.mel;
+  const int64_t n_win = in->ne[0];
+  const int64_t n_copy = std::max<int64_t>(0, std::min<int64_t>(n_win, n_frames_total - int64_t{seek}));
+  for (int m = 0; m < h.n_mels; ++m) {
+    float* dst = reinterpret_cast<float*>(static_cast<char*>(in->data) + m * in->nb[1]);
+    if (n_copy > 0) memcpy(dst, mel + int64_t{m} * n_frames_total + seek, n_copy * sizeof(float));
+    std::fill(dst + n_copy, dst + n_win, 0.0f);
+  }
+  absl::Status s = Compute(enc_graph_.graph, "Encode: encoder graph");
+  if (s.ok()) s = Compute(cross_graph_, "Encode: cross K/V graph");
+  if (!s.ok()) return s;
+  encoded_n_ctx_ = n_ctx;
+  timings_.encode_ms += MsSince(t0);
+  timings_.n_encode++;
+  return absl::OkStatus();
+}
+
+absl::Status WhisperState::Decode(int decoder, const int32_t* tokens, int n_tokens, int n_past) {
+  const Clock::time_point t0 = Clock::now();
+  const WhisperHparams& h = model_.hparams();
+  if (encoded_n_ctx_ == 0) {
+    return absl::FailedPreconditionError("Decode: no window encoded yet (call Encode first)");
+  }
+  if (decoder < 0 || decoder >= n_decoders()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "Decode: decoder %d is not in [0, n_decoders = %d]", decoder, n_decoders()));
+  }
+  if (tokens == nullptr) return absl::InvalidArgumentError("Decode: tokens is null");
+  for (int i = 0; i < n_tokens; ++i) {
+    if (tokens[i] < 0 || tokens[i] >= h.n_vocab) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "Decode: tokens[%d] = %d is not in [0, n_vocab = %d]", i, tokens[i], h.n_vocab));
+    }
+  }
+  ggml_reset(dec_ctx_);
+  absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(dec_ctx_, model_, self_kv_[decoder],
+                                                     cross_kv_, encoded_n_ctx_, n_tokens, n_past);
+  if (!g.ok()) return g.status();
+  if (!ggml_gallocr_alloc_graph(dec_alloc_, g->graph)) {
+    return GgmlError("Decode: placing the decoder graph");
+  }
+  memcpy(g->tokens->data, tokens, sizeof(int32_t) * n_tokens);
+  absl::Status s = Compute(g->graph, "Decode: decoder graph");
+  if (!s.ok()) return s;
+  memcpy(logits_[decoder].data(), g->logits->data, sizeof(float) * h.n_vocab);
+  timings_.decode_ms += MsSince(t0);
+  timings_.n_decode++;
+  timings_.n_decode_tokens += n_tokens;
+  return absl::OkStatus();
+}
+
+const float* WhisperState::logits(int decoder) const {
+  if (decoder < 0 || decoder >= n_decoders()) return nullptr;
+  return logits_[decoder].data();
+}
+
+void WhisperState::CopyKv(int src, int dst, int n_tokens) {
+  if (src < 0 || src >= n_decoders() || dst < 0 || dst >= n_decoders() || src == dst) return;
+  const WhisperHparams& h = model_.hparams();
+  const int64_t S = h.n_text_state;
+  const int64_t n_ctx = h.n_text_ctx;
+  const int64_t n = std::max(0, std::min(n_tokens, h.n_text_ctx));
+  const size_t es = sizeof(ggml_fp16_t);
+  const char* sk = static_cast<const char*>(self_kv_[src].k->data);
+  const char* sv = static_cast<const char*>(self_kv_[src].v->data);
+  char* dk = static_cast<char*>(self_kv_[dst].k->data);
+  char* dv = static_cast<char*>(self_kv_[dst].v->data);
+  for (int il = 0; il < h.n_text_layer; ++il) {
+    const size_t layer = es * n_ctx * S * il;
+    memcpy(dk + layer, sk + layer, es * S * n);  // K: positions are rows of S
+    for (int64_t c = 0; c < S; ++c) {           // V: channels are rows of n_text_ctx
+      memcpy(dv + layer + es * n_ctx * c, sv + layer + es * n_ctx * c, es * n);
+    }
+  }
+  logits_[dst] = logits_[src];  // same size: no allocation
+}
+
+size_t WhisperState::compute_buffer_size(Graph which) const {
+  switch (which) {
+    case Graph::kEncoder:
+      return ggml_gallocr_get_buffer_size(enc_alloc_, 0);
+    case Graph::kCross:
+      return ggml_gallocr_get_buffer_size(cross_alloc_, 0);
+    case Graph::kDecoder:
+      return ggml_gallocr_get_buffer_size(dec_alloc_, 0);
+  }
+  return 0;
+}
+
+size_t WhisperState::kv_buffer_size() const {
+  return kv_buffer_ == nullptr ? 0 : ggml_backend_buffer_get_size(kv_buffer_);
+}
+
+}  // namespace whisper

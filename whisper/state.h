@@ -1,0 +1,158 @@
+// The inference state of one transcription stream: the encoder output and cross K/V of the
+// current window, one self-attention KV cache per decoder, the three compute graphs with their
+// graph allocators, the executor's thread pool and work buffer, and the logits.
+//
+// Memory (architecture.md "Memory promise"): Create() sizes everything from the hparams:
+//   - one state buffer (alloc/buffer.h) for the encoder output (F32 [S, n_audio_ctx]), the cross
+//     K/V (F16, 2 x n_text_layer x n_audio_ctx x S) and n_decoders self KV caches (F16,
+//     2 x n_text_layer x n_text_ctx x S each);
+//   - three graph allocators (alloc/gallocr.h), each reserved once for its worst case: the encoder
+//     and cross graphs at n_ctx = n_audio_ctx, the decoder step at n_tokens = n_text_ctx,
+//     n_past = 0 (every smaller step fits);
+//   - three metadata contexts sized from EncoderGraphSize / CrossGraphSize / DecoderGraphSize,
+//     reset and reused for every build;
+//   - the executor's work buffer, sized from the worst-case plans.
+// The encoder and cross graphs are built and placed once per audio_ctx and recomputed for each
+// window. A decoder step is rebuilt (its views depend on n_past) in the reused metadata context
+// and placed by its reserved allocator. After Create, Encode and Decode allocate no heap memory
+// (tested with //testing:alloc_counter).
+//
+// Not thread-safe: one call at a time.
+#ifndef GGML_WHISPER_WHISPER_STATE_H_
+#define GGML_WHISPER_WHISPER_STATE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "alloc/buffer.h"
+#include "alloc/gallocr.h"
+#include "ggml/ggml.h"
+#include "kernels/threadpool.h"
+#include "whisper/decoder.h"
+#include "whisper/encoder.h"
+#include "whisper/model.h"
+
+namespace whisper {
+
+// The three compute graphs, for compute_buffer_size().
+enum class Graph { kEncoder, kCross, kDecoder };
+
+// How graphs are computed: the multithreaded SIMD executor (kernels/graph_compute.h), or the
+// scalar oracle (kernels/ref_ops.h; single-threaded, slow, for tests).
+enum class Executor { kCpu, kReference };
+
+// Wall time (steady clock) spent in Encode (encoder + cross graphs, mel copy included) and in
+// Decode (graph build, placement, compute, logits copy).
+struct WhisperTimings {
+  double encode_ms = 0.0;
+  int n_encode = 0;
+  double decode_ms = 0.0;
+  int n_decode = 0;         // Decode calls
+  int n_decode_tokens = 0;  // tokens over all Decode calls
+};
+
+class WhisperState {
+ public:
+  // Most decoders a state holds (beam search with beam_size 8 double-buffers 16).
+  static constexpr int kMaxDecoders = 16;
+
+  // Creates the state for `model` (which must outlive it). Errors: InvalidArgument when
+  // n_decoders is not in [1, kMaxDecoders] or n_threads not in [1, GGML_THREADPOOL_MAX_THREADS];
+  // ResourceExhausted / Internal (with ggml_last_error()) when a buffer, the thread pool or a
+  // worst-case graph cannot be made.
+  static absl::StatusOr<std::unique_ptr<WhisperState>> Create(const WhisperModel& model,
+                                                              int n_decoders, int n_threads,
+                                                              Executor executor = Executor::kCpu);
+  ~WhisperState();
+  WhisperState(const WhisperState&) = delete;
+  WhisperState& operator=(const WhisperState&) = delete;
+
+  // Encodes the window of 2 * n_ctx mel frames starting at frame `seek` (n_ctx = audio_ctx, or
+  // n_audio_ctx = 1500 when audio_ctx is 0: a 3000-frame, 30 s window) and fills the cross K/V.
+  // `mel` is row-major [n_mels][n_frames_total] (ne = [n_frames_total, n_mels]), the layout of
+  // whisper/mel.h; frames at or beyond n_frames_total are zero (whisper.cpp L2385-2404).
+  // Errors: InvalidArgument for a null mel, n_frames_total < 0, seek < 0, or audio_ctx not in
+  // [0, n_audio_ctx]; Internal when a graph cannot be built, placed or computed.
+  absl::Status Encode(const float* mel, int n_frames_total, int seek, int audio_ctx = 0);
+
+  // Appends tokens[0 .. n_tokens) to decoder `decoder`'s KV cache at positions n_past ..
+  // n_past + n_tokens - 1 (positions before n_past are kept, later ones are overwritten later)
+  // and computes the logits of the last token, attending to the last Encode's window.
+  // Errors: FailedPrecondition before the first Encode; InvalidArgument for a decoder not in
+  // [0, n_decoders), null tokens, n_tokens < 1, n_past < 0, n_past + n_tokens > n_text_ctx, or a
+  // token not in [0, n_vocab); Internal when the step cannot be built, placed or computed.
+  absl::Status Decode(int decoder, const int32_t* tokens, int n_tokens, int n_past);
+
+  // The n_vocab logits of decoder's last Decode (zeros before it). nullptr for a bad index.
+  const float* logits(int decoder) const;
+
+  // Copies KV positions [0, n_tokens) and the logits of src_decoder to dst_decoder (beam
+  // search's sequence reordering). Indices outside [0, n_decoders) or src == dst are a no-op;
+  // n_tokens is clamped to [0, n_text_ctx]. No allocation.
+  void CopyKv(int src_decoder, int dst_decoder, int n_tokens);
+
+  // Bytes of the graph allocator buffer of `which` (for the CLI's memory report).
+  size_t compute_buffer_size(Graph which) const;
+  // Bytes of the state buffer (encoder output, cross K/V, self KV caches).
+  size_t kv_buffer_size() const;
+
+  const WhisperTimings& timings() const { return timings_; }
+  void reset_timings() { timings_ = WhisperTimings(); }
+
+  int n_decoders() const { return static_cast<int>(self_kv_.size()); }
+  int n_threads() const { return n_threads_; }
+  // n_ctx of the last Encode (0 before it).
+  int n_audio_ctx() const { return encoded_n_ctx_; }
+  const WhisperModel& model() const { return model_; }
+
+  // For tests: the encoder output [S, n_audio_ctx] F32, the cross K/V and a decoder's self K/V
+  // (layouts in whisper/encoder.h and whisper/decoder.h).
+  const ggml_tensor* encoder_output() const { return embd_; }
+  DecoderKv cross_kv() const { return cross_kv_; }
+  DecoderKv self_kv(int decoder) const { return self_kv_[decoder]; }
+
+ private:
+  WhisperState(const WhisperModel& model, int n_threads, Executor executor);
+
+  absl::Status Init(int n_decoders);
+  absl::Status BuildWindowGraphs(int n_ctx);
+  // Runs `graph` with the configured executor; grows the work buffer only if a plan needs more
+  // than was sized in Init (never for graphs within the reserved shapes).
+  absl::Status Compute(ggml_cgraph* graph, const char* what);
+
+  const WhisperModel& model_;
+  const int n_threads_;
+  const Executor executor_;
+
+  ggml_context* kv_ctx_ = nullptr;  // metadata of the state buffer's tensors (no_alloc)
+  ggml_backend_buffer_t kv_buffer_ = nullptr;
+  ggml_tensor* embd_ = nullptr;
+  DecoderKv cross_kv_;
+  std::vector<DecoderKv> self_kv_;
+
+  // Per graph: metadata context (reset per build) and allocator (reserved once).
+  ggml_context* enc_ctx_ = nullptr;
+  ggml_context* cross_ctx_ = nullptr;
+  ggml_context* dec_ctx_ = nullptr;
+  ggml_gallocr_t enc_alloc_ = nullptr;
+  ggml_gallocr_t cross_alloc_ = nullptr;
+  ggml_gallocr_t dec_alloc_ = nullptr;
+
+  EncoderGraph enc_graph_;
+  ggml_cgraph* cross_graph_ = nullptr;
+  int graphs_n_ctx_ = 0;     // n_ctx the encoder/cross graphs are built for (0: none)
+  int encoded_n_ctx_ = 0;    // n_ctx of the last successful Encode (0: none)
+
+  ggml_threadpool* threadpool_ = nullptr;
+  std::vector<uint8_t> work_;
+  std::vector<std::vector<float>> logits_;  // [n_decoders][n_vocab]
+  WhisperTimings timings_;
+};
+
+}  // namespace whisper
+
+#endif  // GGML_WHISPER_WHISPER_STATE_H_
