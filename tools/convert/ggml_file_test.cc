@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testdata/paths.h"
 
 namespace ggml_whisper::convert {
 namespace {
@@ -174,9 +175,7 @@ TEST(GgmlFileTest, ParseErrors) {
 
 // whisper.cpp's own header-only tiny.en file (shared test data): hparams, filters, vocabulary.
 TEST(GgmlFileTest, ParsesWhisperCppHeaderOnlyFile) {
-  const char* shared = getenv("GGML_WHISPER_SHARED");
-  const std::string path = std::string(shared != nullptr && *shared ? shared : "/work/shared") +
-                           "/data/header-only-ggml-tiny.en.bin";
+  const std::string path = testdata::SharedData("header-only-ggml-tiny.en.bin");
   const std::vector<uint8_t> image = ReadAll(path);
   ASSERT_EQ(image.size(), 586836u) << path;
   absl::StatusOr<GgmlModelFile> f = ParseGgmlModelFile(image, path);

