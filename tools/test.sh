@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
 # Runs every test: all Bazel tests, the ggml core again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, then the external-consumer check (tools/test_consumer.sh).
-# Exits non-zero on the first failure. Extra arguments go to the first `bazel test`
-# (e.g. tools/test.sh --test_output=all).
+# Every step runs even if an earlier one failed (and the first keeps going past failing targets),
+# so one run reports everything; the exit status is non-zero if any step failed.
+# Extra arguments go to the first `bazel test` (e.g. tools/test.sh --test_output=all).
 # Env: BAZEL (default "bazel"); SANITIZE_TARGETS (default "//ggml/...").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel="${BAZEL:-bazel}"
 read -r -a sanitize_targets <<<"${SANITIZE_TARGETS:-//ggml/...}"
+failed=()
 
-echo "test: bazel test //... $*"
-"$bazel" test "$@" -- //...
+step() {  # step <name> <command...>
+  local name="$1"
+  shift
+  echo "test: $name"
+  if ! "$@"; then
+    echo "test: FAILED: $name" >&2
+    failed+=("$name")
+  fi
+}
+
+step "bazel test //... $*" "$bazel" test --keep_going "$@" -- //...
 for config in asan ubsan; do
-  echo "test: bazel test --config=$config ${sanitize_targets[*]}"
-  "$bazel" test --config="$config" -- "${sanitize_targets[@]}"
+  step "bazel test --config=$config ${sanitize_targets[*]}" \
+    "$bazel" test --config="$config" --keep_going -- "${sanitize_targets[@]}"
 done
-tools/test_consumer.sh
+step "tools/test_consumer.sh" tools/test_consumer.sh
+
+if ((${#failed[@]})); then
+  echo "test: ${#failed[@]} step(s) failed:" >&2
+  printf '  %s\n' "${failed[@]}" >&2
+  exit 1
+fi
 echo "test: all passed"
