@@ -227,10 +227,25 @@ absl::StatusOr<std::vector<GgmlTensorPlan>> PlanWhisperTensors(const Ct2Model& m
 
 absl::StatusOr<std::vector<uint8_t>> MaterializeTensor(const GgmlTensorPlan& plan) {
   const Ct2Variable& v = *plan.src;
-  const int64_t row_elems = v.shape.size() > 1 ? v.nelements() / v.shape[0] : 1;
+  if (v.dtype != Ct2DType::kFloat32 && v.dtype != Ct2DType::kFloat16 &&
+      v.dtype != Ct2DType::kBFloat16) {
+    return absl::UnimplementedError(absl::StrCat(
+        "variable '", v.name, "' is ", Ct2DTypeName(v.dtype),
+        ": quantized CTranslate2 models are not supported; use a float16/float32 conversion"));
+  }
+  const int64_t rows = v.shape.empty() ? 1 : v.shape[0];
+  const int64_t row_elems = rows > 0 ? v.nelements() / rows : 0;
   const int64_t n = plan.row_count * row_elems;
-  const size_t src_size = Ct2DTypeSize(v.dtype);
-  const uint8_t* src = v.data + plan.row_begin * row_elems * src_size;
+  int64_t ne_product = 1;
+  for (int64_t d : plan.ne) ne_product *= d;
+  if (plan.row_begin < 0 || plan.row_count < 0 || plan.row_begin + plan.row_count > rows ||
+      ne_product != n || GgmlFileTypeSize(plan.type) == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor '", plan.name, "': rows [", plan.row_begin, ", ", plan.row_begin + plan.row_count,
+        ") of '", v.name, "' ", ShapeToString(v.shape), " do not fill ne ", ShapeToString(plan.ne),
+        " of ggml_type ", static_cast<int32_t>(plan.type)));
+  }
+  const uint8_t* src = v.data + plan.row_begin * row_elems * Ct2DTypeSize(v.dtype);
   std::vector<uint8_t> out(n * GgmlFileTypeSize(plan.type));
 
   // Reads source element i as float (exact for all three float types).
@@ -249,12 +264,6 @@ absl::StatusOr<std::vector<uint8_t>> MaterializeTensor(const GgmlTensorPlan& pla
     return f;
   };
 
-  if (v.dtype != Ct2DType::kFloat32 && v.dtype != Ct2DType::kFloat16 &&
-      v.dtype != Ct2DType::kBFloat16) {
-    return absl::UnimplementedError(absl::StrCat(
-        "variable '", v.name, "' is ", Ct2DTypeName(v.dtype),
-        ": quantized CTranslate2 models are not supported; use a float16/float32 conversion"));
-  }
   if (plan.type == GgmlFileType::kF16 && v.dtype == Ct2DType::kFloat16) {
     memcpy(out.data(), src, out.size());  // bit-exact
   } else if (plan.type == GgmlFileType::kF16) {

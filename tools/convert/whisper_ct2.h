@@ -69,7 +69,8 @@ absl::StatusOr<std::vector<GgmlTensorPlan>> PlanWhisperTensors(const Ct2Model& m
 // The tensor's bytes in its ggml type: the planned rows of the source, converted
 // float32/float16/bfloat16 -> F32 or F16 (F16 rounding to nearest even, ggml/fp16.h).
 // Errors: Unimplemented naming the variable for int8/int16/int32 sources (quantized
-// CTranslate2 conversions).
+// CTranslate2 conversions); InvalidArgument when the rows are outside the source or do not hold
+// exactly product(ne) elements.
 absl::StatusOr<std::vector<uint8_t>> MaterializeTensor(const GgmlTensorPlan& plan);
 
 // The `n_mels` mel filterbank from OpenAI's mel_filters.npz (key "mel_<n_mels>", float32

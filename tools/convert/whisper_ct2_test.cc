@@ -307,6 +307,12 @@ TEST(WhisperCt2MaterializeTest, SourceTypes) {
   memcpy(floats.data(), bf32->data(), 8);
   EXPECT_EQ(floats, std::vector<float>({1.0f, -5.0f}));
 
+  GgmlTensorPlan past_end{"w", GgmlFileType::kF32, {2}, m->Find("f32"), 1, 2};
+  EXPECT_THAT(Msg(MaterializeTensor(past_end)),
+              HasSubstr("tensor 'w': rows [1, 3) of 'f32' [2, 2] do not fill ne [2]"));
+  GgmlTensorPlan wrong_ne{"w", GgmlFileType::kF32, {3}, m->Find("f32"), 0, 1};
+  EXPECT_THAT(Msg(MaterializeTensor(wrong_ne)), HasSubstr("do not fill ne [3]"));
+
   GgmlTensorPlan q{"q", GgmlFileType::kF16, {2}, m->Find("i8"), 0, 2};
   absl::StatusOr<std::vector<uint8_t>> refused = MaterializeTensor(q);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnimplemented);
