@@ -2,10 +2,15 @@
 // and quantized dot products. Included once per Highway target by quant_ops.cc (and by tests);
 // the public, dispatched entry points are declared in quant_ops.h.
 //
-// Integer core of every dot product: codes are widened to int16 and multiplied pairwise into
-// int32 lanes with ReorderWidenMulAccumulate (vpmaddwd on x86). A block's lane sums are exact
-// (|code product| <= 128 * 128), converted to float once per block and scaled by d_x * d_y
-// with one MulAdd per block, as ggml's AVX2 kernels do; lanes are added once per row.
+// Integer core of every dot product, per block of 32 codes, in exact int32 lanes:
+//   - every target: codes widened to int16 and multiplied pairwise with
+//     ReorderWidenMulAccumulate (vpmaddwd on x86; one 512-bit op per block on AVX3);
+//   - AVX3_DL: weight codes as unsigned bytes times int8 activations with one AVX512-VNNI
+//     vpdpbusd per block; the weight offset (8, 16 or 128) is removed by starting the
+//     accumulator at -offset * sum(y), computed once per activation block.
+// The lanes are converted to float once per block and scaled by d_x * d_y with one MulAdd, as
+// ggml's x86 kernels do; the lanes of a row are added once at its end. Activation blocks are
+// decoded once for 4 weight rows.
 
 // Per-target include guard (Highway's toggle pattern, hwy/examples/skeleton-inl.h).
 #if defined(GGML_WHISPER_KERNELS_QUANT_OPS_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -108,6 +113,7 @@ HWY_INLINE hn::Mask<D> LoadHighBitMask(D d, const uint8_t* qh, size_t e0) {
 struct DecodeQ4_0 {
   using Block = block_q4_0;
   static constexpr bool kHasMin = false;
+  static constexpr int kByteOffset = 8;  // byte code - value (VNNI path)
   template <class D>
   static HWY_INLINE hn::Vec<D> Codes(D d, const Block& b, size_t e0) {
     return hn::Sub(LoadNibbleChunk(d, b.qs, e0), hn::Set(d, 8));
@@ -117,6 +123,7 @@ struct DecodeQ4_0 {
 struct DecodeQ4_1 {
   using Block = block_q4_1;
   static constexpr bool kHasMin = true;
+  static constexpr int kByteOffset = 0;  // byte code - value (VNNI path)
   template <class D>
   static HWY_INLINE hn::Vec<D> Codes(D d, const Block& b, size_t e0) {
     return LoadNibbleChunk(d, b.qs, e0);
@@ -126,6 +133,7 @@ struct DecodeQ4_1 {
 struct DecodeQ5_0 {
   using Block = block_q5_0;
   static constexpr bool kHasMin = false;
+  static constexpr int kByteOffset = 16;  // byte code - value (VNNI path)
   template <class D>
   static HWY_INLINE hn::Vec<D> Codes(D d, const Block& b, size_t e0) {
     // (nibble | bit4 << 4) - 16 == bit4 ? nibble : nibble - 16
@@ -137,6 +145,7 @@ struct DecodeQ5_0 {
 struct DecodeQ5_1 {
   using Block = block_q5_1;
   static constexpr bool kHasMin = true;
+  static constexpr int kByteOffset = 0;  // byte code - value (VNNI path)
   template <class D>
   static HWY_INLINE hn::Vec<D> Codes(D d, const Block& b, size_t e0) {
     const hn::Vec<D> low = LoadNibbleChunk(d, b.qs, e0);
@@ -147,54 +156,175 @@ struct DecodeQ5_1 {
 struct DecodeQ8_0 {
   using Block = block_q8_0;
   static constexpr bool kHasMin = false;
+  static constexpr int kByteOffset = 128;  // byte code - value (VNNI path)
   template <class D>
   static HWY_INLINE hn::Vec<D> Codes(D d, const Block& b, size_t e0) {
     return LoadQ8Chunk(d, b.qs, e0);
   }
 };
 
-// ------------------------------ Dot products
+// ------------------------------ Block dot products: int16 widening (every target)
+
+// sum_j x_j * y_j of one block as int32 lanes (only their total matters): codes widened to
+// int16, multiplied pairwise into int32 with ReorderWidenMulAccumulate (vpmaddwd on x86).
+template <class Decoder>
+struct WidenBlockDot {
+  using D32 = hn::Repartition<int32_t, DI16>;
+  static constexpr size_t kN = hn::MaxLanes(DI16());
+  static constexpr size_t kChunks = kQK / kN;
+  static_assert(kQK % kN == 0, "a block must be a whole number of chunks");
+
+  struct Activations {  // one activation block, widened once for all weight rows
+    hn::Vec<DI16> y[kChunks];
+  };
+
+  template <class BlockY>
+  static HWY_INLINE Activations Load(const BlockY& by) {
+    const DI16 d16;
+    Activations a;
+    for (size_t c = 0; c < kChunks; ++c) a.y[c] = LoadQ8Chunk(d16, by.qs, c * kN);
+    return a;
+  }
+
+  static HWY_INLINE hn::Vec<D32> Dot(const typename Decoder::Block& bx, const Activations& a) {
+    const DI16 d16;
+    const D32 d32;
+    auto sum0 = hn::Zero(d32);
+    auto sum1 = hn::Zero(d32);
+    for (size_t c = 0; c < kChunks; ++c) {
+      sum0 = hn::ReorderWidenMulAccumulate(d32, Decoder::Codes(d16, bx, c * kN), a.y[c], sum0,
+                                           sum1);
+    }
+    return hn::Add(sum0, sum1);
+  }
+};
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3_DL
+#define GGML_WHISPER_QUANT_HAVE_VNNI 1
+
+// ------------------------------ Block dot products: AVX512-VNNI (AVX3_DL)
+
+// sum[i] += a[4i] * b[4i] + ... + a[4i+3] * b[4i+3] for u8 a and i8 b, exactly (vpdpbusd).
+// Highway 1.0.3 has no such op (1.1 added SumOfMulQuadAccumulate), and its AVX3_DL target
+// string enables AVX-VNNI, so GCC would emit the VEX form, which AVX3_DL CPUs such as Ice Lake
+// lack; AVX3_DL does guarantee AVX512-VNNI (CPUID 7.ECX[11]), hence the explicit EVEX form.
+HWY_INLINE hn::Vec256<int32_t> SumOfMulQuadAccumulate(hn::Vec256<uint8_t> a,
+                                                     hn::Vec256<int8_t> b,
+                                                     hn::Vec256<int32_t> sum) {
+  __m256i acc = sum.raw;
+  asm("%{evex%} vpdpbusd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a.raw), [b] "v"(b.raw));
+  return hn::Vec256<int32_t>{acc};
+}
+
+// Weight codes of a whole block as 32 unsigned bytes (element order) with
+// value = byte - Decoder::kByteOffset.
+using DU8 = hn::Full256<uint8_t>;
+
+HWY_INLINE hn::Vec<DU8> NibbleBytes(const uint8_t* qs) {
+  const DU8 d8;
+  const hn::Full128<uint8_t> d8h;
+  const hn::Full128<uint16_t> d16h;
+  const auto v = hn::LoadU(d8h, qs);
+  const auto high = hn::BitCast(d8h, hn::ShiftRight<4>(hn::BitCast(d16h, v)));
+  return hn::And(hn::Combine(d8, high, v), hn::Set(d8, 0x0F));
+}
+
+HWY_INLINE hn::Vec<DU8> Q5Bytes(const uint8_t* qs, const uint8_t* qh) {
+  const DU8 d8;
+  const auto bit4 = hn::IfThenElseZero(hn::LoadMaskBits(d8, qh), hn::Set(d8, 0x10));
+  return hn::Or(NibbleBytes(qs), bit4);
+}
+
+template <class Block>
+HWY_INLINE hn::Vec<DU8> CodeBytes(const Block& b);
+template <>
+HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q4_0& b) { return NibbleBytes(b.qs); }
+template <>
+HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q4_1& b) { return NibbleBytes(b.qs); }
+template <>
+HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q5_0& b) { return Q5Bytes(b.qs, b.qh); }
+template <>
+HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q5_1& b) { return Q5Bytes(b.qs, b.qh); }
+template <>
+HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q8_0& b) {  // int8 q -> q + 128
+  const DU8 d8;
+  return hn::Xor(hn::LoadU(d8, reinterpret_cast<const uint8_t*>(b.qs)), hn::Set(d8, 0x80));
+}
+
+// One vpdpbusd per weight block: sum_j (u_j - offset) * y_j = sum_j u_j y_j - offset * sum_j y_j,
+// with the second term computed once per activation block and used as the accumulator's start.
+template <class Decoder>
+struct VnniBlockDot {
+  using D32 = hn::Full256<int32_t>;
+
+  struct Activations {
+    hn::Vec256<int8_t> y;
+    hn::Vec256<int32_t> start;  // -offset * y, summed in quads: lanes total -offset * sum(y)
+  };
+
+  template <class BlockY>
+  static HWY_INLINE Activations Load(const BlockY& by) {
+    const hn::Full256<int8_t> d8;
+    const D32 d32;
+    Activations a;
+    a.y = hn::LoadU(d8, by.qs);
+    a.start = hn::Zero(d32);
+    if constexpr (Decoder::kByteOffset != 0) {
+      const DU8 du8;
+      a.start = hn::Neg(SumOfMulQuadAccumulate(hn::Set(du8, Decoder::kByteOffset), a.y,
+                                               hn::Zero(d32)));
+    }
+    return a;
+  }
+
+  static HWY_INLINE hn::Vec<D32> Dot(const typename Decoder::Block& bx, const Activations& a) {
+    return SumOfMulQuadAccumulate(CodeBytes(bx), a.y, a.start);
+  }
+};
+
+template <class Decoder>
+using BlockDot = VnniBlockDot<Decoder>;
+#else
+template <class Decoder>
+using BlockDot = WidenBlockDot<Decoder>;
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3_DL
+
+// ------------------------------ Row dot products
 
 // s[r] = dot(x row r, y) for kRows rows of x starting at x_row (row stride x_nb1 bytes), over
-// nb blocks. The activation block y[i] is widened once and reused for all kRows rows.
+// nb blocks. Each activation block is loaded once for all kRows rows. Per block and row: the
+// integer lanes are converted to float and accumulated with one MulAdd by d_x * d_y.
 template <size_t kRows, class Decoder, class BlockY>
 HWY_INLINE void DotRowsT(int64_t nb, const uint8_t* x_row, size_t x_nb1, const BlockY* y,
                          float* s) {
   using BlockX = typename Decoder::Block;
-  const DI16 d16;
-  const hn::Repartition<int32_t, DI16> d32;
+  using Dot = BlockDot<Decoder>;
+  const typename Dot::D32 d32;
   const hn::Rebind<float, decltype(d32)> df;
-  constexpr size_t kN = hn::MaxLanes(DI16());
-  constexpr size_t kChunks = kQK / kN;
-  static_assert(kQK % kN == 0, "a block must be a whole number of chunks");
+  const hn::CappedTag<float, 1> df1;  // m_x * s_y of the asymmetric types: one lane suffices
 
   const BlockX* x[kRows];
   hn::Vec<decltype(df)> acc[kRows];
-  hn::Vec<decltype(df)> acc_min[kRows];  // m_x * s_y, all lanes equal (asymmetric types)
+  hn::Vec<decltype(df1)> acc_min[kRows];
   for (size_t r = 0; r < kRows; ++r) {
     x[r] = reinterpret_cast<const BlockX*>(x_row + r * x_nb1);
     acc[r] = hn::Zero(df);
-    acc_min[r] = hn::Zero(df);
+    acc_min[r] = hn::Zero(df1);
   }
 
   for (int64_t i = 0; i < nb; ++i) {
     const BlockY& by = y[i];
-    hn::Vec<DI16> vy[kChunks];
-    for (size_t c = 0; c < kChunks; ++c) vy[c] = LoadQ8Chunk(d16, by.qs, c * kN);
+    const typename Dot::Activations act = Dot::Load(by);
     const auto dy = BroadcastF16(df, by.d);
+    // Fully unrolled so that acc[] stays in registers (GCC otherwise keeps it in memory and the
+    // store-to-load latency of each row's MulAdd chain bounds the loop).
+    HWY_UNROLL(4)
     for (size_t r = 0; r < kRows; ++r) {
       const BlockX& bx = x[r][i];
-      auto sum0 = hn::Zero(d32);
-      auto sum1 = hn::Zero(d32);
-      for (size_t c = 0; c < kChunks; ++c) {
-        sum0 = hn::ReorderWidenMulAccumulate(d32, Decoder::Codes(d16, bx, c * kN), vy[c], sum0,
-                                             sum1);
-      }
-      // Lane order is irrelevant: only the total of the block's lanes is used.
-      const auto block_sum = hn::ConvertTo(df, hn::Add(sum0, sum1));
+      const auto block_sum = hn::ConvertTo(df, Dot::Dot(bx, act));
       acc[r] = hn::MulAdd(hn::Mul(BroadcastF16(df, bx.d), dy), block_sum, acc[r]);
       if constexpr (Decoder::kHasMin) {
-        acc_min[r] = hn::MulAdd(BroadcastF16(df, bx.m), BroadcastF16(df, by.s), acc_min[r]);
+        acc_min[r] = hn::MulAdd(BroadcastF16(df1, bx.m), BroadcastF16(df1, by.s), acc_min[r]);
       }
     }
   }

@@ -1,6 +1,7 @@
 // SIMD kernels for ggml's legacy quantized types, dispatched once per call to the best Highway
-// target of the CPU (SSSE3, SSE4, AVX2, AVX3 on x86; scalar fallback): Q8 quantization of
-// activation rows, and dot products of quantized weight rows with quantized activations.
+// target of the CPU (SSSE3, SSE4, AVX2, AVX3, and AVX3_DL using AVX512-VNNI on x86; scalar
+// fallback): Q8 quantization of activation rows, and dot products of quantized weight rows with
+// quantized activations.
 // Block layouts: quant_types.h. Scalar oracles: quant_ref.h. Type-erased table: quant_traits.h.
 //
 // Pairs follow ggml-cpu (weights . activations): Q4_0.Q8_0, Q4_1.Q8_1, Q5_0.Q8_0, Q5_1.Q8_1,
