@@ -74,10 +74,10 @@ void BM_VecDot(benchmark::State& state, ggml_type type, std::string target) {
     benchmark::DoNotOptimize(s.data());
     benchmark::ClobberMemory();
   }
-  state.counters["GFLOPs"] = benchmark::Counter(2.0 * n * rows * 1e-9,
-                                                benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["Gblocks"] = benchmark::Counter(1e-9 * rows * (n / kQK),
-                                                 benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPs"] =
+      benchmark::Counter(2.0 * n * rows * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["Gblocks"] =
+      benchmark::Counter(1e-9 * rows * (n / kQK), benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(ggml_cpu_target_name());
   ggml_cpu_set_target_limit("");
 }
@@ -150,7 +150,8 @@ void BM_MulMat(benchmark::State& state, ggml_type type, std::string target, size
   const MulMatRowOps& ops = *QuantMulMatRowOps(type);
   DotData d(type, N, N);
   std::vector<float> b(N * N);
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 104729) % 997) / 997.0f - 0.5f;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = static_cast<float>((i * 104729) % 997) / 997.0f - 0.5f;
   std::vector<float> c(N * N);
   const size_t wsize = MulMatConvertedWorkSize(ops, N, N);
   std::vector<uint8_t> wdata(wsize);
@@ -161,8 +162,8 @@ void BM_MulMat(benchmark::State& state, ggml_type type, std::string target, size
     });
     Pool(nth).Run([&](int ith, int n_threads) {
       const size_t m0 = N * ith / n_threads, m1 = N * (ith + 1) / n_threads;
-      if (!MulMatConverted(ops, N, d.x.data(), d.x_nb1, wdata.data(), wsize, c.data(), N, m0, m1,
-                           0, N)
+      if (!MulMatConverted(ops, N, d.x.data(), d.x_nb1, wdata.data(), wsize, c.data(), N, m0, m1, 0,
+                           N)
                .ok()) {
         abort();  // benchmark binary: shapes are fixed above
       }
@@ -173,8 +174,8 @@ void BM_MulMat(benchmark::State& state, ggml_type type, std::string target, size
     run();
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOPs"] = benchmark::Counter(2.0 * N * N * N * 1e-9,
-                                                benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPs"] =
+      benchmark::Counter(2.0 * N * N * N * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(ggml_cpu_target_name());
   ggml_cpu_set_target_limit("");
 }
@@ -193,15 +194,20 @@ void RegisterAll() {
     }
   }
   benchmark::RegisterBenchmark("VecDotRef/q4_0", BM_VecDotRef<block_q4_0, block_q8_0>,
-                               GGML_TYPE_Q4_0, vec_dot_q4_0_q8_0_ref)->Arg(1024);
+                               GGML_TYPE_Q4_0, vec_dot_q4_0_q8_0_ref)
+      ->Arg(1024);
   benchmark::RegisterBenchmark("VecDotRef/q4_1", BM_VecDotRef<block_q4_1, block_q8_1>,
-                               GGML_TYPE_Q4_1, vec_dot_q4_1_q8_1_ref)->Arg(1024);
+                               GGML_TYPE_Q4_1, vec_dot_q4_1_q8_1_ref)
+      ->Arg(1024);
   benchmark::RegisterBenchmark("VecDotRef/q5_0", BM_VecDotRef<block_q5_0, block_q8_0>,
-                               GGML_TYPE_Q5_0, vec_dot_q5_0_q8_0_ref)->Arg(1024);
+                               GGML_TYPE_Q5_0, vec_dot_q5_0_q8_0_ref)
+      ->Arg(1024);
   benchmark::RegisterBenchmark("VecDotRef/q5_1", BM_VecDotRef<block_q5_1, block_q8_1>,
-                               GGML_TYPE_Q5_1, vec_dot_q5_1_q8_1_ref)->Arg(1024);
+                               GGML_TYPE_Q5_1, vec_dot_q5_1_q8_1_ref)
+      ->Arg(1024);
   benchmark::RegisterBenchmark("VecDotRef/q8_0", BM_VecDotRef<block_q8_0, block_q8_0>,
-                               GGML_TYPE_Q8_0, vec_dot_q8_0_q8_0_ref)->Arg(1024);
+                               GGML_TYPE_Q8_0, vec_dot_q8_0_q8_0_ref)
+      ->Arg(1024);
   for (ggml_type type : {GGML_TYPE_Q8_0, GGML_TYPE_Q8_1}) {
     for (const std::string& t : targets) {
       benchmark::RegisterBenchmark(

@@ -41,9 +41,9 @@ void CheckMulMat(ggml_type type) {
   std::vector<uint8_t> wdata(wsize);
   std::vector<float> c(M * N, NAN);
   ASSERT_TRUE(MulMatConvertB(*ops, K, b.data(), K, 0, N, wdata.data(), wsize).ok());
-  ASSERT_TRUE(MulMatConverted(*ops, K, qa.data(), a_nb1, wdata.data(), wsize, c.data(), M, 0, M,
-                              0, N)
-                  .ok());
+  ASSERT_TRUE(
+      MulMatConverted(*ops, K, qa.data(), a_nb1, wdata.data(), wsize, c.data(), M, 0, M, 0, N)
+          .ok());
 
   const size_t rb = MulMatConvertedRowBytes(*ops, K);
   for (size_t n = 0; n < N; ++n) {

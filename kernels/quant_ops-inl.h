@@ -72,19 +72,21 @@ HWY_INLINE hn::Vec<D> LoadQ8Chunk(D d, const int8_t* qs, size_t e0) {
 template <class D>
 HWY_INLINE hn::Vec<D> LoadNibbleChunk(D d, const uint8_t* qs, size_t e0) {
   constexpr size_t kN = hn::MaxLanes(D());
-#if HWY_TARGET != HWY_SCALAR  // (no Combine there; kN is 1)
-  if constexpr (kN >= kQK) {
+  static_assert(kN <= kQK / 2 || kN == kQK, "a chunk is one half block or the whole block");
+#if HWY_TARGET != HWY_SCALAR  // (Combine does not exist there; kN is 1)
+  if constexpr (kN == kQK) {
     const hn::Half<D> dh;
     const hn::Rebind<uint8_t, decltype(dh)> d8;
     const auto bytes = hn::PromoteTo(dh, hn::LoadU(d8, qs));
     return hn::Combine(d, hn::ShiftRight<4>(bytes), hn::And(bytes, hn::Set(dh, 0x0F)));
-  }
+  } else  // NOLINT(readability/braces)
 #endif
-  static_assert(kN <= kQK / 2 || kN == kQK, "a chunk is one half block or the whole block");
-  const hn::Rebind<uint8_t, D> d8;
-  const size_t half = e0 / (kQK / 2);
-  const hn::Vec<D> bytes = hn::PromoteTo(d, hn::LoadU(d8, qs + (e0 - half * (kQK / 2))));
-  return half == 0 ? hn::And(bytes, hn::Set(d, 0x0F)) : hn::ShiftRight<4>(bytes);
+  {
+    const hn::Rebind<uint8_t, D> d8;
+    const size_t half = e0 / (kQK / 2);
+    const hn::Vec<D> bytes = hn::PromoteTo(d, hn::LoadU(d8, qs + (e0 - half * (kQK / 2))));
+    return half == 0 ? hn::And(bytes, hn::Set(d, 0x0F)) : hn::ShiftRight<4>(bytes);
+  }
 }
 
 // Mask of the lanes whose code has bit 4 set: bit e0 + lane of qh (little-endian uint32).
@@ -101,8 +103,7 @@ HWY_INLINE hn::Mask<D> LoadHighBitMask(D d, const uint8_t* qh, size_t e0) {
         1u << 8, 1u << 9, 1u << 10, 1u << 11, 1u << 12, 1u << 13, 1u << 14, 1u << 15};
     const hn::RebindToUnsigned<D> du;
     const uint32_t bits32 = static_cast<uint32_t>(qh[0]) | static_cast<uint32_t>(qh[1]) << 8 |
-                            static_cast<uint32_t>(qh[2]) << 16 |
-                            static_cast<uint32_t>(qh[3]) << 24;
+                            static_cast<uint32_t>(qh[2]) << 16 | static_cast<uint32_t>(qh[3]) << 24;
     const auto bits = hn::Set(du, static_cast<uint16_t>((bits32 >> e0) & 0xFFFFu));
     return hn::RebindMask(d, hn::TestBit(bits, hn::LoadU(du, kLaneBit)));
   }
@@ -192,8 +193,8 @@ struct WidenBlockDot {
     auto sum0 = hn::Zero(d32);
     auto sum1 = hn::Zero(d32);
     for (size_t c = 0; c < kChunks; ++c) {
-      sum0 = hn::ReorderWidenMulAccumulate(d32, Decoder::Codes(d16, bx, c * kN), a.y[c], sum0,
-                                           sum1);
+      sum0 =
+          hn::ReorderWidenMulAccumulate(d32, Decoder::Codes(d16, bx, c * kN), a.y[c], sum0, sum1);
     }
     return hn::Add(sum0, sum1);
   }
@@ -208,9 +209,8 @@ struct WidenBlockDot {
 // Highway 1.0.3 has no such op (1.1 added SumOfMulQuadAccumulate), and its AVX3_DL target
 // string enables AVX-VNNI, so GCC would emit the VEX form, which AVX3_DL CPUs such as Ice Lake
 // lack; AVX3_DL does guarantee AVX512-VNNI (CPUID 7.ECX[11]), hence the explicit EVEX form.
-HWY_INLINE hn::Vec256<int32_t> SumOfMulQuadAccumulate(hn::Vec256<uint8_t> a,
-                                                     hn::Vec256<int8_t> b,
-                                                     hn::Vec256<int32_t> sum) {
+HWY_INLINE hn::Vec256<int32_t> SumOfMulQuadAccumulate(hn::Vec256<uint8_t> a, hn::Vec256<int8_t> b,
+                                                      hn::Vec256<int32_t> sum) {
   __m256i acc = sum.raw;
   asm("%{evex%} vpdpbusd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a.raw), [b] "v"(b.raw));
   return hn::Vec256<int32_t>{acc};
@@ -238,13 +238,21 @@ HWY_INLINE hn::Vec<DU8> Q5Bytes(const uint8_t* qs, const uint8_t* qh) {
 template <class Block>
 HWY_INLINE hn::Vec<DU8> CodeBytes(const Block& b);
 template <>
-HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q4_0& b) { return NibbleBytes(b.qs); }
+HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q4_0& b) {
+  return NibbleBytes(b.qs);
+}
 template <>
-HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q4_1& b) { return NibbleBytes(b.qs); }
+HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q4_1& b) {
+  return NibbleBytes(b.qs);
+}
 template <>
-HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q5_0& b) { return Q5Bytes(b.qs, b.qh); }
+HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q5_0& b) {
+  return Q5Bytes(b.qs, b.qh);
+}
 template <>
-HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q5_1& b) { return Q5Bytes(b.qs, b.qh); }
+HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q5_1& b) {
+  return Q5Bytes(b.qs, b.qh);
+}
 template <>
 HWY_INLINE hn::Vec<DU8> CodeBytes(const block_q8_0& b) {  // int8 q -> q + 128
   const DU8 d8;
@@ -271,8 +279,8 @@ struct VnniBlockDot {
     a.start = hn::Zero(d32);
     if constexpr (Decoder::kByteOffset != 0) {
       const DU8 du8;
-      a.start = hn::Neg(SumOfMulQuadAccumulate(hn::Set(du8, Decoder::kByteOffset), a.y,
-                                               hn::Zero(d32)));
+      a.start =
+          hn::Neg(SumOfMulQuadAccumulate(hn::Set(du8, Decoder::kByteOffset), a.y, hn::Zero(d32)));
     }
     return a;
   }
@@ -337,8 +345,8 @@ HWY_INLINE void DotRowsT(int64_t nb, const uint8_t* x_row, size_t x_nb1, const B
 
 // s[r] = dot(x row r, y) for r in [0, nrows); n elements per row, a multiple of kQK.
 template <class Decoder, class BlockY>
-HWY_INLINE void VecDotRows(int64_t n, int64_t nrows, const typename Decoder::Block* x,
-                           size_t x_nb1, const BlockY* y, float* s) {
+HWY_INLINE void VecDotRows(int64_t n, int64_t nrows, const typename Decoder::Block* x, size_t x_nb1,
+                           const BlockY* y, float* s) {
   const int64_t nb = n / kQK;
   const uint8_t* x_row = reinterpret_cast<const uint8_t*>(x);
   int64_t r = 0;

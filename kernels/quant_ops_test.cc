@@ -49,19 +49,19 @@ inline std::vector<std::vector<float>> Q8Rows() {
   }
   rows.push_back(ties);
   std::vector<float> special(8 * kQK, 0.0f);
-  special[1] = -0.0f;                                              // block 0: zeros
-  for (int j = 0; j < kQK; ++j) special[kQK + j] = -2.5f;            // block 1: constant
-  for (int j = 0; j < kQK; ++j) special[2 * kQK + j] = 0.001f * j;   // block 2: outlier
+  special[1] = -0.0f;                                               // block 0: zeros
+  for (int j = 0; j < kQK; ++j) special[kQK + j] = -2.5f;           // block 1: constant
+  for (int j = 0; j < kQK; ++j) special[2 * kQK + j] = 0.001f * j;  // block 2: outlier
   special[2 * kQK + 17] = -1000.0f;
-  special[3 * kQK] = 1e-38f;                                       // block 3: subnormal d
+  special[3 * kQK] = 1e-38f;  // block 3: subnormal d
   special[3 * kQK + 5] = -3e-39f;
-  special[4 * kQK + 2] = 3.4e38f;                                  // block 4: near FLT_MAX
+  special[4 * kQK + 2] = 3.4e38f;  // block 4: near FLT_MAX
   special[4 * kQK + 3] = -1.7e38f;
-  special[5 * kQK + 4] = INFINITY;                                 // block 5: inf
+  special[5 * kQK + 4] = INFINITY;  // block 5: inf
   special[5 * kQK + 5] = 2.0f;
-  special[6 * kQK + 6] = NAN;                                      // block 6: NaN
+  special[6 * kQK + 6] = NAN;  // block 6: NaN
   special[6 * kQK + 7] = -3.0f;
-  for (int j = 0; j < kQK; ++j) special[7 * kQK + j] = -NAN;       // block 7: all NaN
+  for (int j = 0; j < kQK; ++j) special[7 * kQK + j] = -NAN;  // block 7: all NaN
   rows.push_back(special);
   return rows;
 }
@@ -135,8 +135,8 @@ void CheckVecDot(void (*simd)(int64_t, int64_t, const BlockX*, size_t, const Blo
       for (int64_t r = 0; r < nrows; ++r) {
         const BlockX* row = x.data() + r * stride_blocks;
         const double expected = ref(n, row, y.data());
-        const double bound = (2 * nb + 8) * FLT_EPSILON *
-                             quant_test::SumAbsProducts(row, y.data(), n, dequantize_x);
+        const double bound =
+            (2 * nb + 8) * FLT_EPSILON * quant_test::SumAbsProducts(row, y.data(), n, dequantize_x);
         ASSERT_NEAR(s[r], expected, bound) << "n=" << n << " nrows=" << nrows << " r=" << r;
       }
       EXPECT_EQ(s[nrows], -1.0f) << "wrote past nrows";

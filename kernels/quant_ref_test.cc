@@ -76,9 +76,9 @@ TEST(QuantRefTest, Q4_0ExactBytes) {
 TEST(QuantRefTest, Q4_1ExactBytes) {
   const std::vector<float> x = Blocks({
       [](int j) { return std::min(j * 0.5f - 8.0f, 7.0f); },  // m = -8, d = 15/15 = 1
-      Zero,                                                  // d = 0, m = 0, q = 0
-      [](int) { return 3.0f; },                              // d = 0, m = 3, q = 0
-      [](int j) { return j == 20 ? -29.0f : 1.0f; },         // m = -29, d = 2: 1 -> 15
+      Zero,                                                   // d = 0, m = 0, q = 0
+      [](int) { return 3.0f; },                               // d = 0, m = 3, q = 0
+      [](int j) { return j == 20 ? -29.0f : 1.0f; },          // m = -29, d = 2: 1 -> 15
   });
   // Ramp codes q_j = trunc(j/2 + 0.5) = (j + 1) / 2, capped at 15: the Q4_0 ramp codes again.
   const std::vector<uint8_t> expected = {
@@ -120,9 +120,9 @@ TEST(QuantRefTest, Q5_0ExactBytes) {
 
 TEST(QuantRefTest, Q5_1ExactBytes) {
   const std::vector<float> x = Blocks({
-      [](int j) { return j - 16.0f; },  // m = -16, d = 31/31 = 1: q_j = j
-      Zero,                             // d = 0, m = 0, q = 0
-      [](int) { return 3.0f; },         // d = 0, m = 3, q = 0
+      [](int j) { return j - 16.0f; },                // m = -16, d = 31/31 = 1: q_j = j
+      Zero,                                           // d = 0, m = 0, q = 0
+      [](int) { return 3.0f; },                       // d = 0, m = 3, q = 0
       [](int j) { return j == 20 ? -61.0f : 1.0f; },  // m = -61, d = 2: 1 -> trunc(31.5) = 31
   });
   const std::vector<uint8_t> expected = {
@@ -154,13 +154,14 @@ std::vector<float> Q8Vector() {
 }
 
 // Codes in qs: 0x81 = -127, 0xF0 = -16, ..., 0xFF = -1, 0x01 = 1, ..., 0x0F = 15.
-#define RAMP_Q8_CODES                                                                          \
+#define RAMP_Q8_CODES                                                                             \
   0x81, 0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5, 0xF6, 0xF7, 0xF8, 0xF9, 0xFA, 0xFB, 0xFC, 0xFD, 0xFE, \
       0xFF, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E,   \
       0x0F
 #define FILL8(b) b, b, b, b, b, b, b, b
 
 TEST(QuantRefTest, Q8_0ExactBytes) {
+  // clang-format off
   const std::vector<uint8_t> expected = {
       0x00, 0x3C, RAMP_Q8_CODES,                                                // d = 1
       0x00, 0x00, FILL8(0x00), FILL8(0x00), FILL8(0x00), FILL8(0x00),          // d = 0
@@ -168,19 +169,22 @@ TEST(QuantRefTest, Q8_0ExactBytes) {
       0x00, 0x40, FILL8(0x01), FILL8(0x01), 0x01, 0x01, 0x01, 0x01, 0x7F, 0x01,  // d = 2
       0x01, 0x01, FILL8(0x01),                                                  // q_20 = 127
   };
+  // clang-format on
   EXPECT_EQ(Quantize(quantize_row_q8_0_ref, Q8Vector()), expected);
 }
 
 // s = d * sum(q): ramp -127 - (1 + ... + 16) + (1 + ... + 15) = -143; constant 0.5 * -4064 =
 // -2032; outlier 2 * (31 + 127) = 316.
 TEST(QuantRefTest, Q8_1ExactBytes) {
+  // clang-format off
   const std::vector<uint8_t> expected = {
-      0x00, 0x3C, 0x78, 0xD8, RAMP_Q8_CODES,                                  // s = -143
+      0x00, 0x3C, 0x78, 0xD8, RAMP_Q8_CODES,                                       // s = -143
       0x00, 0x00, 0x00, 0x00, FILL8(0x00), FILL8(0x00), FILL8(0x00), FILL8(0x00),  // s = 0
       0x00, 0x38, 0xF0, 0xE7, FILL8(0x81), FILL8(0x81), FILL8(0x81), FILL8(0x81),  // s = -2032
       0x00, 0x40, 0xF0, 0x5C, FILL8(0x01), FILL8(0x01), 0x01, 0x01, 0x01, 0x01,    // s = 316
-      0x7F, 0x01, 0x01, 0x01, FILL8(0x01),                                        // q_20 = 127
+      0x7F, 0x01, 0x01, 0x01, FILL8(0x01),                                         // q_20 = 127
   };
+  // clang-format on
   EXPECT_EQ(Quantize(quantize_row_q8_1_ref, Q8Vector()), expected);
 }
 
@@ -240,10 +244,10 @@ TEST(QuantRefTest, DequantizeExactValues) {
   std::vector<block_q8_1> b81(q8.size() / kQK);
   quantize_row_q8_0_ref(q8.data(), b80.data(), q8.size());
   dequantize_row_q8_0(b80.data(), out8.data(), q8.size());
-  EXPECT_EQ(out8[0], -127.0f);               // ramp extreme
-  EXPECT_EQ(out8[16], -1.0f);                // -0.5 rounded away from zero
-  EXPECT_EQ(out8[2 * kQK + 5], -63.5f);      // constant block
-  EXPECT_EQ(out8[3 * kQK + 20], 254.0f);     // outlier
+  EXPECT_EQ(out8[0], -127.0f);            // ramp extreme
+  EXPECT_EQ(out8[16], -1.0f);             // -0.5 rounded away from zero
+  EXPECT_EQ(out8[2 * kQK + 5], -63.5f);   // constant block
+  EXPECT_EQ(out8[3 * kQK + 20], 254.0f);  // outlier
   quantize_row_q8_1_ref(q8.data(), b81.data(), q8.size());
   std::vector<float> out81(q8.size());
   dequantize_row_q8_1(b81.data(), out81.data(), q8.size());
@@ -294,12 +298,24 @@ void CheckRoundTrip(void (*quantize)(const float*, Block*, int64_t),
   EXPECT_LT(err, 1.5 * noise);
 }
 
-TEST(QuantRefTest, RoundTripErrorQ4_0) { CheckRoundTrip(quantize_row_q4_0_ref, dequantize_row_q4_0); }
-TEST(QuantRefTest, RoundTripErrorQ4_1) { CheckRoundTrip(quantize_row_q4_1_ref, dequantize_row_q4_1); }
-TEST(QuantRefTest, RoundTripErrorQ5_0) { CheckRoundTrip(quantize_row_q5_0_ref, dequantize_row_q5_0); }
-TEST(QuantRefTest, RoundTripErrorQ5_1) { CheckRoundTrip(quantize_row_q5_1_ref, dequantize_row_q5_1); }
-TEST(QuantRefTest, RoundTripErrorQ8_0) { CheckRoundTrip(quantize_row_q8_0_ref, dequantize_row_q8_0); }
-TEST(QuantRefTest, RoundTripErrorQ8_1) { CheckRoundTrip(quantize_row_q8_1_ref, dequantize_row_q8_1); }
+TEST(QuantRefTest, RoundTripErrorQ4_0) {
+  CheckRoundTrip(quantize_row_q4_0_ref, dequantize_row_q4_0);
+}
+TEST(QuantRefTest, RoundTripErrorQ4_1) {
+  CheckRoundTrip(quantize_row_q4_1_ref, dequantize_row_q4_1);
+}
+TEST(QuantRefTest, RoundTripErrorQ5_0) {
+  CheckRoundTrip(quantize_row_q5_0_ref, dequantize_row_q5_0);
+}
+TEST(QuantRefTest, RoundTripErrorQ5_1) {
+  CheckRoundTrip(quantize_row_q5_1_ref, dequantize_row_q5_1);
+}
+TEST(QuantRefTest, RoundTripErrorQ8_0) {
+  CheckRoundTrip(quantize_row_q8_0_ref, dequantize_row_q8_0);
+}
+TEST(QuantRefTest, RoundTripErrorQ8_1) {
+  CheckRoundTrip(quantize_row_q8_1_ref, dequantize_row_q8_1);
+}
 
 // The reference dot: (1) against a double dot of the dequantized rows, which it equals up to
 // float rounding (and, for the _1 types, the fp16 rounding of s); (2) ggml's threshold against

@@ -29,21 +29,21 @@ using QuantToFloatFn = void (*)(const void* x, float* y, int64_t k);
 using QuantFromFloatFn = void (*)(const float* x, void* y, int64_t k);
 // s[r] = dot(x row r, y) for r < nrows: x rows of this type, x_nb1 bytes apart, n elements
 // each; y one row of n elements in vec_dot_type.
-using QuantVecDotFn = void (*)(int64_t n, int64_t nrows, const void* x, size_t x_nb1,
-                               const void* y, float* s);
+using QuantVecDotFn = void (*)(int64_t n, int64_t nrows, const void* x, size_t x_nb1, const void* y,
+                               float* s);
 
 // For every function: k and n are multiples of blck_size (check with ggml_row_size_ok).
 struct QuantTypeTraits {
   ggml_type type;
-  int64_t blck_size;          // elements per block: 32
-  size_t type_size;           // bytes per block: 18, 20, 22, 24, 34, 36 (= ggml_type_size)
-  ggml_type vec_dot_type;     // type of the activation row that vec_dot takes as y
-  QuantToFloatFn to_float;    // dequantize_row_* (scalar, exact)
-  QuantFromFloatFn from_float;      // quantize a row of this type: the *_ref quantizer for
-                                    // weights, the SIMD one (bit-identical) for Q8_0 / Q8_1
-  QuantFromFloatFn from_vec_dot;    // quantize a row of vec_dot_type (SIMD): the activations
-  QuantVecDotFn vec_dot;      // weights of this type . vec_dot_type; NULL for Q8_1 (ggml has no
-                              // Q8_1 weight kernel either)
+  int64_t blck_size;              // elements per block: 32
+  size_t type_size;               // bytes per block: 18, 20, 22, 24, 34, 36 (= ggml_type_size)
+  ggml_type vec_dot_type;         // type of the activation row that vec_dot takes as y
+  QuantToFloatFn to_float;        // dequantize_row_* (scalar, exact)
+  QuantFromFloatFn from_float;    // quantize a row of this type: the *_ref quantizer for
+                                  // weights, the SIMD one (bit-identical) for Q8_0 / Q8_1
+  QuantFromFloatFn from_vec_dot;  // quantize a row of vec_dot_type (SIMD): the activations
+  QuantVecDotFn vec_dot;          // weights of this type . vec_dot_type; NULL for Q8_1 (ggml has no
+                                  // Q8_1 weight kernel either)
 };
 
 // The traits of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 or Q8_1; NULL for every other ggml_type (F32 and

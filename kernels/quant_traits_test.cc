@@ -47,8 +47,8 @@ TEST(QuantTraitsTest, SizesAndPairsMatchGgml) {
 }
 
 TEST(QuantTraitsTest, NullForOtherTypes) {
-  for (int id : {int{GGML_TYPE_F32}, int{GGML_TYPE_F16}, 4, 5, 10, int{GGML_TYPE_I8}, int{GGML_TYPE_I32},
-                 int{GGML_TYPE_COUNT}, -1, 1000}) {
+  for (int id : {int{GGML_TYPE_F32}, int{GGML_TYPE_F16}, 4, 5, 10, int{GGML_TYPE_I8},
+                 int{GGML_TYPE_I32}, int{GGML_TYPE_COUNT}, -1, 1000}) {
     EXPECT_EQ(GetQuantTypeTraits(static_cast<ggml_type>(id)), nullptr) << id;
   }
 }
