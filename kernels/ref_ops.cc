@@ -247,9 +247,13 @@ bool SoftMax(ggml_tensor* dst, const ggml_tensor* a, const ggml_tensor* mask) {
           x[k] = Get(a, k, i1, i2, i3) * scale + (mask != nullptr ? Get(mask, k, i1, 0, 0) : 0.0);
           if (x[k] > max) max = x[k];
         }
+        if (max == -INFINITY) {  // every entry masked: all 0 (ggml gives NaN; see ref_ops.h)
+          for (int64_t k = 0; k < n; ++k) Set(dst, k, i1, i2, i3, 0.0);
+          continue;
+        }
         double sum = 0.0;
         for (int64_t k = 0; k < n; ++k) {
-          x[k] = exp(x[k] - max);  // a row of only -inf gives NaN, as in ggml
+          x[k] = exp(x[k] - max);
           sum += x[k];
         }
         for (int64_t k = 0; k < n; ++k) Set(dst, k, i1, i2, i3, x[k] / sum);

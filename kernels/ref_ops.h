@@ -14,6 +14,8 @@
 //     double (GELU: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), no fp16 lookup table).
 //   - View ops (NONE, RESHAPE, VIEW, PERMUTE, TRANSPOSE) compute nothing: their data already
 //     aliases their source.
+//   - One deliberate difference from ggml: a SOFT_MAX row whose entries are all -inf (fully
+//     masked) gives all 0, as kernels/softmax.h does, where ggml gives NaN.
 //
 // It is slow (MUL_MAT is a triple loop) and allocates (a dequantized row), which is fine for an
 // oracle. Usage:

@@ -1,0 +1,180 @@
+// MUL_MAT through ggml_graph_compute against the reference evaluator, on every Highway target:
+// F32/F16/quantized a, F32/F16 b (contiguous, transposed, permuted), odd K, M, N, batch
+// broadcasting, and 1/2/3/8 threads agreeing bit for bit (RunAndReference).
+//
+// Each result element is checked against a bound derived for it (not a fixed tolerance):
+//   f32 accumulation:  2 gamma_K sum_k |a_k b_k|, gamma_K = K u / (1 - K u), u = 2^-24;
+//   quantized a: b is quantized to Q8_0/Q8_1 per block of 32 with scale d = max|b| / 127, so
+//   |b - b_q| <= d / 2 + 127 d 2^-11 (half a step plus the fp16 rounding of d): add
+//   0.57 d sum_k |a_k| per block; Q4_1/Q5_1 also use the fp16 block sum s = d sum q, adding
+//   max|a_block| sum_block |b| 2^-10.
+#include <math.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ggml/ggml.h"
+#include "ggml/ops.h"
+#include "gtest/gtest.h"
+#include "hwy/tests/hwy_gtest.h"
+#include "kernels/graph_compute.h"
+#include "kernels/graph_compute_test_util.h"
+#include "kernels/quant_traits.h"
+#include "kernels/test_util.h"
+
+namespace ggml_cpu {
+namespace {
+
+using test::RandomTensor;
+using test::RunAndReference;
+
+HWY_BEFORE_TEST(GraphComputeMatMulTest);
+
+struct Ctx {
+  ggml_context* ctx = ggml_init({256u << 20, nullptr, false});
+  ~Ctx() { ggml_free(ctx); }
+};
+
+test::Executor& Exec() {
+  static test::Executor* ex = new test::Executor();
+  return *ex;
+}
+
+// Element (i0, i1, i2, i3) of a as float, dequantizing quantized rows.
+class Reader {
+ public:
+  explicit Reader(const ggml_tensor* t) : t_(t) {
+    if (t->type == GGML_TYPE_F32 || t->type == GGML_TYPE_F16) {
+      values_ = test::Values(t);
+      return;
+    }
+    const QuantTypeTraits* q = GetQuantTypeTraits(t->type);
+    values_.resize(static_cast<size_t>(ggml_nelements(t)));
+    for (int64_t r = 0; r < ggml_nrows(t); ++r) {
+      const int64_t i1 = r % t->ne[1], i2 = (r / t->ne[1]) % t->ne[2], i3 = r / (t->ne[1] * t->ne[2]);
+      q->to_float(static_cast<const char*>(t->data) + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3],
+                  values_.data() + r * t->ne[0], t->ne[0]);
+    }
+  }
+  float at(int64_t i0, int64_t i1, int64_t i2, int64_t i3) const {
+    return values_[static_cast<size_t>(((i3 * t_->ne[2] + i2) * t_->ne[1] + i1) * t_->ne[0] + i0)];
+  }
+
+ private:
+  const ggml_tensor* t_;
+  std::vector<float> values_;
+};
+
+// Per-element error bounds of mul_mat(a, b) (see the top of the file).
+std::vector<double> Bounds(const ggml_tensor* a, const ggml_tensor* b) {
+  const Reader ar(a), br(b);
+  const int64_t K = a->ne[0], M = a->ne[1], N = b->ne[1];
+  const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+  const bool quant = ggml_is_quantized(a->type);
+  const bool with_sum = a->type == GGML_TYPE_Q4_1 || a->type == GGML_TYPE_Q5_1;
+  const double u = ldexp(1.0, -24), gamma = K * u / (1.0 - K * u);
+  std::vector<double> bounds;
+  for (int64_t i3 = 0; i3 < b->ne[3]; ++i3)
+    for (int64_t i2 = 0; i2 < b->ne[2]; ++i2)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t m = 0; m < M; ++m) {
+          double abs_sum = 0.0, quant_err = 0.0;
+          for (int64_t k0 = 0; k0 < K; k0 += 32) {
+            double amax_b = 0.0, sum_abs_a = 0.0, amax_a = 0.0, sum_abs_b = 0.0;
+            for (int64_t k = k0; k < std::min(K, k0 + 32); ++k) {
+              const double x = fabs(ar.at(k, m, i2 / r2, i3 / r3)), y = fabs(br.at(k, n, i2, i3));
+              abs_sum += x * y;
+              amax_b = std::max(amax_b, y);
+              amax_a = std::max(amax_a, x);
+              sum_abs_a += x;
+              sum_abs_b += y;
+            }
+            if (quant) quant_err += 0.57 * amax_b / 127.0 * sum_abs_a + (with_sum ? amax_a * sum_abs_b * ldexp(1.0, -10) : 0.0);
+          }
+          bounds.push_back(2.0 * gamma * abs_sum * (quant ? 1.1 : 1.0) + quant_err + 1e-30);
+        }
+  return bounds;
+}
+
+// Runs mul_mat(a, b) and checks every element against its bound.
+void CheckMulMat(ggml_context* ctx, ggml_tensor* a, ggml_tensor* b, const std::string& what) {
+  ggml_tensor* out = ggml_mul_mat(ctx, a, b);
+  ASSERT_NE(out, nullptr) << what << ": " << ggml_last_error();
+  const test::Outcome o = RunAndReference(&Exec(), ctx, out, what);
+  const std::vector<double> bound = Bounds(a, b);
+  ASSERT_EQ(o.exec.size(), bound.size()) << what;
+  int failures = 0;
+  for (size_t i = 0; i < bound.size(); ++i) {
+    const double err = fabs(static_cast<double>(o.exec[i]) - o.ref[i]);
+    if (!(err <= bound[i]) && failures++ < 5) {
+      ADD_FAILURE() << what << " [" << i << "]: exec " << o.exec[i] << " ref " << o.ref[i] << " err " << err
+                    << " > bound " << bound[i];
+    }
+  }
+  EXPECT_EQ(failures, 0) << what;
+}
+
+struct Shape {
+  int64_t m, n;
+};
+
+TEST_P(GraphComputeMatMulTest, FloatAOddSizes) {
+  test::ExpectDispatchedTo(GetParam());
+  // N >= 16 takes the packed kernel path, smaller N the dot-product path; (70, 300) also splits
+  // N across threads.
+  const Shape shapes[] = {{1, 1}, {3, 7}, {33, 17}, {255, 3}, {7, 33}, {70, 300}};
+  for (size_t uk : test::Sizes()) {
+    const int64_t K = static_cast<int64_t>(uk);
+    for (const Shape& s : shapes) {
+      if (K * s.m * s.n > 4097 * 33 * 17) continue;  // keep the reference's triple loop short
+      for (ggml_type at : {GGML_TYPE_F32, GGML_TYPE_F16}) {
+        Ctx c;
+        ggml_tensor* a = RandomTensor(c.ctx, at, {K, s.m}, 60);
+        const std::string what = absl::StrCat(ggml_type_name(at), " K=", K, " M=", s.m, " N=", s.n);
+        CheckMulMat(c.ctx, a, RandomTensor(c.ctx, GGML_TYPE_F32, {K, s.n}, 61), what + " b f32");
+        CheckMulMat(c.ctx, a, RandomTensor(c.ctx, GGML_TYPE_F16, {K, s.n}, 62), what + " b f16");
+        ggml_tensor* bt = ggml_transpose(c.ctx, RandomTensor(c.ctx, GGML_TYPE_F32, {s.n, K}, 63));
+        CheckMulMat(c.ctx, a, bt, what + " b transposed");
+      }
+    }
+  }
+}
+
+TEST_P(GraphComputeMatMulTest, BroadcastBatchesAndPermutedB) {
+  test::ExpectDispatchedTo(GetParam());
+  for (ggml_type at : {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q4_0}) {
+    Ctx c;
+    // a: 2 x 1 batches; b: 6 x 2 batches -> a batch (i2 / 3, i3 / 2).
+    ggml_tensor* a = RandomTensor(c.ctx, at, {64, 33, 2, 1}, 70);
+    CheckMulMat(c.ctx, a, RandomTensor(c.ctx, GGML_TYPE_F32, {64, 19, 6, 2}, 71), "broadcast f32 b");
+    // b as attention uses it: [d, heads, tokens] permuted to [d, tokens, heads] (strided rows).
+    ggml_tensor* q = RandomTensor(c.ctx, GGML_TYPE_F32, {64, 6, 19}, 72);
+    ggml_tensor* a6 = RandomTensor(c.ctx, at, {64, 33, 2}, 73);
+    CheckMulMat(c.ctx, a6, ggml_permute(c.ctx, q, 0, 2, 1, 3), absl::StrCat(ggml_type_name(at), " permuted b"));
+    ggml_tensor* qh = RandomTensor(c.ctx, GGML_TYPE_F16, {64, 6, 19}, 74);
+    CheckMulMat(c.ctx, a6, ggml_permute(c.ctx, qh, 0, 2, 1, 3), absl::StrCat(ggml_type_name(at), " permuted f16 b"));
+  }
+}
+
+TEST_P(GraphComputeMatMulTest, QuantizedA) {
+  test::ExpectDispatchedTo(GetParam());
+  const Shape shapes[] = {{1, 1}, {3, 7}, {33, 33}, {255, 3}};
+  for (ggml_type at : {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0}) {
+    for (int64_t K : {32, 64, 256, 4096}) {
+      for (const Shape& s : shapes) {
+        if (K * s.m * s.n > 4096 * 33 * 17) continue;
+        Ctx c;
+        ggml_tensor* a = RandomTensor(c.ctx, at, {K, s.m}, 80);
+        const std::string what = absl::StrCat(ggml_type_name(at), " K=", K, " M=", s.m, " N=", s.n);
+        CheckMulMat(c.ctx, a, RandomTensor(c.ctx, GGML_TYPE_F32, {K, s.n}, 81), what + " b f32");
+        CheckMulMat(c.ctx, a, RandomTensor(c.ctx, GGML_TYPE_F16, {K, s.n}, 82), what + " b f16");
+        ggml_tensor* bt = ggml_transpose(c.ctx, RandomTensor(c.ctx, GGML_TYPE_F32, {s.n, K}, 83));
+        CheckMulMat(c.ctx, a, bt, what + " b transposed");
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ggml_cpu

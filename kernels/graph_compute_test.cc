@@ -1,0 +1,232 @@
+// ggml_graph_compute, op by op, against the reference evaluator (kernels/ref_ops.h) on every
+// Highway target this CPU supports: odd row lengths, permuted/transposed (strided) sources,
+// broadcast shapes. Every graph also runs with 1, 2, 3 and 8 threads, which must agree bit for
+// bit (RunAndReference).
+//
+// Tolerances: ops without a rounding choice (ADD, MUL, SCALE, copies and F16 conversion,
+// GET_ROWS, IM2COL, CONCAT, PAD, REPEAT, ARGMAX, DIAG_MASK_INF) must equal the reference
+// exactly. NORM / RMS_NORM: float mean and scale vs double: 1e-5 abs + 1e-5 rel. SOFT_MAX:
+// expf and a float scale: 1e-6 abs + 1e-5 rel. UNARY: tanhf/erff/expf: 1e-6 abs + 1e-5 rel.
+// MUL_MAT: the f32 summation bound gamma_K * sum_k |a b| (gamma_K = K u / (1 - K u), u = 2^-24),
+// plus, for quantized a, the error of quantizing b to Q8 (half a step of each block's scale,
+// with the fp16 rounding of the scale) times |a|.
+#include "kernels/graph_compute.h"
+
+#include <math.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ggml/ggml.h"
+#include "ggml/ops.h"
+#include "gtest/gtest.h"
+#include "hwy/tests/hwy_gtest.h"
+#include "kernels/graph_compute_test_util.h"
+#include "kernels/quant_traits.h"
+#include "kernels/test_util.h"
+
+namespace ggml_cpu {
+namespace {
+
+using test::ExpectClose;
+using test::ExpectExact;
+using test::RandomTensor;
+using test::RunAndReference;
+using test::Sizes;
+
+HWY_BEFORE_TEST(GraphComputeTest);
+
+// One context per test body, large enough for the biggest case (4097-long rows).
+struct Ctx {
+  ggml_context* ctx = ggml_init({256u << 20, nullptr, false});
+  ~Ctx() { ggml_free(ctx); }
+};
+
+test::Executor& Exec() {
+  static test::Executor* ex = new test::Executor();
+  return *ex;
+}
+
+// x with its dims 0 and 1 swapped in memory: shape [ne0, ne1, ne2] but nb0 = ne1 * 4.
+ggml_tensor* TransposedRandom(ggml_context* ctx, int64_t ne0, int64_t ne1, int64_t ne2, uint32_t seed,
+                              float lo = -1.0f, float hi = 1.0f) {
+  return ggml_transpose(ctx, RandomTensor(ctx, GGML_TYPE_F32, {ne1, ne0, ne2}, seed, lo, hi));
+}
+
+TEST_P(GraphComputeTest, AddMulScaleBroadcastExact) {
+  test::ExpectDispatchedTo(GetParam());
+  for (size_t un : Sizes()) {
+    const int64_t n = static_cast<int64_t>(un);
+    Ctx c;
+    ggml_tensor* a = RandomTensor(c.ctx, GGML_TYPE_F32, {n, 5, 2}, 1);
+    ggml_tensor* at = TransposedRandom(c.ctx, n, 5, 2, 2);
+    const std::vector<std::vector<int64_t>> b_shapes = {{n, 5, 2}, {n, 1, 1}, {1, 5, 1}, {n, 1, 2}, {1, 1, 1}};
+    uint32_t seed = 10;
+    for (const auto& bs : b_shapes) {
+      ggml_tensor* b = RandomTensor(c.ctx, GGML_TYPE_F32, bs, seed++);
+      const std::string what = absl::StrCat("n=", n, " b=[", bs[0], ",", bs[1], ",", bs[2], "]");
+      ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_add(c.ctx, a, b), what), "add " + what);
+      ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_mul(c.ctx, at, b), what), "mul transposed " + what);
+    }
+    ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_scale(c.ctx, at, -0.37f), "scale"), absl::StrCat("scale ", n));
+  }
+}
+
+TEST_P(GraphComputeTest, NormRmsNormUnary) {
+  test::ExpectDispatchedTo(GetParam());
+  for (size_t un : Sizes()) {
+    const int64_t n = static_cast<int64_t>(un);
+    Ctx c;
+    ggml_tensor* a = RandomTensor(c.ctx, GGML_TYPE_F32, {n, 3, 2}, 3, -2.0f, 3.0f);
+    ggml_tensor* at = TransposedRandom(c.ctx, n, 3, 2, 4, -2.0f, 3.0f);
+    for (ggml_tensor* x : {a, at}) {
+      const std::string what = absl::StrCat("n=", n, x == at ? " transposed" : "");
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_norm(c.ctx, x, 1e-5f), what), 1e-5, 1e-5, "norm " + what);
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_rms_norm(c.ctx, x, 1e-6f), what), 1e-5, 1e-5, "rms " + what);
+    }
+    ggml_tensor* u = RandomTensor(c.ctx, GGML_TYPE_F32, {n, 3}, 5, -12.0f, 12.0f);
+    ggml_tensor* ut = TransposedRandom(c.ctx, n, 3, 1, 6, -12.0f, 12.0f);
+    for (ggml_tensor* x : {u, ut}) {
+      const std::string what = absl::StrCat("n=", n, x == ut ? " transposed" : "");
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_gelu(c.ctx, x), what), 1e-6, 1e-5, "gelu " + what);
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_gelu_erf(c.ctx, x), what), 1e-6, 1e-5, "gelu_erf " + what);
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_silu(c.ctx, x), what), 1e-6, 1e-5, "silu " + what);
+    }
+  }
+}
+
+TEST_P(GraphComputeTest, SoftMaxScaleMaskAndDiagMask) {
+  test::ExpectDispatchedTo(GetParam());
+  for (size_t un : Sizes()) {
+    const int64_t n = static_cast<int64_t>(un);
+    Ctx c;
+    ggml_tensor* a = RandomTensor(c.ctx, GGML_TYPE_F32, {n, 7, 3}, 7, -4.0f, 4.0f);
+    ggml_tensor* at = TransposedRandom(c.ctx, n, 7, 3, 8, -4.0f, 4.0f);
+    // Mask with more rows than a (ggml pads the KV mask) and -inf cells, but never a full row.
+    ggml_tensor* mask = RandomTensor(c.ctx, GGML_TYPE_F32, {n, 9}, 9, -1.0f, 1.0f);
+    for (int64_t r = 0; r < 9; ++r) {
+      for (int64_t i = 1; i < n; i += 3) ggml_set_f32_nd(mask, i, r, 0, 0, -INFINITY);
+    }
+    for (ggml_tensor* x : {a, at}) {
+      const std::string what = absl::StrCat("n=", n, x == at ? " transposed" : "");
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_soft_max(c.ctx, x), what), 1e-6, 1e-5, "soft_max " + what);
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_soft_max_ext(c.ctx, x, mask, 0.125f, 0.0f), what), 1e-6, 1e-5,
+                  "soft_max_ext " + what);
+      for (int n_past : {0, 2}) {
+        ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_diag_mask_inf(c.ctx, x, n_past), what),
+                    absl::StrCat("diag_mask_inf n_past ", n_past, " ", what));
+      }
+    }
+  }
+}
+
+TEST_P(GraphComputeTest, ArgmaxWithTies) {
+  test::ExpectDispatchedTo(GetParam());
+  for (size_t un : Sizes()) {
+    const int64_t n = static_cast<int64_t>(un);
+    Ctx c;
+    ggml_tensor* a = RandomTensor(c.ctx, GGML_TYPE_F32, {n, 6}, 11);
+    for (int64_t r = 0; r < 6; ++r) {  // plant a tie for the maximum at n/3 and n-1
+      ggml_set_f32_nd(a, n / 3, r, 0, 0, 2.0f);
+      ggml_set_f32_nd(a, n - 1, r, 0, 0, 2.0f);
+    }
+    const test::Outcome o = RunAndReference(&Exec(), c.ctx, ggml_argmax(c.ctx, a), "argmax");
+    ExpectExact(o, absl::StrCat("argmax ", n));
+    ASSERT_EQ(o.exec.size(), 6u);
+    EXPECT_EQ(o.exec[0], static_cast<float>(n / 3));
+    ggml_tensor* at = TransposedRandom(c.ctx, n, 6, 1, 12);
+    ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_argmax(c.ctx, at), "argmax"), absl::StrCat("argmax T ", n));
+  }
+}
+
+TEST_P(GraphComputeTest, CopiesBetweenF32AndF16AnyStrides) {
+  test::ExpectDispatchedTo(GetParam());
+  for (size_t un : Sizes()) {
+    const int64_t n = static_cast<int64_t>(un);
+    Ctx c;
+    for (ggml_type st : {GGML_TYPE_F32, GGML_TYPE_F16}) {
+      for (ggml_type dt : {GGML_TYPE_F32, GGML_TYPE_F16}) {
+        const std::string what = absl::StrCat("n=", n, " ", ggml_type_name(st), "->", ggml_type_name(dt));
+        ggml_tensor* src = RandomTensor(c.ctx, st, {n, 4, 3}, 20, -70000.0f, 70000.0f);  // F16 overflow too
+        ggml_tensor* src_t = ggml_transpose(c.ctx, RandomTensor(c.ctx, st, {4, n, 3}, 21));
+        // Same shape, contiguous and strided on either side.
+        ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_cpy(c.ctx, src, ggml_new_tensor_3d(c.ctx, dt, n, 4, 3)), what),
+                    "cpy " + what);
+        ExpectExact(
+            RunAndReference(&Exec(), c.ctx, ggml_cpy(c.ctx, src_t, ggml_new_tensor_3d(c.ctx, dt, n, 4, 3)), what),
+            "cpy from transposed " + what);
+        ggml_tensor* dst_t = ggml_transpose(c.ctx, ggml_new_tensor_3d(c.ctx, dt, 4, n, 3));
+        ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_cpy(c.ctx, src, dst_t), what), "cpy into transposed " + what);
+        // KV-cache write: a [n, 4] block into a 1-D slice of a larger cache, at an offset.
+        ggml_tensor* cache = ggml_new_tensor_1d(c.ctx, dt, n * 4 * 3 + 5 * n);
+        ggml_tensor* slot = ggml_view_1d(c.ctx, cache, n * 4 * 3, 5 * n * ggml_type_size(dt));
+        ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_cpy(c.ctx, src, slot), what), "cpy into cache " + what);
+        ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_cpy(c.ctx, src_t, slot), what),
+                    "cpy transposed into cache " + what);
+      }
+      // CONT of a 4-D permutation and cont_2d of a transposed view (different shape).
+      ggml_tensor* x = RandomTensor(c.ctx, st, {n, 3, 2, 2}, 22);
+      ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_cont(c.ctx, ggml_permute(c.ctx, x, 2, 0, 3, 1)), "cont"),
+                  absl::StrCat("cont permuted ", n));
+      ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_cont_2d(c.ctx, ggml_transpose(c.ctx, x), 3 * n, 4), "cont_2d"),
+                  absl::StrCat("cont_2d transposed ", n));
+    }
+  }
+}
+
+TEST_P(GraphComputeTest, ConcatPadRepeat) {
+  test::ExpectDispatchedTo(GetParam());
+  for (size_t un : Sizes()) {
+    const int64_t n = static_cast<int64_t>(un);
+    Ctx c;
+    ggml_tensor* a = TransposedRandom(c.ctx, n, 3, 2, 30);
+    for (int dim = 0; dim < 4; ++dim) {
+      std::vector<int64_t> ne = {n, 3, 2, 1};
+      ne[dim] = 2;
+      ggml_tensor* b = RandomTensor(c.ctx, GGML_TYPE_F32, ne, 31 + dim);  // a's shape but 2 along dim
+      ggml_tensor* ab = ggml_concat(c.ctx, a, b, dim);
+      ExpectExact(RunAndReference(&Exec(), c.ctx, ab, "concat"), absl::StrCat("concat dim ", dim, " n ", n));
+    }
+    ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_pad(c.ctx, a, 3, 1, 0, 2), "pad"), absl::StrCat("pad ", n));
+    ggml_tensor* target = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F32, n * 3, 6, 2, 2);
+    ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_repeat(c.ctx, a, target), "repeat"), absl::StrCat("repeat ", n));
+  }
+}
+
+TEST_P(GraphComputeTest, GetRowsAllTypes) {
+  test::ExpectDispatchedTo(GetParam());
+  for (ggml_type type : {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,
+                         GGML_TYPE_Q5_1, GGML_TYPE_Q8_0}) {
+    for (int64_t n0 : {32, 96, 4096}) {
+      Ctx c;
+      ggml_tensor* a = RandomTensor(c.ctx, type, {n0, 7, 2}, 40);
+      ggml_tensor* idx = ggml_new_tensor_2d(c.ctx, GGML_TYPE_I32, 5, 2);
+      const int32_t rows[10] = {6, 0, 3, 3, 1, 2, 6, 6, 0, 5};
+      memcpy(idx->data, rows, sizeof(rows));
+      ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_get_rows(c.ctx, a, idx), "get_rows"),
+                  absl::StrCat("get_rows ", ggml_type_name(type), " ", n0));
+    }
+  }
+}
+
+TEST_P(GraphComputeTest, Im2ColF32AndF16) {
+  test::ExpectDispatchedTo(GetParam());
+  struct Conv {
+    int64_t il, ic, n, k;
+    int s, p, d;
+  };
+  const Conv convs[] = {{31, 3, 2, 3, 1, 1, 1}, {33, 5, 1, 3, 2, 1, 1}, {255, 2, 2, 5, 3, 2, 2}, {7, 1, 1, 1, 1, 0, 1}};
+  for (const Conv& cv : convs) {
+    for (ggml_type dt : {GGML_TYPE_F32, GGML_TYPE_F16}) {
+      Ctx c;
+      ggml_tensor* kernel = ggml_new_tensor_3d(c.ctx, GGML_TYPE_F16, cv.k, cv.ic, 4);
+      ggml_tensor* in = RandomTensor(c.ctx, GGML_TYPE_F32, {cv.il, cv.ic, cv.n}, 50);
+      const std::string what = absl::StrCat("im2col il ", cv.il, " s ", cv.s, " ", ggml_type_name(dt));
+      ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_im2col_1d(c.ctx, kernel, in, cv.s, cv.p, cv.d, dt), what), what);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ggml_cpu
