@@ -18,8 +18,9 @@
 // Non-finite input: ggml's float -> int8 conversions are undefined for NaN or out-of-range
 // values (which also arise when a block's scale is subnormal and 1/d overflows). Here every
 // code is clamped to its valid range and a NaN product maps to code 0 (the lowest level of the
-// 4- and 5-bit types, zero for Q8), so the output is defined; for finite inputs with a normal
-// scale the result is ggml's bit for bit.
+// 4- and 5-bit types, zero for Q8), so the output is defined; NaN elements are ignored when
+// choosing a block's scale (ggml lets a NaN reset its running Q8 maximum). For finite inputs
+// with a normal scale the result is ggml's bit for bit.
 //
 // Shapes: a row is `k` consecutive floats (ggml ne0) and k / 32 blocks. Precondition for every
 // function: k >= 0 and k % 32 == 0 (callers check tensors with ggml_row_size_ok); pointers are

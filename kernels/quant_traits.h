@@ -11,6 +11,9 @@
 //     t->from_vec_dot(b_row(i11), scratch, ne00);               // quantize the activations once
 //     t->vec_dot(ne00, ne01, a->data, a->nb[1], scratch, dst_row(i11));  // all weight rows
 //
+// quant_matmul.h wraps these fields as kernels/matmul.h MulMatRowOps (QuantMulMatRowOps), which
+// MulMatConvertB / MulMatConverted run in exactly this pattern.
+//
 // vec_dot takes several weight rows per call (a thread's share of ne01 is one call) so that the
 // activation block is decoded once for 4 weight rows and dispatch costs nothing per row.
 #ifndef GGML_WHISPER_KERNELS_QUANT_TRAITS_H_
