@@ -389,12 +389,16 @@ absl::StatusOr<std::vector<TensorRecord>> ParseTensorRecords(const uint8_t* data
           "%s: duplicate %s: it was already read at offset %zu", file, tname,
           records[si].data_offset));
     }
-    rec.type = static_cast<ggml_type>(ttype);
-    if (ggml_type_traits_of(rec.type) == nullptr || !TensorTypeAllowed(spec.role, h.ftype, rec.type)) {
+    // Range-check before converting: an int outside the enum's values is not a ggml_type.
+    const bool known_type = ttype >= 0 && ttype < GGML_TYPE_COUNT &&
+                            ggml_type_traits_of(static_cast<ggml_type>(ttype)) != nullptr;
+    if (!known_type || !TensorTypeAllowed(spec.role, h.ftype, static_cast<ggml_type>(ttype))) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: %s has type %d (%s), expected %s (file ftype %s)", file, tname, ttype,
-          ggml_type_name(rec.type), RoleTypes(spec.role, h.ftype), FtypeName(h.ftype)));
+          known_type ? ggml_type_name(static_cast<ggml_type>(ttype)) : "unknown",
+          RoleTypes(spec.role, h.ftype), FtypeName(h.ftype)));
     }
+    rec.type = static_cast<ggml_type>(ttype);
     bool shape_ok = true;
     for (int i = 0; i < 4; ++i) shape_ok = shape_ok && rec.ne[i] == spec.ne[i];
     if (!shape_ok) {

@@ -155,7 +155,7 @@ std::string WriteTempFile(const std::string& name, const std::vector<uint8_t>& b
   const char* dir = getenv("TEST_TMPDIR");
   const std::string path = absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
   FILE* f = fopen(path.c_str(), "wb");
-  if (f == nullptr || fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
+  if (f == nullptr || (!bytes.empty() && fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size())) {
     fprintf(stderr, "WriteTempFile: cannot write %s\n", path.c_str());
     abort();
   }
