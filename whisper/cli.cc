@@ -214,6 +214,7 @@ int Run(int argc, char** argv) {
     }
     std::vector<Segment> segments;
     TranscribeStats stats;
+    tp.audio_duration_cs = (static_cast<int64_t>(audio->size()) + 159) / 160;
     absl::Status st = Transcribe(backend, special, hp.n_text_ctx, token_text, mv->data, static_cast<int>(mv->n_len),
                                  static_cast<int>(mv->n_len_org), tp, &segments, &stats);
     if (!st.ok()) return Fail(st);

@@ -77,9 +77,10 @@ absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int
       const size_t before = segments->size();
       AppendSegments(special, result.tokens, seek, result.seek_delta, token_text, segments);
       // Clamp to the audio: a timestamp may name a time past the end of short audio.
+      const int64_t end_cs = params.audio_duration_cs > 0 ? params.audio_duration_cs : seek_end;
       for (size_t i = before; i < segments->size(); ++i) {
         Segment& s = (*segments)[i];
-        s.t1 = std::min<int64_t>(s.t1, seek_end);
+        s.t1 = std::min<int64_t>(s.t1, end_cs);
         s.t0 = std::min<int64_t>(s.t0, s.t1);
         if (params.on_segment) params.on_segment(s);
       }

@@ -32,6 +32,9 @@ struct TranscribeParams {
   int language_id = 0;                   // whisper.cpp id (0 = en); multilingual models only
   bool translate = false;                // multilingual models only
   std::vector<Token> initial_prompt;     // --prompt, tokenized
+  // Segment ends are clamped to this many centiseconds (the audio's duration; a timestamp token
+  // may name a time past the end of short audio). 0: clamp to the decoding end frame.
+  int64_t audio_duration_cs = 0;
   // Called after each window with the progress in percent; may be empty.
   std::function<void(int)> progress;
   // Called for each new segment as it is produced; may be empty.
