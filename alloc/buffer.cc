@@ -25,6 +25,19 @@ void* AlignedBlock(size_t size) {
 
 const char* NameOf(const ggml_tensor* t) { return t->name[0] != '\0' ? t->name : "(unnamed)"; }
 
+// Bytes from a tensor's first byte to one past its last, whatever the stride order: ggml's
+// ggml_nbytes. (ggml/tensor.cc's ggml_nbytes counts ne0 * nb0 even when nb0 is a row stride, as in
+// a transposed view, which overstates such a view's span.)
+size_t Span(const ggml_tensor* t) {
+  for (int i = 0; i < GGML_MAX_DIMS; ++i) {
+    if (t->ne[i] <= 0) return 0;
+  }
+  const int64_t blck = ggml_blck_size(t->type);
+  size_t n = blck == 1 ? ggml_type_size(t->type) : static_cast<size_t>(t->ne[0]) * t->nb[0] / blck;
+  for (int i = blck == 1 ? 0 : 1; i < GGML_MAX_DIMS; ++i) n += static_cast<size_t>(t->ne[i] - 1) * t->nb[i];
+  return n;
+}
+
 }  // namespace
 
 ggml_backend_buffer_t ggml_backend_cpu_buffer_new(size_t size) {
@@ -120,8 +133,8 @@ bool ggml_backend_view_init(ggml_tensor* tensor) {
                    NameOf(src));
     return false;
   }
-  const size_t size = ggml_nbytes(tensor);
-  const size_t src_size = ggml_nbytes(src);
+  const size_t size = Span(tensor);
+  const size_t src_size = Span(src);
   if (tensor->view_offs > src_size || size > src_size - tensor->view_offs) {
     ggml_set_error("ggml_backend_view_init: view '%s' of %zu bytes at offset %zu exceeds the %zu bytes of '%s'",
                    NameOf(tensor), size, tensor->view_offs, src_size, NameOf(src));

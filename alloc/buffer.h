@@ -67,7 +67,8 @@ bool ggml_backend_tensor_alloc(ggml_backend_buffer_t buffer, struct ggml_tensor*
 
 // Gives a view the bytes of its source: data = view_src->data + view_offs, buffer =
 // view_src->buffer. Fails (false, message) when tensor or view_src is NULL, view_src has no data
-// yet, or the view's bytes (view_offs + ggml_nbytes) exceed ggml_nbytes(view_src).
+// yet, or the view's last byte lies past view_src's (spans computed as ggml's ggml_nbytes does:
+// type size + sum of (ne[i] - 1) * nb[i], correct for transposed views).
 bool ggml_backend_view_init(struct ggml_tensor* tensor);
 
 // Allocates every tensor of a no_alloc context in one new buffer of exactly the needed size:

@@ -133,8 +133,12 @@ bool Allocate(ggml_gallocr* g, ggml_tensor* t, bool inplace = true) {
     for (int i = 0; i < GGML_MAX_SRC; ++i) {
       ggml_tensor* p = t->src[i];
       if (p == nullptr) continue;
+      // p's remaining children must all be this node (ggml requires exactly 1; a node such as
+      // ggml_add(x, x) uses its src twice, and element-wise ops read both before writing).
+      int uses = 0;
+      for (int k = 0; k < GGML_MAX_SRC; ++k) uses += t->src[k] == p;
       Entry* pe = Find(g, p);
-      if (pe->pinned || pe->n_children != 1 || pe->n_views != 0 || !ggml_are_same_layout(t, p)) continue;
+      if (pe->pinned || pe->n_children != uses || pe->n_views != 0 || !ggml_are_same_layout(t, p)) continue;
       if (p->view_src == nullptr) {
         if (!pe->holds_block) continue;
         e->offset = pe->offset;

@@ -16,7 +16,8 @@
 //   A node is allocated in place of a src (same offset) when its op is one of ggml_op_can_inplace
 //   (of the ops here: ADD, MUL, SCALE, DIAG_MASK_INF, SOFT_MAX, RMS_NORM, UNARY; NORM is not in
 //   ggml's list) and the src: was allocated by this allocator, is not INPUT/OUTPUT (nor a view
-//   of one), has ggml_are_same_layout with the node, has 1 child and no views. A src that is a
+//   of one), has ggml_are_same_layout with the node, has no views and no children left but this
+//   node (ggml: exactly 1 child, which rules out ggml_add(x, x)). A src that is a
 //   view qualifies when it sits at offset 0 of its view_src, the view_src was allocated here and
 //   has no children left and only this one view; the node then takes the view_src's block and
 //   returns the part past its own padded size to the free list (ggml's free_extra_space).
@@ -37,7 +38,8 @@
 //     layout (element i read before element i is written; row ops read their row first).
 //   - Compute the nodes in graph order: liveness is derived from that order.
 //
-// Differences from ggml: one buffer (no per-node buffer ids or backends); alloc_graph plans the
+// Differences from ggml: one buffer (no per-node buffer ids or backends); a node that uses its
+// src twice (x + x) may run in place; alloc_graph plans the
 // graph it is given every time (ggml replays the offsets stored at reserve when the node and leaf
 // counts match), so a different graph of the same counts is still placed correctly; errors return
 // false with a message (ggml_last_error()) where ggml aborts.
