@@ -7,7 +7,9 @@
 //   x = transpose(x) + positional_embedding[:n_ctx]      [S, n_ctx]
 //   per layer: x += SelfAttn(LN(x));  x += MLP(LN(x))    (pre-LN; MLP = fc2(GELU(fc1)))
 //   out = LN_post(x)
-// LN is ggml_norm (eps 1e-5) then * w + b. Attention: softmax(K^T Q / sqrt(d_head)) with
+// The convolutions use ggml_conv_1d (im2col in F32, then mul_mat with the F16 kernel);
+// whisper.cpp's im2col rounds the input to F16 first, faster-whisper computes in F32, whose
+// tokens are the reference here (whisper/tiny_en_test.cc). LN is ggml_norm (eps 1e-5), * w + b. Attention: softmax(K^T Q / sqrt(d_head)) with
 // d_head = S / n_head and no mask; K and V are rounded to F16 before the products, as in
 // whisper.cpp's non-flash-attention path.
 //
