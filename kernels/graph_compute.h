@@ -13,8 +13,11 @@
 // Numerics (per op, see kernels/*.h for the kernels): results are independent of n_threads bit
 // for bit, because every output element is computed by exactly one thread with a reduction
 // order that does not depend on the split. They do depend on the Highway target (vector width
-// changes the order of f32 sums in MUL_MAT, NORM and SOFT_MAX). GELU is computed from its tanh
-// formula, not from ggml's fp16 lookup table.
+// changes the order of f32 sums in MUL_MAT, NORM and SOFT_MAX). Two deliberate differences from
+// ggml's CPU backend: GELU is computed from its tanh formula (kernels/activations.h), not read
+// from an fp16 lookup table; a SOFT_MAX row that is entirely -inf gives 0, not NaN. MUL_MAT with
+// F16 a keeps b in f32 (ggml rounds b to f16); with quantized a, b is quantized to Q8_0/Q8_1
+// exactly as ggml does.
 //
 // Usage:
 //   struct ggml_threadpool* tp = ggml_threadpool_new(4);

@@ -107,8 +107,9 @@ ggml_tensor* EncoderLayer(ggml_context* ctx, ggml_tensor* x) {
     return ggml_add(ctx, y, Filled(ctx, GGML_TYPE_F32, m, 1, 0.1f, seed++));
   };
   auto norm = [&](ggml_tensor* in) {
-    return ggml_add(ctx, ggml_mul(ctx, ggml_norm(ctx, in, 1e-5f), Filled(ctx, GGML_TYPE_F32, S, 1, 1.0f, seed++)),
-                    Filled(ctx, GGML_TYPE_F32, S, 1, 0.1f, seed++));
+    ggml_tensor* w = Filled(ctx, GGML_TYPE_F32, S, 1, 1.0f, seed++);
+    ggml_tensor* b = Filled(ctx, GGML_TYPE_F32, S, 1, 0.1f, seed++);
+    return ggml_add(ctx, ggml_mul(ctx, ggml_norm(ctx, in, 1e-5f), w), b);
   };
   ggml_tensor* cur = norm(x);
   ggml_tensor* q = ggml_permute(ctx, ggml_reshape_3d(ctx, linear(cur, S, S), D, H, T), 0, 2, 1, 3);

@@ -108,11 +108,15 @@ TEST_P(GraphComputeTest, SoftMaxScaleMaskAndDiagMask) {
     for (int64_t r = 0; r < 9; ++r) {
       for (int64_t i = 1; i < n; i += 3) ggml_set_f32_nd(mask, i, r, 0, 0, -INFINITY);
     }
+    // Row 4 fully masked: all 0 out (kernels/softmax.h's rule, followed by ref_ops).
+    for (int64_t i = 0; i < n; ++i) ggml_set_f32_nd(mask, i, 4, 0, 0, -INFINITY);
     for (ggml_tensor* x : {a, at}) {
       const std::string what = absl::StrCat("n=", n, x == at ? " transposed" : "");
       ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_soft_max(c.ctx, x), what), 1e-6, 1e-5, "soft_max " + what);
-      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_soft_max_ext(c.ctx, x, mask, 0.125f, 0.0f), what), 1e-6, 1e-5,
-                  "soft_max_ext " + what);
+      const test::Outcome masked = RunAndReference(&Exec(), c.ctx, ggml_soft_max_ext(c.ctx, x, mask, 0.125f, 0.0f), what);
+      ExpectClose(masked, 1e-6, 1e-5, "soft_max_ext " + what);
+      ASSERT_EQ(masked.exec.size(), static_cast<size_t>(n * 7 * 3));
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(masked.exec[4 * n + i], 0.0f) << "fully masked row, " << what;
       for (int n_past : {0, 2}) {
         ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_diag_mask_inf(c.ctx, x, n_past), what),
                     absl::StrCat("diag_mask_inf n_past ", n_past, " ", what));

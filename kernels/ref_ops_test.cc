@@ -128,6 +128,12 @@ TEST_F(RefOpsTest, SoftMaxWithScaleAndMask) {
   EXPECT_FLOAT_EQ(v[1], static_cast<float>(e2 / (1.0 + e2)));
   EXPECT_EQ(v[2], 0.0f);
   for (int i = 3; i < 6; ++i) EXPECT_FLOAT_EQ(v[i], 1.0f / 3.0f);
+
+  // A fully masked row gives 0 (see ref_ops.h), not NaN.
+  ggml_tensor* all_masked = F32(3, 1, {-INFINITY, -INFINITY, -INFINITY});
+  ggml_tensor* z = ggml_soft_max_ext(ctx_, F32(3, 1, {1, 2, 3}), all_masked, 1.0f, 0.0f);
+  Compute(z);
+  EXPECT_EQ(Values(z), (std::vector<float>{0, 0, 0}));
 }
 
 TEST_F(RefOpsTest, NormAndRmsNorm) {

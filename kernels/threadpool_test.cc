@@ -166,7 +166,7 @@ void TryNestedRun(void* arg, int ith, int) {
 }
 
 TEST(ThreadpoolTest, NestedRunIsRefused) {
-  Nested n{ggml_threadpool_new(2)};
+  Nested n{ggml_threadpool_new(2), true, ""};
   ASSERT_NE(n.tp, nullptr);
   ASSERT_TRUE(ggml_threadpool_run(n.tp, 2, TryNestedRun, &n));
   EXPECT_FALSE(n.inner_ok);
