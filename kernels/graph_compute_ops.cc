@@ -303,9 +303,10 @@ void ForwardArgmax(const ComputeParams& p, ggml_tensor* dst) {
 // ---- DUP, CONT, CPY ------------------------------------------------------------------------------------
 // Elements of src in ggml order go to dst in ggml order. Same shapes: rows split across threads,
 // contiguous rows converted with vec.h (ConvertF32ToF16 rounds to nearest even, bit-exact with
-// ggml_fp32_to_fp16) or memcpy. Different shapes (cont_2d, cpy into a 1-D cache view): the flat
-// element range is split; both contiguous is one convert/memcpy, anything else walks both index
-// tuples.
+// ggml_fp32_to_fp16) or memcpy. Different shapes (cont_2d, cpy into a 1-D cache view): with a
+// contiguous dst, each source row is one run of dst (source rows split); with a contiguous
+// source, each dst row is one run of the source; otherwise the flat element range is split and
+// both index tuples are walked.
 
 namespace {
 
@@ -346,14 +347,42 @@ void ForwardCopy(const ComputeParams& p, ggml_tensor* dst) {
     });
     return;
   }
+  if (ggml_is_contiguous(dst)) {
+    // Source row r (ggml order) fills dst's flat elements [r * ne00, (r + 1) * ne00): split the
+    // source rows (cont_2d of a permuted view: rows contiguous, row order permuted).
+    const int64_t n = src->ne[0];
+    int64_t rb, re;
+    SplitRange(ggml_nrows(src), p.ith, p.nth, &rb, &re);
+    for (int64_t r = rb; r < re; ++r) {
+      int64_t i1, i2, i3;
+      RowIndex(src->ne, r, &i1, &i2, &i3);
+      const char* s = RowPtr(src, i1, i2, i3);
+      char* d = static_cast<char*>(dst->data) + r * n * dsz;
+      if (src->nb[0] == ssz) {
+        ConvertRun(src->type, s, dst->type, d, static_cast<size_t>(n));
+      } else {
+        for (int64_t i0 = 0; i0 < n; ++i0) StoreF(dst->type, d + i0 * dsz, LoadF(src->type, s + i0 * src->nb[0]));
+      }
+    }
+    return;
+  }
+  if (ggml_is_contiguous(src)) {  // mirror image: dst row r takes src's flat [r * ne0, ...)
+    const int64_t n = dst->ne[0];
+    ForMyRows(p, dst, [&](int64_t i1, int64_t i2, int64_t i3, float*) {
+      const int64_t r = (i3 * dst->ne[2] + i2) * dst->ne[1] + i1;
+      const char* s = static_cast<const char*>(src->data) + r * n * ssz;
+      char* d = RowPtr(dst, i1, i2, i3);
+      if (dst->nb[0] == dsz) {
+        ConvertRun(src->type, s, dst->type, d, static_cast<size_t>(n));
+      } else {
+        for (int64_t i0 = 0; i0 < n; ++i0) StoreF(dst->type, d + i0 * dst->nb[0], LoadF(src->type, s + i0 * ssz));
+      }
+    });
+    return;
+  }
   int64_t begin, end;
   SplitRange(ggml_nelements(dst), p.ith, p.nth, &begin, &end);
   if (begin >= end) return;
-  if (ggml_is_contiguous(src) && ggml_is_contiguous(dst)) {
-    ConvertRun(src->type, static_cast<const char*>(src->data) + begin * ssz, dst->type,
-               static_cast<char*>(dst->data) + begin * dsz, static_cast<size_t>(end - begin));
-    return;
-  }
   int64_t si[4], di[4];
   Unflatten(src->ne, begin, si);
   Unflatten(dst->ne, begin, di);

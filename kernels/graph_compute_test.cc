@@ -168,6 +168,13 @@ TEST_P(GraphComputeTest, CopiesBetweenF32AndF16AnyStrides) {
         ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_cpy(c.ctx, src, slot), what), "cpy into cache " + what);
         ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_cpy(c.ctx, src_t, slot), what),
                     "cpy transposed into cache " + what);
+        // Different shape into a strided 2-D view [4n, 3] (rows 4n + 2 apart): from a contiguous
+        // source (dst rows are runs of the source) and from a transposed one (element walk).
+        ggml_tensor* wide = ggml_new_tensor_2d(c.ctx, dt, 4 * n + 2, 3);
+        ggml_tensor* rows = ggml_view_2d(c.ctx, wide, 4 * n, 3, wide->nb[1], ggml_type_size(dt));
+        ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_cpy(c.ctx, src, rows), what), "cpy into rows " + what);
+        ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_cpy(c.ctx, src_t, rows), what),
+                    "cpy transposed into rows " + what);
       }
       // CONT of a 4-D permutation and cont_2d of a transposed view (different shape).
       ggml_tensor* x = RandomTensor(c.ctx, st, {n, 3, 2, 2}, 22);
