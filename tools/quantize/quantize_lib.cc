@@ -1,0 +1,249 @@
+#include "tools/quantize/quantize_lib.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ggml/fp16.h"
+#include "kernels/quant_ref.h"
+#include "kernels/quant_types.h"
+#include "whisper/model_file.h"
+
+namespace ggml_whisper::quantize {
+namespace {
+
+constexpr QuantTarget kTargets[] = {
+    {2, GGML_TYPE_Q4_0, "q4_0"}, {3, GGML_TYPE_Q4_1, "q4_1"}, {8, GGML_TYPE_Q5_0, "q5_0"},
+    {9, GGML_TYPE_Q5_1, "q5_1"}, {7, GGML_TYPE_Q8_0, "q8_0"},
+};
+
+// whisper.cpp quantize.cpp's to_skip list (the regexes there match these whole names).
+constexpr const char* kSkipped[] = {
+    "encoder.conv1.bias",
+    "encoder.conv2.bias",
+    "encoder.positional_embedding",
+    "decoder.positional_embedding",
+};
+
+// Appends the little-endian bytes of `v` to `out`.
+template <typename T>
+void Append(std::vector<uint8_t>* out, T v) {
+  uint8_t b[sizeof(T)];
+  memcpy(b, &v, sizeof(T));
+  out->insert(out->end(), b, b + sizeof(T));
+}
+
+// Writes the tensor record header: n_dims, name_len, ttype, ne[n_dims], name.
+absl::Status WriteRecordHeader(const whisper::TensorRecord& r, ggml_type type,
+                               const ByteSink& sink, size_t* written) {
+  std::vector<uint8_t> h;
+  Append<int32_t>(&h, r.n_dims);
+  Append<int32_t>(&h, static_cast<int32_t>(r.name.size()));
+  Append<int32_t>(&h, static_cast<int32_t>(type));
+  for (int i = 0; i < r.n_dims; ++i) Append<int32_t>(&h, static_cast<int32_t>(r.ne[i]));
+  h.insert(h.end(), r.name.begin(), r.name.end());
+  *written += h.size();
+  return sink(h.data(), h.size());
+}
+
+// Widens one row of `k` F32 or F16 elements at `src` (any alignment) to floats.
+void RowToF32(ggml_type type, const uint8_t* src, int64_t k, float* dst) {
+  if (type == GGML_TYPE_F32) {
+    memcpy(dst, src, static_cast<size_t>(k) * sizeof(float));
+    return;
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    ggml_fp16_t h;
+    memcpy(&h, src + 2 * i, 2);
+    dst[i] = ggml_fp16_to_fp32(h);
+  }
+}
+
+// Writes tensor `r` of the image converted to `type_out` (a quantized type, or F16 from F32),
+// row by row.
+absl::Status WriteConverted(const uint8_t* data, const whisper::TensorRecord& r,
+                            ggml_type type_out, const ByteSink& sink, size_t* written) {
+  const int64_t ne0 = r.ne[0];
+  const int64_t nrows = r.ne[1] * r.ne[2] * r.ne[3];
+  const size_t row_in = ggml_row_size(r.type, ne0);
+  const size_t row_out = ggml_row_size(type_out, ne0);
+  std::vector<float> f32(static_cast<size_t>(ne0));
+  std::vector<uint8_t> out(row_out);
+  for (int64_t row = 0; row < nrows; ++row) {
+    RowToF32(r.type, data + r.data_offset + row * row_in, ne0, f32.data());
+    if (type_out == GGML_TYPE_F16) {
+      for (int64_t i = 0; i < ne0; ++i) {
+        const ggml_fp16_t h = ggml_fp32_to_fp16(f32[i]);
+        memcpy(out.data() + 2 * i, &h, 2);
+      }
+    } else {
+      absl::Status st = QuantizeRowRef(type_out, f32.data(), out.data(), ne0);
+      if (!st.ok()) return st;
+    }
+    absl::Status st = sink(out.data(), row_out);
+    if (!st.ok()) return st;
+  }
+  *written += row_out * nrows;
+  return absl::OkStatus();
+}
+
+std::string ValidTargets() {
+  std::string s;
+  for (const QuantTarget& t : kTargets) {
+    absl::StrAppend(&s, s.empty() ? "" : ", ", t.name, " (", t.ftype, ")");
+  }
+  return s;
+}
+
+double MiB(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+}  // namespace
+
+absl::StatusOr<QuantTarget> ParseQuantTarget(absl::string_view arg) {
+  const std::string lower = absl::AsciiStrToLower(arg);
+  for (const QuantTarget& t : kTargets) {
+    if (lower == t.name || lower == absl::StrCat(t.ftype)) return t;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown quantization type '", arg,
+                                                 "': valid types (ggml_ftype) are ",
+                                                 ValidTargets()));
+}
+
+bool ShouldQuantize(absl::string_view name, int n_dims) {
+  if (n_dims != 2) return false;
+  for (const char* skip : kSkipped) {
+    if (name == skip) return false;
+  }
+  return true;
+}
+
+absl::Status QuantizeRowRef(ggml_type type, const float* x, void* y, int64_t k) {
+  using namespace ggml_cpu;  // NOLINT: the five block types and their quantizers
+  switch (type) {
+    case GGML_TYPE_Q4_0: quantize_row_q4_0_ref(x, static_cast<block_q4_0*>(y), k); break;
+    case GGML_TYPE_Q4_1: quantize_row_q4_1_ref(x, static_cast<block_q4_1*>(y), k); break;
+    case GGML_TYPE_Q5_0: quantize_row_q5_0_ref(x, static_cast<block_q5_0*>(y), k); break;
+    case GGML_TYPE_Q5_1: quantize_row_q5_1_ref(x, static_cast<block_q5_1*>(y), k); break;
+    case GGML_TYPE_Q8_0: quantize_row_q8_0_ref(x, static_cast<block_q8_0*>(y), k); break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("QuantizeRowRef: ", ggml_type_name(type),
+                                                     " is not a weight quantization type"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<QuantizeSummary> QuantizeModelImage(const uint8_t* data, size_t size,
+                                                   absl::string_view file,
+                                                   const QuantTarget& target, const ByteSink& sink,
+                                                   const TensorCallback& on_tensor) {
+  absl::StatusOr<whisper::ModelFileHeader> header =
+      whisper::ParseModelFileHeader(data, size, file);
+  if (!header.ok()) return header.status();
+  const whisper::WhisperHparams& hp = header->hparams;
+  if (hp.qntvr != 0 || (hp.ftype != 0 && hp.ftype != 1)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: hparams.ftype is %d (%s, qntvr %d): the input must be an f32 (0) or f16 (1) model, "
+        "not an already quantized one",
+        file, hp.qntvr * whisper::kQntVersionFactor + hp.ftype, whisper::FtypeName(hp.ftype),
+        hp.qntvr));
+  }
+  absl::StatusOr<std::vector<whisper::TensorRecord>> parsed =
+      whisper::ParseTensorRecords(data, size, *header, file);
+  if (!parsed.ok()) return parsed.status();
+  // ParseTensorRecords returns spec order; pair each record with its role, then restore the
+  // input's record order.
+  const std::vector<whisper::TensorSpec> specs = whisper::ExpectedTensors(hp);
+  std::vector<std::pair<whisper::TensorRecord, whisper::TensorRole>> records;
+  for (size_t i = 0; i < parsed->size(); ++i) {
+    records.emplace_back(std::move((*parsed)[i]), specs[i].role);
+  }
+  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
+    return a.first.data_offset < b.first.data_offset;
+  });
+
+  // Check every selected tensor before writing anything.
+  for (const auto& [r, role] : records) {
+    if (!ShouldQuantize(r.name, r.n_dims)) continue;
+    if (r.type != GGML_TYPE_F32 && r.type != GGML_TYPE_F16) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: tensor '%s' is %s: only f32 and f16 tensors can be quantized",
+                          file, r.name, ggml_type_name(r.type)));
+    }
+    if (!ggml_row_size_ok(target.type, r.ne[0])) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: tensor '%s': ne0 = %lld is not a multiple of the %s block size 32", file, r.name,
+          static_cast<long long>(r.ne[0]), target.name));
+    }
+  }
+
+  QuantizeSummary s;
+  s.ftype_in = hp.ftype;
+  s.ftype_out = kQntVersion * whisper::kQntVersionFactor + target.ftype;
+  s.header_bytes = header->tensors_offset;
+  s.file_bytes_in = size;
+
+  // Header: bytes [0, tensors_offset) with the ftype field replaced.
+  absl::Status st = sink(data, kFtypeOffset);
+  if (st.ok()) st = sink(&s.ftype_out, sizeof(int32_t));
+  if (st.ok()) {
+    st = sink(data + kFtypeOffset + sizeof(int32_t),
+              header->tensors_offset - kFtypeOffset - sizeof(int32_t));
+  }
+  if (!st.ok()) return st;
+  s.file_bytes_out = header->tensors_offset;
+
+  for (const auto& [r, role] : records) {
+    TensorReport t;
+    t.name = r.name;
+    t.n_dims = r.n_dims;
+    std::copy(r.ne, r.ne + 4, t.ne);
+    t.type_in = r.type;
+    t.bytes_in = r.nbytes;
+    t.quantized = ShouldQuantize(r.name, r.n_dims);
+    t.type_out = r.type;
+    if (t.quantized) t.type_out = target.type;
+    // Conv kernels: F16 in every quantized file (whisper.cpp's loader, L1678).
+    if (role == whisper::TensorRole::kConv) t.type_out = whisper::FtypeConvType(target.ftype);
+
+    st = WriteRecordHeader(r, t.type_out, sink, &s.file_bytes_out);
+    if (!st.ok()) return st;
+    size_t data_bytes = 0;
+    if (t.type_out == t.type_in) {
+      st = sink(data + r.data_offset, r.nbytes);
+      data_bytes = r.nbytes;
+    } else {
+      st = WriteConverted(data, r, t.type_out, sink, &data_bytes);
+    }
+    if (!st.ok()) return st;
+    t.bytes_out = data_bytes;
+    s.file_bytes_out += data_bytes;
+    s.tensor_bytes_in += t.bytes_in;
+    s.tensor_bytes_out += t.bytes_out;
+    s.n_quantized += t.quantized ? 1 : 0;
+    if (on_tensor) on_tensor(t);
+    s.tensors.push_back(std::move(t));
+  }
+  return s;
+}
+
+std::string FormatTensorReport(const TensorReport& t) {
+  return absl::StrFormat("%48s - [%5d, %5d, %5d], type = %6s -> %6s, size = %8.3f MB -> %8.3f MB",
+                         t.name, t.ne[0], t.ne[1], t.ne[2], ggml_type_name(t.type_in),
+                         ggml_type_name(t.type_out), MiB(t.bytes_in), MiB(t.bytes_out));
+}
+
+std::string FormatSummary(const QuantizeSummary& s, const QuantTarget& target) {
+  return absl::StrFormat(
+      "model size  = %8.2f MB (%zu bytes of tensor data, ftype %d %s)\n"
+      "quant size  = %8.2f MB (%zu bytes; %d of %zu tensors quantized) | ftype = %d (%s)\n"
+      "file size   = %zu -> %zu bytes (%.1f%%)",
+      MiB(s.tensor_bytes_in), s.tensor_bytes_in, s.ftype_in, whisper::FtypeName(s.ftype_in),
+      MiB(s.tensor_bytes_out), s.tensor_bytes_out, s.n_quantized, s.tensors.size(), s.ftype_out,
+      target.name, s.file_bytes_in, s.file_bytes_out,
+      s.file_bytes_in == 0 ? 0.0 : 100.0 * s.file_bytes_out / s.file_bytes_in);
+}
+
+}  // namespace ggml_whisper::quantize
