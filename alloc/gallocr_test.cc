@@ -26,6 +26,7 @@ class GallocrTest : public ::testing::Test {
   void TearDown() override {
     ggml_gallocr_free(galloc_);
     ggml_backend_buffer_free(weights_);
+    ggml_free(wctx_);
     ggml_free(ctx_);
   }
 
@@ -36,8 +37,7 @@ class GallocrTest : public ::testing::Test {
   }
   // A tensor with data outside the allocator (weights): placed in weights_ by Finish().
   ggml_tensor* Weight(int64_t ne0, int64_t ne1 = 1) {
-    ggml_tensor* t = ggml_new_tensor_2d(weights_ctx(), GGML_TYPE_F32, ne0, ne1);
-    return t;
+    return ggml_new_tensor_2d(weights_ctx(), GGML_TYPE_F32, ne0, ne1);
   }
   ggml_context* weights_ctx() {
     if (wctx_ == nullptr) {
