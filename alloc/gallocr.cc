@@ -98,7 +98,7 @@ Entry* Lookup(ggml_gallocr* g, const ggml_tensor* t, const ggml_tensor* owner, c
 }
 
 bool EnsureTable(ggml_gallocr* g, int n_tensors) {
-  if (n_tensors <= g->max_tensors) return true;
+  if (n_tensors <= g->max_tensors && g->keys != nullptr) return true;
   const size_t n_slots = NextPow2(2 * static_cast<size_t>(n_tensors));
   auto* keys = new (std::nothrow) const ggml_tensor*[n_slots];
   auto* entries = new (std::nothrow) Entry[n_slots];
@@ -297,7 +297,9 @@ void ggml_gallocr_free(ggml_gallocr_t galloc) {
   delete galloc;
 }
 
-void ggml_gallocr_set_allow_realloc(ggml_gallocr_t galloc, bool allow) { galloc->allow_realloc = allow; }
+void ggml_gallocr_set_allow_realloc(ggml_gallocr_t galloc, bool allow) {
+  if (galloc != nullptr) galloc->allow_realloc = allow;
+}
 
 bool ggml_gallocr_reserve(ggml_gallocr_t galloc, ggml_cgraph* graph) {
   if (!CheckArgs(galloc, graph, "ggml_gallocr_reserve")) return false;

@@ -37,12 +37,17 @@
 //   - The executor must compute the in-place-capable ops so that dst may alias a src of the same
 //     layout (element i read before element i is written; row ops read their row first).
 //   - Compute the nodes in graph order: liveness is derived from that order.
+//   - Every leaf without data (op NONE: caller-filled, or a ggml_cpy destination made with
+//     ggml_new_tensor inside the graph) is placed before node 0 and holds its bytes until its last
+//     use, as in ggml. A cast such as the encoder's ggml_cpy(k, ggml_new_tensor_3d(ctx, F16, ...))
+//     therefore costs its bytes from the start of the graph (2.2 MiB per Whisper tiny layer).
+//   - Not thread-safe: one allocator per thread, or external locking.
 //
 // Differences from ggml: one buffer (no per-node buffer ids or backends); a node that uses its
-// src twice (x + x) may run in place; alloc_graph plans the
-// graph it is given every time (ggml replays the offsets stored at reserve when the node and leaf
-// counts match), so a different graph of the same counts is still placed correctly; errors return
-// false with a message (ggml_last_error()) where ggml aborts.
+// src twice (x + x) may run in place; alloc_graph plans the graph it is given every time (ggml
+// replays the offsets stored at reserve when the node and leaf counts match), so a different graph
+// with the same counts is still placed correctly; inputs are kept to the end; errors return false
+// with a message (ggml_last_error()) where ggml aborts.
 //
 // Usage:
 //   ggml_gallocr_t galloc = ggml_gallocr_new();

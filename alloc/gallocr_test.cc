@@ -288,6 +288,13 @@ TEST_F(GallocrTest, TooManyFreeBlocksIsAnError) {
   EXPECT_EQ(ggml_gallocr_get_buffer_size(galloc_, 0), 0u);
 }
 
+TEST_F(GallocrTest, EmptyGraph) {
+  ggml_cgraph* g = ggml_new_graph(ctx_);
+  ASSERT_TRUE(ggml_gallocr_alloc_graph(galloc_, g)) << ggml_last_error();
+  EXPECT_EQ(ggml_gallocr_get_buffer_size(galloc_, 0), 0u);
+  EXPECT_NE(ggml_gallocr_get_buffer(galloc_, 0), nullptr);
+}
+
 TEST_F(GallocrTest, ZeroSizedTensors) {
   ggml_tensor* x = Input(0);
   ggml_tensor* a = ggml_scale(ctx_, x, 2.0f);
