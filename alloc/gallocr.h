@@ -32,7 +32,9 @@
 //   - Tensors that already have data outside this allocator's buffer (weights from
 //     ggml_backend_alloc_ctx_tensors, a KV cache, a normal context's arena) are left alone: not
 //     placed, not freed, never overwritten in place. Tensors whose data is in this allocator's
-//     buffer (placed by an earlier alloc_graph) are placed again.
+//     buffer (placed by an earlier alloc_graph) are placed again: so a result that a later graph
+//     must read (the encoder output for the decoder steps) has to live in another allocator's
+//     buffer, or be copied out, before this allocator places another graph.
 //   - A node that is not consumed and not OUTPUT keeps its bytes to the end (nothing frees it).
 //   - The executor must compute the in-place-capable ops so that dst may alias a src of the same
 //     layout (element i read before element i is written; row ops read their row first).
