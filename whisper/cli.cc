@@ -37,8 +37,8 @@ double MsSince(Clock::time_point t0) {
 class StateBackend : public ModelBackend {
  public:
   explicit StateBackend(WhisperState* state) : state_(state) {}
-  absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx) override {
-    return state_->Encode(mel, n_frames, seek, audio_ctx);
+  absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx, int n_valid) override {
+    return state_->Encode(mel, n_frames, seek, audio_ctx, n_valid);
   }
   absl::Status Decode(int d, const Token* tokens, int n, int n_past) override {
     return state_->Decode(d, tokens, n, n_past);
@@ -53,8 +53,9 @@ class StateBackend : public ModelBackend {
 
 // Language detection (whisper.cpp whisper_lang_auto_detect): decode [sot] after encoding the first
 // window and take the most probable language token.
-absl::StatusOr<int> DetectLanguage(WhisperState& state, const SpecialTokens& s, const float* mel, int n_frames) {
-  absl::Status st = state.Encode(mel, n_frames, 0, 0);
+absl::StatusOr<int> DetectLanguage(WhisperState& state, const SpecialTokens& s, const float* mel, int n_frames,
+                                   int n_valid) {
+  absl::Status st = state.Encode(mel, n_frames, 0, 0, n_valid);
   if (!st.ok()) return st;
   st = state.Decode(0, &s.sot, 1, 0);
   if (!st.ok()) return st;
@@ -186,7 +187,8 @@ int Run(int argc, char** argv) {
     if (special.multilingual) {
       int lang = LanguageId(p.language);
       if (p.language == "auto" || p.detect_language) {
-        absl::StatusOr<int> detected = DetectLanguage(state, special, mv->data, static_cast<int>(mv->n_len));
+        absl::StatusOr<int> detected = DetectLanguage(state, special, mv->data, static_cast<int>(mv->n_len),
+                                                                static_cast<int>(audio->size() / 160));
         if (!detected.ok()) return Fail(detected.status());
         lang = *detected;
         std::fprintf(stderr, "auto-detected language: %s\n", LanguageCode(lang));
@@ -216,7 +218,7 @@ int Run(int argc, char** argv) {
     TranscribeStats stats;
     tp.audio_duration_cs = (static_cast<int64_t>(audio->size()) + 159) / 160;
     absl::Status st = Transcribe(backend, special, hp.n_text_ctx, token_text, mv->data, static_cast<int>(mv->n_len),
-                                 static_cast<int>(mv->n_len_org), tp, &segments, &stats);
+                                 static_cast<int>(audio->size() / 160), tp, &segments, &stats);
     if (!st.ok()) return Fail(st);
     if (p.no_timestamps) std::printf("\n");
 

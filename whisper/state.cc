@@ -189,7 +189,8 @@ absl::Status WhisperState::Compute(ggml_cgraph* graph, const char* what) {
   return absl::OkStatus();
 }
 
-absl::Status WhisperState::Encode(const float* mel, int n_frames_total, int seek, int audio_ctx) {
+absl::Status WhisperState::Encode(const float* mel, int n_frames_total, int seek, int audio_ctx,
+                                  int n_frames_valid) {
   const Clock::time_point t0 = Clock::now();
   const WhisperHparams& h = model_.hparams();
   if (mel == nullptr || n_frames_total < 0 || seek < 0) {
@@ -212,7 +213,8 @@ absl::Status WhisperState::Encode(const float* mel, int n_frames_total, int seek
   // The window: frames [seek, seek + 2 n_ctx) of each band, zero past the end of the mel.
   ggml_tensor* in = enc_graph_.mel;
   const int64_t n_win = in->ne[0];
-  const int64_t n_copy = std::max<int64_t>(0, std::min<int64_t>(n_win, n_frames_total - int64_t{seek}));
+  const int64_t n_valid = n_frames_valid < 0 ? n_frames_total : std::min(n_frames_valid, n_frames_total);
+  const int64_t n_copy = std::max<int64_t>(0, std::min<int64_t>(n_win, n_valid - int64_t{seek}));
   for (int m = 0; m < h.n_mels; ++m) {
     float* dst = reinterpret_cast<float*>(static_cast<char*>(in->data) + m * in->nb[1]);
     if (n_copy > 0) memcpy(dst, mel + int64_t{m} * n_frames_total + seek, n_copy * sizeof(float));

@@ -77,7 +77,11 @@ class WhisperState {
   // whisper/mel.h; frames at or beyond n_frames_total are zero (whisper.cpp L2385-2404).
   // Errors: InvalidArgument for a null mel, n_frames_total < 0, seek < 0, or audio_ctx not in
   // [0, n_audio_ctx]; Internal when a graph cannot be built, placed or computed.
-  absl::Status Encode(const float* mel, int n_frames_total, int seek, int audio_ctx = 0);
+  // n_frames_valid (-1 = n_frames_total) limits the frames taken from `mel`: later frames of the
+  // window are 0.0, as OpenAI's pad_or_trim and faster-whisper fill the window after the audio's
+  // content (whisper.cpp instead keeps the log-mel of its 30 s zero padding there).
+  absl::Status Encode(const float* mel, int n_frames_total, int seek, int audio_ctx = 0,
+                      int n_frames_valid = -1);
 
   // Appends tokens[0 .. n_tokens) to decoder `decoder`'s KV cache at positions n_past ..
   // n_past + n_tokens - 1 (positions before n_past are kept, later ones are overwritten later)

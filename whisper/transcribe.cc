@@ -46,7 +46,7 @@ absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int
     if (params.progress) {
       params.progress(static_cast<int>(100LL * (seek - seek_start) / std::max(1, seek_end - seek_start)));
     }
-    absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx);
+    absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx, n_frames_audio);
     if (!st.ok()) return st;
 
     if (seek_end - seek < kClearPastFrames) past.clear();

@@ -19,8 +19,9 @@ namespace whisper {
 class ModelBackend : public DecoderBackend {
  public:
   // Encodes the 3000-frame window of `mel` ([n_mels][n_frames] floats, ne = [n_frames, n_mels])
-  // starting at frame `seek`; frames past n_frames are zero. audio_ctx 0 = the model's n_audio_ctx.
-  virtual absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx) = 0;
+  // starting at frame `seek`; window frames at or past n_frames_valid are 0.0 (OpenAI's
+  // pad_or_trim). audio_ctx 0 = the model's n_audio_ctx.
+  virtual absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx, int n_frames_valid) = 0;
 };
 
 struct TranscribeParams {
@@ -48,7 +49,7 @@ struct TranscribeStats {
 };
 
 // Transcribes frames [offset, offset + duration) of `mel` (n_frames_audio frames of real audio,
-// possibly followed by padding up to n_frames_mel). Segments' times are centiseconds from the
+// possibly followed by padding up to n_frames_mel; use n_samples / 160, OpenAI's content_frames). Segments' times are centiseconds from the
 // start of the audio. Errors: an invalid offset/duration, or the backend's.
 absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int n_text_ctx,
                         const std::function<const std::string&(Token)>& token_text, const float* mel,

@@ -13,7 +13,7 @@ namespace {
 class ScriptedModel : public ModelBackend {
  public:
   explicit ScriptedModel(const SpecialTokens& s) : s_(s), kv_(1), logits_(s.n_vocab) {}
-  absl::Status Encode(const float*, int, int seek, int) override {
+  absl::Status Encode(const float*, int, int seek, int, int) override {
     seeks.push_back(seek);
     return absl::OkStatus();
   }
