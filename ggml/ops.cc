@@ -231,6 +231,8 @@ ggml_tensor* ggml_transpose(ggml_context* ctx, ggml_tensor* a) {
   r->ne[1] = a->ne[0];
   r->nb[0] = a->nb[1];
   r->nb[1] = a->nb[0];
+  r->nb[2] = a->nb[2];  // dims 2 and 3 keep a's strides (a may itself be a permuted view)
+  r->nb[3] = a->nb[3];
   ggml_format_name(r, "%s (transposed)", a->name);
   return r;
 }

@@ -322,4 +322,23 @@ TEST_F(ViewTest, TransposeSwapsNeAndNbOfTheFirstTwoDims) {
   EXPECT_EQ(ggml_transpose(ctx_, nullptr), nullptr);
 }
 
+// Transposing a permuted view keeps the view's own strides in dims 2 and 3 (it must not fall back
+// to the contiguous strides of the new shape).
+TEST_F(ViewTest, TransposeOfAPermutedViewKeepsItsOuterStrides) {
+  ggml_tensor* a = ggml_new_tensor_3d(ctx_, GGML_TYPE_F32, 2, 3, 4);
+  ASSERT_NE(a, nullptr);
+  for (int i2 = 0; i2 < 4; ++i2)
+    for (int i1 = 0; i1 < 3; ++i1)
+      for (int i0 = 0; i0 < 2; ++i0) ggml_set_f32_nd(a, i0, i1, i2, 0, 100.0f * i2 + 10.0f * i1 + i0);
+  ggml_tensor* p = ggml_permute(ctx_, a, 0, 2, 1, 3);  // ne [2, 4, 3]
+  ggml_tensor* t = ggml_transpose(ctx_, p);          // ne [4, 2, 3]
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->nb[2], p->nb[2]);
+  EXPECT_EQ(t->nb[3], p->nb[3]);
+  for (int i2 = 0; i2 < 3; ++i2)
+    for (int i1 = 0; i1 < 2; ++i1)
+      for (int i0 = 0; i0 < 4; ++i0)
+        EXPECT_EQ(ggml_get_f32_nd(t, i0, i1, i2, 0), 100.0f * i0 + 10.0f * i2 + i1) << i0 << i1 << i2;
+}
+
 }  // namespace
