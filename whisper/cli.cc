@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -203,7 +204,7 @@ int Run(int argc, char** argv) {
                    p.translate ? "translate" : "transcribe", p.no_timestamps ? 0 : 1);
     }
     auto token_text = [&](Token t) -> const std::string& { return model.vocab().token(t); };
-    tp.on_segment = [&](const Segment& s) {
+    auto print_segment = [&](const Segment& s) {
       if (p.no_timestamps) {
         std::printf("%s", s.text.c_str());
       } else {
@@ -211,6 +212,8 @@ int Run(int argc, char** argv) {
       }
       std::fflush(stdout);
     };
+    // Segments print as they are decoded, unless -ml re-cuts them after the transcription.
+    tp.on_segment = p.max_len > 0 ? std::function<void(const Segment&)>() : print_segment;
     if (p.print_progress) {
       tp.progress = [](int pct) { std::fprintf(stderr, "whisper_print_progress_callback: progress = %3d%%\n", pct); };
     }
@@ -220,6 +223,10 @@ int Run(int argc, char** argv) {
     absl::Status st = Transcribe(backend, special, hp.n_text_ctx, token_text, mv->data, static_cast<int>(mv->n_len),
                                  static_cast<int>(audio->size() / 160), tp, &segments, &stats);
     if (!st.ok()) return Fail(st);
+    if (p.max_len > 0) {
+      segments = WrapSegments(segments, p.max_len, p.split_on_word, token_text);
+      for (const Segment& s : segments) print_segment(s);
+    }
     if (p.no_timestamps) std::printf("\n");
 
     const std::string base = p.output_file.empty() ? file : p.output_file;

@@ -51,4 +51,44 @@ int SeekAdvance(const SpecialTokens& s, const std::vector<Token>& tokens, int se
   return std::min(seek_delta, full);
 }
 
+int Utf8Length(const std::string& s) {
+  int n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::vector<Segment> WrapSegments(const std::vector<Segment>& segments, int max_len, bool split_on_word,
+                                  const std::function<const std::string&(Token)>& token_text) {
+  if (max_len <= 0) return segments;
+  std::vector<Segment> out;
+  for (const Segment& seg : segments) {
+    int total = 0;
+    for (Token t : seg.tokens) total += Utf8Length(token_text(t));
+    Segment cur;
+    cur.t0 = seg.t0;
+    int acc = 0;    // characters in `cur`
+    int before = 0;  // characters of `seg` before the current token
+    for (size_t i = 0; i < seg.tokens.size(); ++i) {
+      const std::string& txt = token_text(seg.tokens[i]);
+      const int len = Utf8Length(txt);
+      const bool boundary_ok = !split_on_word || (!txt.empty() && txt[0] == ' ');
+      if (acc + len > max_len && acc > 0 && boundary_ok) {
+        const int64_t t = total > 0 ? seg.t0 + (seg.t1 - seg.t0) * before / total : seg.t0;
+        cur.t1 = t;
+        out.push_back(std::move(cur));
+        cur = Segment();
+        cur.t0 = t;
+        acc = 0;
+      }
+      cur.text += txt;
+      cur.tokens.push_back(seg.tokens[i]);
+      acc += len;
+      before += len;
+    }
+    cur.t1 = seg.t1;
+    if (!cur.tokens.empty() || out.empty() || out.back().t1 != seg.t1) out.push_back(std::move(cur));
+  }
+  return out;
+}
+
 }  // namespace whisper

@@ -32,6 +32,18 @@ int AppendSegments(const SpecialTokens& special, const std::vector<Token>& token
 // timestamp ending or when there are no two consecutive timestamps; otherwise seek_delta.
 int SeekAdvance(const SpecialTokens& special, const std::vector<Token>& tokens, int seek_delta, int frames_left);
 
+// Splits segments longer than max_len UTF-8 characters (whisper-cli -ml, whisper.cpp
+// whisper_wrap_segment L6096): a new segment starts before the token that would pass max_len
+// (with split_on_word, only before a token that starts with a space). Token times are not
+// decoded: each token's start is interpolated within its segment in proportion to the characters
+// before it (whisper.cpp's token timestamps use the timestamp-token probabilities; this is the
+// interpolation it falls back to). max_len <= 0 returns the segments unchanged.
+std::vector<Segment> WrapSegments(const std::vector<Segment>& segments, int max_len, bool split_on_word,
+                                  const std::function<const std::string&(Token)>& token_text);
+
+// Characters (UTF-8 code points) in `s`: bytes that are not continuation bytes.
+int Utf8Length(const std::string& s);
+
 }  // namespace whisper
 
 #endif  // GGML_WHISPER_WHISPER_SEGMENTS_H_

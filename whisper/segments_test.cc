@@ -52,5 +52,39 @@ TEST_F(SegmentsTest, SeekAdvance) {
   EXPECT_EQ(SeekAdvance(s, {}, 0, 6000), 3000);
 }
 
+TEST_F(SegmentsTest, WrapSplitsByCharactersWithInterpolatedTimes) {
+  Segment seg;
+  seg.t0 = 100;
+  seg.t1 = 300;
+  seg.tokens = {10, 11, 12, 13};  // " And"(4) " so"(3) " my"(3) " friends"(8): 18 characters
+  seg.text = " And so my friends";
+  const auto out = WrapSegments({seg}, 8, false, text);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].text, " And so");
+  EXPECT_EQ(out[1].text, " my");
+  EXPECT_EQ(out[2].text, " friends");
+  EXPECT_EQ(out[0].t0, 100);
+  EXPECT_EQ(out[0].t1, 100 + 200 * 7 / 18);
+  EXPECT_EQ(out[1].t0, out[0].t1);
+  EXPECT_EQ(out[1].t1, 100 + 200 * 10 / 18);
+  EXPECT_EQ(out[2].t1, 300);
+  // max_len 1 gives one token per segment; 0 leaves the segment alone.
+  EXPECT_EQ(WrapSegments({seg}, 1, false, text).size(), 4u);
+  EXPECT_EQ(WrapSegments({seg}, 0, false, text).size(), 1u);
+  EXPECT_EQ(Utf8Length("h\xc3\xa9llo"), 5);
+}
+
+TEST_F(SegmentsTest, WrapOnWordsOnlySplitsBeforeASpace) {
+  words[20] = "fri";
+  words[21] = "ends";
+  Segment seg;
+  seg.t0 = 0;
+  seg.t1 = 100;
+  seg.tokens = {10, 20, 21};  // " And" "fri" "ends"
+  seg.text = " Andfriends";
+  EXPECT_EQ(WrapSegments({seg}, 4, true, text).size(), 1u);  // no token starts with a space
+  EXPECT_EQ(WrapSegments({seg}, 4, false, text).size(), 3u);
+}
+
 }  // namespace
 }  // namespace whisper
