@@ -5,8 +5,11 @@ Two signals, both on the same machine in one run:
   1. Timing. //tools/gate:gate_benchmark (mul_mat F16 and Q8_0, softmax, one encoder layer; one
      thread) is built for the baseline and for the tree, then the two binaries run interleaved
      (rounds alternate the order: base, tree / tree, base / ...), each process doing a few
-     repetitions. Per benchmark and side, each process contributes the median of its
-     repetitions; the samples are compared with a one-sided Mann-Whitney U test (H1: the tree is
+     repetitions. The measure is the CPU time per iteration: the benchmarks run on one thread,
+     and on a shared machine the wall time mostly measures how often other work preempted the
+     process (a 2-core machine with a build running gave 100% spread in real time and 2-14% in
+     CPU time between identical binaries). Per benchmark and side, each process contributes the
+     median of its repetitions; the samples are compared with a one-sided Mann-Whitney U test (H1: the tree is
      slower). A benchmark regresses when the tree's median is more than --threshold (5%) above
      the baseline's AND p < --alpha (0.01). A regression is confirmed by a second, independent
      set of rounds before the gate fails (noise rarely passes both).
@@ -111,8 +114,9 @@ def prepare_baseline(tree, sha, worktree):
 
 # ---- Timing ----------------------------------------------------------------------------------
 
-def run_benchmark(binary, env, repetitions, min_time, bench_filter):
-    """One process: {benchmark name: [real_time per repetition]}, and the simd_target context."""
+def run_benchmark(binary, env, repetitions, min_time, bench_filter, field):
+    """One process: {benchmark name: [`field` per repetition]}, the simd_target context, and the
+    time unit."""
     cmd = [binary, "--benchmark_format=json", f"--benchmark_repetitions={repetitions}",
            f"--benchmark_min_time={min_time}", "--benchmark_report_aggregates_only=false"]
     if bench_filter:
@@ -128,22 +132,22 @@ def run_benchmark(binary, env, repetitions, min_time, bench_filter):
         if b.get("error_occurred"):
             raise RuntimeError(f"{binary}: {b['name']}: {b.get('error_message')}")
         name = b.get("run_name", b["name"])
-        times.setdefault(name, []).append(float(b["real_time"]))
+        times.setdefault(name, []).append(float(b[field]))
         unit = b.get("time_unit", "ns")
     return times, data["context"].get("simd_target", "?"), unit
 
 
-def timing_rounds(base_bin, tree_bin, base_env, tree_env, rounds, repetitions, min_time,
-                  bench_filter=None):
+def timing_rounds(base_bin, tree_bin, base_env, tree_env, args, bench_filter=None):
     """Interleaved rounds. Returns (samples, targets, unit): samples[name] = {"base": [...],
     "tree": [...]} with one per-process median per round."""
     samples, targets, unit = {}, {}, "us"
-    for r in range(rounds):
+    for r in range(args.rounds):
         order = [("base", base_bin, base_env), ("tree", tree_bin, tree_env)]
         if r % 2:
             order.reverse()
         for side, binary, env in order:
-            times, target, unit = run_benchmark(binary, env, repetitions, min_time, bench_filter)
+            times, target, unit = run_benchmark(binary, env, args.repetitions, args.min_time,
+                                                bench_filter, args.time_field)
             targets[side] = target
             for name, ts in times.items():
                 samples.setdefault(name, {"base": [], "tree": []})[side].append(
@@ -206,9 +210,9 @@ def finish_callgrind(proc, binary):
 # ---- Report ----------------------------------------------------------------------------------
 
 def print_tables(rows, unit, targets, ir, args):
-    log(f"timing: {args.rounds} interleaved rounds x {args.repetitions} repetitions "
-        f"(one sample = a process's median), 1 thread; target base {targets.get('base')}, "
-        f"tree {targets.get('tree')}")
+    log(f"timing: {args.time_field} per iteration, {args.rounds} interleaved rounds x "
+        f"{args.repetitions} repetitions (one sample = a process's median), 1 thread; "
+        f"target base {targets.get('base')}, tree {targets.get('tree')}")
     w = max([len(r["name"]) for r in rows] + [9])
     print(f"  {'benchmark':<{w}}  {'base ' + unit:>10}  {'tree ' + unit:>10}  {'change':>8}"
           f"  {'p(MWU)':>8}  verdict")
@@ -229,6 +233,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--min-time", type=float, default=0.05, help="seconds per repetition")
+    ap.add_argument("--time-field", default="cpu_time", choices=["cpu_time", "real_time"],
+                    help="what is compared (default cpu_time: see the module doc)")
     ap.add_argument("--threshold", type=float, default=0.05, help="slowdown that fails (0.05=5%%)")
     ap.add_argument("--alpha", type=float, default=0.01, help="Mann-Whitney p that fails")
     ap.add_argument("--ir-threshold", type=float, default=0.02,
@@ -311,7 +317,7 @@ def main():
                 log("valgrind unavailable: instruction-count signal skipped")
 
         samples, targets, unit = timing_rounds(bench["base"], bench["tree"], base_env, tree_env,
-                                               args.rounds, args.repetitions, args.min_time)
+                                               args)
         rows = judge_timing(samples, args.threshold, args.alpha)
         failing = [r["name"] for r in rows if r["verdict"] == "SLOWER"]
         confirm_rows = []
@@ -319,7 +325,7 @@ def main():
             log(f"slower: {', '.join(failing)}; confirming with {args.rounds} fresh rounds")
             pattern = "^(" + "|".join(re.escape(n) for n in failing) + ")$"
             samples2, _, _ = timing_rounds(bench["base"], bench["tree"], base_env, tree_env,
-                                           args.rounds, args.repetitions, args.min_time, pattern)
+                                           args, pattern)
             confirm_rows = judge_timing(samples2, args.threshold, args.alpha)
             confirmed = {r["name"] for r in confirm_rows if r["verdict"] == "SLOWER"}
             for r in rows:
