@@ -248,10 +248,12 @@ int Run(int argc, char** argv) {
     info.ftype = hp.ftype;
     info.language = special.multilingual ? LanguageCode(tp.language_id) : "en";
     info.translate = p.translate;
+    std::function<const std::string&(Token)> json_tokens;  // -ojf: segments list their tokens
+    if (p.output_json_full) json_tokens = token_text;
     const std::pair<bool, std::pair<const char*, std::string>> outputs[] = {
         {p.output_txt, {".txt", FormatTxt(segments)}},   {p.output_vtt, {".vtt", FormatVtt(segments)}},
         {p.output_srt, {".srt", FormatSrt(segments, p.offset_n)}}, {p.output_lrc, {".lrc", FormatLrc(segments)}},
-        {p.output_csv, {".csv", FormatCsv(segments)}},   {p.output_json, {".json", FormatJson(segments, info)}},
+        {p.output_csv, {".csv", FormatCsv(segments)}},   {p.output_json, {".json", FormatJson(segments, info, json_tokens)}},
     };
     for (const auto& [wanted, out] : outputs) {
       if (!wanted) continue;

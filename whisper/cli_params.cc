@@ -78,6 +78,8 @@ const std::vector<Flag>& Flags() {
        [](CliParams& p, const std::string&) { p.output_csv = true; }},
       {"-oj", "--output-json", Kind::kFlag, "output result in a JSON file",
        [](CliParams& p, const std::string&) { p.output_json = true; }},
+      {"-ojf", "--output-json-full", Kind::kFlag, "output a JSON file with each segment's tokens (ids, text)",
+       [](CliParams& p, const std::string&) { p.output_json = p.output_json_full = true; }},
       {"-of", "--output-file", Kind::kString, "output file path (without file extension)",
        [](CliParams& p, const std::string& v) { p.output_file = v; }},
       {"-np", "--no-prints", Kind::kFlag, "do not print anything other than the results",

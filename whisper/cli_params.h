@@ -37,6 +37,7 @@ struct CliParams {
   std::string prompt;
   bool output_txt = false, output_vtt = false, output_srt = false, output_lrc = false;
   bool output_csv = false, output_json = false;
+  bool output_json_full = false;  // -ojf: -oj plus each segment's token ids and texts
   std::string output_file;  // without extension; "" = input path
   bool no_prints = false;
   bool print_special = false;

@@ -59,9 +59,23 @@ TEST(CliParams, ErrorsNameTheFlag) {
   EXPECT_FALSE(Parse({"-ot", "-5"}).ok());
 }
 
+TEST(CliParams, OutputJsonFullImpliesOutputJson) {
+  auto p = Parse({"-ojf"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->output_json);
+  EXPECT_TRUE(p->output_json_full);
+  auto q = Parse({"--output-json"});
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_TRUE(q->output_json);
+  EXPECT_FALSE(q->output_json_full);
+  auto r = Parse({"--output-json-full"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->output_json_full);
+}
+
 TEST(CliParams, UsageListsEveryFlag) {
   const std::string u = CliUsage("whisper-cli");
-  for (const char* f : {"--threads", "--offset-t", "--beam-size", "-otxt", "--output-json", "--no-fallback", "--prompt"}) {
+  for (const char* f : {"--threads", "--offset-t", "--beam-size", "-otxt", "--output-json", "--output-json-full", "--no-fallback", "--prompt"}) {
     EXPECT_NE(u.find(f), std::string::npos) << f;
   }
 }

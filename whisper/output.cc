@@ -76,7 +76,8 @@ std::string FormatCsv(const std::vector<Segment>& segments) {
   return out;
 }
 
-std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& info) {
+std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& info,
+                       const std::function<const std::string&(Token)>& token_text) {
   using json = nlohmann::ordered_json;
   json j;
   j["systeminfo"] = info.system_info;
@@ -96,6 +97,11 @@ std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& inf
     list.push_back({{"timestamps", {{"from", FormatTimestamp(s.t0, true)}, {"to", FormatTimestamp(s.t1, true)}}},
                     {"offsets", {{"from", 10 * s.t0}, {"to", 10 * s.t1}}},
                     {"text", s.text}});
+    if (token_text) {
+      json tokens = json::array();
+      for (Token t : s.tokens) tokens.push_back({{"text", token_text(t)}, {"id", t}});
+      list.back()["tokens"] = std::move(tokens);
+    }
   }
   j["transcription"] = std::move(list);
   // Invalid UTF-8 (a token split inside a character) is replaced rather than thrown on.

@@ -4,6 +4,7 @@
 #ifndef GGML_WHISPER_WHISPER_OUTPUT_H_
 #define GGML_WHISPER_WHISPER_OUTPUT_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,12 @@ std::string FormatVtt(const std::vector<Segment>& segments);
 std::string FormatSrt(const std::vector<Segment>& segments, int offset_n = 0);
 std::string FormatLrc(const std::vector<Segment>& segments);
 std::string FormatCsv(const std::vector<Segment>& segments);
-std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& info);
+// With token_text (whisper-cli -ojf), each segment also lists its text tokens as
+// "tokens": [{"text": token_text(id), "id": id}, ...] in decoding order. whisper.cpp's full JSON
+// also gives each token's times, probability "p" and "t_dtw"; Segment does not keep those, so
+// they are left out rather than invented.
+std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& info,
+                       const std::function<const std::string&(Token)>& token_text = nullptr);
 
 // Writes `contents` to `path` through a temporary file and a rename, so a failed write leaves no
 // partial file. Errors name the path and the system's reason.

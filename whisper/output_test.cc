@@ -54,6 +54,26 @@ TEST(Output, JsonLayout) {
   EXPECT_LT(j.find("\"systeminfo\""), j.find("\"model\""));  // whisper-cli's key order
 }
 
+TEST(Output, JsonFullListsEachSegmentsTokens) {
+  std::vector<Segment> segs = TwoSegments();
+  segs[0].tokens = {843, 523};
+  segs[1].tokens = {3399};
+  const std::vector<std::string> vocab_text = {" And", " so", " Americans"};
+  auto token_text = [&](Token t) -> const std::string& {
+    return vocab_text[t == 843 ? 0 : t == 523 ? 1 : 2];
+  };
+  const std::string j = FormatJson(segs, JsonInfo(), token_text);
+  EXPECT_NE(j.find("\"tokens\": [\n\t\t\t\t{\n\t\t\t\t\t\"text\": \" And\",\n\t\t\t\t\t\"id\": 843\n\t\t\t\t},\n"
+                   "\t\t\t\t{\n\t\t\t\t\t\"text\": \" so\",\n\t\t\t\t\t\"id\": 523\n\t\t\t\t}\n\t\t\t]"),
+            std::string::npos)
+      << j;
+  EXPECT_NE(j.find("\"text\": \" Americans\",\n\t\t\t\t\t\"id\": 3399"), std::string::npos) << j;
+  // Without token_text the layout is -oj's: no "tokens" key.
+  EXPECT_EQ(FormatJson(segs, JsonInfo()).find("\"tokens\""), std::string::npos);
+  // The full file is the plain one plus the token lists.
+  EXPECT_GT(j.size(), FormatJson(segs, JsonInfo()).size());
+}
+
 TEST(Output, AtomicWriteAndErrors) {
   const std::string dir = ::testing::TempDir();
   const std::string path = dir + "/out.txt";
