@@ -48,10 +48,9 @@ int main(int argc, char** argv) {
 
   printf("quantize: loading model from '%s'\n", in.c_str());
   const auto t0 = std::chrono::steady_clock::now();
-  absl::StatusOr<qz::QuantizeSummary> s =
-      qz::QuantizeModelFile(in, out, *target, [](const qz::TensorReport& t) {
-        printf("%s\n", qz::FormatTensorReport(t).c_str());
-      });
+  absl::StatusOr<qz::QuantizeSummary> s = qz::QuantizeModelFile(
+      in, out, *target,
+      [](const qz::TensorReport& t) { printf("%s\n", qz::FormatTensorReport(t).c_str()); });
   if (!s.ok()) return Fail(std::string(s.status().message()));
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

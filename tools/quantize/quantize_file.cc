@@ -18,9 +18,14 @@ namespace {
 absl::Status ErrnoStatus(int err, const std::string& what) {
   const std::string msg = absl::StrCat(what, ": ", strerror(err));
   switch (err) {
-    case ENOENT: case ENOTDIR: return absl::NotFoundError(msg);
-    case EACCES: case EPERM: case EROFS: return absl::PermissionDeniedError(msg);
-    case ENOSPC: case EIO: case EDQUOT: return absl::DataLossError(msg);
+    case ENOENT:
+    case ENOTDIR: return absl::NotFoundError(msg);
+    case EACCES:
+    case EPERM:
+    case EROFS: return absl::PermissionDeniedError(msg);
+    case ENOSPC:
+    case EIO:
+    case EDQUOT: return absl::DataLossError(msg);
     default: return absl::InternalError(msg);
   }
 }
@@ -114,8 +119,8 @@ absl::StatusOr<QuantizeSummary> QuantizeModelFile(const std::string& in, const s
                                                   const TensorCallback& on_tensor) {
   const std::string tmp = out + ".tmp";
   if (in == out || in == tmp || SameFile(in, out) || SameFile(in, tmp)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input '", in, "' and output '", out, "' are the same file: write to another path"));
+    return absl::InvalidArgumentError(absl::StrCat("input '", in, "' and output '", out,
+                                                   "' are the same file: write to another path"));
   }
   MappedInput input;
   absl::Status st = input.Open(in);

@@ -37,8 +37,8 @@ void Append(std::vector<uint8_t>* out, T v) {
 }
 
 // Writes the tensor record header: n_dims, name_len, ttype, ne[n_dims], name.
-absl::Status WriteRecordHeader(const whisper::TensorRecord& r, ggml_type type,
-                               const ByteSink& sink, size_t* written) {
+absl::Status WriteRecordHeader(const whisper::TensorRecord& r, ggml_type type, const ByteSink& sink,
+                               size_t* written) {
   std::vector<uint8_t> h;
   Append<int32_t>(&h, r.n_dims);
   Append<int32_t>(&h, static_cast<int32_t>(r.name.size()));
@@ -64,8 +64,8 @@ void RowToF32(ggml_type type, const uint8_t* src, int64_t k, float* dst) {
 
 // Writes tensor `r` of the image converted to `type_out` (a quantized type, or F16 from F32),
 // row by row.
-absl::Status WriteConverted(const uint8_t* data, const whisper::TensorRecord& r,
-                            ggml_type type_out, const ByteSink& sink, size_t* written) {
+absl::Status WriteConverted(const uint8_t* data, const whisper::TensorRecord& r, ggml_type type_out,
+                            const ByteSink& sink, size_t* written) {
   const int64_t ne0 = r.ne[0];
   const int64_t nrows = r.ne[1] * r.ne[2] * r.ne[3];
   const size_t row_in = ggml_row_size(r.type, ne0);
@@ -107,9 +107,8 @@ absl::StatusOr<QuantTarget> ParseQuantTarget(absl::string_view arg) {
   for (const QuantTarget& t : kTargets) {
     if (lower == t.name || lower == absl::StrCat(t.ftype)) return t;
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown quantization type '", arg,
-                                                 "': valid types (ggml_ftype) are ",
-                                                 ValidTargets()));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown quantization type '", arg, "': valid types (ggml_ftype) are ", ValidTargets()));
 }
 
 bool ShouldQuantize(absl::string_view name, int n_dims) {
@@ -139,8 +138,7 @@ absl::StatusOr<QuantizeSummary> QuantizeModelImage(const uint8_t* data, size_t s
                                                    absl::string_view file,
                                                    const QuantTarget& target, const ByteSink& sink,
                                                    const TensorCallback& on_tensor) {
-  absl::StatusOr<whisper::ModelFileHeader> header =
-      whisper::ParseModelFileHeader(data, size, file);
+  absl::StatusOr<whisper::ModelFileHeader> header = whisper::ParseModelFileHeader(data, size, file);
   if (!header.ok()) return header.status();
   const whisper::WhisperHparams& hp = header->hparams;
   if (hp.qntvr != 0 || (hp.ftype != 0 && hp.ftype != 1)) {
@@ -160,22 +158,21 @@ absl::StatusOr<QuantizeSummary> QuantizeModelImage(const uint8_t* data, size_t s
   for (size_t i = 0; i < parsed->size(); ++i) {
     records.emplace_back(std::move((*parsed)[i]), specs[i].role);
   }
-  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
-    return a.first.data_offset < b.first.data_offset;
-  });
+  std::sort(records.begin(), records.end(),
+            [](const auto& a, const auto& b) { return a.first.data_offset < b.first.data_offset; });
 
   // Check every selected tensor before writing anything.
   for (const auto& [r, role] : records) {
     if (!ShouldQuantize(r.name, r.n_dims)) continue;
     if (r.type != GGML_TYPE_F32 && r.type != GGML_TYPE_F16) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s: tensor '%s' is %s: only f32 and f16 tensors can be quantized",
-                          file, r.name, ggml_type_name(r.type)));
+          absl::StrFormat("%s: tensor '%s' is %s: only f32 and f16 tensors can be quantized", file,
+                          r.name, ggml_type_name(r.type)));
     }
     if (!ggml_row_size_ok(target.type, r.ne[0])) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: tensor '%s': ne0 = %lld is not a multiple of the %s block size 32", file, r.name,
-          static_cast<long long>(r.ne[0]), target.name));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: tensor '%s': ne0 = %lld is not a multiple of the %s block size 32",
+                          file, r.name, static_cast<long long>(r.ne[0]), target.name));
     }
   }
 

@@ -32,12 +32,12 @@ struct Output {
 
 Output Quantize(const std::vector<uint8_t>& in, const QuantTarget& target) {
   Output o;
-  o.summary = QuantizeModelImage(in.data(), in.size(), "model.bin", target,
-                                 [&o](const void* p, size_t n) {
-                                   const uint8_t* b = static_cast<const uint8_t*>(p);
-                                   o.bytes.insert(o.bytes.end(), b, b + n);
-                                   return absl::OkStatus();
-                                 });
+  o.summary =
+      QuantizeModelImage(in.data(), in.size(), "model.bin", target, [&o](const void* p, size_t n) {
+        const uint8_t* b = static_cast<const uint8_t*>(p);
+        o.bytes.insert(o.bytes.end(), b, b + n);
+        return absl::OkStatus();
+      });
   return o;
 }
 
@@ -111,12 +111,14 @@ TEST(ParseQuantTargetTest, NamesAndFtypeNumbers) {
     const char* number;
     int32_t ftype;
     ggml_type type;
-  } cases[] = {{"q4_0", "2", 2, GGML_TYPE_Q4_0}, {"q4_1", "3", 3, GGML_TYPE_Q4_1},
-               {"q5_0", "8", 8, GGML_TYPE_Q5_0}, {"q5_1", "9", 9, GGML_TYPE_Q5_1},
+  } cases[] = {{"q4_0", "2", 2, GGML_TYPE_Q4_0},
+               {"q4_1", "3", 3, GGML_TYPE_Q4_1},
+               {"q5_0", "8", 8, GGML_TYPE_Q5_0},
+               {"q5_1", "9", 9, GGML_TYPE_Q5_1},
                {"q8_0", "7", 7, GGML_TYPE_Q8_0}};
   for (const auto& c : cases) {
-    for (const std::string arg : {std::string(c.name), std::string(c.number),
-                                  absl::AsciiStrToUpper(c.name)}) {
+    for (const std::string arg :
+         {std::string(c.name), std::string(c.number), absl::AsciiStrToUpper(c.name)}) {
       absl::StatusOr<QuantTarget> t = ParseQuantTarget(arg);
       ASSERT_TRUE(t.ok()) << arg << ": " << t.status();
       EXPECT_EQ(t->ftype, c.ftype) << arg;
@@ -279,12 +281,11 @@ TEST(QuantizeModelImageTest, ReportLineAndTotals) {
 absl::Status RunExpectingNoOutput(const std::vector<uint8_t>& in, size_t size,
                                   const char* target = "q5_0") {
   bool called = false;
-  absl::StatusOr<QuantizeSummary> s =
-      QuantizeModelImage(in.data(), size, "model.bin", Target(target),
-                         [&called](const void*, size_t) {
-                           called = true;
-                           return absl::OkStatus();
-                         });
+  absl::StatusOr<QuantizeSummary> s = QuantizeModelImage(
+      in.data(), size, "model.bin", Target(target), [&called](const void*, size_t) {
+        called = true;
+        return absl::OkStatus();
+      });
   EXPECT_FALSE(called);
   EXPECT_FALSE(s.ok());
   return s.status();
@@ -313,8 +314,8 @@ TEST(QuantizeModelImageTest, TruncatedInputNamesTheField) {
     const absl::Status s = RunExpectingNoOutput(m.bytes, f.offset + 1);
     EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << f.name << ": " << s;
     EXPECT_THAT(std::string(s.message()), HasSubstr("truncated")) << f.name;
-    const std::string field = f.name.rfind("tensor ", 0) == 0 ? f.name.substr(f.name.rfind(' ') + 1)
-                                                               : f.name;
+    const std::string field =
+        f.name.rfind("tensor ", 0) == 0 ? f.name.substr(f.name.rfind(' ') + 1) : f.name;
     EXPECT_THAT(std::string(s.message()), HasSubstr(field)) << f.name;
     if (f.name.rfind("tensor ", 0) == 0 && field == "data") {  // the name is known by then
       EXPECT_THAT(std::string(s.message()), HasSubstr(f.name.substr(7, f.name.rfind('\'') - 6)));
@@ -354,20 +355,21 @@ TEST(QuantizeModelImageTest, RowsNotAWholeNumberOfBlocks) {
   const whisper::SyntheticModel m = whisper::MakeSyntheticModel(o);
   const absl::Status s = RunExpectingNoOutput(m.bytes, m.bytes.size());
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("tensor 'encoder.blocks.0.mlp.0.weight': ne0 = 48 is "
-                                     "not a multiple of the q5_0 block size 32"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("tensor 'encoder.blocks.0.mlp.0.weight': ne0 = 48 is "
+                        "not a multiple of the q5_0 block size 32"));
 }
 
 TEST(QuantizeModelImageTest, SinkErrorStopsAndIsReturned) {
   const whisper::SyntheticModel m = whisper::MakeSyntheticModel({});
   size_t written = 0;
-  absl::StatusOr<QuantizeSummary> s = QuantizeModelImage(
-      m.bytes.data(), m.bytes.size(), "model.bin", Target("q4_0"),
-      [&written](const void*, size_t n) {
-        if (written + n > 10000) return absl::DataLossError("disk full");
-        written += n;
-        return absl::OkStatus();
-      });
+  absl::StatusOr<QuantizeSummary> s =
+      QuantizeModelImage(m.bytes.data(), m.bytes.size(), "model.bin", Target("q4_0"),
+                         [&written](const void*, size_t n) {
+                           if (written + n > 10000) return absl::DataLossError("disk full");
+                           written += n;
+                           return absl::OkStatus();
+                         });
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status(), absl::DataLossError("disk full"));
   EXPECT_LE(written, 10000u);

@@ -28,9 +28,9 @@ using whisper::WhisperModel;
 
 // Every weight tensor of `w`, by name.
 std::map<std::string, const ggml_tensor*> TensorsByName(const whisper::WhisperWeights& w) {
-  std::vector<const ggml_tensor*> all = {w.e_pe,    w.conv1_w, w.conv1_b, w.conv2_w, w.conv2_b,
-                                         w.e_ln_w,  w.e_ln_b,  w.d_pe,    w.d_te,    w.d_ln_w,
-                                         w.d_ln_b};
+  std::vector<const ggml_tensor*> all = {w.e_pe,    w.conv1_w, w.conv1_b, w.conv2_w,
+                                         w.conv2_b, w.e_ln_w,  w.e_ln_b,  w.d_pe,
+                                         w.d_te,    w.d_ln_w,  w.d_ln_b};
   auto add_attn = [&all](const whisper::AttentionWeights& a) {
     all.insert(all.end(), {a.ln_w, a.ln_b, a.q_w, a.q_b, a.k_w, a.v_w, a.v_b, a.o_w, a.o_b});
   };
@@ -122,9 +122,9 @@ TEST_P(TinyEnQuantizeTest, QuantizesLoadsAndMatchesTheReference) {
         ASSERT_EQ(src->type, GGML_TYPE_F16);
         const std::vector<float> x = F16ToF32(src);
         want.resize(ggml_row_size(target->type, static_cast<int64_t>(x.size())));
-        ASSERT_TRUE(QuantizeRowRef(target->type, x.data(), want.data(),
-                                   static_cast<int64_t>(x.size()))
-                        .ok());
+        ASSERT_TRUE(
+            QuantizeRowRef(target->type, x.data(), want.data(), static_cast<int64_t>(x.size()))
+                .ok());
         break;
       }
       case TensorRole::kConv:
