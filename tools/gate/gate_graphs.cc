@@ -101,9 +101,11 @@ ggml_tensor* EncoderLayer(ggml_context* ctx, Filler& f, ggml_tensor* x, int64_t 
   const int64_t d = kState / kHeads;
   ggml_tensor* cur = LayerNorm(ctx, f, x);
   if (cur == nullptr) return nullptr;
-  ggml_tensor* q = Heads(ctx, Linear(ctx, f, cur, kState, kState, true), n_ctx, 0, 2, 1);  // [D,T,H]
+  ggml_tensor* q =
+      Heads(ctx, Linear(ctx, f, cur, kState, kState, true), n_ctx, 0, 2, 1);  // [D,T,H]
   ggml_tensor* k = Heads(ctx, Linear(ctx, f, cur, kState, kState, false), n_ctx, 0, 2, 1);
-  ggml_tensor* v = Heads(ctx, Linear(ctx, f, cur, kState, kState, true), n_ctx, 1, 2, 0);  // [T,D,H]
+  ggml_tensor* v =
+      Heads(ctx, Linear(ctx, f, cur, kState, kState, true), n_ctx, 1, 2, 0);  // [T,D,H]
   if (q == nullptr || k == nullptr || v == nullptr) return nullptr;
   v = ggml_cont(ctx, v);
   ggml_tensor* kq = ggml_mul_mat(ctx, k, q);  // [T_k, T_q, H]
@@ -111,7 +113,7 @@ ggml_tensor* EncoderLayer(ggml_context* ctx, Filler& f, ggml_tensor* x, int64_t 
   kq = ggml_soft_max_ext(ctx, kq, nullptr, 1.0f / std::sqrt(static_cast<float>(d)), 0.0f);
   ggml_tensor* kqv = kq == nullptr ? nullptr : ggml_mul_mat(ctx, v, kq);  // [D, T_q, H]
   if (kqv == nullptr) return nullptr;
-  ggml_tensor* merged = ggml_permute(ctx, kqv, 0, 2, 1, 3);                 // [D, H, T]
+  ggml_tensor* merged = ggml_permute(ctx, kqv, 0, 2, 1, 3);  // [D, H, T]
   ggml_tensor* flat = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, kState, n_ctx);
   if (merged == nullptr || flat == nullptr) return nullptr;
   cur = ggml_cpy(ctx, merged, flat);
@@ -129,10 +131,14 @@ ggml_tensor* EncoderLayer(ggml_context* ctx, Filler& f, ggml_tensor* x, int64_t 
 
 const char* WorkloadName(Workload w) {
   switch (w) {
-    case Workload::kMulMatF16: return "MulMatF16";
-    case Workload::kMulMatQ8_0: return "MulMatQ8_0";
-    case Workload::kSoftmax: return "Softmax";
-    case Workload::kEncoderLayer: return "EncoderLayer";
+    case Workload::kMulMatF16:
+      return "MulMatF16";
+    case Workload::kMulMatQ8_0:
+      return "MulMatQ8_0";
+    case Workload::kSoftmax:
+      return "Softmax";
+    case Workload::kEncoderLayer:
+      return "EncoderLayer";
   }
   return "?";
 }
@@ -140,10 +146,14 @@ const char* WorkloadName(Workload w) {
 double WorkloadFlops(Workload w, int64_t n_ctx) {
   const double t = static_cast<double>(n_ctx), s = kState, m = kMlp;
   switch (w) {
-    case Workload::kMulMatF16: return 2.0 * s * s * t;
-    case Workload::kMulMatQ8_0: return 2.0 * s * m * t;
-    case Workload::kSoftmax: return 0.0;
-    case Workload::kEncoderLayer: return 2.0 * t * (4 * s * s + 2 * s * m) + 4.0 * t * t * s;
+    case Workload::kMulMatF16:
+      return 2.0 * s * s * t;
+    case Workload::kMulMatQ8_0:
+      return 2.0 * s * m * t;
+    case Workload::kSoftmax:
+      return 0.0;
+    case Workload::kEncoderLayer:
+      return 2.0 * t * (4 * s * s + 2 * s * m) + 4.0 * t * t * s;
   }
   return 0.0;
 }
@@ -155,9 +165,8 @@ absl::StatusOr<std::unique_ptr<GateGraph>> GateGraph::Create(Workload w, int64_t
         absl::StrCat("gate: n_ctx ", n_ctx, " is not in [1, ", kMaxCtx, "]"));
   }
   if (n_threads < 1 || n_threads > GGML_THREADPOOL_MAX_THREADS) {
-    return absl::InvalidArgumentError(absl::StrCat("gate: n_threads ", n_threads,
-                                                   " is not in [1, ", GGML_THREADPOOL_MAX_THREADS,
-                                                   "]"));
+    return absl::InvalidArgumentError(absl::StrCat("gate: n_threads ", n_threads, " is not in [1, ",
+                                                   GGML_THREADPOOL_MAX_THREADS, "]"));
   }
   std::unique_ptr<GateGraph> g(new GateGraph());
   // Weights (< 4 MB), ~40 activations of up to [kMlp, n_ctx] F32, 3 score tensors
@@ -220,8 +229,8 @@ double GateGraph::OutputChecksum() const {
   double sum = 0.0;
   const int64_t n0 = out_->ne[0], n1 = ggml_nrows(out_);
   for (int64_t i1 = 0; i1 < n1; ++i1) {
-    const float* row = reinterpret_cast<const float*>(static_cast<const char*>(out_->data) +
-                                                      i1 * out_->nb[1]);
+    const float* row =
+        reinterpret_cast<const float*>(static_cast<const char*>(out_->data) + i1 * out_->nb[1]);
     for (int64_t i0 = 0; i0 < n0; ++i0) sum += row[i0];
   }
   return sum;

@@ -20,8 +20,8 @@ std::vector<float> OutputCopy(const GateGraph& g) {
 // Every workload, computed by the executor, matches the scalar double-accumulating oracle
 // (kernels/ref_ops.h) recomputing the same graph from the same inputs.
 TEST(GateGraphs, ExecutorMatchesReferenceOps) {
-  for (Workload w : {Workload::kMulMatF16, Workload::kMulMatQ8_0, Workload::kSoftmax,
-                     Workload::kEncoderLayer}) {
+  for (Workload w :
+       {Workload::kMulMatF16, Workload::kMulMatQ8_0, Workload::kSoftmax, Workload::kEncoderLayer}) {
     SCOPED_TRACE(WorkloadName(w));
     absl::StatusOr<std::unique_ptr<GateGraph>> g = GateGraph::Create(w, 24, 1);
     ASSERT_TRUE(g.ok()) << g.status();
