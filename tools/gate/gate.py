@@ -29,9 +29,13 @@ sources), 1 regression, 2 error (bad arguments, the tree does not build, a bench
 A commit whose message contains "[gate: allow-regression]" (the tree's HEAD) still prints the
 table but exits 0.
 
-Test-only knob: --simulate-regression=TARGET runs the tree's binaries with
-GGML_CPU_TARGET=TARGET (e.g. SCALAR, SSE4, AVX2) while the baseline keeps the best target: a
-real slowdown of the tree without touching any source. The gate must fail with it.
+Test-only knobs (they change nothing in the library):
+  --simulate-regression=TARGET runs the tree's binaries with GGML_CPU_TARGET=TARGET (e.g.
+    SCALAR, SSE4, AVX2) while the baseline keeps the best target: a real kernel slowdown of the
+    tree. The gate must fail with it.
+  --simulate-slowdown=F makes each timed iteration of the tree do 1 + F computes on average
+    (GGML_GATE_TEST_EXTRA_WORK, read by gate_benchmark only): a known slowdown for checking the
+    threshold (F = 0.10 must fail, F = 0.02 must pass).
 
 Usage (from anywhere in the repository):
   tools/gate/gate.py                      # baseline HEAD~1
@@ -218,7 +222,7 @@ def print_tables(rows, unit, targets, ir, args):
           f"  {'p(MWU)':>8}  verdict")
     for r in rows:
         print(f"  {r['name']:<{w}}  {r['base']:>10.1f}  {r['tree']:>10.1f}  {r['change']:>+8.1%}"
-              f"  {r['p']:>8.4f}  {r['verdict']}")
+              f"  {r['p']:>8.2g}  {r['verdict']}")
     if ir:
         print(f"  instructions (callgrind, gate_workload_run, GGML_CPU_TARGET base "
               f"{ir['base_target']} / tree {ir['tree_target']}):")
@@ -243,6 +247,9 @@ def main():
     ap.add_argument("--no-callgrind", action="store_true")
     ap.add_argument("--simulate-regression", metavar="TARGET", default=None,
                     help="test only: run the tree side with GGML_CPU_TARGET=TARGET")
+    ap.add_argument("--simulate-slowdown", metavar="FRACTION", type=float, default=None,
+                    help="test only: the tree's timed benchmarks do FRACTION more work "
+                         "(GGML_GATE_TEST_EXTRA_WORK; no effect on the instruction count)")
     ap.add_argument("--cache-dir", default=os.environ.get("GGML_GATE_CACHE",
                                                           "/tmp/ggml_whisper_gate"))
     ap.add_argument("--bazel", default=os.environ.get("BAZEL", "bazel"))
@@ -295,6 +302,9 @@ def main():
     if args.simulate_regression:
         tree_env["GGML_CPU_TARGET"] = args.simulate_regression
         log(f"TEST ONLY: tree side runs with GGML_CPU_TARGET={args.simulate_regression}")
+    if args.simulate_slowdown:
+        tree_env["GGML_GATE_TEST_EXTRA_WORK"] = str(args.simulate_slowdown)
+        log(f"TEST ONLY: tree's benchmarks do {args.simulate_slowdown:.0%} extra work")
     bench = {s: os.path.join(bins[s], "gate_benchmark") for s in bins}
     workload = {s: os.path.join(bins[s], "gate_workload") for s in bins}
 
@@ -327,10 +337,16 @@ def main():
             samples2, _, _ = timing_rounds(bench["base"], bench["tree"], base_env, tree_env,
                                            args, pattern)
             confirm_rows = judge_timing(samples2, args.threshold, args.alpha)
-            confirmed = {r["name"] for r in confirm_rows if r["verdict"] == "SLOWER"}
+            confirmed = {r["name"]: r for r in confirm_rows}
             for r in rows:
-                if r["verdict"] == "SLOWER" and r["name"] not in confirmed:
-                    r["verdict"] = "ok (not confirmed)"
+                if r["verdict"] != "SLOWER":
+                    continue
+                c = confirmed.get(r["name"])
+                if c is not None and c["verdict"] == "SLOWER":
+                    r["verdict"] = f"SLOWER (confirmed: {c['change']:+.1%}, p {c['p']:.2g})"
+                else:
+                    r["verdict"] = "ok (not confirmed" + (
+                        f": {c['change']:+.1%}, p {c['p']:.2g})" if c else ")")
     except RuntimeError as e:
         log(f"error: {e}")
         return 2
@@ -338,7 +354,7 @@ def main():
     print_tables(rows, unit, targets, ir, args)
     if ir and not ir["same_output"]:
         log("note: gate_workload's checksums differ between baseline and tree (numerics changed)")
-    slower = [r["name"] for r in rows if r["verdict"] == "SLOWER"]
+    slower = [r["name"] for r in rows if r["verdict"].startswith("SLOWER")]
     more_ir = ir is not None and ir["verdict"] == "MORE"
     failed = bool(slower) or more_ir
     if args.json:
