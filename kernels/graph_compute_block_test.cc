@@ -134,6 +134,14 @@ TEST(GraphComputeAllocTest, NoHeapAllocationDuringCompute) {
   // A quantized mul_mat too (activations quantized into the work buffer).
   ggml_tensor* wq = RandomTensor(c.ctx, GGML_TYPE_Q4_0, {kState, 96}, 140);
   ASSERT_TRUE(ggml_build_forward_expand(graph, ggml_mul_mat(c.ctx, wq, out)));
+  // Warm up with every thread count first: the pool's workers must have started (a starting
+  // thread's TLS setup goes through malloc under ASan) before any count begins.
+  for (int nth : test::ThreadCounts()) {
+    ggml_cplan plan = ggml_graph_plan(graph, nth, Exec().pool());
+    std::vector<uint8_t> work(plan.work_size);
+    plan.work_data = work.data();
+    ASSERT_EQ(ggml_graph_compute(graph, &plan), GGML_STATUS_SUCCESS) << ggml_last_error();
+  }
   for (int nth : test::ThreadCounts()) {
     ggml_cplan plan = ggml_graph_plan(graph, nth, Exec().pool());
     std::vector<uint8_t> work(plan.work_size);
