@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Runs every test: all Bazel tests, the ggml core again under AddressSanitizer and
+# Runs every test: all Bazel tests, then all of them again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, then the external-consumer check (tools/test_consumer.sh).
 # Every step runs even if an earlier one failed (and the first keeps going past failing targets),
 # so one run reports everything; the exit status is non-zero if any step failed.
 # Extra arguments go to the first `bazel test` (e.g. tools/test.sh --test_output=all).
-# Env: BAZEL (default "bazel"); SANITIZE_TARGETS (default "//ggml/...").
+# Env: BAZEL (default "bazel"); SANITIZE_TARGETS (default "//...").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel="${BAZEL:-bazel}"
-read -r -a sanitize_targets <<<"${SANITIZE_TARGETS:-//ggml/...}"
+read -r -a sanitize_targets <<<"${SANITIZE_TARGETS:-//...}"
 failed=()
 
 step() {  # step <name> <command...>
