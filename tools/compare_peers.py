@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""Speed, memory and transcript of our whisper-cli against faster-whisper and whisper.cpp.
+
+Every system transcribes the same audio with the same thread count on this machine, one process
+per run, and the runs are interleaved: round r runs every configuration once (A B C ... then,
+next round, rotated), so slow drifts in machine load hit all systems alike. Per configuration it
+reports medians over the rounds and, against our CLI in the same decoding mode, the median of
+the per-round ratios (pairwise, so a noisy round cancels out).
+
+Systems and configurations (same Whisper tiny.en weights for all):
+  ours            bazel-bin whisper/cli (-c opt) on models/ggml-tiny.en.bin: greedy (-bs 1) and
+                  default (beam search 5, best-of 5); "ours-avx2" is greedy capped at AVX2
+                  (GGML_CPU_TARGET=AVX2), the ISA of the whisper.cpp wheel below.
+  faster-whisper  pip `faster-whisper` (CTranslate2) on models/faster-whisper-tiny.en (the
+                  directory tools/get_model.sh converts from), compute types int8 and float32,
+                  greedy (beam_size=1) and beam 5; no VAD, condition_on_previous_text=True,
+                  temperature fallback on (its defaults), as whisper-cli.
+  whisper.cpp     pip `pywhispercpp` (its bundled whisper.cpp) on OUR converted
+                  models/ggml-tiny.en.bin: greedy and beam 5, no_context=False (whisper-cli's
+                  default), language en.
+Audio: jfk.wav (11 s) and a 60 s clip made here: (jfk.wav + 4 s of silence) x 4.
+
+Columns: wall = process start to exit (includes interpreter start-up and imports for the Python
+peers); work = model load + transcription, timed inside the process (our CLI's "total time");
+RSS = peak resident set of the process (getrusage of the child, ru_maxrss); same = the
+transcript (segment texts joined, whitespace collapsed) is identical to ours in the same mode;
+x_wall / x_work = median over rounds of (this / ours in the same mode).
+
+Usage (from the repo root):
+  python3 tools/compare_peers.py --threads 1,2 --rounds 5 [--json out.json] [--only ours,fw]
+Needs: pip install faster-whisper pywhispercpp; tools/setup.sh (model files); bazel.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import wave
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# ---- Child side: one transcription, printed as JSON ---------------------------------------------
+
+def load_wav_f32(path):
+    import numpy as np
+    with wave.open(path) as w:
+        if w.getnchannels() != 1 or w.getsampwidth() != 2 or w.getframerate() != 16000:
+            raise SystemExit(f"{path}: expected 16 kHz mono 16-bit PCM")
+        pcm = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16)
+    return pcm.astype(np.float32) / 32768.0
+
+
+def child_faster_whisper(args):
+    t0 = time.perf_counter()
+    from faster_whisper import WhisperModel
+    t_import = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    model = WhisperModel(args.model, device="cpu", compute_type=args.compute_type,
+                         cpu_threads=args.threads, num_workers=1)
+    audio = load_wav_f32(args.audio)
+    segments, _ = model.transcribe(audio, language="en", beam_size=args.beam, best_of=5,
+                                   vad_filter=False, condition_on_previous_text=True)
+    text = [s.text for s in segments]  # the generator does the work
+    return {"text": text, "work_s": time.perf_counter() - t0, "import_s": t_import}
+
+
+def child_whisper_cpp(args):
+    t0 = time.perf_counter()
+    from pywhispercpp.model import Model
+    import _pywhispercpp as pw
+    t_import = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    params = dict(n_threads=args.threads, language="en", no_context=False, print_progress=False,
+                  print_realtime=False, print_timestamps=False)
+    if args.beam > 1:
+        model = Model(args.model, params_sampling_strategy=1, redirect_whispercpp_logs_to=None,
+                      beam_search={"beam_size": args.beam, "patience": -1.0}, **params)
+    else:
+        model = Model(args.model, params_sampling_strategy=0, redirect_whispercpp_logs_to=None,
+                      greedy={"best_of": 5}, **params)
+    audio = load_wav_f32(args.audio)
+    segments = model.transcribe(audio)
+    return {"text": [s.text for s in segments], "work_s": time.perf_counter() - t0,
+            "import_s": t_import, "system_info": pw.whisper_print_system_info()}
+
+
+def child_main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child", required=True, choices=["faster-whisper", "whisper.cpp"])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--audio", required=True)
+    ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--beam", type=int, default=1)
+    ap.add_argument("--compute-type", default="float32")
+    args = ap.parse_args(argv)
+    fn = child_faster_whisper if args.child == "faster-whisper" else child_whisper_cpp
+    print("RESULT " + json.dumps(fn(args)), flush=True)
+
+
+# ---- Parent side ------------------------------------------------------------------------------
+
+def normalize(texts):
+    return re.sub(r"\s+", " ", " ".join(t.strip() for t in texts)).strip()
+
+
+def make_60s_clip(src, dst):
+    """(src + 4 s of silence) x 4, 16 kHz mono 16-bit: 60.0 s for jfk.wav."""
+    with wave.open(src) as w:
+        params = w.getparams()
+        frames = w.readframes(w.getnframes())
+    silence = b"\x00\x00" * (4 * params.framerate)
+    with wave.open(dst, "wb") as w:
+        w.setparams(params)
+        w.writeframes((frames + silence) * 4)
+    with wave.open(dst) as w:
+        return w.getnframes() / w.getframerate()
+
+
+def run_measured(cmd, env):
+    """Runs cmd; returns (wall_s, max_rss_kib, returncode, stdout, stderr) of that child alone."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return wall, usage.ru_maxrss, p.returncode, out.read(), err.read()
+
+
+class Config:
+    def __init__(self, system, mode, label, cmd_fn, env_extra=None, ours_key=None):
+        self.system, self.mode, self.label = system, mode, label
+        self.cmd_fn, self.env_extra = cmd_fn, env_extra or {}
+        self.ours_key = ours_key  # label of our config in the same decoding mode
+
+    def run(self, audio, threads):
+        env = dict(os.environ, **self.env_extra)
+        wall, rss, rc, out, err = run_measured(self.cmd_fn(audio, threads), env)
+        if rc != 0:
+            raise RuntimeError(f"{self.label} on {audio} exited {rc}:\n{err[-3000:]}")
+        if self.system == "ours":
+            texts = [m.group(1) for m in re.finditer(r"^\[[^\]]*\]\s+(.*)$", out, re.M)]
+            m = re.search(r"total time =\s*([\d.]+) ms", err)
+            work = float(m.group(1)) / 1000.0 if m else float("nan")
+            info = re.search(r"SIMD = (\S+)", err)
+            extra = {"simd": info.group(1) if info else "?"}
+        else:
+            line = [l for l in out.splitlines() if l.startswith("RESULT ")]
+            if not line:
+                raise RuntimeError(f"{self.label}: no RESULT line:\n{out[-2000:]}\n{err[-2000:]}")
+            res = json.loads(line[-1][len("RESULT "):])
+            texts, work = res["text"], res["work_s"]
+            extra = {k: v for k, v in res.items() if k not in ("text", "work_s")}
+        return {"wall": wall, "work": work, "rss_mib": rss / 1024.0, "text": normalize(texts),
+                **extra}
+
+
+def build_configs(cli, args):
+    model = os.path.join(REPO, "models", "ggml-tiny.en.bin")
+    ct2 = os.path.join(REPO, "models", "faster-whisper-tiny.en")
+    me = os.path.abspath(__file__)
+    py = sys.executable
+
+    def ours(extra):
+        return lambda audio, t: [cli, "-m", model, "-f", audio, "-t", str(t), *extra]
+
+    def fw(ct, beam):
+        return lambda audio, t: [py, me, "--child", "faster-whisper", "--model", ct2, "--audio",
+                                 audio, "--threads", str(t), "--beam", str(beam),
+                                 "--compute-type", ct]
+
+    def wcpp(beam):
+        return lambda audio, t: [py, me, "--child", "whisper.cpp", "--model", model, "--audio",
+                                 audio, "--threads", str(t), "--beam", str(beam)]
+
+    configs = [
+        Config("ours", "greedy", "ours greedy", ours(["-bs", "1"])),
+        Config("ours", "beam5", "ours default (bs 5)", ours([])),
+        Config("ours", "greedy", "ours greedy AVX2", ours(["-bs", "1"]),
+               {"GGML_CPU_TARGET": "AVX2"}, "ours greedy"),
+        Config("faster-whisper", "greedy", "fw int8 greedy", fw("int8", 1), None, "ours greedy"),
+        Config("faster-whisper", "beam5", "fw int8 bs 5", fw("int8", 5), None,
+               "ours default (bs 5)"),
+        Config("faster-whisper", "greedy", "fw float32 greedy", fw("float32", 1), None,
+               "ours greedy"),
+        Config("faster-whisper", "beam5", "fw float32 bs 5", fw("float32", 5), None,
+               "ours default (bs 5)"),
+        Config("whisper.cpp", "greedy", "whisper.cpp greedy", wcpp(1), None, "ours greedy"),
+        Config("whisper.cpp", "beam5", "whisper.cpp bs 5", wcpp(5), None, "ours default (bs 5)"),
+    ]
+    for c in configs[:2]:
+        c.ours_key = c.label
+    wanted = set(args.only.split(",")) if args.only else None
+    short = {"ours": "ours", "faster-whisper": "fw", "whisper.cpp": "wcpp"}
+    return [c for c in configs if wanted is None or short[c.system] in wanted]
+
+
+def build_cli(bazel):
+    subprocess.run([bazel, "build", "-c", "opt", "//whisper:cli"], cwd=REPO, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    bin_dir = subprocess.run([bazel, "info", "-c", "opt", "bazel-bin"], cwd=REPO, check=True,
+                             capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    # A private copy: someone else's build must not replace the binary while we measure.
+    dst = os.path.join(tempfile.mkdtemp(prefix="compare_peers_"), "whisper-cli")
+    shutil.copy2(os.path.join(bin_dir, "whisper", "cli"), dst)
+    return dst
+
+
+def print_table(results, configs, audios, threads_list):
+    hdr = (f"| audio | th | system / mode | wall s | work s | peak RSS MiB | same text as ours |"
+           f" x_wall vs ours | x_work vs ours |")
+    print(hdr)
+    print("|" + "---|" * 9)
+    for audio_name in audios:
+        for t in threads_list:
+            for c in configs:
+                runs = results.get((audio_name, t, c.label))
+                if not runs:
+                    continue
+                ours = results.get((audio_name, t, c.ours_key)) or []
+                med = {k: statistics.median(r[k] for r in runs) for k in ("wall", "work", "rss_mib")}
+                texts = {r["text"] for r in runs}
+                if c.ours_key == c.label:
+                    same = "(ref)"
+                    xw = xk = "1.00"
+                else:
+                    ref = {r["text"] for r in ours}
+                    same = "yes" if texts == ref and len(ref) == 1 else "no"
+                    pairs = list(zip(runs, ours))
+                    xw = f"{statistics.median(a['wall'] / b['wall'] for a, b in pairs):.2f}" if pairs else "-"
+                    xk = f"{statistics.median(a['work'] / b['work'] for a, b in pairs):.2f}" if pairs else "-"
+                print(f"| {audio_name} | {t} | {c.label} | {med['wall']:.2f} | {med['work']:.2f} |"
+                      f" {med['rss_mib']:.0f} | {same} | {xw} | {xk} |")
+
+
+def main():
+    if "--child" in sys.argv:
+        return child_main(sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (repetitions)")
+    ap.add_argument("--audio", default="jfk,60s", help="jfk and/or 60s")
+    ap.add_argument("--only", default=None, help="systems: ours,fw,wcpp")
+    ap.add_argument("--cli", default=None, help="our whisper-cli binary (default: build it)")
+    ap.add_argument("--bazel", default=os.environ.get("BAZEL", "bazel"))
+    ap.add_argument("--json", default=None, help="write every run here")
+    ap.add_argument("--show-texts", action="store_true", help="print each distinct transcript")
+    args = ap.parse_args()
+
+    shared = os.environ.get("GGML_WHISPER_SHARED") or (
+        os.path.join(REPO, "..", "shared") if os.path.isdir(os.path.join(REPO, "..", "shared", "data"))
+        else "/work/shared")
+    jfk = os.path.join(shared, "data", "jfk.wav")
+    tmp = tempfile.mkdtemp(prefix="compare_peers_audio_")
+    audios = {}
+    for name in args.audio.split(","):
+        if name == "jfk":
+            audios["jfk 11 s"] = jfk
+        elif name == "60s":
+            clip = os.path.join(tmp, "jfk_x4_60s.wav")
+            secs = make_60s_clip(jfk, clip)
+            audios[f"jfk x4 {secs:.0f} s"] = clip
+        else:
+            ap.error(f"unknown audio '{name}' (jfk, 60s)")
+    threads_list = [int(t) for t in args.threads.split(",")]
+    cli = args.cli or build_cli(args.bazel)
+    configs = build_configs(cli, args)
+    print(f"compare_peers: {len(configs)} configurations x {len(audios)} inputs x "
+          f"{len(threads_list)} thread counts x {args.rounds} rounds", flush=True)
+
+    results = {}
+    for t in threads_list:
+        for audio_name, path in audios.items():
+            for r in range(args.rounds):
+                k = r % len(configs)
+                for c in configs[k:] + configs[:k]:  # rotated each round
+                    res = c.run(path, t)
+                    results.setdefault((audio_name, t, c.label), []).append(res)
+            print(f"compare_peers: done {audio_name}, {t} thread(s)", file=sys.stderr, flush=True)
+
+    print_table(results, configs, list(audios), threads_list)
+    if args.show_texts:
+        seen = {}
+        for (a, t, label), runs in results.items():
+            for r in runs:
+                seen.setdefault((a, r["text"]), set()).add(f"{label} t{t}")
+        for (a, text), who in seen.items():
+            print(f"\n[{a}] {', '.join(sorted(who))}:\n  {text}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([{"audio": a, "threads": t, "config": l, "runs": runs}
+                       for (a, t, l), runs in results.items()], f, indent=1)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
