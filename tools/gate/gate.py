@@ -57,7 +57,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mannwhitney  # noqa: E402
 
-TARGETS = ["//tools/gate:gate_benchmark", "//tools/gate:gate_workload"]
 ALLOW_MARKER = "[gate: allow-regression]"
 
 
@@ -82,38 +81,46 @@ def git(repo, *args, check=True):
 
 # ---- Building ---------------------------------------------------------------------------------
 
-def bazel_build(workspace, bazel, output_base, disk_cache, dest):
-    """Builds TARGETS with -c opt in `workspace` and copies the binaries to `dest`.
+def label_path(label):
+    """//a/b:c -> a/b/c (the binary's path under bazel-bin)."""
+    m = re.fullmatch(r"//([^:]*):([^:]+)", label)
+    if not m:
+        raise ValueError(f"expected a target label //package:name, got {label!r}")
+    return os.path.join(m.group(1), m.group(2))
 
-    Copies, because other people's builds in the same workspace may replace bazel-bin's files
-    while the gate is measuring. Returns the build's wall time in seconds.
+
+def bazel_build(workspace, bazel, output_base, disk_cache, targets, dest):
+    """Builds `targets` with -c opt in `workspace` and copies the binaries to `dest` (named by
+    the target name). Copies, because other people's builds in the same workspace may replace
+    bazel-bin's files while the gate is measuring. Returns the build's wall time in seconds.
     """
     startup = [bazel]
     if output_base:
         startup += [f"--output_base={output_base}", "--max_idle_secs=600"]
     t0 = time.time()
     run(startup + ["build", "-c", "opt", f"--disk_cache={disk_cache}", "--color=no",
-                   "--curses=no", "--noshow_progress", *TARGETS], cwd=workspace)
+                   "--curses=no", "--noshow_progress", *targets], cwd=workspace)
     bin_dir = run(startup + ["info", "-c", "opt", "bazel-bin"], cwd=workspace).stdout.strip()
     bin_dir = bin_dir.splitlines()[-1]
     os.makedirs(dest, exist_ok=True)
-    for t in TARGETS:
-        name = t.split(":")[1]
-        shutil.copy2(os.path.join(bin_dir, "tools", "gate", name), os.path.join(dest, name))
+    for t in targets:
+        shutil.copy2(os.path.join(bin_dir, label_path(t)), os.path.join(dest, t.split(":")[1]))
     return time.time() - t0
 
 
-def prepare_baseline(tree, sha, worktree):
-    """Checks out `sha` at `worktree` (replacing an old one) and overlays the tree's tools/gate."""
+def prepare_baseline(tree, sha, worktree, overlays):
+    """Checks out `sha` at `worktree` (replacing an old one) and copies the tree's `overlays`
+    (directories relative to the workspace root) over it."""
     if os.path.exists(worktree):
         git(tree, "worktree", "remove", "--force", worktree, check=False)
         shutil.rmtree(worktree, ignore_errors=True)
     git(tree, "worktree", "prune")
     git(tree, "worktree", "add", "--detach", "--force", worktree, sha)
-    dst = os.path.join(worktree, "tools", "gate")
-    shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(os.path.join(tree, "tools", "gate"), dst,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for rel in overlays:
+        dst = os.path.join(worktree, rel)
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(os.path.join(tree, rel), dst,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 
 
 # ---- Timing ----------------------------------------------------------------------------------
@@ -193,9 +200,9 @@ def ensure_valgrind():
     return shutil.which("valgrind") is not None
 
 
-def start_callgrind(binary, env, out_file):
+def start_callgrind(binary, env, out_file, function):
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
-           "--toggle-collect=gate_workload_run", binary]
+           f"--toggle-collect={function}", binary]
     return subprocess.Popen(cmd, env=env, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
 
@@ -224,7 +231,7 @@ def print_tables(rows, unit, targets, ir, args):
         print(f"  {r['name']:<{w}}  {r['base']:>10.1f}  {r['tree']:>10.1f}  {r['change']:>+8.1%}"
               f"  {r['p']:>8.2g}  {r['verdict']}")
     if ir:
-        print(f"  instructions (callgrind, gate_workload_run, GGML_CPU_TARGET base "
+        print(f"  instructions (callgrind, {args.count_function}, GGML_CPU_TARGET base "
               f"{ir['base_target']} / tree {ir['tree_target']}):")
         print(f"  {'base Ir':>14}  {'tree Ir':>14}  {'change':>8}  verdict")
         print(f"  {ir['base']:>14,}  {ir['tree']:>14,}  {ir['change']:>+8.2%}  {ir['verdict']}")
@@ -245,6 +252,15 @@ def main():
                     help="instruction-count increase that fails (0.02 = 2%%)")
     ap.add_argument("--ir-target", default="AVX2", help="GGML_CPU_TARGET pinned for callgrind")
     ap.add_argument("--no-callgrind", action="store_true")
+    ap.add_argument("--bench-target", default="//tools/gate:gate_benchmark",
+                    help="Google Benchmark binary compared by time")
+    ap.add_argument("--workload-target", default="//tools/gate:gate_workload",
+                    help="binary counted under callgrind ('none': no instruction signal)")
+    ap.add_argument("--count-function", default="gate_workload_run",
+                    help="function whose instructions callgrind counts (--toggle-collect)")
+    ap.add_argument("--overlay", action="append", default=None,
+                    help="directory copied from the tree into the baseline checkout (repeatable;"
+                         " default tools/gate; 'none': use the baseline's own files)")
     ap.add_argument("--simulate-regression", metavar="TARGET", default=None,
                     help="test only: run the tree side with GGML_CPU_TARGET=TARGET")
     ap.add_argument("--simulate-slowdown", metavar="FRACTION", type=float, default=None,
@@ -256,6 +272,15 @@ def main():
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args()
     t_start = time.time()
+    overlays = [] if args.overlay == ["none"] else (args.overlay or ["tools/gate"])
+    if args.workload_target == "none":
+        args.no_callgrind = True
+    targets = [args.bench_target] + ([] if args.no_callgrind else [args.workload_target])
+    try:
+        for t in targets:
+            label_path(t)
+    except ValueError as e:
+        ap.error(str(e))
 
     tree = args.tree or git(os.path.dirname(os.path.abspath(__file__)), "rev-parse",
                             "--show-toplevel")
@@ -281,16 +306,16 @@ def main():
     bins = {side: os.path.join(cache, "bin", side) for side in ("base", "tree")}
 
     try:
-        secs = bazel_build(tree, args.bazel, None, disk_cache, bins["tree"])
+        secs = bazel_build(tree, args.bazel, None, disk_cache, targets, bins["tree"])
         log(f"built the tree in {secs:.0f} s")
     except RuntimeError as e:
         log(f"error: the tree does not build:\n{e}")
         return 2
     worktree = os.path.join(cache, "baseline")
     try:
-        prepare_baseline(tree, rev, worktree)
+        prepare_baseline(tree, rev, worktree, overlays)
         secs = bazel_build(worktree, args.bazel, os.path.join(cache, "output_base"), disk_cache,
-                           bins["base"])
+                           targets, bins["base"])
         log(f"built the baseline in {secs:.0f} s")
     except RuntimeError as e:
         log(f"SKIP: the baseline {rev[:10]} does not build the gate's sources (nothing to "
@@ -305,8 +330,8 @@ def main():
     if args.simulate_slowdown:
         tree_env["GGML_GATE_TEST_EXTRA_WORK"] = str(args.simulate_slowdown)
         log(f"TEST ONLY: tree's benchmarks do {args.simulate_slowdown:.0%} extra work")
-    bench = {s: os.path.join(bins[s], "gate_benchmark") for s in bins}
-    workload = {s: os.path.join(bins[s], "gate_workload") for s in bins}
+    bench = {s: os.path.join(bins[s], args.bench_target.split(":")[1]) for s in bins}
+    workload = {s: os.path.join(bins[s], args.workload_target.split(":")[1]) for s in bins}
 
     try:
         ir = None
@@ -315,7 +340,8 @@ def main():
                 envs = {"base": dict(base_env, GGML_CPU_TARGET=args.ir_target),
                         "tree": dict(tree_env, GGML_CPU_TARGET=args.simulate_regression
                                      or args.ir_target)}
-                procs = {s: start_callgrind(workload[s], envs[s], os.path.join(cache, f"cg.{s}"))
+                procs = {s: start_callgrind(workload[s], envs[s], os.path.join(cache, f"cg.{s}"),
+                                            args.count_function)
                          for s in ("base", "tree")}
                 res = {s: finish_callgrind(procs[s], workload[s]) for s in procs}
                 change = res["tree"][0] / res["base"][0] - 1.0
@@ -353,7 +379,7 @@ def main():
 
     print_tables(rows, unit, targets, ir, args)
     if ir and not ir["same_output"]:
-        log("note: gate_workload's checksums differ between baseline and tree (numerics changed)")
+        log("note: the workload's output differs between baseline and tree (numerics changed?)")
     slower = [r["name"] for r in rows if r["verdict"].startswith("SLOWER")]
     more_ir = ir is not None and ir["verdict"] == "MORE"
     failed = bool(slower) or more_ir
