@@ -1,0 +1,33 @@
+#include "whisper/e2e/reference.h"
+
+#include <cmath>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "whisper/e2e/cli_runner.h"
+
+namespace whisper_e2e {
+
+std::vector<ReferenceSegment> LoadReference(const std::string& path) {
+  const std::string text = ReadFileOrFail(path);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  std::vector<ReferenceSegment> out;
+  if (j.is_discarded() || !j.contains("segments") || !j["segments"].is_array()) {
+    ADD_FAILURE() << path << ": not a reference file (no \"segments\" array)";
+    return out;
+  }
+  constexpr int kEot = 50256;  // English-only vocabulary: every id above eot is special
+  for (const auto& s : j["segments"]) {
+    ReferenceSegment r;
+    r.t0_ms = std::llround(s.value("start", -1.0) * 1000);
+    r.t1_ms = std::llround(s.value("end", -1.0) * 1000);
+    r.text = s.value("text", "");
+    for (const auto& t : s["tokens"]) {
+      if (t.get<int>() < kEot) r.text_tokens.push_back(t.get<int>());
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace whisper_e2e

@@ -1,0 +1,26 @@
+// faster-whisper reference transcripts (testdata/*faster_whisper*.json, written by
+// tools/check_faster_whisper.py and tools/compare_faster_whisper.py --write_reference).
+#ifndef GGML_WHISPER_WHISPER_E2E_REFERENCE_H_
+#define GGML_WHISPER_WHISPER_E2E_REFERENCE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace whisper_e2e {
+
+struct ReferenceSegment {
+  int64_t t0_ms = 0;  // "start" in seconds, as milliseconds (a multiple of 20 ms: a timestamp token)
+  int64_t t1_ms = 0;
+  std::vector<int> text_tokens;  // "tokens" without the timestamp tokens (ids >= 50257 dropped)
+  std::string text;              // as faster-whisper prints it (leading space kept)
+};
+
+// The "segments" of the reference file at `path` (relative to the test's runfiles directory,
+// e.g. "testdata/jfk_faster_whisper_beam5.json"). Fails the test and returns {} when the file is
+// missing or malformed.
+std::vector<ReferenceSegment> LoadReference(const std::string& path);
+
+}  // namespace whisper_e2e
+
+#endif  // GGML_WHISPER_WHISPER_E2E_REFERENCE_H_
