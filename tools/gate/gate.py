@@ -111,11 +111,21 @@ def bazel_build(workspace, bazel, output_base, disk_cache, targets, dest):
 def prepare_baseline(tree, sha, worktree, overlays):
     """Checks out `sha` at `worktree` (replacing an old one) and copies the tree's `overlays`
     (directories relative to the workspace root) over it."""
-    if os.path.exists(worktree):
-        git(tree, "worktree", "remove", "--force", worktree, check=False)
-        shutil.rmtree(worktree, ignore_errors=True)
-    git(tree, "worktree", "prune")
-    git(tree, "worktree", "add", "--detach", "--force", worktree, sha)
+    def common_dir(d):
+        r = run(["git", "-C", d, "rev-parse", "--git-common-dir"], check=False)
+        return os.path.realpath(os.path.join(d, r.stdout.strip())) if r.returncode == 0 else None
+
+    if os.path.isdir(worktree) and common_dir(worktree) == common_dir(tree):
+        # Reuse the checkout: same path, so the baseline's Bazel server and its analysis cache
+        # stay valid between runs.
+        git(worktree, "checkout", "--quiet", "--detach", "--force", sha)
+        git(worktree, "clean", "-fdq")
+    else:
+        if os.path.exists(worktree):
+            git(tree, "worktree", "remove", "--force", worktree, check=False)
+            shutil.rmtree(worktree, ignore_errors=True)
+        git(tree, "worktree", "prune")
+        git(tree, "worktree", "add", "--detach", "--force", worktree, sha)
     for rel in overlays:
         dst = os.path.join(worktree, rel)
         shutil.rmtree(dst, ignore_errors=True)
