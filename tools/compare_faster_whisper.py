@@ -15,6 +15,7 @@ times mean equal timestamp tokens), then each divergence with its tokens' text.
 Clips: ../shared/data/jfk.wav and jfk.mp3, and three made in a temporary folder:
   long:       jfk.wav + 20 s of zeros + jfk.wav (52 s, two 30 s windows)
   short:      the first 0.5 s of jfk.wav
+  silence:    30 s of zeros
   jfk_44k_st: jfk.wav resampled by PyAV (libswresample) to 44.1 kHz and copied to two channels
 
 With --write_reference OUT it instead writes faster-whisper's result for --audio in the layout of
@@ -105,6 +106,9 @@ def make_clips(tmp):
     short_path = os.path.join(tmp, "short.wav")
     write_wav_int16(short_path, jfk[:8000], 16000)
     clips.append(("short (0.5 s of jfk)", short_path))
+    silence_path = os.path.join(tmp, "silence.wav")
+    write_wav_int16(silence_path, np.zeros((30 * 16000, 1), np.int16), 16000)
+    clips.append(("silence (30 s of zeros)", silence_path))
     st_path = os.path.join(tmp, "jfk_44k_stereo.wav")
     write_wav_int16(st_path, resample_44k_stereo(jfk[:, 0]), 44100)
     clips.append(("jfk 44.1 kHz stereo", st_path))
@@ -244,7 +248,7 @@ def describe(tokenizer, ids):
     return " ".join(f"{t}:{tokenizer.decode([t])!r}" for t in ids)
 
 
-def compare_clip(name, ours, theirs, tokenizer):
+def compare_clip(name, ours, theirs, windows, tokenizer):
     """Prints the agreement of one clip; returns True when tokens and segment times all agree."""
     a = [t for s in ours for t in s["tokens"]]
     b = [t for s in theirs for t in s["tokens"]]
@@ -260,6 +264,11 @@ def compare_clip(name, ours, theirs, tokenizer):
         print(f"  first token difference at text token {prefix}:")
         print(f"    ours:           {describe(tokenizer, a[prefix:prefix + 8])}")
         print(f"    faster-whisper: {describe(tokenizer, b[prefix:prefix + 8])}")
+    for w in windows:
+        n = len(w["tokens"])  # faster-whisper's avg_logprob: score * n / (n + 1) (length_penalty 1)
+        avg = w["score"] * n / (n + 1) if w["score"] is not None else float("nan")
+        print(f"  faster-whisper window: no_speech_prob {w['no_speech_prob']:.3f}, avg_logprob {avg:.3f}, "
+              f"{n} tokens")
     for label, segs in (("ours", ours), ("faster-whisper", theirs)):
         for s in segs:
             print(f"  {label:>14} [{s['t0'] / 100:7.2f} --> {s['t1'] / 100:7.2f}] {s['text']!r}")
@@ -294,13 +303,13 @@ def main():
     all_same = True
     with tempfile.TemporaryDirectory(prefix="compare_fw_") as tmp:
         for name, path in make_clips(tmp):
-            theirs, _, _ = run_faster_whisper(model, path, options)
+            theirs, windows, _ = run_faster_whisper(model, path, options)
             ours, error = run_ours(args, path, tmp, name)
             if error is not None:
                 print(f"{name}: our CLI failed: {error}")
                 all_same = False
                 continue
-            all_same &= compare_clip(name, ours, theirs, model.hf_tokenizer)
+            all_same &= compare_clip(name, ours, theirs, windows, model.hf_tokenizer)
     return 0 if all_same else 1
 
 

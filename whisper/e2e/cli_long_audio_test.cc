@@ -1,0 +1,139 @@
+// End-to-end: `whisper:cli` on clips built at test time from jfk.wav (16-bit WAVs written with
+// libsndfile into $TEST_TMPDIR):
+//   - jfk.wav + 20 s of zeros + jfk.wav (42 s, two 30 s windows): every segment of
+//     faster-whisper's transcript of the same samples (testdata/jfk_20s_jfk_faster_whisper_*.json,
+//     condition_on_previous_text on as in our CLI), greedy and beam 5; timestamps monotonic and
+//     inside the audio; both utterances; no repeated segment;
+//   - 30 s of zeros and a 0.5 s cut of jfk.wav: exit 0, at most one segment, no decoding loop.
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "testdata/paths.h"
+#include "whisper/e2e/cli_runner.h"
+#include "whisper/e2e/reference.h"
+#include "whisper/e2e/wav_files.h"
+
+namespace whisper_e2e {
+namespace {
+
+constexpr int kRate = 16000;
+
+class CliLongAudioTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(ModelAvailable());
+    dir_ = MakeModelWorkDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    jfk_ = ReadPcm16Mono16k(testdata::SharedData("jfk.wav"));
+    ASSERT_EQ(jfk_.size(), 176000u);  // 11.0 s
+  }
+
+  // Runs the CLI on `samples` (written to <dir>/<name>.wav) with `flags`, without -np, so that
+  // stderr carries the timings line with the number of decoder runs.
+  CliRun Transcribe(const std::string& name, const std::vector<int16_t>& samples,
+                    const std::vector<std::string>& flags) {
+    const std::string wav = dir_ + "/" + name + ".wav";
+    WritePcm16Wav(wav, samples);
+    std::vector<std::string> args = {"-m", "models/ggml-tiny.en.bin", "-f", wav, "-t", "2"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return RunCli(args, dir_);
+  }
+
+  std::string dir_;
+  std::vector<int16_t> jfk_;
+};
+
+// "decode time = ... / N runs" from the timings on stderr; -1 when absent.
+int DecodeRuns(const std::string& err) {
+  static const std::regex re(R"(decode time = +[0-9.]+ ms / +(\d+) runs)");
+  std::smatch m;
+  return std::regex_search(err, m, re) ? std::stoi(m[1]) : -1;
+}
+
+// Times non-decreasing, each segment inside [0, duration_ms] and after the previous one's end,
+// and no segment repeating the text of the one before it.
+void ExpectWellFormed(const std::vector<CliSegment>& segs, int64_t duration_ms) {
+  for (size_t i = 0; i < segs.size(); ++i) {
+    EXPECT_GE(segs[i].t0_ms, 0) << "segment " << i;
+    EXPECT_LE(segs[i].t0_ms, segs[i].t1_ms) << "segment " << i;
+    EXPECT_LE(segs[i].t1_ms, duration_ms) << "segment " << i;
+    if (i > 0) {
+      EXPECT_GE(segs[i].t0_ms, segs[i - 1].t1_ms) << "segment " << i << " starts before the previous one ends";
+      EXPECT_NE(segs[i].text, segs[i - 1].text) << "segment " << i << " repeats the previous one";
+    }
+  }
+}
+
+std::vector<int16_t> JfkSilenceJfk(const std::vector<int16_t>& jfk) {
+  std::vector<int16_t> out(jfk);
+  out.resize(out.size() + 20 * kRate, 0);
+  out.insert(out.end(), jfk.begin(), jfk.end());
+  return out;
+}
+
+void ExpectReferenceTranscript(const CliRun& run, const char* reference) {
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<CliSegment> segs = ParseSegments(run.out);
+  const std::vector<ReferenceSegment> ref = LoadReference(reference);
+  ASSERT_EQ(ref.size(), 4u);  // each utterance in two segments
+  ASSERT_EQ(segs.size(), ref.size()) << run.out;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    EXPECT_EQ(segs[i].text, ref[i].text) << "segment " << i;
+    EXPECT_EQ(segs[i].t0_ms, ref[i].t0_ms) << "segment " << i;
+    EXPECT_EQ(segs[i].t1_ms, ref[i].t1_ms) << "segment " << i;
+  }
+  ExpectWellFormed(segs, 42000);
+  // Both utterances: the second copy starts at 31.00 s and says what the first says.
+  EXPECT_EQ(segs[0].t0_ms, 0);
+  EXPECT_EQ(segs[2].t0_ms, 31000);
+  EXPECT_EQ(segs[0].text + segs[1].text, segs[2].text + segs[3].text);
+  EXPECT_NE(segs[1].text.find("ask what you can do for your country"), std::string::npos);
+  EXPECT_EQ(run.err.find("fallbacks ="), std::string::npos) << "no window needed a temperature fallback";
+}
+
+TEST_F(CliLongAudioTest, JfkSilenceJfkGreedy) {
+  const CliRun run = Transcribe("jfk_20s_jfk", JfkSilenceJfk(jfk_), {"-bs", "1"});
+  ExpectReferenceTranscript(run, "testdata/jfk_20s_jfk_faster_whisper_tokens.json");
+}
+
+TEST_F(CliLongAudioTest, JfkSilenceJfkBeam5) {
+  const CliRun run = Transcribe("jfk_20s_jfk", JfkSilenceJfk(jfk_), {});
+  ExpectReferenceTranscript(run, "testdata/jfk_20s_jfk_faster_whisper_beam5.json");
+}
+
+// 30 s of zeros, default (beam 5) and greedy: one window, at most one short segment. Without -sns
+// ours says " [BLANK_AUDIO]" from 0 to 10 s (the token sequence whisper.cpp also gives for silence);
+// faster-whisper, which suppresses non-speech tokens by default, says " you" / " You".
+TEST_F(CliLongAudioTest, SilenceGivesAtMostOneSegment) {
+  const std::vector<int16_t> zeros(30 * kRate, 0);
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{}, {"-bs", "1"}, {"-sns"}, {"-bs", "1", "-sns"}}) {
+    SCOPED_TRACE(::testing::PrintToString(flags));
+    const CliRun run = Transcribe("silence", zeros, flags);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const std::vector<CliSegment> segs = ParseSegments(run.out);
+    EXPECT_LE(segs.size(), 1u) << run.out;
+    ExpectWellFormed(segs, 30000);
+    for (const CliSegment& s : segs) EXPECT_LE(s.text.size(), 16u) << s.text;
+    // One 30 s window; a repetition loop would run the decoder to the window's 220-token limit
+    // (hundreds of runs; jfk.wav's 28 tokens take 127 runs with beam 5).
+    const int runs = DecodeRuns(run.err);
+    EXPECT_GE(runs, 1) << run.err;
+    EXPECT_LE(runs, 60) << run.err;
+  }
+}
+
+// 0.5 s of speech: whisper.cpp (and so the CLI) decodes no window when less than 1 s of audio is
+// left, so there is no segment (faster-whisper decodes it and says " S" from 0.00 to 2.00 s).
+TEST_F(CliLongAudioTest, HalfSecondClipGivesNoSegment) {
+  const std::vector<int16_t> clip(jfk_.begin(), jfk_.begin() + kRate / 2);
+  const CliRun run = Transcribe("half_second", clip, {});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(DecodeRuns(run.err), 0) << run.err;
+  EXPECT_NE(run.err.find("(8000 samples, 0.5 sec)"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace whisper_e2e
