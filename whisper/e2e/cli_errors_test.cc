@@ -1,0 +1,190 @@
+// End-to-end: bad input to `whisper:cli` ends the run with a non-zero exit status (1 for a model,
+// audio or output-file error, 2 for a usage error; never a crash) and ONE line on stderr that
+// names the offending file or flag; stdout stays empty.
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "testdata/paths.h"
+#include "whisper/e2e/cli_runner.h"
+#include "whisper/e2e/wav_files.h"
+
+namespace whisper_e2e {
+namespace {
+
+// Exactly one line on stderr, "error: ..." containing every string of `mentions`.
+void ExpectOneErrorLine(const CliRun& run, int exit_code, const std::vector<std::string>& mentions) {
+  EXPECT_EQ(run.exit_code, exit_code) << run.err;
+  EXPECT_EQ(run.out, "");
+  const std::vector<std::string> lines = Lines(run.err);
+  ASSERT_EQ(lines.size(), 1u) << run.err;
+  EXPECT_EQ(lines[0].rfind("error: ", 0), 0u) << lines[0];
+  for (const std::string& m : mentions) EXPECT_NE(lines[0].find(m), std::string::npos) << lines[0] << " lacks " << m;
+}
+
+// First `n` bytes of `src` into `dst`.
+void CopyPrefix(const std::string& src, const std::string& dst, size_t n) {
+  std::string bytes = ReadFileOrFail(src);
+  ASSERT_GE(bytes.size(), n) << src;
+  bytes.resize(n);
+  WriteFileOrFail(dst, bytes);
+}
+
+class CliErrorsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = MakeTempDir(::testing::UnitTest::GetInstance()->current_test_info()->name()); }
+  // A model error shows before anything else is printed: no -np needed for one line.
+  CliRun RunWithModel(const std::string& model) {
+    return RunCli({"-m", model, "-f", testdata::SharedData("jfk.wav"), "-t", "2"}, dir_);
+  }
+  std::string dir_;
+};
+
+TEST_F(CliErrorsTest, MissingModel) {
+  const std::string model = dir_ + "/no-such-model.bin";
+  ExpectOneErrorLine(RunWithModel(model), 1, {model, "No such file"});
+}
+
+TEST_F(CliErrorsTest, ModelIsADirectory) { ExpectOneErrorLine(RunWithModel(dir_), 1, {dir_, "not a regular file"}); }
+
+TEST_F(CliErrorsTest, EmptyModel) {
+  const std::string model = dir_ + "/empty.bin";
+  WriteFileOrFail(model, "");
+  ExpectOneErrorLine(RunWithModel(model), 1, {model, "truncated at offset 0"});
+}
+
+TEST_F(CliErrorsTest, WrongMagic) {  // a WAV file given as the model: "RIFF"
+  const std::string model = dir_ + "/riff.bin";
+  CopyPrefix(testdata::SharedData("jfk.wav"), model, 4096);
+  ExpectOneErrorLine(RunWithModel(model), 1, {model, "bad magic 0x46464952", "expected 0x67676d6c"});
+}
+
+TEST_F(CliErrorsTest, HeaderOnlyModel) {
+  const std::string model = testdata::SharedData("header-only-ggml-tiny.en.bin");
+  ExpectOneErrorLine(RunWithModel(model), 1, {model, "no tensors", "167 tensors expected"});
+}
+
+TEST_F(CliErrorsTest, UnknownFtype) {  // hparams.ftype (the 11th int32 after the magic) = 99
+  const std::string model = dir_ + "/ftype99.bin";
+  std::string bytes = ReadFileOrFail(testdata::SharedData("header-only-ggml-tiny.en.bin"));
+  ASSERT_GT(bytes.size(), 48u);
+  bytes[44] = 99;  // little-endian 1 -> 99
+  WriteFileOrFail(model, bytes);
+  ExpectOneErrorLine(RunWithModel(model), 1, {model, "hparams.ftype is 99"});
+}
+
+TEST_F(CliErrorsTest, TruncatedModel) {
+  ASSERT_TRUE(ModelAvailable());
+  const std::string model = dir_ + "/truncated.bin";
+  CopyPrefix(testdata::ModelPath("ggml-tiny.en.bin"), model, 1000000);
+  ExpectOneErrorLine(RunWithModel(model), 1, {model, "truncated", "encoder.positional_embedding"});
+}
+
+class CliAudioErrorsTest : public CliErrorsTest {
+ protected:
+  void SetUp() override {
+    CliErrorsTest::SetUp();
+    ASSERT_TRUE(ModelAvailable());
+  }
+  // -np: the transcript and the error are all a run prints.
+  CliRun RunWithAudio(const std::string& audio, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"-m", testdata::ModelPath("ggml-tiny.en.bin"), "-f", audio, "-t", "2", "-np"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunCli(args, dir_);
+  }
+};
+
+TEST_F(CliAudioErrorsTest, MissingAudio) {
+  const std::string audio = dir_ + "/no-such.wav";
+  ExpectOneErrorLine(RunWithAudio(audio), 1, {audio, "not found"});
+}
+
+TEST_F(CliAudioErrorsTest, TextFileAsAudio) {
+  const std::string audio = dir_ + "/notes.wav";
+  WriteFileOrFail(audio, "this is not audio\n");
+  ExpectOneErrorLine(RunWithAudio(audio), 1, {audio, "not a readable audio file"});
+}
+
+TEST_F(CliAudioErrorsTest, EmptyWav) {  // a valid WAV header, 0 frames
+  const std::string audio = dir_ + "/empty.wav";
+  WritePcm16Wav(audio, {});
+  ASSERT_EQ(ReadFileOrFail(audio).size(), 44u);
+  ExpectOneErrorLine(RunWithAudio(audio), 1, {audio, "no audio"});
+}
+
+TEST_F(CliAudioErrorsTest, DirectoryAsAudio) { ExpectOneErrorLine(RunWithAudio(dir_), 1, {dir_, "directory"}); }
+
+TEST_F(CliAudioErrorsTest, ShorterThan100Ms) {  // whisper.cpp's minimum input
+  const std::string audio = dir_ + "/50ms.wav";
+  WritePcm16Wav(audio, std::vector<int16_t>(800, 100));
+  ExpectOneErrorLine(RunWithAudio(audio), 1, {audio, "800 samples", "100 ms"});
+}
+
+TEST_F(CliAudioErrorsTest, UnwritableOutputFile) {  // 0.5 s: no window is decoded, then -otxt fails
+  const std::string audio = dir_ + "/half.wav";
+  WritePcm16Wav(audio, std::vector<int16_t>(8000, 0));
+  ExpectOneErrorLine(RunWithAudio(audio, {"-otxt", "-of", dir_ + "/no-such-dir/out"}), 1,
+                     {dir_ + "/no-such-dir/out.txt", "No such file"});
+}
+
+// A bad file among good ones: its line, exit 1, and the other files are still processed.
+TEST_F(CliAudioErrorsTest, BadFileAmongGoodOnes) {
+  const std::string bad = dir_ + "/no-such.wav", good = dir_ + "/half.wav";
+  WritePcm16Wav(good, std::vector<int16_t>(8000, 0));
+  const CliRun run = RunWithAudio(bad, {"-f", good, "-otxt", "-of", dir_ + "/out"});
+  ExpectOneErrorLine(run, 1, {bad});
+  EXPECT_EQ(ReadFileOrFail(dir_ + "/out.txt"), "");  // written for the good file (no segments)
+}
+
+// Without -np the error is still one line among the model and timing reports.
+TEST_F(CliAudioErrorsTest, OneErrorLineAmongReports) {
+  const std::string audio = dir_ + "/no-such.wav";
+  const CliRun run = RunCli({"-m", testdata::ModelPath("ggml-tiny.en.bin"), "-f", audio, "-t", "2"}, dir_);
+  EXPECT_EQ(run.exit_code, 1);
+  int errors = 0;
+  for (const std::string& line : Lines(run.err)) {
+    if (line.find("error") != std::string::npos) {
+      ++errors;
+      EXPECT_EQ(line, "error: " + audio + ": audio file not found");
+    }
+  }
+  EXPECT_EQ(errors, 1) << run.err;
+  EXPECT_NE(run.err.find("whisper_model_load: "), std::string::npos) << run.err;
+}
+
+struct FlagCase {
+  const char* name;
+  std::vector<std::string> args;
+  std::vector<std::string> mentions;
+};
+
+void PrintTo(const FlagCase& c, std::ostream* os) { *os << c.name; }
+
+class CliFlagErrorsTest : public ::testing::TestWithParam<FlagCase> {};
+
+TEST_P(CliFlagErrorsTest, ExitTwoWithOneLine) {
+  // Flags are checked before the model is opened: no model needed, none named.
+  ExpectOneErrorLine(RunCli(GetParam().args), 2, GetParam().mentions);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Flags, CliFlagErrorsTest,
+    ::testing::Values(FlagCase{"unknown", {"-f", "a.wav", "--bogus"}, {"'--bogus'"}},
+                      FlagCase{"missing_value", {"-f", "a.wav", "-bs"}, {"-bs needs an integer"}},
+                      FlagCase{"malformed_int", {"-bs", "five", "-f", "a.wav"}, {"-bs", "'five'"}},
+                      FlagCase{"malformed_float", {"-tp", "hot", "-f", "a.wav"}, {"-tp", "'hot'"}},
+                      FlagCase{"beam_out_of_range", {"-bs", "0", "-f", "a.wav"}, {"-bs must be between 1 and 8"}},
+                      FlagCase{"negative_threads", {"-t", "-1", "-f", "a.wav"}, {"-t"}},
+                      FlagCase{"no_input", {"-t", "2"}, {"no input files"}}),
+    [](const ::testing::TestParamInfo<FlagCase>& info) { return std::string(info.param.name); });
+
+TEST(CliHelpTest, HelpExitsZeroWithUsage) {
+  const CliRun run = RunCli({"-h"});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_NE(run.err.find("usage: "), std::string::npos);
+  EXPECT_NE(run.err.find("--output-json-full"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace whisper_e2e
