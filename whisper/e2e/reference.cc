@@ -30,4 +30,15 @@ std::vector<ReferenceSegment> LoadReference(const std::string& path) {
   return out;
 }
 
+std::vector<std::vector<int>> LoadReferenceWindows(const std::string& path) {
+  const nlohmann::json j = nlohmann::json::parse(ReadFileOrFail(path), nullptr, /*allow_exceptions=*/false);
+  std::vector<std::vector<int>> out;
+  if (j.is_discarded() || !j.contains("windows") || !j["windows"].is_array()) {
+    ADD_FAILURE() << path << ": not a reference file (no \"windows\" array)";
+    return out;
+  }
+  for (const auto& w : j["windows"]) out.push_back(w["tokens"].get<std::vector<int>>());
+  return out;
+}
+
 }  // namespace whisper_e2e

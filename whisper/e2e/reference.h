@@ -21,6 +21,10 @@ struct ReferenceSegment {
 // missing or malformed.
 std::vector<ReferenceSegment> LoadReference(const std::string& path);
 
+// The raw token ids of each decoding window ("windows"[i]["tokens"]: timestamps included, eot
+// excluded, as CTranslate2 returns them). Fails the test and returns {} on a malformed file.
+std::vector<std::vector<int>> LoadReferenceWindows(const std::string& path);
+
 }  // namespace whisper_e2e
 
 #endif  // GGML_WHISPER_WHISPER_E2E_REFERENCE_H_

@@ -1,0 +1,212 @@
+// Zero heap allocation in the transcription's compute path, with the pipeline built as
+// whisper/cli.cc builds it (WhisperModel, WhisperState with DecodersNeeded(CLI decoding) decoders
+// and 2 threads, MelSpectrogram sized for the first file, Transcribe with the CLI's default
+// decoding: beam 5, best-of 5, fallback +0.2). After jfk.wav, a second file of the same length
+// (jfk.mp3) costs 0 allocations in MelSpectrogram::Compute and in every Encode, Decode and CopyKv
+// (counted by an adapter around the ModelBackend; Transcribe's own segment and prompt bookkeeping
+// is outside the count). WindowDecoder::Run, the whole decoding of a window including its logit
+// filters, beam bookkeeping and sampling, allocates nothing after its first use either.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "testdata/paths.h"
+#include "testing/alloc_counter.h"
+#include "whisper/audio.h"
+#include "whisper/decoding.h"
+#include "whisper/e2e/cli_runner.h"
+#include "whisper/e2e/reference.h"
+#include "whisper/mel.h"
+#include "whisper/model.h"
+#include "whisper/state.h"
+#include "whisper/transcribe.h"
+
+namespace whisper {
+namespace {
+
+using ggml_testing::AllocCounter;
+
+// The CLI's StateBackend; with `count`, it counts the heap allocations made inside each call
+// (AllocCounter does not nest: a caller that counts around these calls passes count = false).
+class CountingBackend : public ModelBackend {
+ public:
+  CountingBackend(WhisperState* state, bool count) : state_(state), count_(count) {}
+  absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx, int n_valid) override {
+    Start();
+    absl::Status st = state_->Encode(mel, n_frames, seek, audio_ctx, n_valid);
+    Stop();
+    ++n_encode_;
+    return st;
+  }
+  absl::Status Decode(int d, const Token* tokens, int n, int n_past) override {
+    Start();
+    absl::Status st = state_->Decode(d, tokens, n, n_past);
+    Stop();
+    ++n_decode_;
+    return st;
+  }
+  void CopyKv(int src, int dst, int n) override {
+    Start();
+    state_->CopyKv(src, dst, n);
+    Stop();
+  }
+  const float* logits(int d) const override { return state_->logits(d); }
+  int n_decoders() const override { return state_->n_decoders(); }
+
+  void Reset() { allocations_ = n_encode_ = n_decode_ = 0; }
+  int64_t allocations() const { return allocations_; }
+  int n_encode() const { return n_encode_; }
+  int n_decode() const { return n_decode_; }
+
+ private:
+  void Start() {
+    if (count_) AllocCounter::Start();
+  }
+  void Stop() {
+    if (count_) allocations_ += AllocCounter::Stop();
+  }
+
+  WhisperState* state_;
+  const bool count_;
+  int64_t allocations_ = 0;
+  int n_encode_ = 0, n_decode_ = 0;
+};
+
+class PipelineAllocTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(whisper_e2e::ModelAvailable());
+    if (!AllocCounter::Supported()) GTEST_SKIP() << "allocation counting is not supported in this build";
+    {  // The counter is linked in and sees this binary's allocations.
+      AllocCounter::Start();
+      auto probe = std::make_unique<std::vector<int>>(1000);
+      ASSERT_GE(AllocCounter::Stop(), 2) << "the allocation counter does not count";
+    }
+    auto model = WhisperModel::Load(testdata::ModelPath("ggml-tiny.en.bin"));
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = std::move(*model);
+    const WhisperHparams& hp = model_->hparams();
+    // whisper/cli.cc's defaults (CliParams -> TranscribeParams).
+    DecodingParams& dp = params_.decoding;
+    dp.beam_size = 5;
+    dp.best_of = 5;
+    dp.temperature = 0.0f;
+    dp.temperature_inc = 0.2f;
+    dp.entropy_thold = 2.4f;
+    dp.logprob_thold = -1.0f;
+    dp.no_speech_thold = 0.6f;
+    dp.max_tokens_per_window = hp.n_text_ctx / 2 - 4;
+    dp.filter.blank_token = model_->vocab().id(" ");
+    auto state = WhisperState::Create(*model_, DecodersNeeded(dp), 2);
+    ASSERT_TRUE(state.ok()) << state.status();
+    state_ = std::move(*state);
+    for (const char* name : {"jfk.wav", "jfk.mp3"}) {
+      auto audio = LoadAudio16kMono(testdata::SharedData(name));
+      ASSERT_TRUE(audio.ok()) << audio.status();
+      audio_.push_back(std::move(*audio));
+    }
+    ASSERT_EQ(audio_[0].size(), audio_[1].size());
+    auto mel = MelSpectrogram::Create(model_->mel_filters().data(), hp.n_mels, model_->n_fft(), 2,
+                                      static_cast<int64_t>(audio_[0].size()));
+    ASSERT_TRUE(mel.ok()) << mel.status();
+    mel_ = std::move(*mel);
+  }
+
+  // Mel of audio_[i], with the allocations Compute made in *allocations.
+  MelView ComputeMel(int i, int64_t* allocations) {
+    AllocCounter::Start();
+    absl::StatusOr<MelView> mv = mel_->Compute(audio_[i].data(), static_cast<int64_t>(audio_[i].size()));
+    *allocations = AllocCounter::Stop();
+    EXPECT_TRUE(mv.ok()) << mv.status();
+    return mv.ok() ? *mv : MelView();
+  }
+
+  int n_valid(int i) const { return static_cast<int>(audio_[i].size() / 160); }
+
+  std::unique_ptr<WhisperModel> model_;
+  std::unique_ptr<WhisperState> state_;
+  std::unique_ptr<MelSpectrogram> mel_;
+  std::vector<std::vector<float>> audio_;
+  TranscribeParams params_;
+};
+
+TEST_F(PipelineAllocTest, SecondFileComputesWithoutAllocation) {
+  CountingBackend backend(state_.get(), /*count=*/true);
+  auto token_text = [&](Token t) -> const std::string& { return model_->vocab().token(t); };
+  const std::vector<whisper_e2e::ReferenceSegment> ref =
+      whisper_e2e::LoadReference("testdata/jfk_mp3_faster_whisper_beam5.json");
+  ASSERT_EQ(ref.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(i == 0 ? "jfk.wav (first use)" : "jfk.mp3 (second file)");
+    int64_t mel_allocations = -1;
+    const MelView mv = ComputeMel(i, &mel_allocations);
+    ASSERT_NE(mv.data, nullptr);
+    backend.Reset();
+    std::vector<Segment> segments;
+    TranscribeStats stats;
+    params_.audio_duration_cs = (static_cast<int64_t>(audio_[i].size()) + 159) / 160;
+    const absl::Status st = Transcribe(backend, model_->special(), model_->hparams().n_text_ctx, token_text, mv.data,
+                                       static_cast<int>(mv.n_len), n_valid(i), params_, &segments, &stats);
+    ASSERT_TRUE(st.ok()) << st;
+    // The work was real: one window, the decoder run per beam step, and faster-whisper's text.
+    EXPECT_EQ(backend.n_encode(), 1);
+    EXPECT_GT(backend.n_decode(), 100);
+    ASSERT_EQ(segments.size(), ref.size());
+    for (size_t s = 0; s < ref.size(); ++s) EXPECT_EQ(segments[s].text, ref[s].text);
+    // Create sized everything (mel output for the first file's length, state buffers, graphs,
+    // thread pools), so even the first file computes without allocating.
+    EXPECT_EQ(mel_allocations, 0);
+    EXPECT_EQ(backend.allocations(), 0) << "over " << backend.n_encode() << " Encode and " << backend.n_decode()
+                                        << " Decode calls";
+  }
+}
+
+// WindowDecoder::Run as a whole (backend calls, logit filters, beam search, sampling, scoring):
+// warmed on jfk.wav's window, then 0 allocations on jfk.mp3's, (a) with the CLI's decoding, whose
+// tokens must equal faster-whisper's beam-5 window, and (b) with every temperature forced (beam 5
+// at 0, then best-of 5 sampling at 0.2 ... 1.0) so that every decoding path runs.
+TEST_F(PipelineAllocTest, WindowDecoderRunsWithoutAllocationAfterFirstUse) {
+  const SpecialTokens& special = model_->special();
+  const std::vector<std::vector<int>> ref = whisper_e2e::LoadReferenceWindows("testdata/jfk_mp3_faster_whisper_beam5.json");
+  ASSERT_EQ(ref.size(), 1u);
+  DecodingParams all_paths = params_.decoding;
+  all_paths.logprob_thold = 0.0f;    // every average log-probability is below: always retry
+  all_paths.no_speech_thold = 1.0f;  // and never call it silence
+  ASSERT_EQ(DecodersNeeded(all_paths), state_->n_decoders());
+  for (const DecodingParams& dp : {params_.decoding, all_paths}) {
+    const bool forced = dp.logprob_thold == 0.0f;
+    SCOPED_TRACE(forced ? "all temperatures" : "CLI decoding");
+    CountingBackend backend(state_.get(), /*count=*/false);  // Run is counted as a whole
+    WindowDecoder decoder(special, model_->hparams().n_text_ctx, dp);
+    WindowResult result;
+    const std::vector<Token> prompt = {special.sot};
+    int64_t mel_allocations = 0;
+    for (int i = 0; i < 2; ++i) {
+      const MelView mv = ComputeMel(i, &mel_allocations);
+      ASSERT_NE(mv.data, nullptr);
+      ASSERT_TRUE(backend.Encode(mv.data, static_cast<int>(mv.n_len), 0, 0, n_valid(i)).ok());
+      AllocCounter::Start();
+      const absl::Status st = decoder.Run(backend, prompt, 0, n_valid(i), &result);
+      const int64_t allocations = AllocCounter::Stop();
+      ASSERT_TRUE(st.ok()) << st;
+      if (i == 1) {
+        EXPECT_EQ(allocations, 0) << "WindowDecoder::Run on the second window";
+      } else {
+        std::printf("%s: WindowDecoder::Run, first use: %lld allocations\n", forced ? "all temperatures" : "CLI",
+                    static_cast<long long>(allocations));
+      }
+    }
+    if (forced) {
+      EXPECT_EQ(result.n_fallbacks, 5);  // 0.2, 0.4, 0.6, 0.8, 1.0
+      EXPECT_FLOAT_EQ(result.temperature, 1.0f);
+    } else {
+      EXPECT_EQ(result.n_fallbacks, 0);
+      EXPECT_EQ(std::vector<int>(result.tokens.begin(), result.tokens.end()), ref[0]);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace whisper
