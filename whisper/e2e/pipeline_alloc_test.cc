@@ -156,8 +156,14 @@ TEST_F(PipelineAllocTest, SecondFileComputesWithoutAllocation) {
     ASSERT_EQ(segments.size(), ref.size());
     for (size_t s = 0; s < ref.size(); ++s) EXPECT_EQ(segments[s].text, ref[s].text);
     // Create sized everything (mel output for the first file's length, state buffers, graphs,
-    // thread pools), so even the first file computes without allocating.
+    // thread pools), so even the first file computes without allocating. Under AddressSanitizer
+    // the mel workers' first wake-up allocates their thread-local storage through the sanitizer
+    // (3 allocations, first use only), so there only the second file's mel is checked.
+#if !defined(__SANITIZE_ADDRESS__)
     EXPECT_EQ(mel_allocations, 0);
+#else
+    if (i == 1) EXPECT_EQ(mel_allocations, 0);
+#endif
     EXPECT_EQ(backend.allocations(), 0) << "over " << backend.n_encode() << " Encode and " << backend.n_decode()
                                         << " Decode calls";
   }
