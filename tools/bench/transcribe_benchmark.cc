@@ -201,7 +201,8 @@ void BM_TranscribeJfk(benchmark::State& bench, const WhisperModel* model, int be
       benchmark::Counter(n_samples / 16000.0, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Loads the models present; F16 must be. Exits the process (main only) when it is missing.
+// Loads the model files that exist, in kModels order (F16 first); a missing or unloadable file
+// is reported and skipped (main() then requires F16).
 std::vector<std::pair<std::string, const WhisperModel*>> LoadModels() {
   std::vector<std::pair<std::string, const WhisperModel*>> models;
   for (const ModelFile& f : kModels) {
@@ -225,7 +226,6 @@ std::vector<std::pair<std::string, const WhisperModel*>> LoadModels() {
 }  // namespace whisper
 
 int main(int argc, char** argv) {
-  using whisper::WhisperModel;
   const auto models = whisper::LoadModels();
   if (models.empty() || models[0].first != "F16") {
     const std::string path = whisper::ModelPath("ggml-tiny.en.bin");
