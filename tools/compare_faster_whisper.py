@@ -18,6 +18,16 @@ Clips: ../shared/data/jfk.wav and jfk.mp3, and three made in a temporary folder:
   silence:    30 s of zeros
   jfk_44k_st: jfk.wav resampled by PyAV (libswresample) to 44.1 kHz and copied to two channels
 
+Known differences (measured with faster-whisper 1.2.1 / CTranslate2 4.8.5, tiny.en):
+  - jfk.mp3 greedy: after " country" the next token is a near tie; ours takes "." and ends at
+    10.80 s, faster-whisper ends at <|10.74|> (see whisper/e2e/cli_transcript_test.cc).
+  - short clip: whisper.cpp (and so our CLI) decodes no window when less than 1 s is left;
+    faster-whisper decodes the 0.5 s and says " S".
+  - silence, greedy: both decode <|0.00|> " you" <|2.06|> with no_speech_prob 0.948, but the
+    average log-probability that decides "silence" differs: ours (whisper.cpp) divides the sum over
+    the 3 tokens by 3 (-1.043 < -1: skipped), faster-whisper (OpenAI) adds eot and divides by 4
+    (-0.700: kept).
+
 With --write_reference OUT it instead writes faster-whisper's result for --audio in the layout of
 tools/check_faster_whisper.py (per window: prompt, raw tokens; per segment: times, tokens, text),
 e.g. the beam-5 reference:
