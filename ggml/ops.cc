@@ -68,6 +68,28 @@ ggml_tensor* UnaryF32(ggml_context* ctx, ggml_tensor* a, ggml_op op, const char*
 
 }  // namespace
 
+int ggml_op_n_src(ggml_op op) {
+  switch (op) {
+    case GGML_OP_NONE:
+      return 0;
+    case GGML_OP_ADD:
+    case GGML_OP_MUL:
+    case GGML_OP_MUL_MAT:
+    case GGML_OP_CPY:
+    case GGML_OP_GET_ROWS:
+    case GGML_OP_IM2COL:
+    case GGML_OP_CONCAT:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+bool ggml_op_is_view(ggml_op op) {
+  return op == GGML_OP_NONE || op == GGML_OP_VIEW || op == GGML_OP_RESHAPE || op == GGML_OP_PERMUTE ||
+         op == GGML_OP_TRANSPOSE;
+}
+
 float ggml_get_op_params_f32(const ggml_tensor* t, int i) {
   float v;
   memcpy(&v, &t->op_params[i], 4);

@@ -99,6 +99,13 @@ struct ggml_tensor* ggml_repeat(struct ggml_context* ctx, struct ggml_tensor* a,
 // Index of the maximum of each row (ties: the lowest index): a F32 [ne0, ne1] -> I32 [ne1].
 struct ggml_tensor* ggml_argmax(struct ggml_context* ctx, struct ggml_tensor* a);
 
+// How many sources an op requires (src[0..n) must be non-NULL): 2 for ADD, MUL, MUL_MAT, CPY,
+// GET_ROWS, IM2COL, CONCAT; 1 for the others (SOFT_MAX's mask, src[1], is optional); 0 for NONE.
+int ggml_op_n_src(enum ggml_op op);
+
+// True for ops that compute nothing: NONE and the views (VIEW, RESHAPE, PERMUTE, TRANSPOSE).
+bool ggml_op_is_view(enum ggml_op op);
+
 // Helpers to read op_params by position.
 float ggml_get_op_params_f32(const struct ggml_tensor* t, int i);
 int32_t ggml_get_op_params_i32(const struct ggml_tensor* t, int i);

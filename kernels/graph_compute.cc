@@ -38,33 +38,12 @@ bool CheckMessage::Fail(const char* fmt, ...) {
   return false;
 }
 
-bool IsViewOp(ggml_op op) {
-  return op == GGML_OP_NONE || op == GGML_OP_VIEW || op == GGML_OP_RESHAPE || op == GGML_OP_PERMUTE ||
-         op == GGML_OP_TRANSPOSE;
-}
-
 namespace {
-
-// Sources an op must have (SOFT_MAX's mask, src[1], is optional).
-int RequiredSources(ggml_op op) {
-  switch (op) {
-    case GGML_OP_ADD:
-    case GGML_OP_MUL:
-    case GGML_OP_MUL_MAT:
-    case GGML_OP_CPY:
-    case GGML_OP_GET_ROWS:
-    case GGML_OP_IM2COL:
-    case GGML_OP_CONCAT:
-      return 2;
-    default:
-      return 1;
-  }
-}
 
 // Types and shapes only (no data pointers): what ggml_graph_plan can check before allocation.
 bool CheckOpShapes(const ggml_tensor* node, CheckMessage* msg) {
   if (node->op < 0 || node->op >= GGML_OP_COUNT) return msg->Fail("unknown op %d", static_cast<int>(node->op));
-  for (int i = 0; i < RequiredSources(node->op); ++i) {
+  for (int i = 0; i < ggml_op_n_src(node->op); ++i) {
     if (node->src[i] == nullptr) return msg->Fail("src[%d] is NULL", i);
   }
   switch (node->op) {
@@ -80,7 +59,7 @@ bool CheckOpShapes(const ggml_tensor* node, CheckMessage* msg) {
 }
 
 // A node with no elements computes nothing (ggml_is_empty), like a view.
-bool Skipped(const ggml_tensor* node) { return IsViewOp(node->op) || ggml_nelements(node) == 0; }
+bool Skipped(const ggml_tensor* node) { return ggml_op_is_view(node->op) || ggml_nelements(node) == 0; }
 
 }  // namespace
 
@@ -88,7 +67,7 @@ bool CheckNode(const ggml_tensor* node, CheckMessage* msg) {
   if (node->op < 0 || node->op >= GGML_OP_COUNT) return msg->Fail("unknown op %d", static_cast<int>(node->op));
   if (Skipped(node)) return true;
   if (node->data == nullptr) return msg->Fail("result has no data (not allocated)");
-  for (int i = 0; i < RequiredSources(node->op); ++i) {
+  for (int i = 0; i < ggml_op_n_src(node->op); ++i) {
     if (node->src[i] != nullptr && node->src[i]->data == nullptr) {
       return msg->Fail("src[%d] '%s' has no data (not allocated)", i, node->src[i]->name);
     }

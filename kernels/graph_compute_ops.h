@@ -59,7 +59,6 @@ struct CheckMessage {
 };
 
 // True for the ops that compute nothing (their data aliases a source).
-bool IsViewOp(ggml_op op);
 
 // Returns true if the executor supports `node` as built (op, types, shapes, strides, data
 // pointers present); otherwise false with the reason in *msg.

@@ -344,27 +344,6 @@ bool Argmax(ggml_tensor* dst, const ggml_tensor* a) {
   return true;
 }
 
-bool IsViewOp(ggml_op op) {
-  return op == GGML_OP_NONE || op == GGML_OP_RESHAPE || op == GGML_OP_VIEW || op == GGML_OP_PERMUTE ||
-         op == GGML_OP_TRANSPOSE;
-}
-
-// Sources each op reads (src[1] of SOFT_MAX, the mask, is optional).
-int NumSources(ggml_op op) {
-  switch (op) {
-    case GGML_OP_ADD:
-    case GGML_OP_MUL:
-    case GGML_OP_MUL_MAT:
-    case GGML_OP_CPY:
-    case GGML_OP_GET_ROWS:
-    case GGML_OP_IM2COL:
-    case GGML_OP_CONCAT:
-      return 2;
-    default:
-      return 1;
-  }
-}
-
 }  // namespace
 
 extern "C" bool ggml_ref_compute_forward(ggml_tensor* node) {
@@ -372,10 +351,10 @@ extern "C" bool ggml_ref_compute_forward(ggml_tensor* node) {
     ggml_set_error("ggml_ref_compute_forward: node is NULL");
     return false;
   }
-  if (IsViewOp(node->op)) return true;
+  if (ggml_op_is_view(node->op)) return true;
   if (node->op <= GGML_OP_NONE || node->op >= GGML_OP_COUNT) return Fail(node, "unknown op");
   if (node->data == nullptr) return Fail(node, "result has no data (not allocated)");
-  for (int i = 0; i < NumSources(node->op); ++i) {
+  for (int i = 0; i < ggml_op_n_src(node->op); ++i) {
     if (node->src[i] == nullptr || node->src[i]->data == nullptr) {
       ggml_set_error("ggml_ref_compute_forward: node '%s' (%s): src[%d] is NULL or has no data", node->name,
                      ggml_op_name(node->op), i);
