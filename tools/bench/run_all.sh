@@ -12,8 +12,10 @@
 # is missing). Each binary's console table goes to the terminal and DIR/NAME.txt; its JSON (with
 # the benchmark context: CPU, load average, and simd_target where the binary records it) to
 # DIR/NAME.json. A binary whose target does not exist yet is reported and skipped; a binary that
-# fails is reported and the others still run. Exit status: 0 if every available binary ran,
-# 1 otherwise. The binaries run one after another (never in parallel: they share 2 cores).
+# fails is reported and the others still run. Every other cc_binary named *_benchmark in the
+# workspace runs too (after the list), so a new benchmark is never silently left out. The
+# binaries run one after another (never in parallel: they share 2 cores).
+# Exit status: 0 if every available binary ran, 1 otherwise.
 # Env: BAZEL (default bazel).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,6 +28,7 @@ BENCHMARKS=(
   "matmul://kernels:matmul_benchmark"
   "elementwise://kernels:elementwise_benchmark"
   "quant://kernels:quant_benchmark"
+  "mul_mat_types://kernels:mul_mat_types_benchmark"
   "graph_compute://kernels:graph_compute_benchmark"
   "mel://whisper:mel_benchmark"
   "model://whisper:model_benchmark"
@@ -88,6 +91,15 @@ for entry in "${BENCHMARKS[@]}"; do
     echo "run_all: $target does not exist (yet): skipped"
   fi
 done
+# Any other *_benchmark binary (added after this list was written) runs too, after the listed ones.
+if [[ -z "$only" ]]; then
+  while read -r target; do
+    [[ " ${targets[*]-} " == *" $target "* || -z "$target" ]] && continue
+    name="${target#//}" name="${name//[\/:]/_}"
+    echo "run_all: $target is not in BENCHMARKS: running it as $name"
+    names+=("$name") targets+=("$target")
+  done < <("$bazel" query 'filter("_benchmark$", kind(cc_binary, //...))' 2>/dev/null | sort)
+fi
 ((${#targets[@]})) || { echo "run_all: nothing to run" >&2; exit 1; }
 echo "run_all: building ${targets[*]}"
 "$bazel" build -c opt --keep_going "${targets[@]}" || echo "run_all: some targets did not build"
