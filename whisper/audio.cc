@@ -112,6 +112,15 @@ absl::StatusOr<std::vector<float>> DecodeOpened(SNDFILE* file, const SF_INFO& in
   for (;;) {
     const sf_count_t n = sf_readf_float(file, interleaved.data(), kBlockFrames);
     if (n <= 0) break;
+    // NaN or infinity in a float file would poison the whole log-mel (its global maximum): reject
+    // it with the position of the first bad sample.
+    for (sf_count_t i = 0; i < n * info.channels; ++i) {
+      if (!std::isfinite(interleaved[static_cast<size_t>(i)])) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: sample %d (channel %d) is not a finite number", name,
+            total_frames + i / info.channels, static_cast<int>(i % info.channels)));
+      }
+    }
     total_frames += n;
     Downmix(interleaved.data(), n, info.channels, mono.data());
     if (!resample) {

@@ -52,8 +52,8 @@ struct AudioOptions {
 // Errors (each message names `path`):
 //   NotFound          - the file does not exist.
 //   InvalidArgument   - libsndfile cannot open it as audio (its message is included), the
-//                       header reports a non-positive rate or channel count, or it holds
-//                       0 frames.
+//                       header reports a non-positive rate or channel count, it holds
+//                       0 frames, or a sample is NaN or infinite (float files).
 //   DataLoss          - decoding stopped with an error partway through the stream.
 //   Internal          - libsamplerate reported an error.
 absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,

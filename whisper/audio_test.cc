@@ -10,6 +10,7 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <limits>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -264,6 +265,24 @@ TEST(LoadAudioErrorTest, EmptyWav) {
   EXPECT_EQ(audio.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(audio.status().message(), HasSubstr(path));
   EXPECT_THAT(audio.status().message(), HasSubstr("0 frames"));
+}
+
+TEST(LoadAudioErrorTest, NonFiniteFloatSamples) {
+  const std::string path = TmpPath("nan.wav");
+  std::vector<float> frames(2 * 3200, 0.25f);  // stereo
+  frames[2 * 1000 + 1] = std::numeric_limits<float>::quiet_NaN();
+  ASSERT_TRUE(WriteFile(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, kSampleRate, 2, frames));
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(path);
+  ASSERT_FALSE(audio.ok());
+  EXPECT_EQ(audio.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(audio.status().message(), HasSubstr(path));
+  EXPECT_THAT(audio.status().message(), HasSubstr("sample 1000 (channel 1) is not a finite number"));
+  frames[2 * 1000 + 1] = 0.0f;
+  frames[7] = std::numeric_limits<float>::infinity();
+  ASSERT_TRUE(WriteFile(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 44100, 2, frames));
+  audio = LoadAudio16kMono(path);
+  ASSERT_FALSE(audio.ok());
+  EXPECT_THAT(audio.status().message(), HasSubstr("sample 3 (channel 1)"));
 }
 
 TEST(LoadAudioErrorTest, Directory) {

@@ -132,15 +132,24 @@ int Run(int argc, char** argv) {
     if (!ids.ok()) return Fail(ids.status());
     tp.initial_prompt = *ids;
   }
+  if (p.audio_ctx > hp.n_audio_ctx) {
+    std::fprintf(stderr, "error: -ac %d is larger than the model's n_audio_ctx %d\n", p.audio_ctx, hp.n_audio_ctx);
+    return 2;
+  }
+  if (p.language != "auto" && LanguageId(p.language) < 0) {
+    std::fprintf(stderr, "error: -l: unknown language '%s'\n", p.language.c_str());
+    return 2;
+  }
   if (!special.multilingual) {
+    if (p.detect_language) {
+      std::fprintf(stderr, "auto-detected language: en (English-only model)\n");
+      return 0;
+    }
     if (p.language != "en" || p.translate) {
       std::fprintf(stderr, "warning: model is English-only: language 'en', no translation\n");
     }
     p.language = "en";
     p.translate = false;
-  } else if (p.language != "auto" && LanguageId(p.language) < 0) {
-    std::fprintf(stderr, "error: unknown language '%s'\n", p.language.c_str());
-    return 2;
   }
   tp.translate = p.translate;
 

@@ -46,7 +46,9 @@ absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int
     if (params.progress) {
       params.progress(static_cast<int>(100LL * (seek - seek_start) / std::max(1, seek_end - seek_start)));
     }
-    absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx, n_frames_audio);
+    // Frames past seek_end (the audio's end, or the end of -d) are 0.0 in the window, so
+    // nothing after the requested clip is heard (OpenAI's clip_timestamps cut the mel the same way).
+    absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx, seek_end);
     if (!st.ok()) return st;
 
     if (seek_end - seek < kClearPastFrames) past.clear();
@@ -77,7 +79,8 @@ absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int
       const size_t before = segments->size();
       AppendSegments(special, result.tokens, seek, result.seek_delta, token_text, segments);
       // Clamp to the audio: a timestamp may name a time past the end of short audio.
-      const int64_t end_cs = params.audio_duration_cs > 0 ? params.audio_duration_cs : seek_end;
+      int64_t end_cs = params.audio_duration_cs > 0 ? params.audio_duration_cs : seek_end;
+      if (params.duration_ms > 0) end_cs = std::min<int64_t>(end_cs, seek_end);
       for (size_t i = before; i < segments->size(); ++i) {
         Segment& s = (*segments)[i];
         s.t1 = std::min<int64_t>(s.t1, end_cs);

@@ -2,6 +2,7 @@
 // audio or output-file error, 2 for a usage error; never a crash) and ONE line on stderr that
 // names the offending file or flag; stdout stays empty.
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,38 @@ TEST_F(CliAudioErrorsTest, UnwritableOutputFile) {  // 0.5 s: no window is decod
 }
 
 // A bad file among good ones: its line, exit 1, and the other files are still processed.
+// A 32-bit float WAV (format 3) with a NaN: rejected, naming the sample, instead of a garbage
+// transcript.
+TEST_F(CliAudioErrorsTest, NonFiniteSamples) {
+  const uint32_t n = 16000, bytes = 4 * n;
+  std::string wav = "RIFF";
+  auto u32 = [&](uint32_t v) { wav.append(reinterpret_cast<const char*>(&v), 4); };
+  auto u16 = [&](uint16_t v) { wav.append(reinterpret_cast<const char*>(&v), 2); };
+  u32(36 + bytes);
+  wav += "WAVEfmt ";
+  u32(16);
+  u16(3);  // IEEE float
+  u16(1);
+  u32(16000);
+  u32(16000 * 4);
+  u16(4);
+  u16(32);
+  wav += "data";
+  u32(bytes);
+  std::vector<float> samples(n, 0.1f);
+  samples[1234] = std::numeric_limits<float>::quiet_NaN();
+  wav.append(reinterpret_cast<const char*>(samples.data()), bytes);
+  const std::string audio = dir_ + "/nan.wav";
+  WriteFileOrFail(audio, wav);
+  ExpectOneErrorLine(RunWithAudio(audio), 1, {audio, "sample 1234", "not a finite number"});
+}
+
+TEST_F(CliAudioErrorsTest, FlagsCheckedAgainstTheModel) {
+  const std::string jfk = testdata::SharedData("jfk.wav");
+  ExpectOneErrorLine(RunWithAudio(jfk, {"-ac", "1501"}), 2, {"-ac 1501", "n_audio_ctx 1500"});
+  ExpectOneErrorLine(RunWithAudio(jfk, {"-l", "xx"}), 2, {"-l", "unknown language 'xx'"});
+}
+
 TEST_F(CliAudioErrorsTest, BadFileAmongGoodOnes) {
   const std::string bad = dir_ + "/no-such.wav", good = dir_ + "/half.wav";
   WritePcm16Wav(good, std::vector<int16_t>(8000, 0));
