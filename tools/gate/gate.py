@@ -341,7 +341,7 @@ def main():
         tree_env["GGML_GATE_TEST_EXTRA_WORK"] = str(args.simulate_slowdown)
         log(f"TEST ONLY: tree's benchmarks do {args.simulate_slowdown:.0%} extra work")
     bench = {s: os.path.join(bins[s], args.bench_target.split(":")[1]) for s in bins}
-    workload = {s: os.path.join(bins[s], args.workload_target.split(":")[1]) for s in bins}
+    workload = {s: os.path.join(bins[s], args.workload_target.split(":")[-1]) for s in bins}
 
     try:
         ir = None
