@@ -23,25 +23,31 @@
 //                                         openblas_set_num_threads to match; run last so that
 //                                         OpenBLAS's spinning workers cannot take a core from
 //                                         our rows.
-// After the rows, markdown tables of GFLOP/s (type x shape, per thread count) are printed with
-// the OpenBLAS column, F32 / OpenBLAS, and the best type's fraction of the measured peak.
+// After the rows, markdown tables of GFLOP/s (type x shape, per thread count; the best of the
+// repetitions when --benchmark_repetitions > 1) are printed with the OpenBLAS column,
+// F32 / OpenBLAS, and the best type's fraction of the measured peak.
 // The benchmark context records the dispatched Highway target and the OpenBLAS build.
 //
 //   bazel run //kernels:mul_mat_types_benchmark
 //   GGML_CPU_TARGET=AVX2 bazel run //kernels:mul_mat_types_benchmark -- --benchmark_filter=square
 //
-// Each row runs for at least 0.2 s (--benchmark_min_time overrides it).
+// Each row runs for at least 0.2 s (--benchmark_min_time overrides it); about 75 s in all. On a
+// shared machine, spread repetitions over the run; the tables then show each row's best:
+//   ... -- --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true
+//          --benchmark_min_time=0.1
 #include <cblas.h>
-#include <immintrin.h>
 #include <ctype.h>
+#include <immintrin.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -220,6 +226,9 @@ void BM_OpenBlas(benchmark::State& state, Shape s, int nth) {
     benchmark::DoNotOptimize(c.data());
   }
   SetGflops(state, s);
+  // OpenBLAS's workers keep spinning for ~2^28 cycles after a call; let them go idle before the
+  // next row (which, with --benchmark_enable_random_interleaving, may be one of ours).
+  if (nth > 1) std::this_thread::sleep_for(std::chrono::milliseconds(150));
 }
 
 // ---- FP32 FMA peak, measured in the same run --------------------------------------------------
@@ -328,13 +337,12 @@ class TableReporter : public benchmark::ConsoleReporter {
     }
   }
 
-  // Median over repetitions; < 0 if the row did not run.
+  // Best over repetitions (on a shared machine other processes only ever slow a row down);
+  // < 0 if the row did not run.
   double Get(int nth, int shape, int column) const {
     auto it = values_.find({nth, shape, column});
     if (it == values_.end() || it->second.empty()) return -1.0;
-    std::vector<double> v = it->second;
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    return *std::max_element(it->second.begin(), it->second.end());
   }
 
   // Markdown table: one row per shape (squares or Whisper shapes), one column per type, then
