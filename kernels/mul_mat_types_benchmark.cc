@@ -29,6 +29,8 @@
 // The benchmark context records the dispatched Highway target and the OpenBLAS build.
 //
 //   bazel run //kernels:mul_mat_types_benchmark
+//   OPENBLAS_CORETYPE=SkylakeX bazel run ...   OpenBLAS's AVX-512 sgemm on CPUs newer than the
+//                                              OpenBLAS build (see openblas_config in the context)
 //   GGML_CPU_TARGET=AVX2 bazel run //kernels:mul_mat_types_benchmark -- --benchmark_filter=square
 //
 // Each row runs for at least 0.2 s (--benchmark_min_time overrides it); about 75 s in all. On a
@@ -425,6 +427,14 @@ void RegisterAll() {
   }
 }
 
+// True when OpenBLAS's DYNAMIC_ARCH picked a core whose sgemm is AVX2 at best (Debian's
+// 0.3.21 maps CPUs it does not know, e.g. AMD family 1Ah, to Haswell).
+bool OpenBlasUsesAvx2Kernels() {
+  std::string core = openblas_get_corename();
+  for (char& c : core) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  return core == "haswell" || core == "zen" || core == "sandybridge" || core == "prescott";
+}
+
 void AddContext() {
   benchmark::AddCustomContext("ggml_cpu_target", ggml_cpu_target_name());
   std::string targets;
@@ -453,6 +463,11 @@ int main(int argc, char** argv) {
   for (int nth : kThreadCounts) {
     reporter.PrintTable(nth, /*squares=*/false);
     reporter.PrintTable(nth, /*squares=*/true);
+  }
+  printf("\nOpenBLAS kernels: %s (openblas_get_corename)\n", openblas_get_corename());
+  if (strncmp(ggml_cpu_target_name(), "AVX3", 4) == 0 && OpenBlasUsesAvx2Kernels()) {
+    printf("note: OpenBLAS runs AVX2 kernels on this AVX-512 CPU (its build predates the CPU);\n"
+           "      OPENBLAS_CORETYPE=SkylakeX in the environment selects its AVX-512 sgemm.\n");
   }
   benchmark::Shutdown();
   for (auto& p : Pools()) ggml_threadpool_free(p.second);
