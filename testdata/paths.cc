@@ -20,6 +20,8 @@ std::string Dirname(const std::string& p) {
 }  // namespace
 
 std::string RepoRoot() {
+  // `bazel run` (benchmarks, tools) names the workspace directly.
+  if (const char* ws_dir = getenv("BUILD_WORKSPACE_DIRECTORY"); ws_dir != nullptr && *ws_dir != '\0') return ws_dir;
   const char* srcdir = getenv("TEST_SRCDIR");
   const char* ws = getenv("TEST_WORKSPACE");
   if (srcdir == nullptr) return "";

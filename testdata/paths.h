@@ -7,8 +7,9 @@
 
 namespace testdata {
 
-// The repository root: resolved through the runfiles symlink of testdata/README.md (a data
-// dependency of this library), so it works from `bazel test` in any checkout. "" if unknown.
+// The repository root: $BUILD_WORKSPACE_DIRECTORY under `bazel run`; under `bazel test`, resolved
+// through the runfiles symlink of testdata/README.md (a data dependency of this library), so it
+// works in any checkout. "" if unknown.
 std::string RepoRoot();
 
 // $GGML_WHISPER_SHARED if set, else RepoRoot() + "/../shared" if it exists, else "/work/shared".

@@ -15,6 +15,7 @@ APT_PACKAGES=(
   libsndfile1-dev libsamplerate0-dev                # audio decoding and resampling
   libkissfft-dev                                    # FFT for log-mel
   libopenblas-dev                                   # reference sgemm in the mul_mat benchmark
+  valgrind                                          # the regression gate's instruction counts
   zlib1g-dev                                        # model converter: inflate mel_filters.npz
   nlohmann-json3-dev                                # model converter: CTranslate2 vocabulary.json
 )
