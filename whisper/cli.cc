@@ -52,22 +52,6 @@ class StateBackend : public ModelBackend {
   WhisperState* state_;
 };
 
-// Language detection (whisper.cpp whisper_lang_auto_detect): decode [sot] after encoding the first
-// window and take the most probable language token.
-absl::StatusOr<int> DetectLanguage(WhisperState& state, const SpecialTokens& s, const float* mel, int n_frames,
-                                   int n_valid) {
-  absl::Status st = state.Encode(mel, n_frames, 0, 0, n_valid);
-  if (!st.ok()) return st;
-  st = state.Decode(0, &s.sot, 1, 0);
-  if (!st.ok()) return st;
-  const float* logits = state.logits(0);
-  int best = 0;
-  for (int i = 1; i < std::min(s.num_languages, kMaxLanguages); ++i) {
-    if (logits[s.Language(i)] > logits[s.Language(best)]) best = i;
-  }
-  return best;
-}
-
 std::string SystemInfo(int n_threads) {
   return absl::StrFormat("n_threads = %d / %u | SIMD = %s (Highway, dispatched at run time)", n_threads,
                          std::thread::hardware_concurrency(), ggml_cpu_target_name());
@@ -197,8 +181,8 @@ int Run(int argc, char** argv) {
     if (special.multilingual) {
       int lang = LanguageId(p.language);
       if (p.language == "auto" || p.detect_language) {
-        absl::StatusOr<int> detected = DetectLanguage(state, special, mv->data, static_cast<int>(mv->n_len),
-                                                                static_cast<int>(audio->size() / 160));
+        absl::StatusOr<int> detected = DetectLanguage(backend, special, mv->data, static_cast<int>(mv->n_len),
+                                                      static_cast<int>(audio->size() / 160));
         if (!detected.ok()) return Fail(detected.status());
         lang = *detected;
         std::fprintf(stderr, "auto-detected language: %s\n", LanguageCode(lang));

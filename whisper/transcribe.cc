@@ -100,4 +100,21 @@ absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> DetectLanguage(ModelBackend& backend, const SpecialTokens& special, const float* mel,
+                                   int n_frames_mel, int n_frames_audio) {
+  if (!special.multilingual || special.num_languages <= 0) {
+    return absl::FailedPreconditionError("language detection needs a multilingual model");
+  }
+  absl::Status st = backend.Encode(mel, n_frames_mel, 0, 0, n_frames_audio);
+  if (!st.ok()) return st;
+  st = backend.Decode(0, &special.sot, 1, 0);
+  if (!st.ok()) return st;
+  const float* logits = backend.logits(0);
+  int best = 0;
+  for (int i = 1; i < std::min(special.num_languages, kMaxLanguages); ++i) {
+    if (logits[special.Language(i)] > logits[special.Language(best)]) best = i;
+  }
+  return best;
+}
+
 }  // namespace whisper

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "whisper/decoding.h"
 #include "whisper/segments.h"
 #include "whisper/tokens.h"
@@ -55,6 +56,13 @@ absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int
                         const std::function<const std::string&(Token)>& token_text, const float* mel,
                         int n_frames_mel, int n_frames_audio, const TranscribeParams& params,
                         std::vector<Segment>* segments, TranscribeStats* stats);
+
+// Language detection (whisper.cpp whisper_lang_auto_detect, L4047-4120): encodes the window at
+// frame 0, decodes [sot] on decoder 0 and returns the whisper.cpp language id (0 = en) whose
+// token has the largest logit among the model's num_languages. Errors: FailedPrecondition for an
+// English-only model; the backend's errors.
+absl::StatusOr<int> DetectLanguage(ModelBackend& backend, const SpecialTokens& special, const float* mel,
+                                   int n_frames_mel, int n_frames_audio);
 
 }  // namespace whisper
 

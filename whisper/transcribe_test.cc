@@ -74,6 +74,54 @@ TEST(Transcribe, WindowsSeekToTheLastTimestampPairAndCarryThePrompt) {
   EXPECT_EQ(stats.n_windows, 3);
 }
 
+// A multilingual vocabulary: the prompt carries the language and task tokens, and language
+// detection picks the language token with the largest logit after [sot].
+class MultilingualModel : public ModelBackend {
+ public:
+  explicit MultilingualModel(const SpecialTokens& s) : s_(s), logits_(s.n_vocab, 0.0f) {}
+  absl::Status Encode(const float*, int, int, int, int) override { return absl::OkStatus(); }
+  absl::Status Decode(int, const Token* tokens, int n, int n_past) override {
+    if (n_past == 0) prompts.emplace_back(tokens, tokens + n);
+    std::fill(logits_.begin(), logits_.end(), -std::numeric_limits<float>::infinity());
+    logits_[s_.Language(2)] = 5.0f;   // de
+    logits_[s_.Language(7)] = 4.0f;   // ja
+    logits_[s_.Language(0)] = 3.0f;   // en
+    logits_[s_.eot] = 0.0f;
+    if (n_past > 0 || n > 3) logits_[s_.eot] = 9.0f;
+    logits_[s_.beg] = 1.0f;
+    return absl::OkStatus();
+  }
+  const float* logits(int) const override { return logits_.data(); }
+  void CopyKv(int, int, int) override {}
+  int n_decoders() const override { return 1; }
+  std::vector<std::vector<Token>> prompts;
+
+ private:
+  SpecialTokens s_;
+  std::vector<float> logits_;
+};
+
+TEST(Transcribe, MultilingualPromptAndLanguageDetection) {
+  const SpecialTokens s = SpecialTokensForVocab(51865);
+  MultilingualModel model(s);
+  absl::StatusOr<int> lang = DetectLanguage(model, s, nullptr, 3100, 300);
+  ASSERT_TRUE(lang.ok()) << lang.status();
+  EXPECT_EQ(*lang, 2);
+  EXPECT_EQ(model.prompts.back(), (std::vector<Token>{s.sot}));
+  auto text = [](Token) -> const std::string& { static const std::string e; return e; };
+  TranscribeParams p;
+  p.decoding.temperature_inc = 0.0f;
+  p.language_id = 2;
+  p.translate = true;
+  std::vector<Segment> segs;
+  TranscribeStats stats;
+  ASSERT_TRUE(Transcribe(model, s, 448, text, nullptr, 3300, 300, p, &segs, &stats).ok());
+  EXPECT_EQ(model.prompts.back(), (std::vector<Token>{s.sot, s.sot + 1 + 2, s.translate}));
+  // English-only vocabularies cannot detect a language.
+  EXPECT_EQ(DetectLanguage(model, SpecialTokensForVocab(51864), nullptr, 3100, 300).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(Transcribe, ShortAudioAndBadOffsets) {
   const SpecialTokens s = SpecialTokensForVocab(51864);
   ScriptedModel model(s);
