@@ -5,7 +5,7 @@
 // which makes no heap allocation when the graph fits what was reserved.
 //
 // The plan (ggml-alloc.c, ggml_gallocr_alloc_graph_impl; see also
-// /work/shared/reference/whisper_cpp_facts.md §8), over the graph's order:
+// ../shared/reference/whisper_cpp_facts.md §8), over the graph's order:
 //   1. Leafs (op NONE) are allocated first, in order.
 //   2. Pass 1 counts, per tensor, its children (uses as a src) and its views (graph tensors with
 //      view_src == it); INPUT tensors (and INPUT srcs) are allocated here, before any node, so

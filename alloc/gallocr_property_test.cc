@@ -3,8 +3,9 @@
 //     excepted), everything is inside the buffer and aligned, views point into their sources;
 //   - lower bound <= buffer size <= sum of all tensor sizes, and buffer size <= kMaxOverLowerBound
 //     x the live-bytes lower bound;
-//   - computing the graph with a scalar evaluator gives bit-identical outputs (and cache writes) to
-//     a naive placement where no two tensors share bytes, and INPUT tensors are intact afterwards;
+//   - computing the graph with the scalar oracle (kernels/ref_ops.h) gives bit-identical outputs
+//     (and cache writes) to a naive placement where no two tensors share bytes, and INPUT tensors
+//     are intact afterwards;
 //   - alloc_graph after reserve makes no heap allocation.
 #include <stdio.h>
 #include <string.h>
@@ -17,9 +18,9 @@
 #include "alloc/gallocr.h"
 #include "alloc/graph_liveness.h"
 #include "alloc/random_graph.h"
-#include "alloc/scalar_eval.h"
 #include "ggml/ggml.h"
 #include "gtest/gtest.h"
+#include "kernels/ref_ops.h"
 #include "testing/alloc_counter.h"
 
 namespace alloc_testing {
@@ -163,15 +164,15 @@ TEST(GallocrPropertyTest, RandomGraphs) {
       }
     }
 
-    // Same graph, naive placement; both computed by the scalar evaluator.
+    // Same graph, naive placement; both computed by the scalar oracle.
     ggml_backend_buffer_clear(buf, 0x7F);
     alloc.Fill();
     Instance naive(seed);
     ASSERT_TRUE(naive.Build());
     ASSERT_TRUE(naive.AllocNaive()) << ggml_last_error();
     naive.Fill();
-    ASSERT_EQ(EvalGraph(graph), "");
-    ASSERT_EQ(EvalGraph(naive.g().graph), "");
+    ASSERT_TRUE(ggml_ref_graph_compute(graph)) << ggml_last_error();
+    ASSERT_TRUE(ggml_ref_graph_compute(naive.g().graph)) << ggml_last_error();
     ASSERT_TRUE(alloc.InputsIntact());
     ASSERT_EQ(FirstDifference(alloc.Results(), naive.Results()), "");
   }

@@ -2,7 +2,7 @@
 // built with ggml/ops.h over weights that exist (one buffer from ggml_backend_alloc_ctx_tensors,
 // never written: the allocator only needs their data pointers). For the graph allocator's tests
 // and benchmark: the shapes, op mix and views match whisper.cpp's whisper_build_graph_conv,
-// _encoder and _decoder (see /work/shared/reference/whisper_cpp_facts.md §5); the numbers are
+// _encoder and _decoder (see ../shared/reference/whisper_cpp_facts.md §5); the numbers are
 // not meant to be computed.
 #ifndef GGML_WHISPER_ALLOC_WHISPER_LIKE_GRAPHS_H_
 #define GGML_WHISPER_ALLOC_WHISPER_LIKE_GRAPHS_H_

@@ -1,7 +1,7 @@
 // mul_mat GFLOP/s (2*M*N*K per call) for F32 and F16 a, per Highway target and thread count,
 // next to OpenBLAS cblas_sgemm on the same shape measured in the same run (counter
 // `vs_openblas` = ours / OpenBLAS). Shapes: Whisper tiny/base encoder products and the
-// vocabulary projection, and the squares of /work/shared/reference/perf_anchors.md.
+// vocabulary projection, and the squares of ../shared/reference/perf_anchors.md.
 //
 //   bazel run -c opt //kernels:matmul_benchmark -- --benchmark_filter='F32/AVX3_DL'
 //

@@ -14,7 +14,7 @@
 //   fc2     a [1536, 384]  x b [1536, 1500]   MLP down
 //   logits  a [384, 51864] x b [384, 1]       token embedding^T x one decoder state
 //   N = 64 .. 2048: a [N, N] x b [N, N], as whisper.cpp's `whisper-bench -w 2` (the figures of
-//                   /work/shared/reference/perf_anchors.md).
+//                   ../shared/reference/perf_anchors.md).
 // Rows:
 //   FmaPeak/<AVX512|AVX2>/threads:<1|2>   the FP32 FMA peak of this machine, this run (12
 //                                         accumulators, as perf_anchors.md measures it)

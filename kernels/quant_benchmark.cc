@@ -9,7 +9,7 @@
 //   MulMat/<type>/<target>/square_<N>/threads:<t>  N x N x N through the matmul.h hook
 //                                          (quantize b rows, then vec_dot), GFLOP/s, for
 //                                          comparison with ggml's figures in
-//                                          /work/shared/reference/perf_anchors.md.
+//                                          ../shared/reference/perf_anchors.md.
 //
 //   bazel run -c opt //kernels:quant_benchmark -- --benchmark_filter='VecDot/q4_0'
 #include <stddef.h>

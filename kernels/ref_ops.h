@@ -16,6 +16,11 @@
 //     aliases their source.
 //   - One deliberate difference from ggml: a SOFT_MAX row whose entries are all -inf (fully
 //     masked) gives all 0, as kernels/softmax.h does, where ggml gives NaN.
+//   - In place: the ops ggml_gallocr may run in place (ADD, MUL, SCALE, UNARY, DIAG_MASK_INF,
+//     SOFT_MAX, RMS_NORM; NORM too) read each source element before writing the result element
+//     it gives, and the row ops read the whole row (and its mask row) first, so a result that
+//     aliases a source of the same layout is computed as if it did not
+//     (alloc/gallocr_property_test.cc relies on this).
 //
 // It is slow (MUL_MAT is a triple loop) and allocates (a dequantized row), which is fine for an
 // oracle. Usage:

@@ -14,7 +14,7 @@
 //   ggml_threadpool_run(tp, 4, MyWork, &my_args);          // MyWork(&my_args, ith, 4), ith 0..3
 //   ggml_threadpool_free(tp);
 //
-// Highway 1.0.3 has no hwy::ThreadPool (see /work/shared/reference/style.md), hence this file.
+// Highway 1.0.3 has no hwy::ThreadPool (see ../shared/reference/style.md), hence this file.
 #ifndef GGML_WHISPER_KERNELS_THREADPOOL_H_
 #define GGML_WHISPER_KERNELS_THREADPOOL_H_
 

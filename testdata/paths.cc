@@ -1,6 +1,7 @@
 #include "testdata/paths.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -32,10 +33,20 @@ std::string RepoRoot() {
 }
 
 std::string SharedDir() {
-  if (const char* env = getenv("GGML_WHISPER_SHARED"); env != nullptr && *env != '\0') return env;
+  const char* env = getenv("GGML_WHISPER_SHARED");
+  const bool from_env = env != nullptr && *env != '\0';
   const std::string root = RepoRoot();
-  if (!root.empty() && IsDir(root + "/../shared")) return root + "/../shared";
-  return "/work/shared";
+  const std::string dir = from_env ? std::string(env) : root.empty() ? "../shared" : root + "/../shared";
+  if (!IsDir(dir)) {
+    fprintf(stderr,
+            "testdata::SharedDir: the shared data folder '%s' (%s) does not exist: set "
+            "GGML_WHISPER_SHARED to the folder that holds data/ (jfk.wav, the header-only models)\n",
+            dir.c_str(),
+            from_env ? "$GGML_WHISPER_SHARED"
+                     : root.empty() ? "../shared from the working directory: repository root unknown"
+                                    : "../shared beside the repository root");
+  }
+  return dir;
 }
 
 std::string SharedData(const std::string& name) { return SharedDir() + "/data/" + name; }

@@ -12,7 +12,11 @@ namespace testdata {
 // works in any checkout. "" if unknown.
 std::string RepoRoot();
 
-// $GGML_WHISPER_SHARED if set, else RepoRoot() + "/../shared" if it exists, else "/work/shared".
+// The folder of shared inputs beside the checkout (data/: sample audio and header-only models;
+// reference/): $GGML_WHISPER_SHARED if set, else RepoRoot() + "/../shared" ("../shared", relative
+// to the working directory, when the root is unknown). When neither names an existing folder it
+// prints what it looked for and how to fix it (set $GGML_WHISPER_SHARED) to stderr, and returns
+// the path anyway, so a test fails opening a file under it after that message.
 std::string SharedDir();
 
 // SharedDir() + "/data/" + name.

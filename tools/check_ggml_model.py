@@ -20,8 +20,12 @@ import struct
 import sys
 
 
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def shared_dir():
-    return os.environ.get("GGML_WHISPER_SHARED") or "/work/shared"
+    """$GGML_WHISPER_SHARED, else ../shared beside the repository root (as testdata/paths.h)."""
+    return os.environ.get("GGML_WHISPER_SHARED") or os.path.normpath(os.path.join(REPO_ROOT, "..", "shared"))
 
 
 def read_ct2(path):

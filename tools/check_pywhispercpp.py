@@ -41,7 +41,8 @@ SEGMENT_LINE = re.compile(r"^\[(\d\d):(\d\d):(\d\d)\.(\d\d\d) --> (\d\d):(\d\d):
 
 
 def shared_dir():
-    return os.environ.get("GGML_WHISPER_SHARED") or "/work/shared"
+    """$GGML_WHISPER_SHARED, else ../shared beside the repository root (as testdata/paths.h)."""
+    return os.environ.get("GGML_WHISPER_SHARED") or os.path.normpath(os.path.join(REPO_ROOT, "..", "shared"))
 
 
 def fail_setup(message):

@@ -55,7 +55,8 @@ REPO_ROOT = os.path.dirname(TOOLS_DIR)
 
 
 def shared_dir():
-    return os.environ.get("GGML_WHISPER_SHARED") or "/work/shared"
+    """$GGML_WHISPER_SHARED, else ../shared beside the repository root (as testdata/paths.h)."""
+    return os.environ.get("GGML_WHISPER_SHARED") or os.path.normpath(os.path.join(REPO_ROOT, "..", "shared"))
 
 
 def fail_setup(message):

@@ -256,9 +256,9 @@ def main():
     ap.add_argument("--show-texts", action="store_true", help="print each distinct transcript")
     args = ap.parse_args()
 
-    shared = os.environ.get("GGML_WHISPER_SHARED") or (
-        os.path.join(REPO, "..", "shared") if os.path.isdir(os.path.join(REPO, "..", "shared", "data"))
-        else "/work/shared")
+    shared = os.environ.get("GGML_WHISPER_SHARED") or os.path.normpath(os.path.join(REPO, "..", "shared"))
+    if not os.path.isdir(os.path.join(shared, "data")):
+        sys.exit(f"compare_peers: no {shared}/data (the shared audio): set GGML_WHISPER_SHARED")
     jfk = os.path.join(shared, "data", "jfk.wav")
     tmp = tempfile.mkdtemp(prefix="compare_peers_audio_")
     audios = {}

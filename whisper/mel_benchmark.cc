@@ -3,7 +3,6 @@
 //   bazel run -c opt //whisper:mel_benchmark
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -11,18 +10,17 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "testdata/paths.h"
 #include "whisper/mel.h"
 
 namespace whisper {
 namespace {
 
-// The filterbank from the model header (80 x 201 float at byte 56), or triangular filters of
-// similar sparsity if the file is missing.
+// The filterbank from the model header (80 x 201 float at byte 56; testdata/paths.h finds
+// ../shared/data), or triangular filters of similar sparsity if the file is missing.
 std::vector<float> LoadFilters() {
-  const char* env = std::getenv("GGML_WHISPER_SHARED");
-  const std::string dir = (env != nullptr && env[0] != '\0') ? env : "/work/shared";
   std::vector<float> f(80 * kMelNBins, 0.0f);
-  std::ifstream in(dir + "/data/header-only-ggml-tiny.en.bin", std::ios::binary);
+  std::ifstream in(testdata::SharedData("header-only-ggml-tiny.en.bin"), std::ios::binary);
   in.seekg(56);
   if (in.read(reinterpret_cast<char*>(f.data()), f.size() * sizeof(float))) return f;
   for (int m = 0; m < 80; ++m) {

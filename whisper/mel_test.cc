@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -13,6 +12,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testdata/paths.h"
 #include "whisper/audio.h"
 
 namespace whisper {
@@ -21,11 +21,6 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr int kNMels = 80;
-
-std::string SharedDir() {
-  const char* env = std::getenv("GGML_WHISPER_SHARED");
-  return (env != nullptr && env[0] != '\0') ? env : "/work/shared";
-}
 
 // ---- Reference: the spec of mel.h computed independently, in double, with an O(N^2) DFT. ----
 
@@ -128,7 +123,7 @@ std::vector<float> TriangularFilters() {
 
 // The tiny.en filterbank: 80 x 201 float after the 4-byte magic and 11 int32 hparams.
 std::vector<float> ModelFilters() {
-  std::ifstream in(SharedDir() + "/data/header-only-ggml-tiny.en.bin", std::ios::binary);
+  std::ifstream in(testdata::SharedData("header-only-ggml-tiny.en.bin"), std::ios::binary);
   int32_t dims[2] = {0, 0};
   in.seekg(48);
   in.read(reinterpret_cast<char*>(dims), sizeof(dims));
@@ -194,7 +189,7 @@ TEST(MelTest, MatchesDoubleDftTriangularFilters) {
 
 // Real speech with the model's own filterbank.
 TEST(MelTest, JfkWithModelFiltersMatchesDoubleDft) {
-  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(SharedDir() + "/data/jfk.wav");
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(testdata::SharedData("jfk.wav"));
   ASSERT_TRUE(audio.ok()) << audio.status();
   const std::vector<float> filters = ModelFilters();
   std::unique_ptr<MelSpectrogram> mel = MakeMel(filters, 2);

@@ -1,6 +1,5 @@
 #include "whisper/model_file.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -10,17 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testdata/paths.h"
 #include "whisper/synthetic_model.h"
 
 namespace whisper {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string SharedDir() {
-  const char* env = getenv("GGML_WHISPER_SHARED");
-  return env != nullptr && env[0] != '\0' ? env : "/work/shared";
-}
 
 std::vector<uint8_t> ReadAll(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -35,7 +30,7 @@ absl::Status ParseAll(const std::vector<uint8_t>& bytes, size_t size) {
 }
 
 TEST(ModelFileTest, HeaderOnlyTinyEnParsesAndIsRejectedForLoading) {
-  const std::string path = SharedDir() + "/data/header-only-ggml-tiny.en.bin";
+  const std::string path = testdata::SharedData("header-only-ggml-tiny.en.bin");
   const std::vector<uint8_t> bytes = ReadAll(path);
   ASSERT_EQ(bytes.size(), 586836u) << path;
   absl::StatusOr<ModelFileHeader> header = ParseModelFileHeader(bytes.data(), bytes.size(), path);
@@ -65,7 +60,7 @@ TEST(ModelFileTest, HeaderOnlyTinyEnParsesAndIsRejectedForLoading) {
 }
 
 TEST(ModelFileTest, HeaderOnlyMultilingualTiny) {
-  const std::string path = SharedDir() + "/data/header-only-ggml-tiny.bin";
+  const std::string path = testdata::SharedData("header-only-ggml-tiny.bin");
   const std::vector<uint8_t> bytes = ReadAll(path);
   ASSERT_EQ(bytes.size(), 575451u) << path;
   absl::StatusOr<ModelFileHeader> header = ParseModelFileHeader(bytes.data(), bytes.size(), path);

@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "kernels/graph_compute.h"
-#include "kernels/ref_ops.h"
 
 namespace whisper {
 namespace {
@@ -33,8 +32,8 @@ ggml_context* NewMetaContext(int graph_size) {
 
 }  // namespace
 
-WhisperState::WhisperState(const WhisperModel& model, int n_threads, Executor executor)
-    : model_(model), n_threads_(n_threads), executor_(executor) {}
+WhisperState::WhisperState(const WhisperModel& model, int n_threads, GraphComputeFn compute)
+    : model_(model), n_threads_(n_threads), compute_(compute) {}
 
 WhisperState::~WhisperState() {
   ggml_gallocr_free(enc_alloc_);
@@ -50,7 +49,7 @@ WhisperState::~WhisperState() {
 
 absl::StatusOr<std::unique_ptr<WhisperState>> WhisperState::Create(const WhisperModel& model,
                                                                    int n_decoders, int n_threads,
-                                                                   Executor executor) {
+                                                                   GraphComputeFn compute) {
   if (n_decoders < 1 || n_decoders > kMaxDecoders) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "WhisperState: n_decoders %d is not in [1, %d]", n_decoders, kMaxDecoders));
@@ -59,7 +58,7 @@ absl::StatusOr<std::unique_ptr<WhisperState>> WhisperState::Create(const Whisper
     return absl::InvalidArgumentError(absl::StrFormat(
         "WhisperState: n_threads %d is not in [1, %d]", n_threads, GGML_THREADPOOL_MAX_THREADS));
   }
-  std::unique_ptr<WhisperState> state(new WhisperState(model, n_threads, executor));
+  std::unique_ptr<WhisperState> state(new WhisperState(model, n_threads, compute));
   absl::Status s = state->Init(n_decoders);
   if (!s.ok()) return s;
   return state;
@@ -113,14 +112,14 @@ absl::Status WhisperState::Init(int n_decoders) {
   if (enc_alloc_ == nullptr || cross_alloc_ == nullptr || dec_alloc_ == nullptr) {
     return GgmlError("WhisperState: graph allocators");
   }
-  if (executor_ == Executor::kCpu && n_threads_ > 1) {
+  if (compute_ == nullptr && n_threads_ > 1) {
     threadpool_ = ggml_threadpool_new(n_threads_);
     if (threadpool_ == nullptr) return GgmlError("WhisperState: thread pool");
   }
 
   size_t work_size = 0;
   auto plan_size = [&](ggml_cgraph* graph) {
-    if (executor_ == Executor::kCpu) {
+    if (compute_ == nullptr) {
       work_size = std::max(work_size, ggml_graph_plan(graph, n_threads_, threadpool_).work_size);
     }
   };
@@ -178,8 +177,8 @@ absl::Status WhisperState::BuildWindowGraphs(int n_ctx) {
 }
 
 absl::Status WhisperState::Compute(ggml_cgraph* graph, const char* what) {
-  if (executor_ == Executor::kReference) {
-    if (!ggml_ref_graph_compute(graph)) return GgmlError(what);
+  if (compute_ != nullptr) {
+    if (!compute_(graph)) return GgmlError(what);
     return absl::OkStatus();
   }
   ggml_cplan plan = ggml_graph_plan(graph, n_threads_, threadpool_);

@@ -41,9 +41,12 @@ namespace whisper {
 // The three compute graphs, for compute_buffer_size().
 enum class Graph { kEncoder, kCross, kDecoder };
 
-// How graphs are computed: the multithreaded SIMD executor (kernels/graph_compute.h), or the
-// scalar oracle (kernels/ref_ops.h; single-threaded, slow, for tests).
-enum class Executor { kCpu, kReference };
+// An executor to compute the state's graphs with instead of the multithreaded SIMD one
+// (kernels/graph_compute.h), for tests: computes graph->nodes[0 .. n_nodes) in order on the
+// calling thread (every tensor placed, the inputs filled); returns false with ggml_last_error()
+// set when a node fails. The scalar oracle ggml_ref_graph_compute (kernels/ref_ops.h, testonly
+// //kernels:ref_ops) is one; production code passes none.
+using GraphComputeFn = bool (*)(ggml_cgraph* graph);
 
 // Wall time (steady clock) spent in Encode (encoder + cross graphs, mel copy included) and in
 // Decode (graph build, placement, compute, logits copy).
@@ -60,13 +63,15 @@ class WhisperState {
   // Most decoders a state holds (beam search with beam_size 8 double-buffers 16).
   static constexpr int kMaxDecoders = 16;
 
-  // Creates the state for `model` (which must outlive it). Errors: InvalidArgument when
-  // n_decoders is not in [1, kMaxDecoders] or n_threads not in [1, GGML_THREADPOOL_MAX_THREADS];
-  // ResourceExhausted / Internal (with ggml_last_error()) when a buffer, the thread pool or a
-  // worst-case graph cannot be made.
+  // Creates the state for `model` (which must outlive it). Graphs run on the SIMD executor with
+  // n_threads threads, or, when `compute` is not null, on `compute` alone (no thread pool and no
+  // work buffer are made; n_threads is still checked and reported by n_threads()). Errors:
+  // InvalidArgument when n_decoders is not in [1, kMaxDecoders] or n_threads not in
+  // [1, GGML_THREADPOOL_MAX_THREADS]; ResourceExhausted / Internal (with ggml_last_error()) when a
+  // buffer, the thread pool or a worst-case graph cannot be made.
   static absl::StatusOr<std::unique_ptr<WhisperState>> Create(const WhisperModel& model,
                                                               int n_decoders, int n_threads,
-                                                              Executor executor = Executor::kCpu);
+                                                              GraphComputeFn compute = nullptr);
   ~WhisperState();
   WhisperState(const WhisperState&) = delete;
   WhisperState& operator=(const WhisperState&) = delete;
@@ -120,17 +125,17 @@ class WhisperState {
   DecoderKv self_kv(int decoder) const { return self_kv_[decoder]; }
 
  private:
-  WhisperState(const WhisperModel& model, int n_threads, Executor executor);
+  WhisperState(const WhisperModel& model, int n_threads, GraphComputeFn compute);
 
   absl::Status Init(int n_decoders);
   absl::Status BuildWindowGraphs(int n_ctx);
-  // Runs `graph` with the configured executor; grows the work buffer only if a plan needs more
-  // than was sized in Init (never for graphs within the reserved shapes).
+  // Runs `graph` with compute_, or the SIMD executor when it is null; grows the work buffer only
+  // if a plan needs more than was sized in Init (never for graphs within the reserved shapes).
   absl::Status Compute(ggml_cgraph* graph, const char* what);
 
   const WhisperModel& model_;
   const int n_threads_;
-  const Executor executor_;
+  const GraphComputeFn compute_;  // nullptr: the SIMD executor (kernels/graph_compute.h)
 
   ggml_context* kv_ctx_ = nullptr;  // metadata of the state buffer's tensors (no_alloc)
   ggml_backend_buffer_t kv_buffer_ = nullptr;

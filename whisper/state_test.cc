@@ -15,6 +15,7 @@
 #include "ggml/fp16.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/ref_ops.h"
 #include "testing/alloc_counter.h"
 #include "whisper/naive_forward.h"
 #include "whisper/synthetic_model.h"
@@ -60,9 +61,14 @@ std::vector<float> Window(const std::vector<float>& mel, int n_mels, int n_frame
   return w;
 }
 
+// The scalar oracle as the state's executor; nullptr is the SIMD executor.
+constexpr GraphComputeFn kOracle = &ggml_ref_graph_compute;
+constexpr GraphComputeFn kSimd = nullptr;
+
 std::unique_ptr<WhisperState> NewState(const WhisperModel& m, int n_decoders, int n_threads,
-                                       Executor e) {
-  absl::StatusOr<std::unique_ptr<WhisperState>> s = WhisperState::Create(m, n_decoders, n_threads, e);
+                                       GraphComputeFn compute) {
+  absl::StatusOr<std::unique_ptr<WhisperState>> s =
+      WhisperState::Create(m, n_decoders, n_threads, compute);
   EXPECT_TRUE(s.ok()) << s.status();
   return s.ok() ? std::move(*s) : nullptr;
 }
@@ -92,7 +98,7 @@ class StateTest : public ::testing::Test {
 };
 
 TEST_F(StateTest, EncoderMatchesNaiveForward) {
-  std::unique_ptr<WhisperState> st = NewState(*model_, 1, 1, Executor::kReference);
+  std::unique_ptr<WhisperState> st = NewState(*model_, 1, 1, kOracle);
   ASSERT_NE(st, nullptr);
   for (int audio_ctx : {0, 8}) {
     for (int seek : {0, 20}) {
@@ -109,7 +115,7 @@ TEST_F(StateTest, EncoderMatchesNaiveForward) {
 }
 
 TEST_F(StateTest, DecoderMatchesNaiveForwardStepByStep) {
-  std::unique_ptr<WhisperState> st = NewState(*model_, 2, 1, Executor::kReference);
+  std::unique_ptr<WhisperState> st = NewState(*model_, 2, 1, kOracle);
   ASSERT_NE(st, nullptr);
   for (int audio_ctx : {0, 8}) {
     const int n_ctx = audio_ctx == 0 ? 16 : audio_ctx;
@@ -136,9 +142,9 @@ TEST_F(StateTest, CpuExecutorMatchesOracleOnTheSameGraphs) {
     std::unique_ptr<WhisperModel> m =
         t == GGML_TYPE_F16 ? nullptr : LoadSynthetic(SmallOptions(t), "state_test_q.bin");
     const WhisperModel& model = m != nullptr ? *m : *model_;
-    std::unique_ptr<WhisperState> ref = NewState(model, 1, 1, Executor::kReference);
-    std::unique_ptr<WhisperState> cpu1 = NewState(model, 1, 1, Executor::kCpu);
-    std::unique_ptr<WhisperState> cpu2 = NewState(model, 1, 2, Executor::kCpu);
+    std::unique_ptr<WhisperState> ref = NewState(model, 1, 1, kOracle);
+    std::unique_ptr<WhisperState> cpu1 = NewState(model, 1, 1, kSimd);
+    std::unique_ptr<WhisperState> cpu2 = NewState(model, 1, 2, kSimd);
     ASSERT_TRUE(ref && cpu1 && cpu2);
     const std::vector<int32_t> seq = {50257, 50363, 318, 257, 1332};
     for (WhisperState* s : {ref.get(), cpu1.get(), cpu2.get()}) {
@@ -181,7 +187,7 @@ TEST_F(StateTest, CpuExecutorMatchesOracleOnTheSameGraphs) {
 }
 
 TEST_F(StateTest, CopyKvForksASequence) {
-  std::unique_ptr<WhisperState> st = NewState(*model_, 3, 2, Executor::kCpu);
+  std::unique_ptr<WhisperState> st = NewState(*model_, 3, 2, kSimd);
   ASSERT_NE(st, nullptr);
   ASSERT_TRUE(st->Encode(mel_.data(), kFrames, 0).ok());
   const int n_vocab = model_->hparams().n_vocab;
@@ -207,7 +213,7 @@ TEST_F(StateTest, CopyKvForksASequence) {
 TEST_F(StateTest, NoHeapAllocationAfterTheFirstWindow) {
   if (!ggml_testing::AllocCounter::Supported()) GTEST_SKIP() << "allocation counting unsupported";
   for (int n_threads : {1, 2}) {
-    std::unique_ptr<WhisperState> st = NewState(*model_, 2, n_threads, Executor::kCpu);
+    std::unique_ptr<WhisperState> st = NewState(*model_, 2, n_threads, kSimd);
     ASSERT_NE(st, nullptr);
     const std::vector<int32_t> prompt = {50257, 50363, 464, 2068, 318};
     ASSERT_TRUE(st->Encode(mel_.data(), kFrames, 0).ok());
@@ -225,7 +231,7 @@ TEST_F(StateTest, NoHeapAllocationAfterTheFirstWindow) {
 }
 
 TEST_F(StateTest, BufferSizes) {
-  std::unique_ptr<WhisperState> st = NewState(*model_, 3, 1, Executor::kCpu);
+  std::unique_ptr<WhisperState> st = NewState(*model_, 3, 1, kSimd);
   ASSERT_NE(st, nullptr);
   const WhisperHparams& h = model_->hparams();
   const size_t S = h.n_text_state;
@@ -245,7 +251,7 @@ TEST_F(StateTest, Errors) {
   EXPECT_EQ(WhisperState::Create(*model_, 0, 1).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(WhisperState::Create(*model_, 17, 1).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(WhisperState::Create(*model_, 1, 0).status().code(), absl::StatusCode::kInvalidArgument);
-  std::unique_ptr<WhisperState> st = NewState(*model_, 2, 1, Executor::kCpu);
+  std::unique_ptr<WhisperState> st = NewState(*model_, 2, 1, kSimd);
   ASSERT_NE(st, nullptr);
   const int32_t tok[2] = {50257, 50363};
   absl::Status s = st->Decode(0, tok, 1, 0);

@@ -57,8 +57,11 @@ out="$(cd "$out" && pwd)"
 # Inputs the binaries look up outside Bazel's view (testdata/paths.h).
 export GGML_WHISPER_MODELS="${GGML_WHISPER_MODELS:-$PWD/models}"
 if [[ -z "${GGML_WHISPER_SHARED:-}" ]]; then
-  if [[ -d ../shared/data ]]; then GGML_WHISPER_SHARED="$(cd ../shared && pwd)"; else GGML_WHISPER_SHARED=/work/shared; fi
-  export GGML_WHISPER_SHARED
+  if [[ -d ../shared/data ]]; then
+    export GGML_WHISPER_SHARED="$(cd ../shared && pwd)"
+  else
+    echo "run_all: no ../shared/data beside the checkout (set GGML_WHISPER_SHARED): benchmarks that read it fail or use synthetic inputs" >&2
+  fi
 fi
 
 # 1. Quantized models.

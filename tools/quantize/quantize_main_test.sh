@@ -7,7 +7,10 @@ set -uo pipefail
 
 QUANTIZE="$1"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-SHARED="${GGML_WHISPER_SHARED:-/work/shared}"
+# The shared inputs: $GGML_WHISPER_SHARED, else ../shared beside the repository root (found
+# through this script's symlink back to the source tree, as testdata/paths.h does).
+ROOT="$(cd "$(dirname "$(realpath "$0")")/../.." && pwd)"
+SHARED="${GGML_WHISPER_SHARED:-$ROOT/../shared}"
 HEADER_ONLY="$SHARED/data/header-only-ggml-tiny.en.bin"
 failures=0
 

@@ -10,7 +10,10 @@ QUANTIZE="$1"
 CLI="$2"
 MODEL="${3:-}"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-JFK="${GGML_WHISPER_SHARED:-/work/shared}/data/jfk.wav"
+# jfk.wav: $GGML_WHISPER_SHARED/data, else ../shared/data beside the repository root (found
+# through this script's symlink back to the source tree, as testdata/paths.h does).
+ROOT="$(cd "$(dirname "$(realpath "$0")")/../.." && pwd)"
+JFK="${GGML_WHISPER_SHARED:-$ROOT/../shared}/data/jfk.wav"
 PHRASE="ask not what your country can do for you"
 
 if [[ -z "$MODEL" || ! -f "$MODEL" ]]; then
