@@ -5,9 +5,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -181,10 +184,87 @@ sf_count_t MemWrite(const void*, sf_count_t, void*) { return 0; }
 
 sf_count_t MemTell(void* user) { return static_cast<MemoryFile*>(user)->pos; }
 
+// libsndfile's fallback for data whose header it does not recognise (sndfile.c
+// format_from_extension, libsndfile 1.2): headerless formats named by the path's extension. A
+// virtual-I/O stream has no path, so the memory path applies the same table to `name`, and the
+// file path reopens with it (see LoadAudio16kMono). RAW is the only container a caller may force
+// when opening for reading, so the table's last entry (.mp3 -> the MPEG decoder) cannot be
+// reproduced. Fills `info` and returns true for a listed extension (case-insensitive).
+bool RawFormatFromExtension(const std::string& name, SF_INFO* info) {
+  const size_t slash = name.find_last_of("/\\");
+  const std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
+  const size_t dot = base.rfind('.');
+  if (dot == std::string::npos || base.size() - dot - 1 > 15) return false;
+  std::string ext = base.substr(dot + 1);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  int format = 0, rate = 8000;
+  if (ext == "au" || ext == "snd") {
+    format = SF_FORMAT_RAW | SF_FORMAT_ULAW;
+  } else if (ext == "vox" || ext == "vox8") {
+    format = SF_FORMAT_RAW | SF_FORMAT_VOX_ADPCM;
+  } else if (ext == "vox6") {
+    format = SF_FORMAT_RAW | SF_FORMAT_VOX_ADPCM;
+    rate = 6000;
+  } else if (ext == "gsm") {
+    format = SF_FORMAT_RAW | SF_FORMAT_GSM610;
+  } else {
+    return false;
+  }
+  *info = SF_INFO{};
+  info->format = format;
+  info->samplerate = rate;
+  info->channels = 1;
+  return true;
+}
+
+// Standard input is read in chunks of at least this size.
+constexpr size_t kStreamChunkBytes = size_t{64} << 10;
+
+// Reads `f` to EOF into `bytes`, doubling the buffer (at least kStreamChunkBytes at a time) up to
+// max_bytes.
+absl::Status ReadStream(FILE* f, const std::string& name, size_t max_bytes,
+                        std::vector<unsigned char>* bytes) {
+  const size_t limit = std::min(max_bytes, std::numeric_limits<size_t>::max() - 1);
+  size_t size = 0;
+  bytes->clear();
+  for (;;) {
+    if (size == bytes->size()) {
+      // One byte past the limit, so that a stream of exactly `limit` bytes is told apart from a
+      // longer one.
+      const size_t grow = std::max(kStreamChunkBytes, bytes->size());
+      bytes->resize(size + std::min(grow, limit + 1 - size));
+    }
+    const size_t want = bytes->size() - size;
+    errno = 0;
+    const size_t got = std::fread(bytes->data() + size, 1, want, f);
+    const int err = errno;
+    size += got;
+    if (size > limit) {
+      bytes->clear();
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "%s: input is larger than %d bytes (AudioOptions::max_stream_bytes)", name, limit));
+    }
+    if (got == want) continue;
+    if (std::ferror(f)) {
+      if (err == EINTR) {  // a signal interrupted read(2): nothing was lost, try again
+        std::clearerr(f);
+        continue;
+      }
+      bytes->clear();
+      return absl::DataLossError(absl::StrFormat("%s: read failed after %d bytes: %s", name, size,
+                                                 err != 0 ? std::strerror(err) : "I/O error"));
+    }
+    break;  // a short count without an error is the end of the stream
+  }
+  bytes->resize(size);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
                                                     const AudioOptions& options) {
+  if (path == "-") return LoadAudio16kMonoFromStream(stdin, kStdinName, options);
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     const int err = errno;
@@ -203,12 +283,22 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not a readable audio file: libsndfile: ", sf_strerror(nullptr)));
   }
+  // RAW is never requested here, so libsndfile chose it from the extension. Its own fallback
+  // starts the data after the 12 bytes it read to guess the type (libsndfile 1.2 drops them);
+  // reopen with the format forced, which reads from byte 0 as the memory path does.
+  if ((info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_RAW && RawFormatFromExtension(path, &info)) {
+    file.reset(sf_open(path.c_str(), SFM_READ, &info));
+    if (file == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": not a readable audio file: libsndfile: ", sf_strerror(nullptr)));
+    }
+  }
   return DecodeOpened(file.get(), info, path, options);
 }
 
-absl::StatusOr<std::vector<float>> DecodeAudio16kMono(const void* data, size_t size,
-                                                      const std::string& name,
-                                                      const AudioOptions& options) {
+absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromMemory(const void* data, size_t size,
+                                                              const std::string& name,
+                                                              const AudioOptions& options) {
   if (data == nullptr || size == 0) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": empty input (0 bytes)"));
   }
@@ -217,10 +307,27 @@ absl::StatusOr<std::vector<float>> DecodeAudio16kMono(const void* data, size_t s
   SF_INFO info{};
   SndfilePtr file(sf_open_virtual(&vio, SFM_READ, &info, &mem));
   if (file == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, ": not a readable audio stream: libsndfile: ", sf_strerror(nullptr)));
+    // Copy the message now: a second open overwrites libsndfile's static error string.
+    const std::string error = sf_strerror(nullptr);
+    if (sf_error(nullptr) == SF_ERR_UNRECOGNISED_FORMAT && RawFormatFromExtension(name, &info)) {
+      mem.pos = 0;
+      file.reset(sf_open_virtual(&vio, SFM_READ, &info, &mem));
+    }
+    if (file == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": not a readable audio stream (", size, " bytes): libsndfile: ", error));
+    }
   }
   return DecodeOpened(file.get(), info, name, options);
+}
+
+absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromStream(FILE* f, const std::string& name,
+                                                              const AudioOptions& options) {
+  if (f == nullptr) return absl::InvalidArgumentError(absl::StrCat(name, ": no stream (null FILE*)"));
+  std::vector<unsigned char> bytes;
+  absl::Status read = ReadStream(f, name, options.max_stream_bytes, &bytes);
+  if (!read.ok()) return read;
+  return LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), name, options);
 }
 
 absl::StatusOr<SampleRange> SampleRangeFromMs(int64_t n_samples, int64_t offset_ms,

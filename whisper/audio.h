@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -43,13 +44,22 @@ enum class ResampleQuality {
 
 struct AudioOptions {
   ResampleQuality quality = ResampleQuality::kBest;
+  // LoadAudio16kMonoFromStream (and LoadAudio16kMono("-")) stop with ResourceExhausted once a
+  // stream holds more than this many bytes: the whole stream is held in memory before decoding.
+  // 4 GiB is the largest RIFF/WAVE file (an hour of 48 kHz stereo 16-bit PCM is 0.7 GB).
+  size_t max_stream_bytes = size_t{4} << 30;
 };
 
-// Decodes the audio file at `path` to mono float samples at 16 kHz.
+// Name used in error messages for standard input.
+inline constexpr char kStdinName[] = "<stdin>";
+
+// Decodes the audio file at `path` to mono float samples at 16 kHz. `path` "-" reads the file's
+// bytes from standard input instead (whisper-cli's `-f -`; see LoadAudio16kMonoFromStream); a
+// file named "-" is reachable as "./-".
 //
 // Returns `round(frames * 16000 / rate)` samples (exactly `frames` when the file is 16 kHz),
 // i.e. ne = [n_samples], in the file's amplitude units (PCM full scale = 1.0).
-// Errors (each message names `path`):
+// Errors (each message names `path`, or "<stdin>"):
 //   NotFound          - the file does not exist.
 //   InvalidArgument   - libsndfile cannot open it as audio (its message is included), the
 //                       header reports a non-positive rate or channel count, it holds
@@ -59,11 +69,28 @@ struct AudioOptions {
 absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
                                                     const AudioOptions& options = {});
 
-// Same as LoadAudio16kMono but decodes an in-memory file image (e.g. a WAV/MP3 read from stdin).
-// `data` must stay valid during the call; `name` is only used in error messages.
-absl::StatusOr<std::vector<float>> DecodeAudio16kMono(const void* data, size_t size,
-                                                      const std::string& name,
-                                                      const AudioOptions& options = {});
+// Decodes an in-memory image of an audio file (the bytes a file would hold) exactly as
+// LoadAudio16kMono decodes that file: libsndfile reads it through virtual I/O (sf_open_virtual)
+// and the samples go through the same downmix/resample code, so the result is bit-identical.
+// `data` must stay valid during the call. `name` names the source in error messages and, as
+// libsndfile does with a path, its extension is the fallback for headerless data that libsndfile
+// recognises only by extension (.au/.snd raw u-law, .vox/.vox8/.vox6 OKI ADPCM, .gsm GSM 6.10).
+// One difference remains: libsndfile's last resort for a file named *.mp3 whose first bytes are
+// neither an ID3 tag nor an MPEG frame (e.g. leading junk) is to force its MPEG decoder, which
+// virtual I/O cannot request; such data is an InvalidArgument error here.
+// Errors: InvalidArgument for empty input (0 bytes), else as LoadAudio16kMono.
+absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromMemory(const void* data, size_t size,
+                                                              const std::string& name,
+                                                              const AudioOptions& options = {});
+
+// Reads `f` to its end (e.g. stdin or a pipe; it need not be seekable) and decodes the bytes
+// with LoadAudio16kMonoFromMemory. The buffer grows geometrically up to
+// options.max_stream_bytes. Does not close `f`. `name` as for LoadAudio16kMonoFromMemory.
+// Errors (naming `name`): InvalidArgument for a null `f` or empty input (0 bytes); DataLoss when
+// a read fails (with the byte count read so far and strerror); ResourceExhausted past
+// options.max_stream_bytes; else as LoadAudio16kMonoFromMemory.
+absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromStream(FILE* f, const std::string& name,
+                                                              const AudioOptions& options = {});
 
 // Half-open range [begin, end) of sample indices.
 struct SampleRange {

@@ -1,30 +1,33 @@
 #include "whisper/audio.h"
 
 #include <sndfile.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <random>
-#include <string>
 #include <limits>
+#include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testdata/paths.h"
 
 namespace whisper {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string SharedDir() {
-  const char* env = std::getenv("GGML_WHISPER_SHARED");
-  return (env != nullptr && env[0] != '\0') ? env : "/work/shared";
-}
 
 std::string TmpPath(const std::string& name) {
   const char* env = std::getenv("TEST_TMPDIR");
@@ -88,7 +91,7 @@ double SnrDb(const std::vector<float>& ref, const std::vector<float>& test) {
 }
 
 TEST(LoadAudioTest, JfkWavIsExact16kPcm) {
-  const std::string path = SharedDir() + "/data/jfk.wav";
+  const std::string path = testdata::SharedData("jfk.wav");
   absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(path);
   ASSERT_TRUE(audio.ok()) << audio.status();
   ASSERT_EQ(audio->size(), 176000u);  // 11.0 s at 16 kHz
@@ -98,11 +101,11 @@ TEST(LoadAudioTest, JfkWavIsExact16kPcm) {
 }
 
 TEST(LoadAudioTest, InMemoryMatchesFile) {
-  const std::string path = SharedDir() + "/data/jfk.wav";
+  const std::string path = testdata::SharedData("jfk.wav");
   const std::vector<unsigned char> bytes = ReadBytes(path);
   absl::StatusOr<std::vector<float>> from_file = LoadAudio16kMono(path);
   absl::StatusOr<std::vector<float>> from_memory =
-      DecodeAudio16kMono(bytes.data(), bytes.size(), "stdin");
+      LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), "stdin");
   ASSERT_TRUE(from_file.ok()) << from_file.status();
   ASSERT_TRUE(from_memory.ok()) << from_memory.status();
   EXPECT_EQ(*from_file, *from_memory);
@@ -113,8 +116,8 @@ TEST(LoadAudioTest, InMemoryMatchesFile) {
 // allows one Layer III frame (576 samples at 16 kHz) for decoders without gapless support.
 // 64 kbit/s coding noise: measured SNR against jfk.wav is ~41 dB; require 30 dB at zero lag.
 TEST(LoadAudioTest, JfkMp3MatchesWav) {
-  absl::StatusOr<std::vector<float>> mp3 = LoadAudio16kMono(SharedDir() + "/data/jfk.mp3");
-  absl::StatusOr<std::vector<float>> wav = LoadAudio16kMono(SharedDir() + "/data/jfk.wav");
+  absl::StatusOr<std::vector<float>> mp3 = LoadAudio16kMono(testdata::SharedData("jfk.mp3"));
+  absl::StatusOr<std::vector<float>> wav = LoadAudio16kMono(testdata::SharedData("jfk.wav"));
   ASSERT_TRUE(mp3.ok()) << mp3.status();
   ASSERT_TRUE(wav.ok()) << wav.status();
   EXPECT_NEAR(static_cast<double>(mp3->size()), 176000.0, 576.0);
@@ -292,15 +295,263 @@ TEST(LoadAudioErrorTest, Directory) {
   EXPECT_THAT(audio.status().message(), HasSubstr("directory"));
 }
 
-TEST(LoadAudioErrorTest, GarbageBytesInMemory) {
-  const std::string junk = "RIFF\x10\x00\x00\x00WAVEjunkjunkjunk";
-  absl::StatusOr<std::vector<float>> audio =
-      DecodeAudio16kMono(junk.data(), junk.size(), "<stdin>");
+// ---------------------------------------------------------------------------------------------
+// The same bytes from a file, from memory, and from a stream (a pipe fed by a thread, stdin,
+// fmemopen) decode to identical samples: every source ends in the same libsndfile decoder and
+// the same downmix/resample code.
+
+// Feeds `bytes` into a pipe from a writer thread and decodes the read end with
+// LoadAudio16kMonoFromStream. The writer stops on EPIPE if the reader gives up early.
+absl::StatusOr<std::vector<float>> LoadThroughPipe(const std::vector<unsigned char>& bytes,
+                                                   const std::string& name = kStdinName,
+                                                   const AudioOptions& options = {}) {
+  std::signal(SIGPIPE, SIG_IGN);
+  int fds[2];
+  if (pipe(fds) != 0) return absl::InternalError(std::strerror(errno));
+  std::thread writer([&bytes, fd = fds[1]] {
+    size_t off = 0;
+    while (off < bytes.size()) {
+      const ssize_t n = write(fd, bytes.data() + off, bytes.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    close(fd);
+  });
+  FILE* in = fdopen(fds[0], "rb");
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMonoFromStream(in, name, options);
+  std::fclose(in);
+  writer.join();
+  return audio;
+}
+
+// LoadAudio16kMono("-") with the pipe's read end as file descriptor 0 for the call.
+absl::StatusOr<std::vector<float>> LoadThroughStdin(const std::vector<unsigned char>& bytes) {
+  int fds[2];
+  if (pipe(fds) != 0) return absl::InternalError(std::strerror(errno));
+  std::thread writer([&bytes, fd = fds[1]] {
+    size_t off = 0;
+    while (off < bytes.size()) {
+      const ssize_t n = write(fd, bytes.data() + off, bytes.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    close(fd);
+  });
+  const int saved = dup(0);
+  dup2(fds[0], 0);
+  close(fds[0]);
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono("-");
+  dup2(saved, 0);
+  close(saved);
+  std::clearerr(stdin);
+  writer.join();
+  return audio;
+}
+
+absl::StatusOr<std::vector<float>> LoadThroughFmemopen(const std::vector<unsigned char>& bytes,
+                                                       const AudioOptions& options = {}) {
+  FILE* in = fmemopen(const_cast<unsigned char*>(bytes.data()), bytes.size(), "rb");
+  if (in == nullptr) return absl::InternalError(std::strerror(errno));
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMonoFromStream(in, "memstream", options);
+  std::fclose(in);
+  return audio;
+}
+
+// Bit-exact comparison with the first differing sample in the failure message.
+void ExpectSameSamples(const std::vector<float>& want, const std::vector<float>& got,
+                       const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0)
+        << what << ": sample " << i << " is " << got[i] << ", file gave " << want[i];
+  }
+}
+
+struct SourceCase {
+  const char* name;
+  // Writes the test file and returns its path ("" on failure).
+  std::string (*make)();
+};
+
+std::string MakeJfkWav() { return testdata::SharedData("jfk.wav"); }
+std::string MakeJfkMp3() { return testdata::SharedData("jfk.mp3"); }
+
+std::vector<float> Chirp(int rate, int channels, int frames) {
+  std::vector<float> out(static_cast<size_t>(frames) * channels);
+  for (int i = 0; i < frames; ++i) {
+    const double t = static_cast<double>(i) / rate;
+    for (int c = 0; c < channels; ++c) {
+      out[static_cast<size_t>(i) * channels + c] =
+          static_cast<float>((0.4 - 0.1 * c) * std::sin(2.0 * M_PI * (300.0 + 400.0 * t + 50 * c) * t));
+    }
+  }
+  return out;
+}
+
+template <int kFormat, int kRate, int kChannels>
+std::string MakeWritten() {
+  const std::string path = TmpPath("source_" + std::to_string(kFormat) + "_" +
+                                   std::to_string(kRate) + "_" + std::to_string(kChannels));
+  return WriteFile(path, kFormat, kRate, kChannels, Chirp(kRate, kChannels, kRate + 123)) ? path : "";
+}
+
+// Headerless u-law that libsndfile recognises only by the ".au" extension.
+std::string MakeRawUlawAu() {
+  const std::string path = TmpPath("headerless.au");
+  std::ofstream out(path, std::ios::binary);
+  for (int i = 0; i < 8000; ++i) out.put(static_cast<char>((i * 37) & 0xff));
+  return out.good() ? path : "";
+}
+
+class SourceTest : public ::testing::TestWithParam<SourceCase> {};
+
+TEST_P(SourceTest, FileMemoryPipeStdinAndFmemopenAgree) {
+  const std::string path = GetParam().make();
+  ASSERT_FALSE(path.empty());
+  absl::StatusOr<std::vector<float>> from_file = LoadAudio16kMono(path);
+  ASSERT_TRUE(from_file.ok()) << from_file.status();
+  ASSERT_FALSE(from_file->empty());
+  const std::vector<unsigned char> bytes = ReadBytes(path);
+  ASSERT_FALSE(bytes.empty());
+
+  // `path` as the name: the extension fallback applies as it does for the file.
+  absl::StatusOr<std::vector<float>> from_memory =
+      LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), path);
+  ASSERT_TRUE(from_memory.ok()) << from_memory.status();
+  ExpectSameSamples(*from_file, *from_memory, "memory");
+
+  absl::StatusOr<std::vector<float>> from_pipe = LoadThroughPipe(bytes, path);
+  ASSERT_TRUE(from_pipe.ok()) << from_pipe.status();
+  ExpectSameSamples(*from_file, *from_pipe, "pipe");
+
+  if (std::string(GetParam().name) == "raw_ulaw_au") return;  // "-" has no extension
+  absl::StatusOr<std::vector<float>> from_stdin = LoadThroughStdin(bytes);
+  ASSERT_TRUE(from_stdin.ok()) << from_stdin.status();
+  ExpectSameSamples(*from_file, *from_stdin, "stdin");
+
+  absl::StatusOr<std::vector<float>> from_fmemopen = LoadThroughFmemopen(bytes);
+  ASSERT_TRUE(from_fmemopen.ok()) << from_fmemopen.status();
+  ExpectSameSamples(*from_file, *from_fmemopen, "fmemopen");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sources, SourceTest,
+    ::testing::Values(
+        SourceCase{"jfk_wav", MakeJfkWav}, SourceCase{"jfk_mp3", MakeJfkMp3},
+        SourceCase{"wav_u8_8k", MakeWritten<SF_FORMAT_WAV | SF_FORMAT_PCM_U8, 8000, 1>},
+        SourceCase{"wav_f32_44k_stereo", MakeWritten<SF_FORMAT_WAV | SF_FORMAT_FLOAT, 44100, 2>},
+        SourceCase{"wav_ulaw_16k", MakeWritten<SF_FORMAT_WAV | SF_FORMAT_ULAW, 16000, 1>},
+        SourceCase{"aiff_s24_48k_stereo", MakeWritten<SF_FORMAT_AIFF | SF_FORMAT_PCM_24, 48000, 2>},
+        SourceCase{"flac_s16_22k", MakeWritten<SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 22050, 1>},
+        SourceCase{"ogg_vorbis_16k", MakeWritten<SF_FORMAT_OGG | SF_FORMAT_VORBIS, 16000, 1>},
+        SourceCase{"ogg_opus_48k", MakeWritten<SF_FORMAT_OGG | SF_FORMAT_OPUS, 48000, 1>},
+        SourceCase{"raw_ulaw_au", MakeRawUlawAu}),
+    [](const ::testing::TestParamInfo<SourceCase>& info) { return info.param.name; });
+
+// Headerless u-law: libsndfile's own extension fallback for files starts after the 12 bytes it
+// read to guess the type (7988 frames); the file path reopens with the format forced, so file and
+// memory both decode all 8000 frames from byte 0.
+TEST(LoadAudioFromMemoryTest, ExtensionFallbackNeedsTheName) {
+  const std::string path = MakeRawUlawAu();
+  absl::StatusOr<std::vector<float>> from_file = LoadAudio16kMono(path);
+  ASSERT_TRUE(from_file.ok()) << from_file.status();
+  EXPECT_EQ(from_file->size(), 16000u);
+  const std::vector<unsigned char> bytes = ReadBytes(path);
+  absl::StatusOr<std::vector<float>> named = LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), "x.AU");
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_EQ(named->size(), 16000u);  // 8000 frames at 8 kHz
+  absl::StatusOr<std::vector<float>> unnamed = LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), kStdinName);
+  ASSERT_FALSE(unnamed.ok());
+  EXPECT_EQ(unnamed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unnamed.status().message(), HasSubstr("<stdin>: not a readable audio stream (8000 bytes)"));
+}
+
+// The documented difference: libsndfile forces its MPEG decoder for a *.mp3 file it cannot
+// identify (here: 100 zero bytes before the ID3 tag); virtual I/O cannot ask for that.
+TEST(LoadAudioFromMemoryTest, UnidentifiedMp3DecodesOnlyFromAFile) {
+  std::vector<unsigned char> bytes(100, 0);
+  const std::vector<unsigned char> mp3 = ReadBytes(testdata::SharedData("jfk.mp3"));
+  bytes.insert(bytes.end(), mp3.begin(), mp3.end());
+  const std::string path = TmpPath("junk_prefix.mp3");
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  absl::StatusOr<std::vector<float>> from_file = LoadAudio16kMono(path);
+  ASSERT_TRUE(from_file.ok()) << from_file.status();
+  absl::StatusOr<std::vector<float>> from_memory = LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), path);
+  ASSERT_FALSE(from_memory.ok());
+  EXPECT_THAT(from_memory.status().message(), HasSubstr("Format not recognised"));
+}
+
+TEST(LoadAudioErrorTest, EmptyInput) {
+  absl::StatusOr<std::vector<float>> memory = LoadAudio16kMonoFromMemory(nullptr, 0, "<stdin>");
+  ASSERT_FALSE(memory.ok());
+  EXPECT_EQ(memory.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(memory.status().message(), HasSubstr("<stdin>: empty input (0 bytes)"));
+
+  absl::StatusOr<std::vector<float>> pipe = LoadThroughPipe({});
+  ASSERT_FALSE(pipe.ok());
+  EXPECT_EQ(pipe.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(pipe.status().message(), HasSubstr("<stdin>: empty input (0 bytes)"));
+
+  absl::StatusOr<std::vector<float>> stdin_audio = LoadThroughStdin({});
+  ASSERT_FALSE(stdin_audio.ok());
+  EXPECT_THAT(stdin_audio.status().message(), HasSubstr("<stdin>: empty input"));
+}
+
+TEST(LoadAudioErrorTest, GarbageBytesNameTheSource) {
+  const char kJunk[] = "RIFF\x10\x00\x00\x00WAVEjunkjunkjunk";
+  const std::string junk(kJunk, sizeof(kJunk) - 1);
+  absl::StatusOr<std::vector<float>> memory =
+      LoadAudio16kMonoFromMemory(junk.data(), junk.size(), "upload.wav");
+  ASSERT_FALSE(memory.ok());
+  EXPECT_EQ(memory.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(memory.status().message(), HasSubstr("upload.wav: not a readable audio stream (24 bytes)"));
+
+  std::vector<unsigned char> text(5000);
+  for (size_t i = 0; i < text.size(); ++i) text[i] = static_cast<unsigned char>("hello, world\n"[i % 13]);
+  absl::StatusOr<std::vector<float>> pipe = LoadThroughPipe(text);
+  ASSERT_FALSE(pipe.ok());
+  EXPECT_EQ(pipe.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(pipe.status().message(), HasSubstr("<stdin>: not a readable audio stream (5000 bytes)"));
+  EXPECT_THAT(pipe.status().message(), HasSubstr("Format not recognised"));
+}
+
+TEST(LoadAudioErrorTest, ReadFailureNamesTheSource) {
+  // A stream opened for writing only: fread fails with EBADF.
+  FILE* out = std::fopen(TmpPath("write_only").c_str(), "wb");
+  ASSERT_NE(out, nullptr);
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMonoFromStream(out, kStdinName);
+  std::fclose(out);
   ASSERT_FALSE(audio.ok());
-  EXPECT_THAT(audio.status().message(), HasSubstr("<stdin>"));
-  absl::StatusOr<std::vector<float>> empty = DecodeAudio16kMono(nullptr, 0, "<stdin>");
-  ASSERT_FALSE(empty.ok());
-  EXPECT_THAT(empty.status().message(), HasSubstr("<stdin>"));
+  EXPECT_EQ(audio.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(audio.status().message(), HasSubstr("<stdin>: read failed after 0 bytes: "));
+  EXPECT_THAT(audio.status().message(), HasSubstr(std::strerror(EBADF)));
+
+  absl::StatusOr<std::vector<float>> null_stream = LoadAudio16kMonoFromStream(nullptr, kStdinName);
+  ASSERT_FALSE(null_stream.ok());
+  EXPECT_THAT(null_stream.status().message(), HasSubstr("<stdin>"));
+}
+
+TEST(LoadAudioErrorTest, StreamSizeLimit) {
+  const std::vector<unsigned char> bytes = ReadBytes(testdata::SharedData("jfk.wav"));
+  AudioOptions options;
+  options.max_stream_bytes = bytes.size() - 1;
+  absl::StatusOr<std::vector<float>> over = LoadThroughFmemopen(bytes, options);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(over.status().message(),
+              HasSubstr(absl::StrCat("memstream: input is larger than ", bytes.size() - 1, " bytes")));
+  // Through a pipe too: the reader gives up early and the writer sees EPIPE.
+  options.max_stream_bytes = 100000;
+  absl::StatusOr<std::vector<float>> piped = LoadThroughPipe(bytes, kStdinName, options);
+  ASSERT_FALSE(piped.ok());
+  EXPECT_EQ(piped.status().code(), absl::StatusCode::kResourceExhausted);
+  // Exactly at the limit is fine.
+  options.max_stream_bytes = bytes.size();
+  absl::StatusOr<std::vector<float>> at = LoadThroughFmemopen(bytes, options);
+  ASSERT_TRUE(at.ok()) << at.status();
+  EXPECT_EQ(at->size(), 176000u);
 }
 
 TEST(SampleRangeTest, OffsetAndDuration) {

@@ -1,5 +1,10 @@
 #include "whisper/cli_params.h"
 
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cmath>
+#include <fstream>
 #include <functional>
 
 #include "absl/strings/numbers.h"
@@ -9,170 +14,363 @@
 namespace whisper {
 namespace {
 
-enum class Kind { kFlag, kInt, kFloat, kString };
-
-struct Flag {
-  const char* short_name;  // "-bs"
-  const char* long_name;   // "--beam-size"
-  Kind kind;
-  const char* help;
-  std::function<void(CliParams&, const std::string&)> set;
+// What this runtime does with a flag it accepts.
+enum class Support {
+  kYes,             // implemented
+  kIgnored,         // GPU/OpenVINO only: recorded in ignored_flags, no effect
+  kNotImplemented,  // recorded in unimplemented_flags; the CLI exits 2
 };
 
-const std::vector<Flag>& Flags() {
-  static const std::vector<Flag> flags = {
-      {"-h", "--help", Kind::kFlag, "show this help and exit", [](CliParams& p, const std::string&) { p.help = true; }},
-      {"-t", "--threads", Kind::kInt, "threads for computation [min(4, cores)]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtoi(v, &p.n_threads); }},
-      {"-p", "--processors", Kind::kInt, "processors (only 1 is supported) [1]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtoi(v, &p.n_processors); }},
-      {"-ot", "--offset-t", Kind::kInt, "time offset in milliseconds [0]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtoi(v, &p.offset_t_ms); }},
-      {"-on", "--offset-n", Kind::kInt, "segment index offset (SRT numbering) [0]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtoi(v, &p.offset_n); }},
-      {"-d", "--duration", Kind::kInt, "duration of audio to process in milliseconds [0 = all]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtoi(v, &p.duration_ms); }},
-      {"-mc", "--max-context", Kind::kInt, "maximum number of text context tokens to store [-1 = all]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtoi(v, &p.max_context); }},
-      {"-ml", "--max-len", Kind::kInt, "maximum segment length in characters [0 = no limit]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtoi(v, &p.max_len); }},
-      {"-sow", "--split-on-word", Kind::kFlag, "split on word rather than on character",
-       [](CliParams& p, const std::string&) { p.split_on_word = true; }},
-      {"-bo", "--best-of", Kind::kInt, "number of best candidates to keep [5]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtoi(v, &p.best_of); }},
-      {"-bs", "--beam-size", Kind::kInt, "beam size for beam search [5]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtoi(v, &p.beam_size); }},
-      {"-ac", "--audio-ctx", Kind::kInt, "audio context size [0 = all]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtoi(v, &p.audio_ctx); }},
-      {"-wt", "--word-thold", Kind::kFloat, "word timestamp probability threshold [0.01]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtof(v, &p.word_thold); }},
-      {"-et", "--entropy-thold", Kind::kFloat, "entropy threshold for decoder fail [2.40]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtof(v, &p.entropy_thold); }},
-      {"-lpt", "--logprob-thold", Kind::kFloat, "log probability threshold for decoder fail [-1.00]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtof(v, &p.logprob_thold); }},
-      {"-nth", "--no-speech-thold", Kind::kFloat, "no speech threshold [0.60]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtof(v, &p.no_speech_thold); }},
-      {"-tp", "--temperature", Kind::kFloat, "the sampling temperature, between 0 and 1 [0.00]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtof(v, &p.temperature); }},
-      {"-tpi", "--temperature-inc", Kind::kFloat, "the increment of temperature, between 0 and 1 [0.20]",
-       [](CliParams& p, const std::string& v) { absl::SimpleAtof(v, &p.temperature_inc); }},
-      {"-nf", "--no-fallback", Kind::kFlag, "do not use temperature fallback while decoding",
-       [](CliParams& p, const std::string&) { p.temperature_inc = 0.0f; }},
-      {"-tr", "--translate", Kind::kFlag, "translate from source language to english",
-       [](CliParams& p, const std::string&) { p.translate = true; }},
-      {"-l", "--language", Kind::kString, "spoken language ('auto' for auto-detect) [en]",
-       [](CliParams& p, const std::string& v) { p.language = v; }},
-      {"-dl", "--detect-language", Kind::kFlag, "exit after automatically detecting language",
-       [](CliParams& p, const std::string&) { p.detect_language = true; }},
-      {nullptr, "--prompt", Kind::kString, "initial prompt (max n_text_ctx/2 tokens)",
-       [](CliParams& p, const std::string& v) { p.prompt = v; }},
-      {"-otxt", "--output-txt", Kind::kFlag, "output result in a text file",
-       [](CliParams& p, const std::string&) { p.output_txt = true; }},
-      {"-ovtt", "--output-vtt", Kind::kFlag, "output result in a vtt file",
-       [](CliParams& p, const std::string&) { p.output_vtt = true; }},
-      {"-osrt", "--output-srt", Kind::kFlag, "output result in a srt file",
-       [](CliParams& p, const std::string&) { p.output_srt = true; }},
-      {"-olrc", "--output-lrc", Kind::kFlag, "output result in a lrc file",
-       [](CliParams& p, const std::string&) { p.output_lrc = true; }},
-      {"-ocsv", "--output-csv", Kind::kFlag, "output result in a CSV file",
-       [](CliParams& p, const std::string&) { p.output_csv = true; }},
-      {"-oj", "--output-json", Kind::kFlag, "output result in a JSON file",
-       [](CliParams& p, const std::string&) { p.output_json = true; }},
-      {"-ojf", "--output-json-full", Kind::kFlag, "output a JSON file with each segment's tokens (ids, text)",
-       [](CliParams& p, const std::string&) { p.output_json = p.output_json_full = true; }},
-      {"-of", "--output-file", Kind::kString, "output file path (without file extension)",
-       [](CliParams& p, const std::string& v) { p.output_file = v; }},
-      {"-np", "--no-prints", Kind::kFlag, "do not print anything other than the results",
-       [](CliParams& p, const std::string&) { p.no_prints = true; }},
-      {"-ps", "--print-special", Kind::kFlag, "print special tokens",
-       [](CliParams& p, const std::string&) { p.print_special = true; }},
-      {"-pp", "--print-progress", Kind::kFlag, "print progress",
-       [](CliParams& p, const std::string&) { p.print_progress = true; }},
-      {"-nt", "--no-timestamps", Kind::kFlag, "do not print timestamps",
-       [](CliParams& p, const std::string&) { p.no_timestamps = true; }},
-      {"-sns", "--suppress-nst", Kind::kFlag, "suppress non-speech tokens",
-       [](CliParams& p, const std::string&) { p.suppress_nst = true; }},
-      {"-m", "--model", Kind::kString, "model path [models/ggml-tiny.en.bin]",
-       [](CliParams& p, const std::string& v) { p.model = v; }},
-      {"-f", "--file", Kind::kString, "input audio file path (may be repeated)",
-       [](CliParams& p, const std::string& v) { p.files.push_back(v); }},
+struct Flag {
+  const char* short_name = nullptr;  // "-bs"; nullptr when whisper-cli has only the long form
+  const char* long_name = nullptr;   // "--beam-size"
+  const char* value_name = nullptr;  // "N", "FNAME", ...; nullptr for a switch
+  const char* help = "";
+  Support support = Support::kYes;
+  const char* section = nullptr;  // usage heading printed before this flag
+  // Stores the value (already known to be present); an error message without the flag's name.
+  std::function<absl::Status(CliParams&, const std::string&)> set;
+  // The field's value as the usage shows it (called on a default CliParams).
+  std::function<std::string(const CliParams&)> show;
+};
+
+// --- flag builders: one per field type ---
+
+Flag Switch(const char* s, const char* l, bool CliParams::*field, const char* help, bool value = true) {
+  Flag f;
+  f.short_name = s;
+  f.long_name = l;
+  f.help = help;
+  f.set = [field, value](CliParams& p, const std::string&) {
+    p.*field = value;
+    return absl::OkStatus();
   };
-  return flags;
+  f.show = [field, value](const CliParams& p) { return std::string(p.*field == value ? "true" : "false"); };
+  return f;
 }
 
-bool ValueOk(Kind kind, const std::string& v) {
-  int i;
-  float f;
-  switch (kind) {
-    case Kind::kInt:
-      return absl::SimpleAtoi(v, &i);
-    case Kind::kFloat:
-      return absl::SimpleAtof(v, &f);
-    default:
-      return true;
-  }
+std::string RangeText(double lo, double hi, double min, double max) {
+  if (lo == hi) return absl::StrCat("(only ", lo, " is supported)");
+  if (hi == max) return absl::StrCat("(must be >= ", lo, ")");
+  if (lo == min) return absl::StrCat("(must be <= ", hi, ")");
+  return absl::StrCat("[", lo, ", ", hi, "]");
 }
 
-const char* KindName(Kind kind) {
-  switch (kind) {
-    case Kind::kInt:
-      return "an integer";
-    case Kind::kFloat:
-      return "a number";
-    default:
-      return "a value";
+Flag Int(const char* s, const char* l, const char* value_name, int CliParams::*field, int lo, int hi,
+         const char* help) {
+  Flag f;
+  f.short_name = s;
+  f.long_name = l;
+  f.value_name = value_name;
+  f.help = help;
+  f.set = [field, lo, hi](CliParams& p, const std::string& v) {
+    int x;
+    if (!absl::SimpleAtoi(v, &x)) return absl::InvalidArgumentError(absl::StrCat("needs an integer, got '", v, "'"));
+    if (x < lo || x > hi) {
+      return absl::InvalidArgumentError(absl::StrCat(x, " is out of range ", RangeText(lo, hi, INT_MIN, INT_MAX)));
+    }
+    p.*field = x;
+    return absl::OkStatus();
+  };
+  f.show = [field](const CliParams& p) { return absl::StrCat(p.*field); };
+  return f;
+}
+
+Flag Float(const char* s, const char* l, const char* value_name, float CliParams::*field, float lo, float hi,
+           const char* help) {
+  Flag f;
+  f.short_name = s;
+  f.long_name = l;
+  f.value_name = value_name;
+  f.help = help;
+  f.set = [field, lo, hi](CliParams& p, const std::string& v) {
+    float x;
+    if (!absl::SimpleAtof(v, &x) || !std::isfinite(x)) {
+      return absl::InvalidArgumentError(absl::StrCat("needs a finite number, got '", v, "'"));
+    }
+    if (x < lo || x > hi) {
+      return absl::InvalidArgumentError(absl::StrCat(v, " is out of range ", RangeText(lo, hi, -FLT_MAX, FLT_MAX)));
+    }
+    p.*field = x;
+    return absl::OkStatus();
+  };
+  f.show = [field](const CliParams& p) {
+    return p.*field == FLT_MAX ? std::string("FLT_MAX") : absl::StrFormat("%.2f", p.*field);
+  };
+  return f;
+}
+
+Flag String(const char* s, const char* l, const char* value_name, std::string CliParams::*field, const char* help) {
+  Flag f;
+  f.short_name = s;
+  f.long_name = l;
+  f.value_name = value_name;
+  f.help = help;
+  f.set = [field](CliParams& p, const std::string& v) {
+    p.*field = v;
+    return absl::OkStatus();
+  };
+  f.show = [field](const CliParams& p) { return p.*field; };
+  return f;
+}
+
+// Repeatable: each occurrence appends.
+Flag List(const char* s, const char* l, const char* value_name, std::vector<std::string> CliParams::*field,
+          const char* help) {
+  Flag f;
+  f.short_name = s;
+  f.long_name = l;
+  f.value_name = value_name;
+  f.help = help;
+  f.set = [field](CliParams& p, const std::string& v) {
+    (p.*field).push_back(v);
+    return absl::OkStatus();
+  };
+  f.show = [](const CliParams&) { return std::string(); };
+  return f;
+}
+
+Flag Ignored(Flag f) {
+  f.support = Support::kIgnored;
+  return f;
+}
+
+Flag NotImplemented(Flag f) {
+  f.support = Support::kNotImplemented;
+  return f;
+}
+
+Flag Section(const char* heading, Flag f) {
+  f.section = heading;
+  return f;
+}
+
+constexpr int kMaxDecoders = 8;  // whisper.cpp WHISPER_MAX_DECODERS
+
+// whisper-cli 1.8.5's flags in its usage order, then this runtime's own.
+const std::vector<Flag>& Flags() {
+  static const std::vector<Flag>* const flags = new std::vector<Flag>{
+      Switch("-h", "--help", &CliParams::help, "show this help message and exit"),
+      Int("-t", "--threads", "N", &CliParams::n_threads, 0, INT_MAX,
+          "number of threads to use during computation (0 = min(4, hardware threads))"),
+      Int("-p", "--processors", "N", &CliParams::n_processors, 1, INT_MAX,
+          "number of processors to use during computation"),
+      Int("-ot", "--offset-t", "N", &CliParams::offset_t_ms, 0, INT_MAX, "time offset in milliseconds"),
+      Int("-on", "--offset-n", "N", &CliParams::offset_n, 0, INT_MAX, "segment index offset"),
+      Int("-d", "--duration", "N", &CliParams::duration_ms, 0, INT_MAX,
+          "duration of audio to process in milliseconds (0 = all)"),
+      Int("-mc", "--max-context", "N", &CliParams::max_context, INT_MIN, INT_MAX,
+          "maximum number of text context tokens to store (-1 = all)"),
+      Int("-ml", "--max-len", "N", &CliParams::max_len, 0, INT_MAX, "maximum segment length in characters"),
+      Switch("-sow", "--split-on-word", &CliParams::split_on_word, "split on word rather than on token"),
+      Int("-bo", "--best-of", "N", &CliParams::best_of, 1, kMaxDecoders, "number of best candidates to keep"),
+      Int("-bs", "--beam-size", "N", &CliParams::beam_size, 1, kMaxDecoders, "beam size for beam search"),
+      Int("-ac", "--audio-ctx", "N", &CliParams::audio_ctx, 0, INT_MAX, "audio context size (0 - all)"),
+      Float("-wt", "--word-thold", "N", &CliParams::word_thold, 0.0f, 1.0f, "word timestamp probability threshold"),
+      Float("-et", "--entropy-thold", "N", &CliParams::entropy_thold, -FLT_MAX, FLT_MAX,
+            "entropy threshold for decoder fail"),
+      Float("-lpt", "--logprob-thold", "N", &CliParams::logprob_thold, -FLT_MAX, FLT_MAX,
+            "log probability threshold for decoder fail"),
+      Float("-nth", "--no-speech-thold", "N", &CliParams::no_speech_thold, -FLT_MAX, FLT_MAX, "no speech threshold"),
+      Float("-tp", "--temperature", "N", &CliParams::temperature, 0.0f, 1.0f,
+            "The sampling temperature, between 0 and 1"),
+      Float("-tpi", "--temperature-inc", "N", &CliParams::temperature_inc, 0.0f, FLT_MAX,
+            "The increment of temperature, between 0 and 1"),
+      Switch("-debug", "--debug-mode", &CliParams::debug_mode,
+             "enable debug mode (no effect, as in whisper.cpp 1.8.5)"),
+      Switch("-tr", "--translate", &CliParams::translate, "translate from source language to english"),
+      NotImplemented(Switch("-di", "--diarize", &CliParams::diarize, "stereo audio diarization")),
+      NotImplemented(
+          Switch("-tdrz", "--tinydiarize", &CliParams::tinydiarize, "enable tinydiarize (requires a tdrz model)")),
+      Switch("-nf", "--no-fallback", &CliParams::no_fallback, "do not use temperature fallback while decoding"),
+      Switch("-otxt", "--output-txt", &CliParams::output_txt, "output result in a text file"),
+      Switch("-ovtt", "--output-vtt", &CliParams::output_vtt, "output result in a vtt file"),
+      Switch("-osrt", "--output-srt", &CliParams::output_srt, "output result in a srt file"),
+      Switch("-olrc", "--output-lrc", &CliParams::output_lrc, "output result in a lrc file"),
+      NotImplemented(
+          Switch("-owts", "--output-words", &CliParams::output_words, "output script for generating karaoke video")),
+      String("-fp", "--font-path", "FONT", &CliParams::font_path,
+             "path to a monospace font for karaoke video (only used by -owts)"),
+      Switch("-ocsv", "--output-csv", &CliParams::output_csv, "output result in a CSV file"),
+      Switch("-oj", "--output-json", &CliParams::output_json, "output result in a JSON file"),
+      [] {
+        Flag f = Switch("-ojf", "--output-json-full", &CliParams::output_json_full,
+                        "include more information in the JSON file (implies -oj)");
+        f.set = [](CliParams& p, const std::string&) {
+          p.output_json = p.output_json_full = true;
+          return absl::OkStatus();
+        };
+        return f;
+      }(),
+      List("-of", "--output-file", "FNAME", &CliParams::output_files,
+           "output file path (without file extension), one per input file in order; - = stdout"),
+      Switch("-np", "--no-prints", &CliParams::no_prints, "do not print anything other than the results"),
+      Switch("-ps", "--print-special", &CliParams::print_special, "print special tokens"),
+      Switch("-pc", "--print-colors", &CliParams::print_colors, "print colors"),
+      NotImplemented(Switch(nullptr, "--print-confidence", &CliParams::print_confidence, "print confidence")),
+      Switch("-pp", "--print-progress", &CliParams::print_progress, "print progress"),
+      Switch("-nt", "--no-timestamps", &CliParams::no_timestamps, "do not print timestamps"),
+      [] {
+        Flag f = String("-l", "--language", "LANG", &CliParams::language, "spoken language ('auto' for auto-detect)");
+        f.set = [](CliParams& p, const std::string& v) {  // lowercased, as whisper-cli does
+          p.language = v;
+          for (char& c : p.language) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          return absl::OkStatus();
+        };
+        return f;
+      }(),
+      Switch("-dl", "--detect-language", &CliParams::detect_language, "exit after automatically detecting language"),
+      String(nullptr, "--prompt", "PROMPT", &CliParams::prompt, "initial prompt (max n_text_ctx/2 tokens)"),
+      Switch(nullptr, "--carry-initial-prompt", &CliParams::carry_initial_prompt, "always prepend initial prompt"),
+      String("-m", "--model", "FNAME", &CliParams::model, "model path"),
+      List("-f", "--file", "FNAME", &CliParams::files, "input audio file path (repeatable; - = stdin)"),
+      Ignored(String("-oved", "--ov-e-device", "DNAME", &CliParams::openvino_encode_device,
+                     "the OpenVINO device used for encode inference")),
+      NotImplemented(String("-dtw", "--dtw", "MODEL", &CliParams::dtw, "compute token-level timestamps")),
+      NotImplemented(Switch("-ls", "--log-score", &CliParams::log_score, "log best decoder scores of tokens")),
+      Ignored(Switch("-ng", "--no-gpu", &CliParams::use_gpu, "disable GPU", /*value=*/false)),
+      Ignored(Int("-dev", "--device", "N", &CliParams::gpu_device, 0, INT_MAX, "GPU device ID")),
+      Ignored(Switch("-fa", "--flash-attn", &CliParams::flash_attn, "enable flash attention")),
+      Ignored(Switch("-nfa", "--no-flash-attn", &CliParams::flash_attn, "disable flash attention", /*value=*/false)),
+      Switch("-sns", "--suppress-nst", &CliParams::suppress_nst, "suppress non-speech tokens"),
+      NotImplemented(String(nullptr, "--suppress-regex", "REGEX", &CliParams::suppress_regex,
+                            "regular expression matching tokens to suppress")),
+      NotImplemented(String(nullptr, "--grammar", "GRAMMAR", &CliParams::grammar, "GBNF grammar to guide decoding")),
+      String(nullptr, "--grammar-rule", "RULE", &CliParams::grammar_rule,
+             "top-level GBNF grammar rule name (only used with --grammar)"),
+      Float(nullptr, "--grammar-penalty", "N", &CliParams::grammar_penalty, -FLT_MAX, FLT_MAX,
+            "scales down logits of nongrammar tokens (only used with --grammar)"),
+      Section("Voice Activity Detection (VAD) options",
+              NotImplemented(Switch(nullptr, "--vad", &CliParams::vad, "enable Voice Activity Detection (VAD)"))),
+      String("-vm", "--vad-model", "FNAME", &CliParams::vad_model, "VAD model path (only used with --vad)"),
+      Float("-vt", "--vad-threshold", "N", &CliParams::vad_threshold, 0.0f, 1.0f,
+            "VAD threshold for speech recognition (only used with --vad)"),
+      Int("-vspd", "--vad-min-speech-duration-ms", "N", &CliParams::vad_min_speech_duration_ms, 0, INT_MAX,
+          "VAD min speech duration (only used with --vad)"),
+      Int("-vsd", "--vad-min-silence-duration-ms", "N", &CliParams::vad_min_silence_duration_ms, 0, INT_MAX,
+          "VAD min silence duration (to split segments) (only used with --vad)"),
+      Float("-vmsd", "--vad-max-speech-duration-s", "N", &CliParams::vad_max_speech_duration_s, 0.0f, FLT_MAX,
+            "VAD max speech duration (auto-split longer) (only used with --vad)"),
+      Int("-vp", "--vad-speech-pad-ms", "N", &CliParams::vad_speech_pad_ms, 0, INT_MAX,
+          "VAD speech padding (extend segments) (only used with --vad)"),
+      Float("-vo", "--vad-samples-overlap", "N", &CliParams::vad_samples_overlap, 0.0f, FLT_MAX,
+            "VAD samples overlap (seconds between segments) (only used with --vad)"),
+      Section("This runtime's own options",
+              Switch(nullptr, "--version", &CliParams::version, "print the version and exit")),
+      Switch(nullptr, "--list-languages", &CliParams::list_languages, "print the language codes and exit"),
+      [] {
+        Flag f = String(nullptr, "--decoding", "RULES", &CliParams::decoding,
+                        "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)");
+        f.set = [](CliParams& p, const std::string& v) {
+          if (v != "openai" && v != "whisper.cpp") {
+            return absl::InvalidArgumentError(
+                absl::StrCat("--decoding: '", v, "' is not one of: openai, whisper.cpp"));
+          }
+          p.decoding = v;
+          return absl::OkStatus();
+        };
+        return f;
+      }(),
+  };
+  return *flags;
+}
+
+const Flag* FindFlag(const std::string& arg) {
+  for (const Flag& f : Flags()) {
+    if ((f.short_name != nullptr && arg == f.short_name) || arg == f.long_name) return &f;
   }
+  return nullptr;
+}
+
+void AddOnce(std::vector<std::string>* list, const std::string& flag) {
+  if (std::find(list->begin(), list->end(), flag) == list->end()) list->push_back(flag);
+}
+
+// `args` excludes argv[0].
+absl::StatusOr<CliParams> ParseArgs(const std::vector<std::string>& args) {
+  CliParams p;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.empty() || arg[0] != '-' || arg == "-") {
+      p.files.push_back(arg);  // bare arguments are input files ("-" = stdin), as in whisper-cli
+      continue;
+    }
+    const Flag* flag = FindFlag(arg);
+    if (flag == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown argument '", arg, "' (see --help)"));
+    }
+    std::string value;
+    if (flag->value_name != nullptr) {
+      if (i + 1 >= args.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value (", flag->value_name, ")"));
+      }
+      value = args[++i];  // taken as is, even when it starts with '-' (-lpt -0.5, -of -)
+    }
+    absl::Status s = flag->set(p, value);
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(arg, " ", s.message()));
+    if (flag->support == Support::kIgnored) AddOnce(&p.ignored_flags, arg);
+    // An empty string turns a string feature off in whisper-cli (--grammar "", -dtw "").
+    if (flag->support == Support::kNotImplemented && (flag->value_name == nullptr || !value.empty())) {
+      AddOnce(&p.unimplemented_flags, arg);
+    }
+    if (p.help) return p;  // whisper-cli prints usage and exits at -h, ignoring what follows
+  }
+  if (p.output_files.size() > p.files.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "-of/--output-file given %d times but there are %d input files: each -of names the output of "
+        "the input at the same position",
+        p.output_files.size(), p.files.size()));
+  }
+  if (p.diarize && p.tinydiarize) {
+    return absl::InvalidArgumentError("cannot use both -di/--diarize and -tdrz/--tinydiarize");
+  }
+  if (!p.unimplemented_flags.empty()) p.unimplemented = p.unimplemented_flags[0];
+  return p;
 }
 
 }  // namespace
 
 absl::StatusOr<CliParams> ParseCliParams(int argc, const char* const* argv) {
-  CliParams p;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.empty() || arg[0] != '-' || arg == "-") {
-      p.files.push_back(arg);  // bare arguments are input files, as in whisper-cli
-      continue;
+  std::vector<std::string> args;
+  if (argc == 2 && argv[1] != nullptr && argv[1][0] == '@') {
+    // whisper-cli's response file: the only argument "@FILE" holds the arguments, one per line.
+    const std::string path = argv[1] + 1;
+    std::ifstream in(path);
+    if (!in.is_open()) return absl::InvalidArgumentError(absl::StrCat("response file '", path, "' not found"));
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty()) args.push_back(line);
     }
-    const Flag* flag = nullptr;
-    for (const Flag& f : Flags()) {
-      if ((f.short_name != nullptr && arg == f.short_name) || arg == f.long_name) flag = &f;
-    }
-    if (flag == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown argument '", arg, "' (see --help)"));
-    }
-    std::string value;
-    if (flag->kind != Kind::kFlag) {
-      if (i + 1 >= argc) {
-        return absl::InvalidArgumentError(absl::StrCat(arg, " needs ", KindName(flag->kind)));
-      }
-      value = argv[++i];
-      if (!ValueOk(flag->kind, value)) {
-        return absl::InvalidArgumentError(absl::StrCat(arg, " needs ", KindName(flag->kind), ", got '", value, "'"));
-      }
-    }
-    flag->set(p, value);
+    if (in.bad()) return absl::InvalidArgumentError(absl::StrCat("response file '", path, "': read error"));
+  } else {
+    for (int i = 1; i < argc; ++i) args.emplace_back(argv[i] != nullptr ? argv[i] : "");
   }
-  if (p.n_threads < 0) return absl::InvalidArgumentError("-t must be at least 1");
-  if (p.n_processors != 1) return absl::InvalidArgumentError("-p: only 1 processor is supported");
-  if (p.offset_t_ms < 0 || p.duration_ms < 0) return absl::InvalidArgumentError("-ot and -d must not be negative");
-  if (p.beam_size < 1 || p.beam_size > 8) return absl::InvalidArgumentError("-bs must be between 1 and 8");
-  if (p.best_of < 1 || p.best_of > 8) return absl::InvalidArgumentError("-bo must be between 1 and 8");
-  if (p.temperature < 0.0f || p.temperature > 1.0f || p.temperature_inc < 0.0f) {
-    return absl::InvalidArgumentError("-tp must be in [0, 1] and -tpi must not be negative");
-  }
-  if (p.audio_ctx < 0 || p.max_len < 0) return absl::InvalidArgumentError("-ac and -ml must not be negative");
-  return p;
+  return ParseArgs(args);
 }
 
 std::string CliUsage(const char* argv0) {
-  std::string out = absl::StrCat("\nusage: ", argv0, " [options] file0 file1 ...\n\noptions:\n");
+  const CliParams defaults;
+  std::string out = absl::StrCat("\nusage: ", argv0, " [options] file0 file1 ...\n",
+                                 "supported audio formats: whatever libsndfile reads (wav, flac, mp3, ogg/vorbis, "
+                                 "ogg/opus, aiff, ...); - reads stdin\n\noptions:\n");
   for (const Flag& f : Flags()) {
-    const std::string names =
-        f.short_name != nullptr ? absl::StrCat(f.short_name, ", ", f.long_name) : std::string("      ") + f.long_name;
-    const char* arg = f.kind == Kind::kInt ? " N" : f.kind == Kind::kFloat ? " N" : f.kind == Kind::kString ? " X" : "";
-    absl::StrAppend(&out, absl::StrFormat("  %-28s %s\n", names + arg, f.help));
+    if (f.section != nullptr) absl::StrAppend(&out, "\n", f.section, ":\n");
+    const std::string arg = f.value_name != nullptr ? absl::StrCat(" ", f.value_name) : "";
+    const std::string short_part = f.short_name != nullptr ? absl::StrCat(f.short_name, arg, ",") : "";
+    const char* mark = f.support == Support::kIgnored          ? " (ignored: CPU runtime)"
+                       : f.support == Support::kNotImplemented ? " (not implemented: the CLI exits 2 when set)"
+                                                               : "";
+    absl::StrAppend(&out, absl::StrFormat("  %-12s %-32s [%-7s] %s%s\n", short_part, absl::StrCat(f.long_name, arg),
+                                          f.show(defaults), f.help, mark));
   }
+  absl::StrAppend(&out,
+                  "\nDifferences from whisper-cli 1.8.5:\n"
+                  "  - decoding follows OpenAI's transcribe.py (faster-whisper's transcripts) unless\n"
+                  "    --decoding whisper.cpp (whisper.cpp's transcripts);\n"
+                  "  - the previous window's text prompts the next one unless -mc 0 (whisper-cli never\n"
+                  "    does: its no_context stays true);\n"
+                  "  - the model defaults to models/ggml-tiny.en.bin; an unknown flag exits 2;\n"
+                  "  - flags marked 'not implemented' exit 2, flags marked 'ignored' print a notice.\n\n");
   return out;
 }
 
