@@ -15,6 +15,7 @@
 #define GGML_WHISPER_GGML_GGML_H_
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -115,8 +116,22 @@ struct ggml_init_params {
 // Functions that fail return NULL/false and record a message: the last one on this thread is
 // returned by ggml_last_error() ("" when none), and each is passed to the log callback (default:
 // stderr). The callback may be NULL to silence logging.
-typedef void (*ggml_log_callback)(const char* message, void* user_data);
+// Levels and callback signature are ggml's (ggml/include/ggml.h: enum ggml_log_level,
+// ggml_log_callback), so a callback written for ggml or whisper.cpp (whisper_log_set) works here.
+// Messages from this layer are GGML_LOG_LEVEL_ERROR and carry no trailing newline.
+enum ggml_log_level {
+  GGML_LOG_LEVEL_NONE = 0,
+  GGML_LOG_LEVEL_DEBUG = 1,
+  GGML_LOG_LEVEL_INFO = 2,
+  GGML_LOG_LEVEL_WARN = 3,
+  GGML_LOG_LEVEL_ERROR = 4,
+  GGML_LOG_LEVEL_CONT = 5,  // continues the previous message
+};
+typedef void (*ggml_log_callback)(enum ggml_log_level level, const char* text, void* user_data);
 void ggml_log_set(ggml_log_callback callback, void* user_data);
+// ggml's abort callback: returns true to stop the computation in progress (checked by
+// whisper.cpp-style APIs between graph computes).
+typedef bool (*ggml_abort_callback)(void* data);
 const char* ggml_last_error(void);
 void ggml_clear_error(void);
 // Records a formatted error (for the other layers of this runtime: alloc/, kernels/).

@@ -12,7 +12,7 @@
 
 namespace {
 
-void DefaultLog(const char* message, void*) { fprintf(stderr, "ggml: %s\n", message); }
+void DefaultLog(ggml_log_level, const char* message, void*) { fprintf(stderr, "ggml: %s\n", message); }
 
 ggml_log_callback g_log = DefaultLog;
 void* g_log_user = nullptr;
@@ -33,7 +33,7 @@ void ggml_set_error(const char* fmt, ...) {
   va_start(args, fmt);
   vsnprintf(t_last_error, sizeof(t_last_error), fmt, args);
   va_end(args);
-  if (g_log != nullptr) g_log(t_last_error, g_log_user);
+  if (g_log != nullptr) g_log(GGML_LOG_LEVEL_ERROR, t_last_error, g_log_user);
 }
 
 // ---- Creation -----------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ class LogCapture {
   void clear() { messages_.clear(); }
 
  private:
-  static void Append(const char* message, void* self) {
+  static void Append(ggml_log_level, const char* message, void* self) {
     static_cast<LogCapture*>(self)->messages_.push_back(message);
   }
   std::vector<std::string> messages_;

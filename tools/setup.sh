@@ -18,6 +18,7 @@ APT_PACKAGES=(
   valgrind                                          # the regression gate's instruction counts
   zlib1g-dev                                        # model converter: inflate mel_filters.npz
   nlohmann-json3-dev                                # model converter: CTranslate2 vocabulary.json
+  cmake                                             # builds whisper.cpp 1.8.5 for tools/whisper_cpp/test_compat.sh
 )
 
 missing=()

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: all Bazel tests, then all of them again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, then the external-consumer check (tools/test_consumer.sh).
+# UndefinedBehaviorSanitizer, then the external-consumer check (tools/test_consumer.sh) and the
+# whisper.cpp compatibility check (tools/whisper_cpp/test_compat.sh: compat.c built against
+# whisper.cpp 1.8.5 from source and against ours prints the same).
 # Every step runs even if an earlier one failed (and the first keeps going past failing targets),
 # so one run reports everything; the exit status is non-zero if any step failed.
 # Extra arguments go to the first `bazel test` (e.g. tools/test.sh --test_output=all).
@@ -27,6 +29,7 @@ for config in asan ubsan; do
     "$bazel" test --config="$config" --keep_going -- "${sanitize_targets[@]}"
 done
 step "tools/test_consumer.sh" tools/test_consumer.sh
+step "tools/whisper_cpp/test_compat.sh" tools/whisper_cpp/test_compat.sh
 
 if ((${#failed[@]})); then
   echo "test: ${#failed[@]} step(s) failed:" >&2

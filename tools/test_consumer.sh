@@ -36,3 +36,26 @@ if [[ "$got" != "$want" ]]; then
   exit 1
 fi
 echo "test_consumer: PASSED ($got)"
+
+# The C API from another workspace: compat.c (C99, only @ggml_whisper//whisper) transcribes
+# jfk.wav with tiny.en; what it prints must be what it prints against whisper.cpp 1.8.5
+# (testdata/whisper_cpp_compat/jfk_whisper_cpp_1.8.5.txt; tools/whisper_cpp/compare_compat.py).
+model="$root/models/ggml-tiny.en.bin"
+wav="${GGML_WHISPER_SHARED:-$root/../shared}/data/jfk.wav"
+if [[ ! -f "$model" || ! -f "$wav" ]]; then
+  echo "test_consumer: FAILED: need $model (tools/setup.sh) and $wav" >&2
+  exit 1
+fi
+out="$(mktemp)"
+trap 'rm -f "$log" "$out"' EXIT
+if ! "$bazel" --max_idle_secs=60 run -c opt --symlink_prefix=/ //:whisper_c -- "$model" "$wav" >"$out" 2>"$log"; then
+  cat "$log" >&2
+  echo "test_consumer: FAILED to build or run //:whisper_c in testdata/consumer (log above)" >&2
+  exit 1
+fi
+if ! python3 "$root/tools/whisper_cpp/compare_compat.py" \
+    "$root/testdata/whisper_cpp_compat/jfk_whisper_cpp_1.8.5.txt" "$out"; then
+  echo "test_consumer: FAILED: //:whisper_c (C99, @ggml_whisper//whisper) does not print whisper.cpp's segments" >&2
+  exit 1
+fi
+echo "test_consumer: PASSED (C99 program on @ggml_whisper//whisper prints whisper.cpp 1.8.5's jfk.wav segments)"

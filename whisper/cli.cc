@@ -1,130 +1,249 @@
 // `bazel run //whisper:cli -- -m models/ggml-tiny.en.bin -f speech.wav`: whisper.cpp's whisper-cli
-// on this runtime. Prints system info, the timestamped transcript, timings and memory; writes
-// the requested output files. Exit codes: 0 success, 1 a model or audio error, 2 a usage error.
+// on this runtime, written against the C API only (whisper/whisper.h), plus audio decoding
+// (whisper/audio.h), the flag parser and the output writers. Prints system info, the timestamped
+// transcript, timings and memory; writes the requested output files. Exit codes: 0 success, 1 a
+// model or audio error, 2 a usage error.
+//
+// Deliberate differences from whisper-cli, also listed in --help and the README: decoding follows
+// OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; the previous window's
+// text is the next window's prompt unless -mc 0 (whisper-cli 1.8.5 never conditions: its library
+// default no_context = true is not overridden), as OpenAI's and faster-whisper's transcribe do;
+// an unknown flag is exit 2 (whisper-cli prints usage and exits 0); features not implemented yet
+// (VAD, grammars, DTW, diarization, -owts) are exit 2 when requested.
 #include <algorithm>
-#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <unistd.h>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "kernels/dispatch.h"
 #include "whisper/audio.h"
 #include "whisper/cli_params.h"
-#include "whisper/mel.h"
-#include "whisper/model.h"
 #include "whisper/output.h"
-#include "whisper/state.h"
-#include "whisper/tokenizer.h"
-#include "whisper/transcribe.h"
+#include "whisper/whisper.h"
 
 namespace whisper {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-// Lets the window loop drive a WhisperState.
-class StateBackend : public ModelBackend {
- public:
-  explicit StateBackend(WhisperState* state) : state_(state) {}
-  absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx, int n_valid) override {
-    return state_->Encode(mel, n_frames, seek, audio_ctx, n_valid);
-  }
-  absl::Status Decode(int d, const Token* tokens, int n, int n_past) override {
-    return state_->Decode(d, tokens, n, n_past);
-  }
-  const float* logits(int d) const override { return state_->logits(d); }
-  void CopyKv(int src, int dst, int n) override { state_->CopyKv(src, dst, n); }
-  int n_decoders() const override { return state_->n_decoders(); }
-
- private:
-  WhisperState* state_;
+// Log callback state: the first error since Reset() is kept for the one "error:" line; INFO and
+// WARN messages go to stderr unless -np.
+struct LogSink {
+  bool quiet = false;
+  std::string first_error;
+  void Reset() { first_error.clear(); }
 };
 
-std::string SystemInfo(int n_threads) {
-  return absl::StrFormat("n_threads = %d / %u | SIMD = %s (Highway, dispatched at run time)", n_threads,
-                         std::thread::hardware_concurrency(), ggml_cpu_target_name());
+void LogToSink(ggml_log_level level, const char* text, void* user) {
+  auto* sink = static_cast<LogSink*>(user);
+  if (level == GGML_LOG_LEVEL_ERROR) {
+    if (sink->first_error.empty()) {
+      sink->first_error = text;
+      while (!sink->first_error.empty() && sink->first_error.back() == '\n') sink->first_error.pop_back();
+    }
+    return;
+  }
+  if (level == GGML_LOG_LEVEL_DEBUG || sink->quiet) return;
+  std::fputs(text, stderr);
 }
 
-int Fail(const absl::Status& st) {
-  std::fprintf(stderr, "error: %s\n", std::string(st.message()).c_str());
-  return 1;
+int Fail(const std::string& message, int code = 1) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return code;
+}
+
+int FailFromLog(const LogSink& sink, const std::string& fallback) {
+  return Fail(sink.first_error.empty() ? fallback : sink.first_error);
+}
+
+// Paul Tol's colour-blind-safe ramp (whisper-cli k_colors), low to high confidence, as xterm-256
+// foreground codes of the nearest 6x6x6 cube colour.
+std::string Colour(int i) {
+  static const int kRgb[7][3] = {{220, 5, 12},   {232, 96, 28},   {241, 147, 45}, {246, 193, 65},
+                                 {247, 240, 86}, {144, 201, 135}, {78, 178, 101}};
+  auto q = [](int v) { return v < 48 ? 0 : v < 115 ? 1 : (v - 35) / 40; };
+  const int x = 16 + 36 * q(kRgb[i][0]) + 6 * q(kRgb[i][1]) + q(kRgb[i][2]);
+  return "\033[38;5;" + std::to_string(x) + "m";
+}
+
+struct PrintState {
+  const CliParams* params;
+  int progress_prev = 0;
+};
+
+void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) {
+  const CliParams& p = *static_cast<PrintState*>(user)->params;
+  const int n = whisper_full_n_segments(ctx);
+  for (int i = n - n_new; i < n; ++i) {
+    if (!p.no_timestamps) {
+      std::printf("[%s --> %s]  ", FormatTimestamp(whisper_full_get_segment_t0(ctx, i)).c_str(),
+                  FormatTimestamp(whisper_full_get_segment_t1(ctx, i)).c_str());
+    }
+    if (p.print_colors) {
+      for (int j = 0; j < whisper_full_n_tokens(ctx, i); ++j) {
+        if (!p.print_special && whisper_full_get_token_id(ctx, i, j) >= whisper_token_eot(ctx)) continue;
+        const float prob = whisper_full_get_token_p(ctx, i, j);
+        const int col = std::max(0, std::min(6, static_cast<int>(std::pow(prob, 3) * 7.0f)));
+        std::printf("%s%s\033[0m", Colour(col).c_str(), whisper_full_get_token_text(ctx, i, j));
+      }
+    } else {
+      std::printf("%s", whisper_full_get_segment_text(ctx, i));
+    }
+    if (!p.no_timestamps) std::printf("\n");
+    std::fflush(stdout);
+  }
+}
+
+void PrintProgress(whisper_context*, whisper_state*, int progress, void* user) {
+  auto* ps = static_cast<PrintState*>(user);
+  constexpr int kStep = 5;  // whisper-cli's progress_step
+  while (progress >= ps->progress_prev + kStep) {
+    ps->progress_prev += kStep;
+    std::fprintf(stderr, "whisper_print_progress_callback: progress = %3d%%\n", ps->progress_prev);
+  }
+}
+
+// The segments of the last whisper_full, for the output writers.
+std::vector<Segment> CollectSegments(whisper_context* ctx) {
+  std::vector<Segment> out(static_cast<size_t>(whisper_full_n_segments(ctx)));
+  for (int i = 0; i < static_cast<int>(out.size()); ++i) {
+    Segment& s = out[i];
+    s.t0 = whisper_full_get_segment_t0(ctx, i);
+    s.t1 = whisper_full_get_segment_t1(ctx, i);
+    s.text = whisper_full_get_segment_text(ctx, i);
+    s.no_speech_prob = whisper_full_get_segment_no_speech_prob(ctx, i);
+    for (int j = 0; j < whisper_full_n_tokens(ctx, i); ++j) {
+      const whisper_token_data d = whisper_full_get_token_data(ctx, i, j);
+      TokenData t;
+      t.id = d.id;
+      t.tid = d.tid;
+      t.p = d.p;
+      t.plog = d.plog;
+      t.pt = d.pt;
+      t.ptsum = d.ptsum;
+      t.t0 = d.t0;
+      t.t1 = d.t1;
+      t.t_dtw = d.t_dtw;
+      t.vlen = d.vlen;
+      s.tokens.push_back(t);
+    }
+  }
+  return out;
+}
+
+whisper_full_params FullParams(const CliParams& p, whisper_context* ctx) {
+  whisper_full_params w =
+      whisper_full_default_params(p.beam_size > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
+  w.print_realtime = false;
+  w.print_progress = p.print_progress;
+  w.print_timestamps = !p.no_timestamps;
+  w.print_special = p.print_special;
+  w.translate = p.translate;
+  w.language = p.language.c_str();
+  w.detect_language = p.detect_language;
+  w.n_threads = p.n_threads;
+  w.n_max_text_ctx = p.max_context >= 0 ? p.max_context : w.n_max_text_ctx;
+  w.no_context = p.max_context == 0;  // see the top of this file
+  w.offset_ms = p.offset_t_ms;
+  w.duration_ms = p.duration_ms;
+  w.token_timestamps = p.output_json_full || p.max_len > 0;
+  w.thold_pt = p.word_thold;
+  w.max_len = p.max_len;
+  w.split_on_word = p.split_on_word;
+  w.audio_ctx = p.audio_ctx;
+  w.no_timestamps = p.no_timestamps;
+  w.suppress_nst = p.suppress_nst;
+  w.initial_prompt = p.prompt.empty() ? nullptr : p.prompt.c_str();
+  w.carry_initial_prompt = p.carry_initial_prompt;
+  w.greedy.best_of = p.best_of;
+  w.beam_search.beam_size = p.beam_size;
+  w.temperature = p.temperature;
+  w.temperature_inc = p.no_fallback ? 0.0f : p.temperature_inc;
+  w.entropy_thold = p.entropy_thold;
+  w.logprob_thold = p.logprob_thold;
+  w.no_speech_thold = p.no_speech_thold;
+  (void)ctx;
+  return w;
+}
+
+JsonInfo MakeJsonInfo(const CliParams& p, whisper_context* ctx) {
+  JsonInfo info;
+  info.system_info = whisper_print_system_info();
+  info.model_path = p.model;
+  info.model_type = whisper_model_type_readable(ctx);
+  info.multilingual = whisper_is_multilingual(ctx) != 0;
+  info.n_vocab = whisper_model_n_vocab(ctx);
+  info.n_audio_ctx = whisper_model_n_audio_ctx(ctx);
+  info.n_audio_state = whisper_model_n_audio_state(ctx);
+  info.n_audio_head = whisper_model_n_audio_head(ctx);
+  info.n_audio_layer = whisper_model_n_audio_layer(ctx);
+  info.n_text_ctx = whisper_model_n_text_ctx(ctx);
+  info.n_text_state = whisper_model_n_text_state(ctx);
+  info.n_text_head = whisper_model_n_text_head(ctx);
+  info.n_text_layer = whisper_model_n_text_layer(ctx);
+  info.n_mels = whisper_model_n_mels(ctx);
+  info.ftype = whisper_model_ftype(ctx);
+  const int lang = whisper_full_lang_id(ctx);
+  info.language = info.multilingual && lang >= 0 ? whisper_lang_str(lang) : "en";
+  info.translate = p.translate;
+  return info;
 }
 
 int Run(int argc, char** argv) {
   absl::StatusOr<CliParams> parsed = ParseCliParams(argc, argv);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(parsed.status().message()).c_str());
-    return 2;
-  }
+  if (!parsed.ok()) return Fail(std::string(parsed.status().message()), 2);
   CliParams p = *parsed;
   if (p.help) {
     std::fprintf(stderr, "%s", CliUsage(argv[0]).c_str());
     return 0;
   }
-  if (p.files.empty()) {
-    std::fprintf(stderr, "error: no input files specified (use -f FILE)\n");
-    return 2;
+  if (p.version) {
+    std::printf("whisper-cli (ggml_whisper) %s\n", whisper_version());
+    return 0;
+  }
+  if (p.list_languages) {
+    for (int i = 0; i <= whisper_lang_max_id(); ++i) {
+      std::printf("%-3s %s\n", whisper_lang_str(i), whisper_lang_str_full(i));
+    }
+    return 0;
+  }
+  if (p.files.empty()) return Fail("no input files specified (use -f FILE)", 2);
+  if (!p.unimplemented.empty()) {
+    return Fail(p.unimplemented + " is not implemented by this runtime yet", 2);
+  }
+  for (const std::string& flag : p.ignored_flags) {
+    std::fprintf(stderr, "note: %s ignored: this is a CPU runtime\n", flag.c_str());
   }
   if (p.n_threads == 0) p.n_threads = std::min(4, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
 
-  const auto t_start = Clock::now();
-  absl::StatusOr<std::unique_ptr<WhisperModel>> model_or = WhisperModel::Load(p.model);
-  if (!model_or.ok()) return Fail(model_or.status());
-  const WhisperModel& model = **model_or;
-  const double t_load_ms = MsSince(t_start);
-  const SpecialTokens& special = model.special();
-  const WhisperHparams& hp = model.hparams();
+  LogSink sink;
+  sink.quiet = p.no_prints;
+  whisper_log_set(LogToSink, &sink);
 
-  TranscribeParams tp;
-  tp.offset_ms = p.offset_t_ms;
-  tp.duration_ms = p.duration_ms;
-  tp.audio_ctx = p.audio_ctx;
-  tp.condition_on_previous_text = p.max_context != 0;
-  DecodingParams& dp = tp.decoding;
-  dp.beam_size = p.beam_size;
-  dp.best_of = p.best_of;
-  dp.temperature = p.temperature;
-  dp.temperature_inc = p.temperature_inc;
-  dp.entropy_thold = p.entropy_thold;
-  dp.logprob_thold = p.logprob_thold;
-  dp.no_speech_thold = p.no_speech_thold;
-  dp.max_tokens_per_window = hp.n_text_ctx / 2 - 4;
-  dp.filter.no_timestamps = p.no_timestamps;
-  dp.filter.blank_token = model.vocab().id(" ");
-  std::vector<std::string> stored;
-  for (int i = 0; i < model.vocab().n_stored(); ++i) stored.push_back(model.vocab().token(i));
-  const Tokenizer tokenizer(stored);
-  std::vector<Token> non_speech;
-  if (p.suppress_nst) {
-    non_speech = tokenizer.NonSpeechTokens();
-    dp.filter.suppress = &non_speech;
+  whisper_context_params cparams = whisper_context_default_params();
+  cparams.use_gpu = false;
+  whisper_context* ctx = whisper_init_from_file_with_params(p.model.c_str(), cparams);
+  if (ctx == nullptr) return FailFromLog(sink, "cannot load model '" + p.model + "'");
+  whisper_ggml_set_decoding(ctx, p.decoding == "whisper.cpp" ? WHISPER_GGML_DECODING_WHISPER_CPP
+                                                              : WHISPER_GGML_DECODING_OPENAI);
+  struct Free {
+    whisper_context* c;
+    ~Free() { whisper_free(c); }
+  } free_ctx{ctx};
+
+  if (p.audio_ctx > whisper_n_audio_ctx(ctx)) {
+    return Fail("-ac " + std::to_string(p.audio_ctx) + " is larger than the model's n_audio_ctx " +
+                    std::to_string(whisper_n_audio_ctx(ctx)),
+                2);
   }
-  if (!p.prompt.empty()) {
-    absl::StatusOr<std::vector<Token>> ids = tokenizer.Encode(" " + p.prompt);
-    if (!ids.ok()) return Fail(ids.status());
-    tp.initial_prompt = *ids;
+  if (p.language != "auto" && whisper_lang_id(p.language.c_str()) < 0) {
+    return Fail("-l: unknown language '" + p.language + "'", 2);
   }
-  if (p.audio_ctx > hp.n_audio_ctx) {
-    std::fprintf(stderr, "error: -ac %d is larger than the model's n_audio_ctx %d\n", p.audio_ctx, hp.n_audio_ctx);
-    return 2;
-  }
-  if (p.language != "auto" && LanguageId(p.language) < 0) {
-    std::fprintf(stderr, "error: -l: unknown language '%s'\n", p.language.c_str());
-    return 2;
-  }
-  if (!special.multilingual) {
+  sink.Reset();
+  const bool multilingual = whisper_is_multilingual(ctx) != 0;
+  if (!multilingual) {
     if (p.detect_language) {
       std::fprintf(stderr, "auto-detected language: en (English-only model)\n");
       return 0;
@@ -135,149 +254,78 @@ int Run(int argc, char** argv) {
     p.language = "en";
     p.translate = false;
   }
-  tp.translate = p.translate;
-
-  absl::StatusOr<std::unique_ptr<WhisperState>> state_or =
-      WhisperState::Create(model, DecodersNeeded(dp), p.n_threads);
-  if (!state_or.ok()) return Fail(state_or.status());
-  WhisperState& state = **state_or;
-  StateBackend backend(&state);
-
   if (!p.no_prints) {
-    std::fprintf(stderr, "whisper_model_load: %s: type %s, %s, n_vocab %d, %d tensors, model buffer %.2f MB\n",
-                 model.path().c_str(), model.type_name(), FtypeName(hp.ftype), hp.n_vocab, model.n_tensors(),
-                 model.weights_buffer_size() / 1e6);
-    std::fprintf(stderr, "system_info: %s\n", SystemInfo(p.n_threads).c_str());
+    std::fprintf(stderr, "system_info: n_threads = %d / %u | %s\n", p.n_threads, std::thread::hardware_concurrency(),
+                 whisper_print_system_info());
   }
 
-  std::unique_ptr<MelSpectrogram> mel;
   int exit_code = 0;
-  double t_mel_ms = 0.0, t_audio_ms = 0.0;
-  for (const std::string& file : p.files) {
-    auto t0 = Clock::now();
+  for (size_t f = 0; f < p.files.size(); ++f) {
+    const std::string& file = p.files[f];
     absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(file);
     if (!audio.ok()) {
-      std::fprintf(stderr, "error: %s\n", std::string(audio.status().message()).c_str());
+      Fail(std::string(audio.status().message()));
       exit_code = 1;
       continue;
     }
-    t_audio_ms += MsSince(t0);
     if (audio->size() < 1600) {  // whisper.cpp rejects input under 100 ms (10 frames)
-      std::fprintf(stderr, "error: '%s': %zu samples is shorter than 100 ms\n", file.c_str(), audio->size());
+      Fail("'" + file + "': " + std::to_string(audio->size()) + " samples is shorter than 100 ms");
       exit_code = 1;
       continue;
     }
-    t0 = Clock::now();
-    if (mel == nullptr) {
-      auto m = MelSpectrogram::Create(model.mel_filters().data(), hp.n_mels, model.n_fft(), p.n_threads,
-                                      static_cast<int64_t>(audio->size()));
-      if (!m.ok()) return Fail(m.status());
-      mel = std::move(*m);
-    }
-    absl::StatusOr<MelView> mv = mel->Compute(audio->data(), static_cast<int64_t>(audio->size()));
-    if (!mv.ok()) return Fail(mv.status());
-    t_mel_ms += MsSince(t0);
-
-    if (special.multilingual) {
-      int lang = LanguageId(p.language);
-      if (p.language == "auto" || p.detect_language) {
-        absl::StatusOr<int> detected = DetectLanguage(backend, special, mv->data, static_cast<int>(mv->n_len),
-                                                      static_cast<int>(audio->size() / 160));
-        if (!detected.ok()) return Fail(detected.status());
-        lang = *detected;
-        std::fprintf(stderr, "auto-detected language: %s\n", LanguageCode(lang));
-        if (p.detect_language) continue;
-      }
-      tp.language_id = lang;
-    }
-
-    if (!p.no_prints) {
-      std::fprintf(stderr, "\nprocessing '%s' (%zu samples, %.1f sec), %d threads, lang = %s, task = %s, timestamps = %d ...\n\n",
-                   file.c_str(), audio->size(), audio->size() / 16000.0, p.n_threads, p.language.c_str(),
-                   p.translate ? "translate" : "transcribe", p.no_timestamps ? 0 : 1);
-    }
-    auto token_text = [&](Token t) -> const std::string& { return model.vocab().token(t); };
-    auto print_segment = [&](const Segment& s) {
-      if (p.no_timestamps) {
-        std::printf("%s", s.text.c_str());
-      } else {
-        std::printf("[%s --> %s]  %s\n", FormatTimestamp(s.t0).c_str(), FormatTimestamp(s.t1).c_str(), s.text.c_str());
-      }
-      std::fflush(stdout);
-    };
-    // Segments print as they are decoded, unless -ml re-cuts them after the transcription.
-    tp.on_segment = p.max_len > 0 ? std::function<void(const Segment&)>() : print_segment;
+    whisper_full_params w = FullParams(p, ctx);
+    PrintState print{&p};
+    w.new_segment_callback = PrintSegments;
+    w.new_segment_callback_user_data = &print;
     if (p.print_progress) {
-      tp.progress = [](int pct) { std::fprintf(stderr, "whisper_print_progress_callback: progress = %3d%%\n", pct); };
+      w.progress_callback = PrintProgress;
+      w.progress_callback_user_data = &print;
     }
-    std::vector<Segment> segments;
-    TranscribeStats stats;
-    tp.audio_duration_cs = (static_cast<int64_t>(audio->size()) + 159) / 160;
-    absl::Status st = Transcribe(backend, special, hp.n_text_ctx, token_text, mv->data, static_cast<int>(mv->n_len),
-                                 static_cast<int>(audio->size() / 160), tp, &segments, &stats);
-    if (!st.ok()) return Fail(st);
-    if (p.max_len > 0) {
-      segments = WrapSegments(segments, p.max_len, p.split_on_word, token_text);
-      for (const Segment& s : segments) print_segment(s);
+    if (!p.no_prints) {
+      std::fprintf(stderr,
+                   "\nprocessing '%s' (%zu samples, %.1f sec), %d threads, %d processors, lang = %s, task = %s, "
+                   "timestamps = %d ...\n\n",
+                   file.c_str(), audio->size(), audio->size() / 16000.0, p.n_threads, p.n_processors,
+                   p.language.c_str(), p.translate ? "translate" : "transcribe", p.no_timestamps ? 0 : 1);
+    }
+    sink.Reset();
+    const int ret = whisper_full_parallel(ctx, w, audio->data(), static_cast<int>(audio->size()), p.n_processors);
+    if (ret != 0) return FailFromLog(sink, "'" + file + "': transcription failed (" + std::to_string(ret) + ")");
+    if (p.detect_language) {
+      std::fprintf(stderr, "auto-detected language: %s\n", whisper_lang_str(whisper_full_lang_id(ctx)));
+      continue;
     }
     if (p.no_timestamps) std::printf("\n");
 
-    const std::string base = p.output_file.empty() ? file : p.output_file;
-    JsonInfo info;
-    info.system_info = SystemInfo(p.n_threads);
-    info.model_path = p.model;
-    info.model_type = model.type_name();
-    info.multilingual = special.multilingual;
-    info.n_vocab = hp.n_vocab;
-    info.n_audio_ctx = hp.n_audio_ctx;
-    info.n_audio_state = hp.n_audio_state;
-    info.n_audio_head = hp.n_audio_head;
-    info.n_audio_layer = hp.n_audio_layer;
-    info.n_text_ctx = hp.n_text_ctx;
-    info.n_text_state = hp.n_text_state;
-    info.n_text_head = hp.n_text_head;
-    info.n_text_layer = hp.n_text_layer;
-    info.n_mels = hp.n_mels;
-    info.ftype = hp.ftype;
-    info.language = special.multilingual ? LanguageCode(tp.language_id) : "en";
-    info.translate = p.translate;
+    const std::vector<Segment> segments = CollectSegments(ctx);
+    const std::string base = f < p.output_files.size() ? p.output_files[f] : file;
+    const JsonInfo info = MakeJsonInfo(p, ctx);
     std::function<const std::string&(Token)> json_tokens;  // -ojf: segments list their tokens
-    if (p.output_json_full) json_tokens = token_text;
+    std::vector<std::string> token_texts;
+    if (p.output_json_full) {
+      const int n_vocab = whisper_n_vocab(ctx);
+      token_texts.resize(static_cast<size_t>(n_vocab));
+      for (int t = 0; t < n_vocab; ++t) token_texts[t] = whisper_token_to_str(ctx, t);
+      json_tokens = [&token_texts](Token t) -> const std::string& { return token_texts[static_cast<size_t>(t)]; };
+    }
+    const bool want_json = p.output_json || p.output_json_full;
     const std::pair<bool, std::pair<const char*, std::string>> outputs[] = {
-        {p.output_txt, {".txt", FormatTxt(segments)}},   {p.output_vtt, {".vtt", FormatVtt(segments)}},
-        {p.output_srt, {".srt", FormatSrt(segments, p.offset_n)}}, {p.output_lrc, {".lrc", FormatLrc(segments)}},
-        {p.output_csv, {".csv", FormatCsv(segments)}},   {p.output_json, {".json", FormatJson(segments, info, json_tokens)}},
+        {p.output_txt, {".txt", p.output_txt ? FormatTxt(segments) : ""}},
+        {p.output_vtt, {".vtt", p.output_vtt ? FormatVtt(segments) : ""}},
+        {p.output_srt, {".srt", p.output_srt ? FormatSrt(segments, p.offset_n) : ""}},
+        {p.output_lrc, {".lrc", p.output_lrc ? FormatLrc(segments) : ""}},
+        {p.output_csv, {".csv", p.output_csv ? FormatCsv(segments) : ""}},
+        {want_json, {".json", want_json ? FormatJson(segments, info, json_tokens) : ""}},
     };
     for (const auto& [wanted, out] : outputs) {
       if (!wanted) continue;
       const std::string path = base + out.first;
-      absl::Status w = WriteFileAtomically(path, out.second);
-      if (!w.ok()) return Fail(w);
+      absl::Status st = WriteFileAtomically(path, out.second);
+      if (!st.ok()) return Fail(std::string(st.message()));
       if (!p.no_prints) std::fprintf(stderr, "output: saved to '%s'\n", path.c_str());
     }
-    if (!p.no_prints && stats.n_fallbacks > 0) {
-      std::fprintf(stderr, "fallbacks = %d, windows = %d, no-speech windows = %d\n", stats.n_fallbacks,
-                   stats.n_windows, stats.n_no_speech);
-    }
   }
-
-  if (!p.no_prints) {
-    const WhisperTimings& t = state.timings();
-    std::fprintf(stderr, "\nwhisper_print_timings:     load time = %8.2f ms\n", t_load_ms);
-    std::fprintf(stderr, "whisper_print_timings:    audio time = %8.2f ms\n", t_audio_ms);
-    std::fprintf(stderr, "whisper_print_timings:      mel time = %8.2f ms\n", t_mel_ms);
-    std::fprintf(stderr, "whisper_print_timings:   encode time = %8.2f ms / %d runs (%8.2f ms per run)\n",
-                 t.encode_ms, t.n_encode, t.n_encode ? t.encode_ms / t.n_encode : 0.0);
-    std::fprintf(stderr, "whisper_print_timings:   decode time = %8.2f ms / %d runs (%8.2f ms per run)\n",
-                 t.decode_ms, t.n_decode, t.n_decode ? t.decode_ms / t.n_decode : 0.0);
-    std::fprintf(stderr, "whisper_print_timings:    total time = %8.2f ms\n", MsSince(t_start));
-    std::fprintf(stderr,
-                 "whisper_print_memory:  model buffer = %7.2f MB, compute buffers: encoder %7.2f MB, cross %7.2f MB, "
-                 "decoder %7.2f MB, state (encoder out, cross and self KV) %7.2f MB\n",
-                 model.weights_buffer_size() / 1e6, state.compute_buffer_size(Graph::kEncoder) / 1e6,
-                 state.compute_buffer_size(Graph::kCross) / 1e6,
-                 state.compute_buffer_size(Graph::kDecoder) / 1e6, state.kv_buffer_size() / 1e6);
-  }
+  if (!p.no_prints) whisper_print_timings(ctx);
   return exit_code;
 }
 

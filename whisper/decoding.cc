@@ -10,6 +10,8 @@ namespace {
 constexpr int kEntropyWindow = 32;
 // whisper.cpp ends a decoder once a timestamp reaches within 1 s (100 frames) of the audio end.
 constexpr int kEndOfAudioMargin = 100;
+// whisper.cpp 1.8.5 uses its delta_min of 10 frames (100 ms) there.
+constexpr int kEndOfAudioMarginWhisperCpp = 10;
 constexpr int kWindowFrames = 3000;
 
 }  // namespace
@@ -44,6 +46,7 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
   logprobs_.resize(special.n_vocab);
   prompt_logits_.resize(special.n_vocab);
   probs_.resize(special.n_vocab);
+  cdf_.resize(special.n_vocab);
   const int n = DecodersNeeded(params);
   const int width = std::max(params.beam_size, std::max(params.best_of, 1));
   seqs_.resize(width);
@@ -51,19 +54,46 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
   for (auto* v : {&seqs_, &next_seqs_}) {
     for (Sequence& s : *v) {
       s.tokens.reserve(n_text_ctx);
-      s.logprobs.reserve(n_text_ctx);
+      s.data.reserve(n_text_ctx);
     }
   }
   candidates_.reserve(static_cast<size_t>(width) * width);
   for (int j = 0; j < n; ++j) rngs_.emplace_back(j);  // whisper.cpp seeds decoder j with j
 }
 
+void WindowDecoder::Reset(const DecodingParams& params) {
+  params_ = params;
+  // whisper.cpp re-seeds decoders 1.. per whisper_full; decoder 0's generator lives with the state.
+  for (size_t j = params.whisper_cpp ? 1 : 0; j < rngs_.size(); ++j) {
+    rngs_[j].seed(static_cast<std::mt19937::result_type>(j));
+  }
+}
+
 void WindowDecoder::FilterInto(const float* raw_logits, const Sequence& seq, float temperature) {
   std::copy(raw_logits, raw_logits + special_.n_vocab, logits_.begin());
   LogitFilterParams fp = params_.filter;
   fp.temperature = temperature;
+  fp.max_text_tokens = params_.single_segment ? 0 : params_.max_tokens;
+  fp.float_logsumexp = params_.whisper_cpp;
   ApplyLogitFilters(special_, fp, seq.tokens.data(), static_cast<int>(seq.tokens.size()), seq.has_ts,
-                    seq.seek_delta, logits_.data(), logprobs_.data());
+                    seq.seek_delta, logits_.data(), logprobs_.data(), seq.data.data());
+}
+
+WindowDecoder::TsStats WindowDecoder::ComputeTsStats() const {
+  TsStats ts;
+  ts.tid = 0;  // whisper.cpp's value when every timestamp is suppressed
+  double sum = 0.0, max = 0.0;
+  for (int i = special_.beg; i < special_.n_vocab; ++i) {
+    const double p = std::exp(static_cast<double>(logprobs_[i]));
+    sum += p;
+    if (p > max) {
+      max = p;
+      ts.tid = i;
+    }
+  }
+  ts.pt = static_cast<float>(max / (sum + 1e-10));
+  ts.ptsum = static_cast<float>(sum);
+  return ts;
 }
 
 Token WindowDecoder::SampleFromLogprobs(std::mt19937& rng) {
@@ -84,6 +114,25 @@ Token WindowDecoder::SampleFromLogprobs(std::mt19937& rng) {
   return last;
 }
 
+Token WindowDecoder::SampleWhisperCpp(std::mt19937& rng) {
+  const int n = special_.n_vocab;
+  double sum = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const float lp = logprobs_[i];
+    probs_[i] = lp == -std::numeric_limits<float>::infinity() ? 0.0 : static_cast<double>(std::exp(lp));
+    sum += probs_[i];
+  }
+  if (!(sum > 0.0)) return 0;
+  double acc = 0.0;
+  for (int i = 0; i < n; ++i) {
+    acc += probs_[i] / sum;
+    cdf_[i] = acc;
+  }
+  cdf_[n - 1] = 1.0;
+  const double p = std::generate_canonical<double, std::numeric_limits<double>::digits>(rng);
+  return static_cast<Token>(std::lower_bound(cdf_.begin(), cdf_.end() - 1, p) - cdf_.begin());
+}
+
 void WindowDecoder::TopK(int k, std::vector<Candidate>* out, int from, const Sequence& seq) {
   // k is small (<= 8): insertion into a sorted run of k beats a heap. Ties keep the lower id.
   Candidate best[16];
@@ -97,7 +146,7 @@ void WindowDecoder::TopK(int k, std::vector<Candidate>* out, int from, const Seq
       best[pos] = best[pos - 1];
       --pos;
     }
-    best[pos] = Candidate{from, i, lp, seq.sum_logprobs_all + lp};
+    best[pos] = Candidate{from, i, lp, seq.sum_logprobs_all + lp, TsStats()};
   }
   for (int i = 0; i < n; ++i) out->push_back(best[i]);
 }
@@ -106,9 +155,21 @@ bool WindowDecoder::SameTokens(const Sequence& a, Token ta, const Sequence& b, T
   return ta == tb && a.tokens == b.tokens;
 }
 
-void WindowDecoder::StepRules(Sequence& seq, Token token, float logprob, int i, int seek, int seek_end) {
+void WindowDecoder::StepRules(Sequence& seq, Token token, float logprob, const TsStats& ts, int i, int seek,
+                              int seek_end) {
+  TokenData d;
+  d.id = token;
+  d.p = std::exp(logprob);
+  d.plog = logprob;
+  d.tid = ts.tid;
+  d.pt = ts.pt;
+  d.ptsum = ts.ptsum;
+  if (token >= special_.beg) {
+    d.tid = token;
+    d.pt = d.p;
+  }
   seq.tokens.push_back(token);
-  seq.logprobs.push_back(logprob);
+  seq.data.push_back(d);
   seq.sum_logprobs_all += logprob;
   if (token > special_.beg) {
     const int new_delta = 2 * (token - special_.beg);
@@ -120,17 +181,19 @@ void WindowDecoder::StepRules(Sequence& seq, Token token, float logprob, int i, 
     seq.result_len = i + 1;
     seq.has_ts = true;
   }
-  const bool at_audio_end = seq.has_ts && seek + seq.seek_delta + kEndOfAudioMargin >= seek_end;
-  if (token == special_.eot || at_audio_end) {
+  const int margin = params_.whisper_cpp ? kEndOfAudioMarginWhisperCpp : kEndOfAudioMargin;
+  const bool at_audio_end = seq.has_ts && seek + seq.seek_delta + margin >= seek_end;
+  const bool at_max_tokens = params_.max_tokens > 0 && i >= params_.max_tokens;
+  if (token == special_.eot || at_audio_end || at_max_tokens) {
     if (seq.result_len == 0 && !params_.filter.no_timestamps) {
-      if (seek + seq.seek_delta + kEndOfAudioMargin >= seek_end) {
+      if (seek + seq.seek_delta + margin >= seek_end) {
         seq.result_len = i + 1;
       } else {
         seq.failed = true;
         return;
       }
     }
-    if (params_.filter.no_timestamps) {
+    if (params_.filter.no_timestamps || params_.single_segment) {
       seq.result_len = token == special_.eot ? i : i + 1;
       seq.seek_delta = kWindowFrames;
     }
@@ -145,7 +208,7 @@ void WindowDecoder::StepRules(Sequence& seq, Token token, float logprob, int i, 
 
 void WindowDecoder::Score(Sequence& seq) const {
   double sum = 0.0;
-  for (int i = 0; i < seq.result_len; ++i) sum += seq.logprobs[i];
+  for (int i = 0; i < seq.result_len; ++i) sum += seq.data[i].plog;
   seq.sum_logprobs = sum;
   const double len = std::max(seq.result_len, 1);
   const double penalty =
@@ -167,26 +230,33 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
   for (int j = 0; j < width; ++j) {
     Sequence& s = seqs_[j];
     s.tokens.clear();
-    s.logprobs.clear();
+    s.data.clear();
     s.sum_logprobs_all = 0.0;
     s.result_len = 0;
-    s.seek_delta = 0;
+    s.seek_delta = params_.whisper_cpp ? kWindowFrames : 0;  // whisper.cpp starts at 100 * 30
     s.has_ts = false;
     s.completed = false;
     s.failed = false;
-    s.idle = beam && j > 0;  // beams start as one sequence and fan out from its candidates
+    // OpenAI's beams start as one sequence and fan out from its candidates; whisper.cpp's all
+    // start active (copies of the prompt) and each samples its own candidates.
+    s.idle = beam && j > 0 && !params_.whisper_cpp;
     s.score = 0.0;
     s.slot = j;
     if (j > 0) backend.CopyKv(0, j, n_prompt);
   }
   for (int i = 0; i < n_max; ++i) {
-    if (beam) {
+    if (beam && params_.whisper_cpp) {
+      StepBeamWhisperCpp(backend, width, i, temperature, n_prompt, seek, seek_end, &base);
+    } else if (beam) {
       candidates_.clear();
       for (int j = 0; j < width; ++j) {
         Sequence& s = seqs_[j];
         if (s.completed || s.failed || s.idle) continue;
         FilterInto(i == 0 ? prompt_logits_.data() : backend.logits(s.slot), s, temperature);
+        const size_t first = candidates_.size();
         TopK(width, &candidates_, j, s);
+        const TsStats ts = ComputeTsStats();
+        for (size_t c = first; c < candidates_.size(); ++c) candidates_[c].ts = ts;
       }
       std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
         return a.sum_logprobs_all > b.sum_logprobs_all;
@@ -223,7 +293,7 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
         dst.idle = false;
         dst.slot = other + j;
         backend.CopyKv(src.slot, dst.slot, n_prompt + static_cast<int>(src.tokens.size()));
-        StepRules(dst, cand.token, cand.logprob, i, seek, seek_end);
+        StepRules(dst, cand.token, cand.logprob, cand.ts, i, seek, seek_end);
       }
       std::swap(seqs_, next_seqs_);
       base = other;
@@ -236,9 +306,9 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
         if (temperature == 0.0f) {
           t = static_cast<Token>(std::max_element(logprobs_.begin(), logprobs_.end()) - logprobs_.begin());
         } else {
-          t = SampleFromLogprobs(rngs_[j]);
+          t = params_.whisper_cpp ? SampleWhisperCpp(rngs_[j]) : SampleFromLogprobs(rngs_[j]);
         }
-        StepRules(s, t, logprobs_[t], i, seek, seek_end);
+        StepRules(s, t, logprobs_[t], ComputeTsStats(), i, seek, seek_end);
       }
     }
     bool all_done = true;
@@ -254,10 +324,56 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
   }
   for (int j = 0; j < width; ++j) {
     Sequence& s = seqs_[j];
-    if (!s.completed) s.failed = true;  // ran out of context, or an idle beam
+    // Ran out of tokens or context, or an idle beam. whisper.cpp scores a sequence that ran out
+    // unless the repetition rule failed it.
+    if (!s.completed && !params_.whisper_cpp) s.failed = true;
     if (!s.failed) Score(s);
   }
   return absl::OkStatus();
+}
+
+void WindowDecoder::StepBeamWhisperCpp(DecoderBackend& backend, int width, int i, float temperature, int n_prompt,
+                                       int seek, int seek_end, int* base) {
+  candidates_.clear();
+  for (int j = 0; j < width; ++j) {
+    Sequence& s = seqs_[j];
+    if (s.completed || s.failed) continue;
+    FilterInto(i == 0 ? prompt_logits_.data() : backend.logits(s.slot), s, temperature);
+    TsStats ts = ComputeTsStats();
+    if (ts.ptsum <= 0.0f) ts.tid = special_.beg;  // whisper_sample_token_topk's initial tid
+    for (int r = 0; r < params_.beam_size; ++r) {
+      const Token id = SampleWhisperCpp(rngs_[j]);
+      candidates_.push_back(Candidate{j, id, logprobs_[id], s.sum_logprobs_all + logprobs_[id], ts});
+    }
+  }
+  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.sum_logprobs_all != b.sum_logprobs_all) return a.sum_logprobs_all > b.sum_logprobs_all;
+    return a.from < b.from;
+  });
+  const int other = width - *base;
+  size_t c = 0;
+  for (int j = 0; j < width; ++j) {
+    Sequence& dst = next_seqs_[j];
+    const Sequence& old = seqs_[j];
+    if (old.completed || old.failed || candidates_.empty()) {
+      dst = old;
+      continue;
+    }
+    if (c >= candidates_.size()) c = 0;
+    const Candidate& cand = candidates_[c++];
+    while (i > 0 && c < candidates_.size() &&
+           SameTokens(seqs_[candidates_[c].from], candidates_[c].token, seqs_[cand.from], cand.token)) {
+      ++c;
+    }
+    const Sequence& src = seqs_[cand.from];
+    dst = src;  // capacity is kept: both banks reserved n_text_ctx
+    dst.idle = false;
+    dst.slot = other + j;
+    backend.CopyKv(src.slot, dst.slot, n_prompt + static_cast<int>(src.tokens.size()));
+    StepRules(dst, cand.token, cand.logprob, cand.ts, i, seek, seek_end);
+  }
+  std::swap(seqs_, next_seqs_);
+  *base = other;
 }
 
 absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token>& prompt, int seek, int seek_end,
@@ -271,6 +387,11 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
                                       " decoders, the params need " + std::to_string(DecodersNeeded(params_)));
   }
   const int n_prompt = static_cast<int>(prompt.size());
+  // A window has at most n_text_ctx tokens: size the result once, so a later window (or
+  // transcription) with more tokens than an earlier one does not allocate.
+  result->tokens.reserve(n_text_ctx_);
+  result->token_logprobs.reserve(n_text_ctx_);
+  result->token_data.reserve(n_text_ctx_);
   // The prompt pass: its logits give the first token and the no-speech probability.
   absl::Status st = backend.Decode(0, prompt.data(), n_prompt, 0);
   if (!st.ok()) return st;
@@ -300,7 +421,9 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
     if (best < 0) best = 0;
     const Sequence& s = seqs_[best];
     result->tokens.assign(s.tokens.begin(), s.tokens.begin() + std::min<size_t>(s.result_len, s.tokens.size()));
-    result->token_logprobs.assign(s.logprobs.begin(), s.logprobs.begin() + result->tokens.size());
+    result->token_data.assign(s.data.begin(), s.data.begin() + result->tokens.size());
+    result->token_logprobs.resize(result->tokens.size());
+    for (size_t k = 0; k < result->tokens.size(); ++k) result->token_logprobs[k] = s.data[k].plog;
     result->sum_logprob = static_cast<float>(s.sum_logprobs);
     result->avg_logprob = s.result_len > 0 ? static_cast<float>(s.sum_logprobs / s.result_len) : -INFINITY;
     result->temperature = t;

@@ -43,6 +43,19 @@ struct DecodingParams {
   float no_speech_thold = 0.6f;     // with logprob_thold: the window is silence
   float length_penalty = -1.0f;     // <= 0: score = sum logprob / length
   int max_tokens_per_window = 220;  // whisper.cpp: n_text_ctx / 2 - 4
+  // whisper_full_params.max_tokens: > 0 ends a window's decoding after this many tokens (and,
+  // with timestamps, forces a timestamp once it is reached: filter.max_text_tokens).
+  int max_tokens = 0;
+  // whisper_full_params.single_segment: a completed window covers the whole 30 s (no seek by
+  // timestamps) and keeps every token up to its end.
+  bool single_segment = false;
+  // whisper.cpp's decoding instead of OpenAI's (whisper.cpp src/whisper.cpp
+  // whisper_sample_token_topk, whisper_full_with_state): beam search samples beam_size candidates
+  // per beam from its distribution (libstdc++ std::discrete_distribution with the decoder's
+  // mt19937), all beams active from the first step, duplicates skipped only after it; sampling
+  // at temperature > 0 draws the same way; a timestamp within 10 frames (not 100) of the audio end
+  // completes a sequence, and a sequence that reached the token cap without failing is scored.
+  bool whisper_cpp = false;
   LogitFilterParams filter;         // temperature inside is set per attempt
 };
 
@@ -52,6 +65,7 @@ int DecodersNeeded(const DecodingParams& params);
 struct WindowResult {
   std::vector<Token> tokens;  // the accepted tokens (up to and including the last timestamp)
   std::vector<float> token_logprobs;
+  std::vector<TokenData> token_data;  // per token: p, plog, tid, pt, ptsum (times -1)
   float sum_logprob = 0.0f;
   float avg_logprob = 0.0f;
   float no_speech_prob = 0.0f;  // softmax of the first logits at <|nospeech|>
@@ -67,15 +81,27 @@ class WindowDecoder {
  public:
   WindowDecoder(const SpecialTokens& special, int n_text_ctx, const DecodingParams& params);
 
+  // Starts a new transcription: takes `params` (whose beam_size and best_of must equal the
+  // constructor's: the sizing depends on them) and re-seeds the samplers (decoder j with j, as
+  // whisper.cpp does per whisper_full). No allocation.
+  void Reset(const DecodingParams& params);
+
   // prompt: the full prompt ([prev, past..., sot, ...]); seek and seek_end in mel frames (10 ms)
   // of the window start and of the audio end. Errors: those of the backend.
   absl::Status Run(DecoderBackend& backend, const std::vector<Token>& prompt, int seek, int seek_end,
                    WindowResult* result);
 
  private:
+  // The most probable timestamp after the filters, and the timestamps' summed probability
+  // (whisper.cpp whisper_sample_token).
+  struct TsStats {
+    Token tid = -1;
+    float pt = 0.0f;
+    float ptsum = 0.0f;
+  };
   struct Sequence {
     std::vector<Token> tokens;
-    std::vector<float> logprobs;
+    std::vector<TokenData> data;  // parallel to tokens
     double sum_logprobs_all = 0.0;
     int result_len = 0;
     int seek_delta = 0;
@@ -92,13 +118,21 @@ class WindowDecoder {
     Token token;
     float logprob;
     double sum_logprobs_all;
+    TsStats ts;
   };
 
   absl::Status Attempt(DecoderBackend& backend, int n_prompt, float temperature, int seek, int seek_end);
-  void StepRules(Sequence& seq, Token token, float logprob, int i, int seek, int seek_end);
+  // One beam-search step the way whisper.cpp takes it (see DecodingParams::whisper_cpp).
+  void StepBeamWhisperCpp(DecoderBackend& backend, int width, int i, float temperature, int n_prompt, int seek,
+                          int seek_end, int* base);
+  void StepRules(Sequence& seq, Token token, float logprob, const TsStats& ts, int i, int seek, int seek_end);
+  TsStats ComputeTsStats() const;
   void Score(Sequence& seq) const;
   void FilterInto(const float* raw_logits, const Sequence& seq, float temperature);
   Token SampleFromLogprobs(std::mt19937& rng);
+  // std::discrete_distribution<int>(probs)(rng) of libstdc++, without its allocation: probs are
+  // whisper.cpp's floats expf(logprob) (0 for suppressed tokens).
+  Token SampleWhisperCpp(std::mt19937& rng);
   void TopK(int k, std::vector<Candidate>* out, int from, const Sequence& seq);
   bool SameTokens(const Sequence& a, Token ta, const Sequence& b, Token tb) const;
 
@@ -109,6 +143,7 @@ class WindowDecoder {
   std::vector<float> prompt_logits_;  // logits after the prompt pass, reused by every attempt
   std::vector<float> logprobs_;
   std::vector<double> probs_;
+  std::vector<double> cdf_;  // SampleWhisperCpp's cumulative probabilities
   std::vector<Sequence> seqs_;
   std::vector<Sequence> next_seqs_;
   std::vector<Candidate> candidates_;

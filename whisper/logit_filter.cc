@@ -13,6 +13,18 @@ void Suppress(float* logits, int begin, int end) {
   for (int i = std::max(begin, 0); i < end; ++i) logits[i] = kNegInf;
 }
 
+// whisper.cpp's float accumulation (whisper_compute_logprobs and the timestamp rule).
+float LogSumExpFloat(const float* x, int begin, int end) {
+  float mx = kNegInf;
+  for (int i = begin; i < end; ++i) mx = std::max(mx, x[i]);
+  if (mx == kNegInf) return kNegInf;
+  float sum = 0.0f;
+  for (int i = begin; i < end; ++i) {
+    if (x[i] > kNegInf) sum += std::exp(x[i] - mx);
+  }
+  return std::log(sum) + mx;
+}
+
 }  // namespace
 
 float LogSumExp(const float* x, int begin, int end) {
@@ -25,7 +37,8 @@ float LogSumExp(const float* x, int begin, int end) {
 }
 
 void ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const Token* tokens, int n_tokens,
-                       bool has_ts, int seek_delta, float* logits, float* logprobs) {
+                       bool has_ts, int seek_delta, float* logits, float* logprobs,
+                       const TokenData* token_data) {
   const int n_vocab = s.n_vocab;
   // 1. Temperature.
   if (p.temperature > 0.0f) {
@@ -40,6 +53,8 @@ void ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
   // 3. <|notimestamps|>, and every timestamp when timestamps are off.
   logits[s.not_] = kNegInf;
   if (p.no_timestamps) Suppress(logits, s.beg, n_vocab);
+  // 3b. A segment at its token cap must end with a timestamp.
+  if (!p.no_timestamps && p.max_text_tokens > 0 && n_tokens >= p.max_text_tokens) Suppress(logits, 0, s.eot);
   // 4. Task and control tokens never appear in the output; nor do language tokens (all 100 of
   // whisper.cpp's table, as it does, which on English-only models covers the unused slots).
   logits[s.sot] = kNegInf;
@@ -49,6 +64,8 @@ void ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
   logits[s.transcribe] = kNegInf;
   logits[s.prev] = kNegInf;
   Suppress(logits, s.sot + 1, std::min(s.sot + 1 + kMaxLanguages, s.translate));
+  // The caller's hook (whisper.cpp's logits_filter_callback), at whisper.cpp's place.
+  if (p.hook != nullptr) p.hook(p.hook_user, token_data, n_tokens, logits);
   // 5./6. User / non-speech suppression list.
   if (p.suppress != nullptr) {
     for (Token t : *p.suppress) {
@@ -77,10 +94,11 @@ void ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
   }
   // 10. Log-softmax; if the timestamps together are more likely than any single text token, a
   // timestamp must be sampled.
-  const float lse = LogSumExp(logits, 0, n_vocab);
+  const float lse = p.float_logsumexp ? LogSumExpFloat(logits, 0, n_vocab) : LogSumExp(logits, 0, n_vocab);
   for (int i = 0; i < n_vocab; ++i) logprobs[i] = logits[i] - lse;
   if (!p.no_timestamps) {
-    const float ts_logprob = LogSumExp(logprobs, s.beg, n_vocab);
+    const float ts_logprob =
+        p.float_logsumexp ? LogSumExpFloat(logprobs, s.beg, n_vocab) : LogSumExp(logprobs, s.beg, n_vocab);
     float max_text = kNegInf;
     for (int i = 0; i < s.beg; ++i) max_text = std::max(max_text, logprobs[i]);
     if (ts_logprob > max_text) {

@@ -17,17 +17,30 @@ struct LogitFilterParams {
   Token blank_token = 220;      // " " in GPT-2's vocabulary (what suppress_blank removes)
   bool no_timestamps = false;   // suppress every timestamp token
   float max_initial_ts = 1.0f;  // seconds: the first timestamp may be at most this
+  // > 0: once this many tokens are sampled, text is suppressed so a timestamp (or eot) follows
+  // (whisper.cpp's max_tokens rule, ggml-org/whisper.cpp#3798). Ignored with no_timestamps.
+  int max_text_tokens = 0;
+  // Log-softmax sums in float as whisper.cpp does (whisper_compute_logprobs), instead of double.
+  bool float_logsumexp = false;
   // Extra ids to suppress at every step (the non-speech symbol list of -sns, or a user list).
   const std::vector<Token>* suppress = nullptr;
+  // Called after steps 1-4 of ApplyLogitFilters (temperature, blank, control and language
+  // tokens) and before the suppression list and the timestamp rules, where whisper.cpp calls
+  // whisper_full_params.logits_filter_callback (whisper_process_logits). It sees the tokens
+  // sampled so far in this window and may change any of the n_vocab logits.
+  void (*hook)(void* user, const TokenData* tokens, int n_tokens, float* logits) = nullptr;
+  void* hook_user = nullptr;
 };
 
 // Filters `logits` (n_vocab floats, modified in place: suppressed entries become -inf) and writes
 // log-softmax values into `logprobs` (n_vocab floats). `tokens` are the tokens sampled so far in
 // this window (after the prompt), `n_tokens` of them. `seek_delta` is twice the last timestamp
 // index seen in this window (centiseconds), for the monotonic-timestamp rule; `has_ts` says
-// whether one was seen. No allocation.
+// whether one was seen. `token_data` (n_tokens entries, may be null) is what params.hook sees.
+// No allocation.
 void ApplyLogitFilters(const SpecialTokens& special, const LogitFilterParams& params, const Token* tokens,
-                       int n_tokens, bool has_ts, int seek_delta, float* logits, float* logprobs);
+                       int n_tokens, bool has_ts, int seek_delta, float* logits, float* logprobs,
+                       const TokenData* token_data = nullptr);
 
 // log(sum(exp(x[i]))) over [begin, end), stable (max subtracted). -inf when all are -inf.
 float LogSumExp(const float* x, int begin, int end);

@@ -113,6 +113,19 @@ absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::Load(const std::stri
   MappedFile file;
   absl::Status status = file.Open(path);
   if (!status.ok()) return status;
+  return LoadFromBuffer(file.data(), file.size(), path);
+}
+
+absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::LoadFromBuffer(const void* data, size_t size,
+                                                                           const std::string& path) {
+  if (data == nullptr && size > 0) return absl::InvalidArgumentError(absl::StrCat(path, ": NULL buffer"));
+  static const uint8_t kEmpty = 0;
+  struct Image {
+    const uint8_t* p;
+    size_t n;
+    const uint8_t* data() const { return p; }
+    size_t size() const { return n; }
+  } file{size == 0 ? &kEmpty : static_cast<const uint8_t*>(data), size};
   absl::StatusOr<ModelFileHeader> header = ParseModelFileHeader(file.data(), file.size(), path);
   if (!header.ok()) return header.status();
   absl::StatusOr<std::vector<TensorRecord>> records =

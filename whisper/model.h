@@ -85,6 +85,10 @@ class WhisperModel {
   // InvalidArgument otherwise, including the header-only file: "no tensors: ..."); Internal
   // when the weight buffer cannot be allocated.
   static absl::StatusOr<std::unique_ptr<WhisperModel>> Load(const std::string& path);
+  // The same from a file image in memory (`size` bytes at `data`, copied: the caller may free
+  // it after); `path` names it in messages and path(). Errors as Load's after the file is open.
+  static absl::StatusOr<std::unique_ptr<WhisperModel>> LoadFromBuffer(const void* data, size_t size,
+                                                                      const std::string& path);
 
   ~WhisperModel();
   WhisperModel(const WhisperModel&) = delete;

@@ -19,6 +19,24 @@ std::string LStrip(const std::string& s) {
 
 }  // namespace
 
+namespace {
+
+// Bytes still missing from the last UTF-8 character of `s` (0 when it ends on a boundary).
+int Utf8TrailingBytesNeeded(const std::string& s) {
+  int i = static_cast<int>(s.size()) - 1;
+  int cont = 0;
+  while (i >= 0 && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80 && cont < 3) {
+    --i;
+    ++cont;
+  }
+  if (i < 0) return 0;
+  const unsigned char lead = static_cast<unsigned char>(s[i]);
+  const int len = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  return len - 1 > cont ? len - 1 - cont : 0;
+}
+
+}  // namespace
+
 std::string FormatTimestamp(int64_t cs, bool comma) {
   int64_t ms = cs * 10;
   const int64_t hr = ms / 3600000;
@@ -98,8 +116,27 @@ std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& inf
                     {"offsets", {{"from", 10 * s.t0}, {"to", 10 * s.t1}}},
                     {"text", s.text}});
     if (token_text) {
+      // whisper-cli's full JSON: every token of the segment (timestamps included), with adjacent
+      // tokens merged while their bytes end inside a UTF-8 character (whisper.cpp #1798).
       json tokens = json::array();
-      for (Token t : s.tokens) tokens.push_back({{"text", token_text(t)}, {"id", t}});
+      for (size_t k = 0; k < s.tokens.size();) {
+        const TokenData& d = s.tokens[k];
+        std::string text = token_text(d.id);
+        int64_t t1 = d.t1;
+        for (++k; k < s.tokens.size() && Utf8TrailingBytesNeeded(text) > 0; ++k) {
+          text += token_text(s.tokens[k].id);
+          if (s.tokens[k].t1 > -1) t1 = s.tokens[k].t1;
+        }
+        json tok = {{"text", text}};
+        if (d.t0 > -1 && t1 > -1) {
+          tok["timestamps"] = {{"from", FormatTimestamp(d.t0, true)}, {"to", FormatTimestamp(t1, true)}};
+          tok["offsets"] = {{"from", 10 * d.t0}, {"to", 10 * t1}};
+        }
+        tok["id"] = d.id;
+        tok["p"] = d.p;
+        tok["t_dtw"] = d.t_dtw;
+        tokens.push_back(std::move(tok));
+      }
       list.back()["tokens"] = std::move(tokens);
     }
   }

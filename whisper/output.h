@@ -35,10 +35,9 @@ std::string FormatVtt(const std::vector<Segment>& segments);
 std::string FormatSrt(const std::vector<Segment>& segments, int offset_n = 0);
 std::string FormatLrc(const std::vector<Segment>& segments);
 std::string FormatCsv(const std::vector<Segment>& segments);
-// With token_text (whisper-cli -ojf), each segment also lists its text tokens as
-// "tokens": [{"text": token_text(id), "id": id}, ...] in decoding order. whisper.cpp's full JSON
-// also gives each token's times, probability "p" and "t_dtw"; Segment does not keep those, so
-// they are left out rather than invented.
+// With token_text (whisper-cli -ojf), each segment also lists its tokens as whisper-cli's full
+// JSON does: [{"text", "timestamps" and "offsets" (when token times are set), "id", "p",
+// "t_dtw"}, ...], adjacent tokens merged while they split a UTF-8 character.
 std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& info,
                        const std::function<const std::string&(Token)>& token_text = nullptr);
 

@@ -56,22 +56,48 @@ TEST(Output, JsonLayout) {
 
 TEST(Output, JsonFullListsEachSegmentsTokens) {
   std::vector<Segment> segs = TwoSegments();
-  segs[0].tokens = {843, 523};
-  segs[1].tokens = {3399};
+  auto tok = [](Token id, float p, int64_t t0, int64_t t1) {
+    TokenData d;
+    d.id = id;
+    d.p = p;
+    d.t0 = t0;
+    d.t1 = t1;
+    return d;
+  };
+  segs[0].tokens = {tok(843, 0.5f, 0, 20), tok(523, 0.25f, 20, 30)};
+  segs[1].tokens = {tok(3399, 0.75f, -1, -1)};
   const std::vector<std::string> vocab_text = {" And", " so", " Americans"};
   auto token_text = [&](Token t) -> const std::string& {
     return vocab_text[t == 843 ? 0 : t == 523 ? 1 : 2];
   };
   const std::string j = FormatJson(segs, JsonInfo(), token_text);
-  EXPECT_NE(j.find("\"tokens\": [\n\t\t\t\t{\n\t\t\t\t\t\"text\": \" And\",\n\t\t\t\t\t\"id\": 843\n\t\t\t\t},\n"
-                   "\t\t\t\t{\n\t\t\t\t\t\"text\": \" so\",\n\t\t\t\t\t\"id\": 523\n\t\t\t\t}\n\t\t\t]"),
+  // whisper-cli's full JSON per token: text, timestamps and offsets when times are set (0-20 cs =
+  // 0-200 ms), id, p, t_dtw.
+  EXPECT_NE(j.find("\"tokens\": [\n\t\t\t\t{\n\t\t\t\t\t\"text\": \" And\",\n\t\t\t\t\t\"timestamps\": {\n"
+                   "\t\t\t\t\t\t\"from\": \"00:00:00,000\",\n\t\t\t\t\t\t\"to\": \"00:00:00,200\"\n\t\t\t\t\t},\n"
+                   "\t\t\t\t\t\"offsets\": {\n\t\t\t\t\t\t\"from\": 0,\n\t\t\t\t\t\t\"to\": 200\n\t\t\t\t\t},\n"
+                   "\t\t\t\t\t\"id\": 843,\n\t\t\t\t\t\"p\": 0.5,\n\t\t\t\t\t\"t_dtw\": -1\n\t\t\t\t},"),
             std::string::npos)
       << j;
-  EXPECT_NE(j.find("\"text\": \" Americans\",\n\t\t\t\t\t\"id\": 3399"), std::string::npos) << j;
+  // No token times: no timestamps/offsets keys.
+  EXPECT_NE(j.find("\"text\": \" Americans\",\n\t\t\t\t\t\"id\": 3399,\n\t\t\t\t\t\"p\": 0.75"), std::string::npos)
+      << j;
   // Without token_text the layout is -oj's: no "tokens" key.
   EXPECT_EQ(FormatJson(segs, JsonInfo()).find("\"tokens\""), std::string::npos);
-  // The full file is the plain one plus the token lists.
-  EXPECT_GT(j.size(), FormatJson(segs, JsonInfo()).size());
+}
+
+TEST(Output, JsonFullMergesTokensThatSplitAUtf8Character) {
+  std::vector<Segment> segs(1);
+  segs[0].t1 = 100;
+  segs[0].text = " \xc3\xa9";
+  segs[0].tokens.resize(2);
+  segs[0].tokens[0].id = 1;  // " \xc3": an incomplete 2-byte character
+  segs[0].tokens[1].id = 2;  // "\xa9"
+  const std::vector<std::string> vocab_text = {"", " \xc3", "\xa9"};
+  auto token_text = [&](Token t) -> const std::string& { return vocab_text[t]; };
+  const std::string j = FormatJson(segs, JsonInfo(), token_text);
+  EXPECT_NE(j.find("\"text\": \" \xc3\xa9\",\n\t\t\t\t\t\"id\": 1,"), std::string::npos) << j;
+  EXPECT_EQ(j.find("\"id\": 2"), std::string::npos) << j;
 }
 
 TEST(Output, AtomicWriteAndErrors) {

@@ -4,38 +4,64 @@
 
 namespace whisper {
 
-int AppendSegments(const SpecialTokens& s, const std::vector<Token>& tokens, int64_t seek, int seek_delta,
-                   const std::function<const std::string&(Token)>& token_text, std::vector<Segment>* out) {
+Segment& SegmentList::Append() {
+  if (size_ == items_.size()) {
+    items_.emplace_back();
+    items_.back().text.reserve(kReserveTextBytes);
+    items_.back().tokens.reserve(kReserveTokens);
+  }
+  Segment& s = items_[size_++];
+  s.t0 = s.t1 = 0;
+  s.text.clear();
+  s.tokens.clear();
+  s.no_speech_prob = 0.0f;
+  s.speaker_turn_next = false;
+  return s;
+}
+
+int AppendSegments(const SpecialTokens& s, const std::vector<TokenData>& tokens, int64_t seek, int seek_delta,
+                   const std::function<const std::string&(Token)>& token_text, const SegmentOptions& options,
+                   float no_speech_prob, SegmentList* out) {
   const size_t before = out->size();
   if (tokens.empty()) return 0;
-  int64_t t0 = seek + (s.IsTimestamp(tokens.front()) ? 2 * (tokens.front() - s.beg) : 0);
-  Segment cur;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const Token t = tokens[i];
-    if (s.IsText(t)) {
-      cur.text += token_text(t);
-      cur.tokens.push_back(t);
-    }
-    if (t > s.beg) {  // a timestamp other than <|0.00|> may close a segment
+  const size_t n = tokens.size();
+  int64_t t0 = seek + (s.IsTimestamp(tokens.front().id) ? 2 * (tokens.front().id - s.beg) : 0);
+  size_t i0 = 0;  // first token of the current segment
+  // The text of the segment being built lives in `text` until the segment is emitted; it is a
+  // reused member of this function's caller's list only once emitted, so build it in place in a
+  // fresh element and drop the element when no text arrives.
+  Segment* cur = &out->Append();
+  auto add_text = [&](Token t) {
+    if (options.print_special || s.IsText(t)) cur->text += token_text(t);
+  };
+  auto emit = [&](int64_t a, int64_t b, size_t last) {
+    cur->t0 = a;
+    cur->t1 = b;
+    cur->no_speech_prob = no_speech_prob;
+    cur->tokens.assign(tokens.begin() + i0, tokens.begin() + last + 1);
+    cur = &out->Append();
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const Token t = tokens[i].id;
+    add_text(t);
+    if (t > s.beg && !options.single_segment) {  // a timestamp other than <|0.00|> closes text
       const int64_t t1 = seek + 2 * (t - s.beg);
-      if (!cur.text.empty()) {
-        cur.t0 = t0;
-        cur.t1 = t1;
-        out->push_back(std::move(cur));
-        cur = Segment();
-        // Skip the timestamps that follow; the last of them starts the next segment.
-        while (i + 1 < tokens.size() && tokens[i + 1] > s.beg) ++i;
-        t0 = seek + 2 * (tokens[i] - s.beg);
-      } else {
-        t0 = t1;  // consecutive timestamps advance the start
+      if (!cur->text.empty()) emit(t0, t1, i);
+      cur->text.clear();
+      t0 = t1;
+      // The timestamps that follow belong to no segment; the last of them starts the next one.
+      while (i + 1 < n && tokens[i + 1].id > s.beg) {
+        ++i;
+        if (options.print_special) cur->text += token_text(tokens[i].id);
+        t0 = seek + 2 * (tokens[i].id - s.beg);
       }
+      i0 = i + 1;
     }
   }
-  if (!cur.text.empty()) {
-    cur.t0 = t0;
-    cur.t1 = seek + seek_delta;
-    out->push_back(std::move(cur));
+  if (!cur->text.empty()) {
+    emit(t0, seek + seek_delta, n - 1);
   }
+  out->Truncate(out->size() - 1);  // the element `cur` points at was never emitted
   return static_cast<int>(out->size() - before);
 }
 
@@ -57,38 +83,48 @@ int Utf8Length(const std::string& s) {
   return n;
 }
 
-std::vector<Segment> WrapSegments(const std::vector<Segment>& segments, int max_len, bool split_on_word,
-                                  const std::function<const std::string&(Token)>& token_text) {
-  if (max_len <= 0) return segments;
-  std::vector<Segment> out;
-  for (const Segment& seg : segments) {
-    int total = 0;
-    for (Token t : seg.tokens) total += Utf8Length(token_text(t));
-    Segment cur;
-    cur.t0 = seg.t0;
-    int acc = 0;    // characters in `cur`
-    int before = 0;  // characters of `seg` before the current token
-    for (size_t i = 0; i < seg.tokens.size(); ++i) {
-      const std::string& txt = token_text(seg.tokens[i]);
-      const int len = Utf8Length(txt);
-      const bool boundary_ok = !split_on_word || (!txt.empty() && txt[0] == ' ');
-      if (acc + len > max_len && acc > 0 && boundary_ok) {
-        const int64_t t = total > 0 ? seg.t0 + (seg.t1 - seg.t0) * before / total : seg.t0;
-        cur.t1 = t;
-        out.push_back(std::move(cur));
-        cur = Segment();
-        cur.t0 = t;
-        acc = 0;
-      }
-      cur.text += txt;
-      cur.tokens.push_back(seg.tokens[i]);
-      acc += len;
-      before += len;
+int WrapLastSegment(const SpecialTokens& s, int max_len, bool split_on_word,
+                    const std::function<const std::string&(Token)>& token_text, SegmentList* list) {
+  if (max_len <= 0 || list->empty()) return 1;
+  int pieces = 1;
+  size_t i = 0;
+  int acc = 0;
+  std::string text;
+  while (i < (*list)[list->size() - 1].tokens.size()) {
+    Segment& seg = (*list)[list->size() - 1];
+    const TokenData tok = seg.tokens[i];
+    if (tok.id >= s.eot) {
+      ++i;
+      continue;
     }
-    cur.t1 = seg.t1;
-    if (!cur.tokens.empty() || out.empty() || out.back().t1 != seg.t1) out.push_back(std::move(cur));
+    const std::string& txt = token_text(tok.id);
+    const int len = Utf8Length(txt);
+    const bool boundary_ok = !split_on_word || (!txt.empty() && txt[0] == ' ');
+    if (acc + len > max_len && acc > 0 && boundary_ok) {
+      // seg becomes tokens [0, i); a new last segment takes [i, end) from tok.t0 to seg.t1.
+      Segment& next = list->Append();
+      Segment& head = (*list)[list->size() - 2];  // Append may have moved the elements
+      next.t0 = tok.t0;
+      next.t1 = head.t1;
+      next.no_speech_prob = head.no_speech_prob;
+      next.speaker_turn_next = head.speaker_turn_next;
+      next.tokens.assign(head.tokens.begin() + static_cast<std::ptrdiff_t>(i), head.tokens.end());
+      head.tokens.resize(i);
+      head.t1 = tok.t0;
+      head.speaker_turn_next = false;
+      head.text.swap(text);
+      text.clear();
+      acc = 0;
+      i = 0;
+      ++pieces;
+      continue;
+    }
+    acc += len;
+    text += txt;
+    ++i;
   }
-  return out;
+  (*list)[list->size() - 1].text.swap(text);
+  return pieces;
 }
 
 }  // namespace whisper

@@ -1,7 +1,10 @@
 // Segments from a window's tokens, and where the next window starts. Segment rules follow
-// whisper.cpp (src/whisper.cpp L7644-7781): a timestamp token after text closes a segment;
-// consecutive timestamps advance the start. The seek rule follows OpenAI's transcribe.py: a window
-// whose tokens end in "text, timestamp" (single timestamp ending) advances by the whole window,
+// whisper.cpp (src/whisper.cpp whisper_full_with_state, "output results through a user-provided
+// callback"): a timestamp token after text closes a segment; consecutive timestamps advance the
+// start; a segment's tokens are those from just after the previous segment's closing timestamps
+// through its own closing timestamp (so the first segment of a window starts with its opening
+// timestamp, <|0.00|> usually). The seek rule follows OpenAI's transcribe.py: a window whose
+// tokens end in "text, timestamp" (single timestamp ending) advances by the whole window,
 // otherwise seek moves to the last timestamp.
 #ifndef GGML_WHISPER_WHISPER_SEGMENTS_H_
 #define GGML_WHISPER_WHISPER_SEGMENTS_H_
@@ -19,27 +22,64 @@ struct Segment {
   int64_t t0 = 0;  // centiseconds from the start of the audio
   int64_t t1 = 0;  // centiseconds
   std::string text;  // UTF-8, as the tokens spell it (usually starts with a space)
-  std::vector<Token> tokens;
+  std::vector<TokenData> tokens;  // text tokens and the timestamp tokens among them (see above)
+  float no_speech_prob = 0.0f;    // of the window the segment came from
+  bool speaker_turn_next = false;  // tinydiarize: a speaker turn follows (always false here)
+};
+
+// An append-only list of segments whose elements keep their string and vector capacity across
+// Clear(). Each new element reserves kReserveTextBytes of text and kReserveTokens tokens (a
+// window decodes at most n_text_ctx / 2 tokens, 224 for every released model, and segments
+// are usually much shorter), so a transcription that yields no more segments than an earlier one
+// on the same list, none of them past those sizes, makes no heap allocation here.
+class SegmentList {
+ public:
+  static constexpr size_t kReserveTextBytes = 512;
+  static constexpr size_t kReserveTokens = 128;
+
+  void Clear() { size_ = 0; }
+  // A new, empty segment at the end (a reused element, cleared).
+  Segment& Append();
+  // Drops every segment from index n on (n <= size()).
+  void Truncate(size_t n) { size_ = n < size_ ? n : size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Segment& operator[](size_t i) { return items_[i]; }
+  const Segment& operator[](size_t i) const { return items_[i]; }
+  const Segment& back() const { return items_[size_ - 1]; }
+  std::vector<Segment> ToVector() const { return {items_.begin(), items_.begin() + size_}; }
+
+ private:
+  std::vector<Segment> items_;
+  size_t size_ = 0;
+};
+
+struct SegmentOptions {
+  bool print_special = false;   // special tokens' names are part of the text (whisper-cli -ps)
+  bool single_segment = false;  // timestamps do not split: one segment per window
 };
 
 // Appends the segments of one window's tokens to `out`. seek: window start (centiseconds = mel
 // frames); seek_delta: the window's last timestamp in centiseconds (for trailing text);
-// token_text maps a text token id to its bytes. Returns the number of segments added.
-int AppendSegments(const SpecialTokens& special, const std::vector<Token>& tokens, int64_t seek, int seek_delta,
-                   const std::function<const std::string&(Token)>& token_text, std::vector<Segment>* out);
+// token_text maps a token id to its bytes; no_speech_prob is stored in each segment. Returns
+// the number of segments added.
+int AppendSegments(const SpecialTokens& special, const std::vector<TokenData>& tokens, int64_t seek, int seek_delta,
+                   const std::function<const std::string&(Token)>& token_text, const SegmentOptions& options,
+                   float no_speech_prob, SegmentList* out);
 
 // Frames (10 ms) to advance after a window: the full window (min(3000, frames left)) on a single
 // timestamp ending or when there are no two consecutive timestamps; otherwise seek_delta.
 int SeekAdvance(const SpecialTokens& special, const std::vector<Token>& tokens, int seek_delta, int frames_left);
 
-// Splits segments longer than max_len UTF-8 characters (whisper-cli -ml, whisper.cpp
-// whisper_wrap_segment L6096): a new segment starts before the token that would pass max_len
-// (with split_on_word, only before a token that starts with a space). Token times are not
-// decoded: each token's start is interpolated within its segment in proportion to the characters
-// before it (whisper.cpp's token timestamps use the timestamp-token probabilities; this is the
-// interpolation it falls back to). max_len <= 0 returns the segments unchanged.
-std::vector<Segment> WrapSegments(const std::vector<Segment>& segments, int max_len, bool split_on_word,
-                                  const std::function<const std::string&(Token)>& token_text);
+// Splits the LAST segment of `list` so that no piece has more than max_len UTF-8 characters of
+// text (whisper.cpp whisper_wrap_segment, used for -ml with token timestamps): a new segment
+// starts before the text token that would pass max_len (with split_on_word, only before a token
+// whose text starts with a space), at that token's t0, so token times must be set (see
+// whisper/token_timestamps.h). Special tokens (>= eot) carry no text and never split. A token
+// alone longer than max_len stays whole. Returns the number of segments the last one became
+// (1 when unchanged, and for max_len <= 0).
+int WrapLastSegment(const SpecialTokens& special, int max_len, bool split_on_word,
+                    const std::function<const std::string&(Token)>& token_text, SegmentList* list);
 
 // Characters (UTF-8 code points) in `s`: bytes that are not continuation bytes.
 int Utf8Length(const std::string& s);

@@ -12,32 +12,87 @@ class SegmentsTest : public ::testing::Test {
  protected:
   SpecialTokens s = SpecialTokensForVocab(51864);
   std::map<Token, std::string> words = {{10, " And"}, {11, " so"}, {12, " my"}, {13, " friends"}};
-  std::function<const std::string&(Token)> text = [this](Token t) -> const std::string& { return words.at(t); };
+  std::function<const std::string&(Token)> text = [this](Token t) -> const std::string& {
+    auto it = words.find(t);
+    if (it != words.end()) return it->second;
+    static std::map<Token, std::string> names;
+    return names[t] = "[_TT_" + std::to_string(t - s.beg) + "]";
+  };
   Token Ts(double seconds) { return s.beg + static_cast<Token>(seconds / 0.02 + 0.5); }
+  static std::vector<TokenData> Data(const std::vector<Token>& ids) {
+    std::vector<TokenData> d(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) d[i].id = ids[i];
+    return d;
+  }
+  static std::vector<Token> Ids(const Segment& seg) {
+    std::vector<Token> ids;
+    for (const TokenData& t : seg.tokens) ids.push_back(t.id);
+    return ids;
+  }
 };
 
 TEST_F(SegmentsTest, OneSegmentFromTimestampPair) {
-  std::vector<Segment> out;
-  EXPECT_EQ(AppendSegments(s, {Ts(0), 10, 11, 12, Ts(11.0)}, 0, 1100, text, &out), 1);
+  SegmentList out;
+  EXPECT_EQ(AppendSegments(s, Data({Ts(0), 10, 11, 12, Ts(11.0)}), 0, 1100, text, {}, 0.25f, &out), 1);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].t0, 0);
   EXPECT_EQ(out[0].t1, 1100);
   EXPECT_EQ(out[0].text, " And so my");
+  EXPECT_FLOAT_EQ(out[0].no_speech_prob, 0.25f);
+  // whisper.cpp's layout: the opening and the closing timestamp belong to the segment.
+  EXPECT_EQ(Ids(out[0]), (std::vector<Token>{Ts(0), 10, 11, 12, Ts(11.0)}));
 }
 
 TEST_F(SegmentsTest, TwoSegmentsWithSeekOffsetAndTrailingText) {
-  std::vector<Segment> out;
+  SegmentList out;
   // ts(0.5) And so ts(2.0) ts(2.4) my ts(5.0) friends   (trailing text ends at seek + seek_delta)
-  AppendSegments(s, {Ts(0.5), 10, 11, Ts(2.0), Ts(2.4), 12, Ts(5.0), 13}, 3000, 600, text, &out);
+  AppendSegments(s, Data({Ts(0.5), 10, 11, Ts(2.0), Ts(2.4), 12, Ts(5.0), 13}), 3000, 600, text, {}, 0.0f, &out);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].t0, 3050);
   EXPECT_EQ(out[0].t1, 3200);
   EXPECT_EQ(out[0].text, " And so");
+  // A window opening at a timestamp other than <|0.00|> leaves it out (whisper.cpp: it closes
+  // an empty segment).
+  EXPECT_EQ(Ids(out[0]), (std::vector<Token>{10, 11, Ts(2.0)}));
   EXPECT_EQ(out[1].t0, 3240);
   EXPECT_EQ(out[1].t1, 3500);
+  // The skipped second timestamp of the pair belongs to no segment.
+  EXPECT_EQ(Ids(out[1]), (std::vector<Token>{12, Ts(5.0)}));
   EXPECT_EQ(out[2].t0, 3500);
   EXPECT_EQ(out[2].t1, 3600);
   EXPECT_EQ(out[2].text, " friends");
+  EXPECT_EQ(Ids(out[2]), (std::vector<Token>{13}));
+}
+
+TEST_F(SegmentsTest, SingleSegmentAndPrintSpecial) {
+  SegmentList out;
+  SegmentOptions one;
+  one.single_segment = true;
+  AppendSegments(s, Data({Ts(0.5), 10, 11, Ts(2.0), Ts(2.4), 12, Ts(5.0)}), 0, 3000, text, one, 0.0f, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].t0, 50);
+  EXPECT_EQ(out[0].t1, 3000);
+  EXPECT_EQ(out[0].text, " And so my");
+  SegmentOptions special;
+  special.print_special = true;
+  out.Clear();
+  AppendSegments(s, Data({Ts(0), 10, Ts(1.0)}), 0, 100, text, special, 0.0f, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].text, "[_TT_0] And[_TT_50]");
+}
+
+TEST_F(SegmentsTest, ListKeepsCapacityAcrossClear) {
+  SegmentList out;
+  AppendSegments(s, Data({Ts(0), 10, 11, 12, Ts(11.0)}), 0, 1100, text, {}, 0.0f, &out);
+  const char* text_buffer = out[0].text.data();
+  const TokenData* token_buffer = out[0].tokens.data();
+  out.Clear();
+  EXPECT_TRUE(out.empty());
+  AppendSegments(s, Data({Ts(0), 11, Ts(3.0)}), 0, 300, text, {}, 0.0f, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].text, " so");
+  EXPECT_EQ(out[0].text.data(), text_buffer);  // the same storage, reused
+  EXPECT_EQ(out[0].tokens.data(), token_buffer);
 }
 
 TEST_F(SegmentsTest, SeekAdvance) {
@@ -52,38 +107,48 @@ TEST_F(SegmentsTest, SeekAdvance) {
   EXPECT_EQ(SeekAdvance(s, {}, 0, 6000), 3000);
 }
 
-TEST_F(SegmentsTest, WrapSplitsByCharactersWithInterpolatedTimes) {
-  Segment seg;
+// whisper.cpp whisper_wrap_segment: split before the text token that passes max_len, at that
+// token's t0; timestamps carry no text.
+TEST_F(SegmentsTest, WrapSplitsByCharactersAtTokenTimes) {
+  SegmentList list;
+  Segment& seg = list.Append();
   seg.t0 = 100;
   seg.t1 = 300;
-  seg.tokens = {10, 11, 12, 13};  // " And"(4) " so"(3) " my"(3) " friends"(8): 18 characters
+  // <|1.00|> " And"(4) " so"(3) " my"(3) " friends"(8) <|3.00|>: 18 characters
+  seg.tokens = Data({Ts(1.0), 10, 11, 12, 13, Ts(3.0)});
+  const int64_t t0s[] = {100, 100, 140, 170, 200, 300};
+  for (size_t i = 0; i < seg.tokens.size(); ++i) seg.tokens[i].t0 = t0s[i];
   seg.text = " And so my friends";
-  const auto out = WrapSegments({seg}, 8, false, text);
-  ASSERT_EQ(out.size(), 3u);
-  EXPECT_EQ(out[0].text, " And so");
-  EXPECT_EQ(out[1].text, " my");
-  EXPECT_EQ(out[2].text, " friends");
-  EXPECT_EQ(out[0].t0, 100);
-  EXPECT_EQ(out[0].t1, 100 + 200 * 7 / 18);
-  EXPECT_EQ(out[1].t0, out[0].t1);
-  EXPECT_EQ(out[1].t1, 100 + 200 * 10 / 18);
-  EXPECT_EQ(out[2].t1, 300);
-  // max_len 1 gives one token per segment; 0 leaves the segment alone.
-  EXPECT_EQ(WrapSegments({seg}, 1, false, text).size(), 4u);
-  EXPECT_EQ(WrapSegments({seg}, 0, false, text).size(), 1u);
+  EXPECT_EQ(WrapLastSegment(s, 8, false, text, &list), 3);
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[0].text, " And so");
+  EXPECT_EQ(list[1].text, " my");
+  EXPECT_EQ(list[2].text, " friends");
+  EXPECT_EQ(list[0].t0, 100);
+  EXPECT_EQ(list[0].t1, 170);  // " my" starts at 170
+  EXPECT_EQ(list[1].t0, 170);
+  EXPECT_EQ(list[1].t1, 200);
+  EXPECT_EQ(list[2].t0, 200);
+  EXPECT_EQ(list[2].t1, 300);
+  EXPECT_EQ(Ids(list[0]), (std::vector<Token>{Ts(1.0), 10, 11}));
+  EXPECT_EQ(Ids(list[2]), (std::vector<Token>{13, Ts(3.0)}));
   EXPECT_EQ(Utf8Length("h\xc3\xa9llo"), 5);
 }
 
-TEST_F(SegmentsTest, WrapOnWordsOnlySplitsBeforeASpace) {
+TEST_F(SegmentsTest, WrapLimits) {
   words[20] = "fri";
   words[21] = "ends";
-  Segment seg;
-  seg.t0 = 0;
-  seg.t1 = 100;
-  seg.tokens = {10, 20, 21};  // " And" "fri" "ends"
-  seg.text = " Andfriends";
-  EXPECT_EQ(WrapSegments({seg}, 4, true, text).size(), 1u);  // no token starts with a space
-  EXPECT_EQ(WrapSegments({seg}, 4, false, text).size(), 3u);
+  auto one = [&](const std::vector<Token>& ids, int max_len, bool on_word) {
+    SegmentList list;
+    Segment& seg = list.Append();
+    seg.t1 = 100;
+    seg.tokens = Data(ids);
+    return WrapLastSegment(s, max_len, on_word, text, &list);
+  };
+  EXPECT_EQ(one({10, 20, 21}, 4, true), 1);   // no later token starts with a space
+  EXPECT_EQ(one({10, 20, 21}, 4, false), 3);
+  EXPECT_EQ(one({10, 11, 12, 13}, 1, false), 4);  // one token per segment
+  EXPECT_EQ(one({10, 11, 12, 13}, 0, false), 1);  // 0: unchanged
 }
 
 }  // namespace

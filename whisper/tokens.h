@@ -35,6 +35,27 @@ struct SpecialTokens {
   Token Language(int lang_id) const { return sot + 1 + lang_id; }
 };
 
+// One decoded token with its probabilities and times: the layout and meaning of whisper.cpp's
+// whisper_token_data (include/whisper.h), so whisper/whisper.cc hands these out unchanged.
+//   p, plog: probability and natural-log probability of `id` after the logit filters;
+//   tid: the most probable timestamp token at that step (= id when id is a timestamp);
+//   pt: that timestamp's probability divided by ptsum (= p when id is a timestamp);
+//   ptsum: the summed probability of all timestamp tokens at that step;
+//   t0, t1: token times in centiseconds (-1 until token timestamps are computed);
+//   t_dtw: DTW time in centiseconds (-1: not computed); vlen: voice length heuristic.
+struct TokenData {
+  Token id = 0;
+  Token tid = -1;
+  float p = 0.0f;
+  float plog = 0.0f;
+  float pt = 0.0f;
+  float ptsum = 0.0f;
+  int64_t t0 = -1;
+  int64_t t1 = -1;
+  int64_t t_dtw = -1;
+  float vlen = 0.0f;
+};
+
 // The special ids for a vocabulary of n_vocab entries (51864 .en, 51865 multilingual, 51866
 // large-v3). n_vocab below 51864 yields the English-only layout.
 inline SpecialTokens SpecialTokensForVocab(int n_vocab) {

@@ -1,23 +1,36 @@
 #include "whisper/transcribe.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
 namespace whisper {
 namespace {
 
-// whisper.cpp stops when less than 1 s (100 frames) of audio is left.
+// No window starts with less than 1 s (100 frames) of audio left (whisper.cpp 1.8.5 uses its
+// delta_min, 10 frames, in its own rules: kMinFramesLeftWhisperCpp).
 constexpr int kMinFramesLeft = 100;
+constexpr int kMinFramesLeftWhisperCpp = 10;
 // whisper.cpp clears the past prompt when less than 5 s (500 frames) remain.
 constexpr int kClearPastFrames = 500;
 
 }  // namespace
 
-absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int n_text_ctx,
-                        const std::function<const std::string&(Token)>& token_text, const float* mel,
-                        int n_frames_mel, int n_frames_audio, const TranscribeParams& params,
-                        std::vector<Segment>* segments, TranscribeStats* stats) {
+Transcriber::Transcriber(const SpecialTokens& special, int n_text_ctx,
+                         std::function<const std::string&(Token)> token_text)
+    : special_(special), n_text_ctx_(n_text_ctx), token_text_(std::move(token_text)) {
+  past0_.reserve(n_text_ctx);
+  past_.reserve(2 * n_text_ctx);
+  prompt_.reserve(n_text_ctx);
+}
+
+absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_frames_mel, int n_frames_audio,
+                              const TranscribeParams& params, SegmentList* segments, TranscribeStats* stats) {
+  segments->Clear();
+  *stats = TranscribeStats();
   if (params.offset_ms < 0 || params.duration_ms < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("transcribe: offset ", params.offset_ms, " ms and duration ", params.duration_ms,
@@ -31,88 +44,159 @@ absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int
                                                    " ms is past the end of the audio (", n_frames_audio * 10,
                                                    " ms)"));
   }
-
-  WindowDecoder decoder(special, n_text_ctx, params.decoding);
-  WindowResult result;
-  std::vector<Token> past(params.initial_prompt);
-  std::vector<Token> prompt;
-  const size_t max_past = static_cast<size_t>(n_text_ctx / 2 - 1);
-  prompt.reserve(n_text_ctx);
-  past.reserve(n_text_ctx + max_past);
-  *stats = TranscribeStats();
-
-  int seek = seek_start;
-  while (seek + kMinFramesLeft < seek_end) {
-    if (params.progress) {
-      params.progress(static_cast<int>(100LL * (seek - seek_start) / std::max(1, seek_end - seek_start)));
+  if (params.n_initial_prompt < 0 || (params.n_initial_prompt > 0 && params.initial_prompt == nullptr)) {
+    return absl::InvalidArgumentError(absl::StrCat("transcribe: initial prompt of ", params.n_initial_prompt,
+                                                   " tokens with no data"));
+  }
+  for (int i = 0; i < params.n_initial_prompt; ++i) {
+    if (params.initial_prompt[i] < 0 || params.initial_prompt[i] >= special_.n_vocab) {
+      return absl::InvalidArgumentError(absl::StrCat("transcribe: initial prompt token ", i, " is ",
+                                                     params.initial_prompt[i], ", not in [0, n_vocab ",
+                                                     special_.n_vocab, ")"));
     }
+  }
+  const DecodingParams& dp = params.decoding;
+  if (decoder_ == nullptr || decoder_beam_size_ != dp.beam_size || decoder_best_of_ != dp.best_of) {
+    decoder_ = std::make_unique<WindowDecoder>(special_, n_text_ctx_, dp);
+    decoder_beam_size_ = dp.beam_size;
+    decoder_best_of_ = dp.best_of;
+  }
+  decoder_->Reset(dp);
+
+  // Past text budget: whisper.cpp's min(n_max_text_ctx, n_text_ctx / 2) including <|startofprev|>.
+  const int max_prompt_ctx = std::min(params.max_text_ctx, n_text_ctx_ / 2);
+  const size_t max_past = static_cast<size_t>(std::max(0, max_prompt_ctx - 1));
+  past0_.clear();
+  past_.clear();
+  if (params.n_initial_prompt > 0) {
+    const size_t n = static_cast<size_t>(params.n_initial_prompt);
+    if (params.carry_initial_prompt) {
+      const size_t keep = std::min(n, std::max<size_t>(1, max_past));
+      past0_.assign(params.initial_prompt + (n - keep), params.initial_prompt + n);
+    } else {
+      past_.assign(params.initial_prompt, params.initial_prompt + n);
+    }
+  }
+  const TranscribeHooks& hooks = params.hooks;
+  int last_progress = -1;
+  auto report = [&](int pct) {
+    pct = std::max(last_progress, std::min(100, std::max(0, pct)));
+    if (hooks.progress != nullptr && pct != last_progress) hooks.progress(hooks.user, pct);
+    last_progress = pct;
+  };
+
+  const bool wcpp = dp.whisper_cpp;
+  const int min_frames_left = wcpp ? kMinFramesLeftWhisperCpp : kMinFramesLeft;
+  int seek = seek_start;
+  while (seek + min_frames_left < seek_end) {
+    report(static_cast<int>(100LL * (seek - seek_start) / std::max(1, seek_end - seek_start)));
+    if (hooks.encoder_begin != nullptr && !hooks.encoder_begin(hooks.user)) break;
     // Frames past seek_end (the audio's end, or the end of -d) are 0.0 in the window, so
     // nothing after the requested clip is heard (OpenAI's clip_timestamps cut the mel the same way).
-    absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx, seek_end);
+    absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx, wcpp ? n_frames_mel : seek_end);
     if (!st.ok()) return st;
 
-    if (seek_end - seek < kClearPastFrames) past.clear();
-    prompt.clear();
-    if (!past.empty()) {
-      prompt.push_back(special.prev);
-      const size_t n = std::min(past.size(), max_past);
-      prompt.insert(prompt.end(), past.end() - n, past.end());
+    if (seek > seek_start && (wcpp ? seek_end - seek <= kClearPastFrames : seek_end - seek < kClearPastFrames)) {
+      past0_.clear();
+      past_.clear();
     }
-    prompt.push_back(special.sot);
-    if (special.multilingual) {
-      prompt.push_back(special.Language(params.language_id));
-      prompt.push_back(params.translate ? special.translate : special.transcribe);
+    prompt_.clear();
+    if (max_past > 0 && (!past0_.empty() || !past_.empty())) {
+      prompt_.push_back(special_.prev);
+      prompt_.insert(prompt_.end(), past0_.begin(), past0_.end());
+      const size_t room = max_past > past0_.size() ? max_past - past0_.size() : 0;
+      const size_t n = std::min(past_.size(), room);
+      prompt_.insert(prompt_.end(), past_.end() - n, past_.end());
     }
-    if (params.decoding.filter.no_timestamps) prompt.push_back(special.not_);
+    prompt_.push_back(special_.sot);
+    if (special_.multilingual) {
+      prompt_.push_back(special_.Language(params.language_id));
+      prompt_.push_back(params.translate ? special_.translate : special_.transcribe);
+    }
+    if (dp.filter.no_timestamps) prompt_.push_back(special_.not_);
 
-    st = decoder.Run(backend, prompt, seek, seek_end, &result);
+    st = decoder_->Run(backend, prompt_, seek, seek_end, &result_);
     if (!st.ok()) return st;
     stats->n_windows++;
-    stats->n_fallbacks += result.n_fallbacks;
+    stats->n_fallbacks += result_.n_fallbacks;
 
-    const int advance = SeekAdvance(special, result.tokens, result.seek_delta, seek_end - seek);
-    const bool no_speech = result.no_speech_prob > params.decoding.no_speech_thold &&
-                           result.avg_logprob < params.decoding.logprob_thold;
+    const int advance = SeekAdvance(special_, result_.tokens, result_.seek_delta, seek_end - seek);
+    const bool no_speech = result_.no_speech_prob > dp.no_speech_thold && result_.avg_logprob < dp.logprob_thold;
     if (no_speech) {
       stats->n_no_speech++;
     } else {
-      const size_t before = segments->size();
-      AppendSegments(special, result.tokens, seek, result.seek_delta, token_text, segments);
+      window_segments_.Clear();
+      AppendSegments(special_, result_.token_data, seek, result_.seek_delta, token_text_, params.segments,
+                     result_.no_speech_prob, &window_segments_);
       // Clamp to the audio: a timestamp may name a time past the end of short audio.
       int64_t end_cs = params.audio_duration_cs > 0 ? params.audio_duration_cs : seek_end;
       if (params.duration_ms > 0) end_cs = std::min<int64_t>(end_cs, seek_end);
-      for (size_t i = before; i < segments->size(); ++i) {
-        Segment& s = (*segments)[i];
-        s.t1 = std::min<int64_t>(s.t1, end_cs);
-        s.t0 = std::min<int64_t>(s.t0, s.t1);
-        if (params.on_segment) params.on_segment(s);
+      if (wcpp) end_cs = INT64_MAX;  // whisper.cpp does not clamp
+      // Each segment is appended, timed and split while it is the list's last, as whisper.cpp
+      // does (the copies reuse the list's capacity).
+      for (size_t k = 0; k < window_segments_.size(); ++k) {
+        const Segment& w = window_segments_[k];
+        Segment& s = segments->Append();
+        s.t1 = std::min<int64_t>(w.t1, end_cs);
+        s.t0 = std::min<int64_t>(w.t0, s.t1);
+        s.text.assign(w.text);
+        s.tokens.assign(w.tokens.begin(), w.tokens.end());
+        s.no_speech_prob = w.no_speech_prob;
+        s.speaker_turn_next = w.speaker_turn_next;
+        int pieces = 1;
+        if (params.token_timestamps != nullptr) {
+          params.token_timestamps->Compute(special_, token_text_, params.thold_pt, params.thold_ptsum, &s);
+          pieces = WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_, segments);
+        }
+        // One call per decoded segment (n_new > 1 when -ml split it), as whisper.cpp calls
+        // new_segment_callback.
+        if (hooks.new_segments != nullptr) hooks.new_segments(hooks.user, pieces);
       }
-      if (params.condition_on_previous_text && result.temperature < 0.5f) {
-        past.insert(past.end(), result.tokens.begin(), result.tokens.end());
-        if (past.size() > max_past) past.erase(past.begin(), past.end() - max_past);
+      if (params.condition_on_previous_text && result_.temperature < 0.5f) {
+        past_.insert(past_.end(), result_.tokens.begin(), result_.tokens.end());
+        if (past_.size() > max_past) past_.erase(past_.begin(), past_.end() - max_past);
       } else {
-        past.clear();
+        past_.clear();
       }
     }
     seek += advance;
   }
-  if (params.progress) params.progress(100);
+  report(100);
   return absl::OkStatus();
 }
 
+absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int n_text_ctx,
+                        const std::function<const std::string&(Token)>& token_text, const float* mel,
+                        int n_frames_mel, int n_frames_audio, const TranscribeParams& params,
+                        std::vector<Segment>* segments, TranscribeStats* stats) {
+  Transcriber t(special, n_text_ctx, token_text);
+  SegmentList list;
+  absl::Status st = t.Run(backend, mel, n_frames_mel, n_frames_audio, params, &list, stats);
+  *segments = list.ToVector();
+  return st;
+}
+
 absl::StatusOr<int> DetectLanguage(ModelBackend& backend, const SpecialTokens& special, const float* mel,
-                                   int n_frames_mel, int n_frames_audio) {
+                                   int n_frames_mel, int n_frames_audio, int seek, float* probs) {
   if (!special.multilingual || special.num_languages <= 0) {
     return absl::FailedPreconditionError("language detection needs a multilingual model");
   }
-  absl::Status st = backend.Encode(mel, n_frames_mel, 0, 0, n_frames_audio);
+  absl::Status st = backend.Encode(mel, n_frames_mel, seek, 0, n_frames_audio);
   if (!st.ok()) return st;
   st = backend.Decode(0, &special.sot, 1, 0);
   if (!st.ok()) return st;
   const float* logits = backend.logits(0);
+  const int n = std::min(special.num_languages, kMaxLanguages);
   int best = 0;
-  for (int i = 1; i < std::min(special.num_languages, kMaxLanguages); ++i) {
+  for (int i = 1; i < n; ++i) {
     if (logits[special.Language(i)] > logits[special.Language(best)]) best = i;
+  }
+  if (probs != nullptr) {
+    std::fill(probs, probs + kMaxLanguages, 0.0f);
+    const double mx = logits[special.Language(best)];
+    double sum = 0.0;
+    for (int i = 0; i < n; ++i) sum += std::exp(logits[special.Language(i)] - mx);
+    for (int i = 0; i < n; ++i) probs[i] = static_cast<float>(std::exp(logits[special.Language(i)] - mx) / sum);
   }
   return best;
 }

@@ -1,10 +1,19 @@
 // The window loop of a transcription: encode the 30 s window at `seek`, decode it with fallback,
 // cut segments, move `seek` on, and carry the text as the next window's prompt (whisper.cpp
 // whisper_full_with_state; OpenAI transcribe.py for condition_on_previous_text).
+//
+// Two rule sets (decoding.whisper_cpp). OpenAI's (transcribe.py, as faster-whisper): the window
+// after the audio's last frame is 0.0 (pad_or_trim); no window starts with less than 1 s left;
+// segments end no later than the audio. whisper.cpp's (whisper_full_with_state): the window keeps
+// the log-mel of the 30 s of zero padding after the audio; windows start while 100 ms are left;
+// no clamp; the past prompt is dropped when at most 5 s remain. In both, the previous text is
+// dropped from the prompt after a window decoded at temperature >= 0.5 (OpenAI's rule; whisper.cpp
+// instead leaves it out of any attempt at such a temperature).
 #ifndef GGML_WHISPER_WHISPER_TRANSCRIBE_H_
 #define GGML_WHISPER_WHISPER_TRANSCRIBE_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "whisper/decoding.h"
 #include "whisper/segments.h"
+#include "whisper/token_timestamps.h"
 #include "whisper/tokens.h"
 
 namespace whisper {
@@ -25,22 +35,51 @@ class ModelBackend : public DecoderBackend {
   virtual absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx, int n_frames_valid) = 0;
 };
 
+// Callbacks of a transcription, as plain function pointers and one user pointer so that a C API
+// can pass its own without allocating. Each may be null.
+struct TranscribeHooks {
+  void* user = nullptr;
+  // Before each window's encoder run; false stops the transcription there (not an error: the
+  // segments so far stand), as whisper.cpp's encoder_begin_callback.
+  bool (*encoder_begin)(void* user) = nullptr;
+  // Progress in percent, non-decreasing in [0, 100]: at the start of each window and 100 at the
+  // end.
+  void (*progress)(void* user, int percent) = nullptr;
+  // After each decoded segment (with its token times and -ml splits): the last n_new segments of
+  // the list are new.
+  void (*new_segments)(void* user, int n_new) = nullptr;
+};
+
 struct TranscribeParams {
   DecodingParams decoding;
   int offset_ms = 0;                     // start of the audio to transcribe
   int duration_ms = 0;                   // 0 = to the end
   int audio_ctx = 0;                     // 0 = n_audio_ctx
   bool condition_on_previous_text = true;
+  // whisper_full_params.n_max_text_ctx: at most min(this, n_text_ctx / 2) - 1 past tokens in a
+  // prompt; 0: none.
+  int max_text_ctx = 16384;
   int language_id = 0;                   // whisper.cpp id (0 = en); multilingual models only
   bool translate = false;                // multilingual models only
-  std::vector<Token> initial_prompt;     // --prompt, tokenized
+  // --prompt, tokenized (not owned; must outlive Run).
+  const Token* initial_prompt = nullptr;
+  int n_initial_prompt = 0;
+  // whisper.cpp carry_initial_prompt: the initial prompt opens every window's prompt (ahead of
+  // the previous text) instead of only the first.
+  bool carry_initial_prompt = false;
   // Segment ends are clamped to this many centiseconds (the audio's duration; a timestamp token
   // may name a time past the end of short audio). 0: clamp to the decoding end frame.
   int64_t audio_duration_cs = 0;
-  // Called after each window with the progress in percent; may be empty.
-  std::function<void(int)> progress;
-  // Called for each new segment as it is produced; may be empty.
-  std::function<void(const Segment&)> on_segment;
+  SegmentOptions segments;
+  // Token-level timestamps (whisper.cpp token_timestamps): when set (Begin already called on the
+  // audio), every new segment's tokens get times, then segments longer than max_len characters
+  // are split (whisper.cpp max_len / split_on_word).
+  TokenTimestamps* token_timestamps = nullptr;
+  float thold_pt = 0.01f;
+  float thold_ptsum = 0.01f;
+  int max_len = 0;
+  bool split_on_word = false;
+  TranscribeHooks hooks;
 };
 
 struct TranscribeStats {
@@ -49,20 +88,49 @@ struct TranscribeStats {
   int n_no_speech = 0;  // windows skipped as silence
 };
 
-// Transcribes frames [offset, offset + duration) of `mel` (n_frames_audio frames of real audio,
-// possibly followed by padding up to n_frames_mel; use n_samples / 160, OpenAI's content_frames). Segments' times are centiseconds from the
-// start of the audio. Errors: an invalid offset/duration, or the backend's.
+// Runs transcriptions with all per-window memory kept between runs: after a first Run, a second
+// one with the same decoding shape (beam_size, best_of) whose segments fit the capacity the
+// first left behind makes no heap allocation.
+class Transcriber {
+ public:
+  // token_text maps any token id to its bytes; it must outlive the Transcriber.
+  Transcriber(const SpecialTokens& special, int n_text_ctx, std::function<const std::string&(Token)> token_text);
+
+  // Transcribes frames [offset, offset + duration) of `mel` (n_frames_audio frames of real
+  // audio, possibly followed by padding up to n_frames_mel; use n_samples / 160, OpenAI's
+  // content_frames) into `segments` (cleared first). Times are centiseconds from the start of the
+  // audio. Errors: InvalidArgument for a negative offset/duration, an offset past the audio, a
+  // prompt that does not fit n_text_ctx; the backend's errors (e.g. Cancelled from an abort).
+  absl::Status Run(ModelBackend& backend, const float* mel, int n_frames_mel, int n_frames_audio,
+                   const TranscribeParams& params, SegmentList* segments, TranscribeStats* stats);
+
+ private:
+  SpecialTokens special_;
+  int n_text_ctx_;
+  std::function<const std::string&(Token)> token_text_;
+  std::unique_ptr<WindowDecoder> decoder_;
+  int decoder_beam_size_ = -1;
+  int decoder_best_of_ = -1;
+  WindowResult result_;
+  SegmentList window_segments_;  // one window's segments before they join the output
+  std::vector<Token> past0_;  // the carried initial prompt
+  std::vector<Token> past_;   // previous text
+  std::vector<Token> prompt_;
+};
+
+// One-shot form of Transcriber::Run into a vector (tests, tools).
 absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int n_text_ctx,
                         const std::function<const std::string&(Token)>& token_text, const float* mel,
                         int n_frames_mel, int n_frames_audio, const TranscribeParams& params,
                         std::vector<Segment>* segments, TranscribeStats* stats);
 
-// Language detection (whisper.cpp whisper_lang_auto_detect, L4047-4120): encodes the window at
-// frame 0, decodes [sot] on decoder 0 and returns the whisper.cpp language id (0 = en) whose
-// token has the largest logit among the model's num_languages. Errors: FailedPrecondition for an
-// English-only model; the backend's errors.
+// Language detection (whisper.cpp whisper_lang_auto_detect_with_state): encodes the window at
+// frame `seek`, decodes [sot] on decoder 0 and softmaxes the logits of the model's language
+// tokens (ids [0, min(num_languages, 100))). Writes probs[id] for those ids into `probs` (may be
+// null; else kMaxLanguages floats, the rest 0) and returns the most probable id (0 = en).
+// Errors: FailedPrecondition for an English-only model; the backend's errors.
 absl::StatusOr<int> DetectLanguage(ModelBackend& backend, const SpecialTokens& special, const float* mel,
-                                   int n_frames_mel, int n_frames_audio);
+                                   int n_frames_mel, int n_frames_audio, int seek = 0, float* probs = nullptr);
 
 }  // namespace whisper
 

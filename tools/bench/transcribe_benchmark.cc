@@ -7,13 +7,13 @@
 //                    447-position self-attention KV cache and the 1500-position cross K/V
 //   TranscribeJfk    the whole of jfk.wav (11 s) as whisper-cli transcribes it: log-mel, the window
 //                    loop, timestamps, temperature fallback; greedy (-bs 1) and beam search 5
-//                    (whisper-cli's default). Audio decoding and model loading are outside the
-//                    loop.
-// Inputs: jfk.wav from the shared data folder ($GGML_WHISPER_SHARED/data, or ../shared/data
-// beside the checkout, or /work/shared/data); models/ggml-tiny.en.bin (F16, required), and
-// models/ggml-tiny.en-q5_0.bin and models/ggml-tiny.en-q8_0.bin when present
-// (tools/bench/run_all.sh makes them with //tools:quantize). $GGML_WHISPER_MODELS overrides the
-// models folder.
+//                    (whisper-cli's default), through whisper_full as the CLI calls it. Audio
+//                    decoding and model loading are outside the loop.
+// Inputs, found by testdata/paths.h: jfk.wav from the shared data folder
+// ($GGML_WHISPER_SHARED/data, else ../shared/data beside the checkout); models/ggml-tiny.en.bin
+// (F16, required), and models/ggml-tiny.en-q5_0.bin and models/ggml-tiny.en-q8_0.bin when
+// present (tools/bench/run_all.sh makes them with //tools:quantize). $GGML_WHISPER_MODELS
+// overrides the models folder.
 // The benchmark context records simd_target (the Highway target the kernels dispatch to, which
 // GGML_CPU_TARGET can cap) and the models found.
 //
@@ -26,7 +26,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
@@ -40,7 +39,8 @@
 #include "whisper/mel.h"
 #include "whisper/model.h"
 #include "whisper/state.h"
-#include "whisper/transcribe.h"
+#include "whisper/whisper.h"
+#include "whisper/whisper_impl.h"
 
 namespace whisper {
 namespace {
@@ -56,52 +56,10 @@ constexpr ModelFile kModels[] = {
     {"Q8_0", "ggml-tiny.en-q8_0.bin"},
 };
 
-// $GGML_WHISPER_MODELS, else (under `bazel run`) $BUILD_WORKSPACE_DIRECTORY/models, else the
-// models/ folder testdata/paths.h finds from a test's runfiles.
-std::string ModelPath(const std::string& name) {
-  const char* models = std::getenv("GGML_WHISPER_MODELS");
-  const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  if ((models == nullptr || *models == '\0') && ws != nullptr && *ws != '\0') {
-    return std::string(ws) + "/models/" + name;
-  }
-  return testdata::ModelPath(name);
-}
-
 bool Exists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
-
-// jfk.wav: $GGML_WHISPER_SHARED/data, else (under `bazel run`) the workspace's sibling shared/,
-// else testdata/paths.h's choice.
-std::string JfkPath() {
-  const char* shared = std::getenv("GGML_WHISPER_SHARED");
-  const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  if ((shared == nullptr || *shared == '\0') && ws != nullptr && *ws != '\0') {
-    const std::string p = std::string(ws) + "/../shared/data/jfk.wav";
-    if (Exists(p)) return p;
-  }
-  return testdata::SharedData("jfk.wav");
-}
-
-// Drives a WhisperState from the window loop (as whisper/cli.cc does).
-class StateBackend : public ModelBackend {
- public:
-  explicit StateBackend(WhisperState* state) : state_(state) {}
-  absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx,
-                      int n_frames_valid) override {
-    return state_->Encode(mel, n_frames, seek, audio_ctx, n_frames_valid);
-  }
-  absl::Status Decode(int d, const Token* tokens, int n, int n_past) override {
-    return state_->Decode(d, tokens, n, n_past);
-  }
-  const float* logits(int d) const override { return state_->logits(d); }
-  void CopyKv(int src, int dst, int n) override { state_->CopyKv(src, dst, n); }
-  int n_decoders() const override { return state_->n_decoders(); }
-
- private:
-  WhisperState* state_;
-};
 
 void BM_LogMel30s(benchmark::State& bench, const WhisperModel* model) {
   const int n_threads = static_cast<int>(bench.range(0));
@@ -156,49 +114,47 @@ void BM_DecodeStepFullKv(benchmark::State& bench, const WhisperModel* model) {
   }
 }
 
-void BM_TranscribeJfk(benchmark::State& bench, const WhisperModel* model, int beam_size) {
+void BM_TranscribeJfk(benchmark::State& bench, whisper_context* ctx, int beam_size) {
   const int n_threads = static_cast<int>(bench.range(0));
   static const absl::StatusOr<std::vector<float>>* audio =
-      new absl::StatusOr<std::vector<float>>(LoadAudio16kMono(JfkPath()));
+      new absl::StatusOr<std::vector<float>>(LoadAudio16kMono(testdata::SharedData("jfk.wav")));
   if (!audio->ok()) return bench.SkipWithError(audio->status().ToString().c_str());
-  const int64_t n_samples = static_cast<int64_t>((*audio)->size());
-  const WhisperHparams& hp = model->hparams();
-  TranscribeParams tp;  // whisper-cli's defaults (whisper/cli_params.h)
-  tp.decoding.beam_size = beam_size;
-  tp.decoding.best_of = 5;
-  tp.decoding.max_tokens_per_window = hp.n_text_ctx / 2 - 4;
-  tp.decoding.filter.blank_token = model->vocab().id(" ");
-  tp.audio_duration_cs = (n_samples + 159) / 160;
-  auto st = WhisperState::Create(*model, DecodersNeeded(tp.decoding), n_threads);
-  if (!st.ok()) return bench.SkipWithError(st.status().ToString().c_str());
-  auto mel = MelSpectrogram::Create(model->mel_filters().data(), hp.n_mels, model->n_fft(),
-                                    n_threads, n_samples);
-  if (!mel.ok()) return bench.SkipWithError(mel.status().ToString().c_str());
-  StateBackend backend(st->get());
-  auto token_text = [&](Token t) -> const std::string& { return model->vocab().token(t); };
-  std::vector<Segment> segments;
-  TranscribeStats stats;
-  std::string text;
+  const int n_samples = static_cast<int>((*audio)->size());
+  // The CLI's call (whisper/cli.cc FullParams with default flags): whisper_full on a state of
+  // its own, beam 5 or greedy, best-of 5, temperature fallback, previous text as prompt.
+  whisper_full_params p =
+      whisper_full_default_params(beam_size > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
+  p.n_threads = n_threads;
+  p.no_context = false;
+  p.greedy.best_of = 5;
+  p.beam_search.beam_size = beam_size;
+  whisper_state* st = whisper_init_state(ctx);
+  if (st == nullptr) return bench.SkipWithError("whisper_init_state failed");
+  int ret = 0;
   for (auto _ : bench) {
-    absl::StatusOr<MelView> mv = (*mel)->Compute((*audio)->data(), n_samples);
-    if (!mv.ok()) return bench.SkipWithError(mv.status().ToString().c_str());
-    segments.clear();
-    stats = TranscribeStats();
-    absl::Status s = Transcribe(backend, model->special(), hp.n_text_ctx, token_text, mv->data,
-                                static_cast<int>(mv->n_len), static_cast<int>(mv->n_len_org), tp,
-                                &segments, &stats);
-    if (!s.ok()) return bench.SkipWithError(s.ToString().c_str());
+    ret = whisper_full_with_state(ctx, st, p, (*audio)->data(), n_samples);
+    if (ret != 0) break;
   }
-  for (const Segment& seg : segments) text += seg.text;
+  std::string text;
+  const int n_segments = whisper_full_n_segments_from_state(st);
+  for (int i = 0; i < n_segments; ++i) text += whisper_full_get_segment_text_from_state(st, i);
+  const int n_encode = st->n_encode;  // whisper_impl.h: windows encoded over all iterations
+  whisper_free_state(st);
+  if (ret != 0) return bench.SkipWithError(("whisper_full returned " + std::to_string(ret)).c_str());
   if (text.find("ask not what your country can do for you") == std::string::npos) {
     return bench.SkipWithError(("unexpected transcript: " + text).c_str());
   }
-  bench.counters["segments"] = static_cast<double>(segments.size());
-  bench.counters["windows"] = stats.n_windows;
-  bench.counters["fallbacks"] = stats.n_fallbacks;
+  bench.counters["segments"] = n_segments;
+  bench.counters["windows"] = benchmark::Counter(n_encode, benchmark::Counter::kAvgIterations);
   // Real-time factor: seconds of audio per second of compute.
   bench.counters["x_realtime"] =
       benchmark::Counter(n_samples / 16000.0, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The whisper.h contexts of the loaded models, in the same order (for TranscribeJfk).
+std::vector<whisper_context*>& contexts() {
+  static auto* c = new std::vector<whisper_context*>();
+  return *c;
 }
 
 // Loads the model files that exist, in kModels order (F16 first); a missing or unloadable file
@@ -206,7 +162,7 @@ void BM_TranscribeJfk(benchmark::State& bench, const WhisperModel* model, int be
 std::vector<std::pair<std::string, const WhisperModel*>> LoadModels() {
   std::vector<std::pair<std::string, const WhisperModel*>> models;
   for (const ModelFile& f : kModels) {
-    const std::string path = ModelPath(f.name);
+    const std::string path = testdata::ModelPath(f.name);
     if (!Exists(path)) {
       std::fprintf(stderr, "transcribe_benchmark: %s not found: skipping %s\n", path.c_str(),
                    f.type);
@@ -218,6 +174,7 @@ std::vector<std::pair<std::string, const WhisperModel*>> LoadModels() {
       continue;
     }
     models.emplace_back(f.type, m->release());  // lives until exit
+    contexts().push_back(whisper_init_from_file_with_params_no_state(path.c_str(), whisper_context_default_params()));
   }
   return models;
 }
@@ -228,7 +185,7 @@ std::vector<std::pair<std::string, const WhisperModel*>> LoadModels() {
 int main(int argc, char** argv) {
   const auto models = whisper::LoadModels();
   if (models.empty() || models[0].first != "F16") {
-    const std::string path = whisper::ModelPath("ggml-tiny.en.bin");
+    const std::string path = testdata::ModelPath("ggml-tiny.en.bin");
     std::fprintf(stderr, "transcribe_benchmark: the F16 model is required\n%s\n",
                  testdata::MissingModelHint(path).c_str());
     return 1;
@@ -243,12 +200,16 @@ int main(int argc, char** argv) {
         ->Unit(benchmark::kMillisecond);
   };
   reg("LogMel30s", whisper::BM_LogMel30s, models[0].second);
-  for (const auto& [type, model] : models) {
+  whisper_log_set([](ggml_log_level, const char*, void*) {}, nullptr);
+  for (size_t m = 0; m < models.size(); ++m) {
+    const auto& [type, model] = models[m];
     names += (names.empty() ? "" : ",") + type;
     reg("Encode30s/" + type, whisper::BM_Encode30s, model);
     reg("DecodeStepFullKv/" + type, whisper::BM_DecodeStepFullKv, model);
-    reg("TranscribeJfk/" + type + "/greedy", whisper::BM_TranscribeJfk, model, 1);
-    reg("TranscribeJfk/" + type + "/beam5", whisper::BM_TranscribeJfk, model, 5);
+    whisper_context* ctx = whisper::contexts()[m];
+    if (ctx == nullptr) continue;
+    reg("TranscribeJfk/" + type + "/greedy", whisper::BM_TranscribeJfk, ctx, 1);
+    reg("TranscribeJfk/" + type + "/beam5", whisper::BM_TranscribeJfk, ctx, 5);
   }
   benchmark::AddCustomContext("simd_target", ggml_cpu_target_name());
   benchmark::AddCustomContext("models", names);

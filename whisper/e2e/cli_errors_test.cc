@@ -165,7 +165,8 @@ TEST_F(CliAudioErrorsTest, FlagsCheckedAgainstTheModel) {
 TEST_F(CliAudioErrorsTest, BadFileAmongGoodOnes) {
   const std::string bad = dir_ + "/no-such.wav", good = dir_ + "/half.wav";
   WritePcm16Wav(good, std::vector<int16_t>(8000, 0));
-  const CliRun run = RunWithAudio(bad, {"-f", good, "-otxt", "-of", dir_ + "/out"});
+  // One -of per -f, in order (whisper-cli's fname_out).
+  const CliRun run = RunWithAudio(bad, {"-f", good, "-otxt", "-of", dir_ + "/bad_out", "-of", dir_ + "/out"});
   ExpectOneErrorLine(run, 1, {bad});
   EXPECT_EQ(ReadFileOrFail(dir_ + "/out.txt"), "");  // written for the good file (no segments)
 }
@@ -204,10 +205,10 @@ TEST_P(CliFlagErrorsTest, ExitTwoWithOneLine) {
 INSTANTIATE_TEST_SUITE_P(
     Flags, CliFlagErrorsTest,
     ::testing::Values(FlagCase{"unknown", {"-f", "a.wav", "--bogus"}, {"'--bogus'"}},
-                      FlagCase{"missing_value", {"-f", "a.wav", "-bs"}, {"-bs needs an integer"}},
+                      FlagCase{"missing_value", {"-f", "a.wav", "-bs"}, {"-bs needs a value"}},
                       FlagCase{"malformed_int", {"-bs", "five", "-f", "a.wav"}, {"-bs", "'five'"}},
                       FlagCase{"malformed_float", {"-tp", "hot", "-f", "a.wav"}, {"-tp", "'hot'"}},
-                      FlagCase{"beam_out_of_range", {"-bs", "0", "-f", "a.wav"}, {"-bs must be between 1 and 8"}},
+                      FlagCase{"beam_out_of_range", {"-bs", "0", "-f", "a.wav"}, {"-bs 0 is out of range [1, 8]"}},
                       FlagCase{"negative_threads", {"-t", "-1", "-f", "a.wav"}, {"-t"}},
                       FlagCase{"no_input", {"-t", "2"}, {"no input files"}}),
     [](const ::testing::TestParamInfo<FlagCase>& info) { return std::string(info.param.name); });

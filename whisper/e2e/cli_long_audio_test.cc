@@ -89,7 +89,8 @@ void ExpectReferenceTranscript(const CliRun& run, const char* reference) {
   EXPECT_EQ(segs[2].t0_ms, 31000);
   EXPECT_EQ(segs[0].text + segs[1].text, segs[2].text + segs[3].text);
   EXPECT_NE(segs[1].text.find("ask what you can do for your country"), std::string::npos);
-  EXPECT_EQ(run.err.find("fallbacks ="), std::string::npos) << "no window needed a temperature fallback";
+  // whisper_print_timings: "fallbacks =   0 p /   0 h": no window needed a temperature fallback.
+  EXPECT_NE(run.err.find("fallbacks =   0 p"), std::string::npos) << run.err;
 }
 
 TEST_F(CliLongAudioTest, JfkSilenceJfkGreedy) {

@@ -73,8 +73,19 @@ TEST_P(CliTranscriptTest, MatchesFasterWhisper) {
   for (size_t i = 0; i < ref.size(); ++i) {
     const nlohmann::json& s = j["transcription"][i];
     std::vector<int> ids;
-    for (const auto& t : s["tokens"]) ids.push_back(t["id"].get<int>());
+    // whisper-cli's full JSON lists every token of the segment, timestamps too: compare the text
+    // tokens, and check the timestamps are the segment's (opening <|0.00|> and closing ones).
+    std::vector<int> stamps;
+    for (const auto& t : s["tokens"]) {
+      const int id = t["id"].get<int>();
+      (id < 50257 ? ids : stamps).push_back(id);
+      const double p = t["p"].get<double>();
+      EXPECT_GT(p, 0.0);
+      EXPECT_LE(p, 1.0);
+    }
     EXPECT_EQ(ids, ref[i].text_tokens) << "segment " << i;
+    ASSERT_FALSE(stamps.empty()) << "segment " << i;
+    EXPECT_EQ(stamps.back(), 50363 + static_cast<int>(ref[i].t1_ms / 20)) << "segment " << i;
     EXPECT_EQ(s["text"].get<std::string>(), ref[i].text);
     EXPECT_EQ(s["offsets"]["from"].get<int64_t>(), ref[i].t0_ms);
     EXPECT_EQ(s["offsets"]["to"].get<int64_t>(), ref[i].t1_ms);

@@ -1,0 +1,539 @@
+/* whisper.h: the C API of this runtime, with whisper.cpp 1.8.x's names, types, struct layouts,
+ * defaults and semantics (whisper.cpp include/whisper.h), so a program written for whisper.cpp
+ * builds against it unchanged. Compiles as C99 and as C++.
+ *
+ * Model: one whisper_context holds the loaded model (read-only after init, shareable); each
+ * whisper_state holds what one transcription stream needs (mel, encoder output, KV caches, graph
+ * allocators, a thread pool, results). Many states may use one context at the same time, each
+ * from its own thread; one state is used by one thread at a time. Functions without _with_state
+ * use the context's default state (made by whisper_init_from_*_with_params; the _no_state
+ * variants make none, and those functions then fail).
+ *
+ * Errors: functions return NULL, a negative code (whisper.cpp's values where it has them), false,
+ * or an empty result, and send one message naming the function, the argument or file, the field
+ * and the value to the log callback (whisper_log_set; default: stderr). No input, however bad,
+ * and no misuse (NULL context or state, out-of-range index, a state of another context) aborts.
+ *
+ * Times: int64_t times are centiseconds (10 ms) from the start of the samples given; samples are
+ * float PCM, mono, 16 kHz (WHISPER_SAMPLE_RATE), nominally in [-1, 1].
+ *
+ * Decoding follows whisper.cpp's rules by default, so a program gets whisper.cpp's transcript;
+ * whisper_ggml_set_decoding (an extension, at the end) selects OpenAI's rules instead, which give
+ * faster-whisper's. Differences from whisper.cpp are listed at each function; VAD, grammars,
+ * tinydiarize and DTW token timestamps are not implemented yet (setting them is an error, see
+ * whisper_full). */
+#ifndef WHISPER_H
+#define WHISPER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ggml/ggml.h" /* ggml_log_callback, enum ggml_log_level, ggml_abort_callback */
+
+#ifdef __GNUC__
+#define WHISPER_DEPRECATED(func, hint) func __attribute__((deprecated(hint)))
+#else
+#define WHISPER_DEPRECATED(func, hint) func
+#endif
+
+#define WHISPER_API
+
+#define WHISPER_SAMPLE_RATE 16000 /* Hz */
+#define WHISPER_N_FFT 400         /* samples per STFT frame (25 ms) */
+#define WHISPER_HOP_LENGTH 160    /* samples between frames (10 ms): one mel frame per centisecond */
+#define WHISPER_CHUNK_SIZE 30     /* seconds per encoder window */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct whisper_context;
+struct whisper_state;
+struct whisper_full_params;
+
+typedef int32_t whisper_pos;
+typedef int32_t whisper_token;
+typedef int32_t whisper_seq_id;
+
+/* Alignment-head presets for DTW token timestamps (not implemented: see whisper_context_params). */
+enum whisper_alignment_heads_preset {
+  WHISPER_AHEADS_NONE,
+  WHISPER_AHEADS_N_TOP_MOST,
+  WHISPER_AHEADS_CUSTOM,
+  WHISPER_AHEADS_TINY_EN,
+  WHISPER_AHEADS_TINY,
+  WHISPER_AHEADS_BASE_EN,
+  WHISPER_AHEADS_BASE,
+  WHISPER_AHEADS_SMALL_EN,
+  WHISPER_AHEADS_SMALL,
+  WHISPER_AHEADS_MEDIUM_EN,
+  WHISPER_AHEADS_MEDIUM,
+  WHISPER_AHEADS_LARGE_V1,
+  WHISPER_AHEADS_LARGE_V2,
+  WHISPER_AHEADS_LARGE_V3,
+  WHISPER_AHEADS_LARGE_V3_TURBO,
+};
+
+typedef struct whisper_ahead {
+  int n_text_layer;
+  int n_head;
+} whisper_ahead;
+
+typedef struct whisper_aheads {
+  size_t n_heads;
+  const whisper_ahead* heads;
+} whisper_aheads;
+
+/* Context parameters. use_gpu, flash_attn and gpu_device are accepted and ignored (CPU runtime;
+ * attention is computed on the CPU). dtw_token_timestamps = true makes init fail with a message
+ * until DTW timestamps exist. */
+struct whisper_context_params {
+  bool use_gpu;    /* default true (ignored) */
+  bool flash_attn; /* default true (ignored) */
+  int gpu_device;  /* default 0 (ignored) */
+  bool dtw_token_timestamps;                           /* default false */
+  enum whisper_alignment_heads_preset dtw_aheads_preset; /* default WHISPER_AHEADS_NONE */
+  int dtw_n_top;                                       /* default -1 */
+  struct whisper_aheads dtw_aheads;                    /* default {0, NULL} */
+  size_t dtw_mem_size;                                 /* default 128 MiB (unused) */
+};
+
+/* One decoded token (see whisper_full_get_token_data). */
+typedef struct whisper_token_data {
+  whisper_token id;  /* token id */
+  whisper_token tid; /* most probable timestamp token at this step (= id for a timestamp) */
+  float p;           /* probability of id after the logit filters, in (0, 1] */
+  float plog;        /* natural log of p */
+  float pt;          /* probability of tid relative to all timestamps (= p for a timestamp) */
+  float ptsum;       /* summed probability of all timestamp tokens */
+  int64_t t0;        /* start, centiseconds; -1 unless token_timestamps */
+  int64_t t1;        /* end, centiseconds; -1 unless token_timestamps */
+  int64_t t_dtw;     /* DTW time, centiseconds; always -1 (not implemented) */
+  float vlen;        /* voice-length heuristic of the text (token_timestamps) */
+} whisper_token_data;
+
+/* A byte source for whisper_init_with_params: read() returns the bytes copied (fewer only at
+ * the end), eof() whether the end was reached, close() releases the source (called once). */
+typedef struct whisper_model_loader {
+  void* context;
+  size_t (*read)(void* ctx, void* output, size_t read_size);
+  bool (*eof)(void* ctx);
+  void (*close)(void* ctx);
+} whisper_model_loader;
+
+/* Grammar-constrained sampling (whisper.cpp's GBNF elements; not implemented: a non-NULL
+ * grammar_rules makes whisper_full fail). */
+enum whisper_gretype {
+  WHISPER_GRETYPE_END = 0,
+  WHISPER_GRETYPE_ALT = 1,
+  WHISPER_GRETYPE_RULE_REF = 2,
+  WHISPER_GRETYPE_CHAR = 3,
+  WHISPER_GRETYPE_CHAR_NOT = 4,
+  WHISPER_GRETYPE_CHAR_RNG_UPPER = 5,
+  WHISPER_GRETYPE_CHAR_ALT = 6,
+};
+
+typedef struct whisper_grammar_element {
+  enum whisper_gretype type;
+  uint32_t value;
+} whisper_grammar_element;
+
+/* Voice activity detection parameters (Silero VAD; not implemented yet: vad = true makes
+ * whisper_full fail). Defaults: whisper_vad_default_params(). */
+typedef struct whisper_vad_params {
+  float threshold;             /* speech probability threshold, default 0.5 */
+  int min_speech_duration_ms;  /* default 250 */
+  int min_silence_duration_ms; /* default 100 */
+  float max_speech_duration_s; /* default FLT_MAX */
+  int speech_pad_ms;           /* default 30 */
+  float samples_overlap;       /* seconds, default 0.1 */
+} whisper_vad_params;
+
+/* "1.8.5-ggml_whisper": the whisper.cpp API version this header follows, and this runtime. */
+WHISPER_API const char* whisper_version(void);
+
+/* ---- Contexts and states ---------------------------------------------------------------------
+ * Load a whisper.cpp ggml model file (legacy format: magic "ggml", hparams, mel filters,
+ * vocabulary, tensors; F32/F16/Q4_0/Q4_1/Q5_0/Q5_1/Q8_0), validated before any allocation, and,
+ * without _no_state, a default state. Return NULL with a message naming the file, the field and
+ * what was expected on any error (missing file, truncation, bad hparams, unsupported tensor type,
+ * out of memory). The buffer variant copies what it needs; the buffer may be freed after. */
+WHISPER_API struct whisper_context* whisper_init_from_file_with_params(const char* path_model,
+                                                                       struct whisper_context_params params);
+WHISPER_API struct whisper_context* whisper_init_from_buffer_with_params(void* buffer, size_t buffer_size,
+                                                                         struct whisper_context_params params);
+WHISPER_API struct whisper_context* whisper_init_with_params(struct whisper_model_loader* loader,
+                                                             struct whisper_context_params params);
+WHISPER_API struct whisper_context* whisper_init_from_file_with_params_no_state(const char* path_model,
+                                                                                struct whisper_context_params params);
+WHISPER_API struct whisper_context* whisper_init_from_buffer_with_params_no_state(void* buffer, size_t buffer_size,
+                                                                                  struct whisper_context_params params);
+WHISPER_API struct whisper_context* whisper_init_with_params_no_state(struct whisper_model_loader* loader,
+                                                                      struct whisper_context_params params);
+
+WHISPER_DEPRECATED(WHISPER_API struct whisper_context* whisper_init_from_file(const char* path_model),
+                   "use whisper_init_from_file_with_params instead");
+WHISPER_DEPRECATED(WHISPER_API struct whisper_context* whisper_init_from_buffer(void* buffer, size_t buffer_size),
+                   "use whisper_init_from_buffer_with_params instead");
+WHISPER_DEPRECATED(WHISPER_API struct whisper_context* whisper_init(struct whisper_model_loader* loader),
+                   "use whisper_init_with_params instead");
+WHISPER_DEPRECATED(WHISPER_API struct whisper_context* whisper_init_from_file_no_state(const char* path_model),
+                   "use whisper_init_from_file_with_params_no_state instead");
+WHISPER_DEPRECATED(WHISPER_API struct whisper_context* whisper_init_from_buffer_no_state(void* buffer,
+                                                                                        size_t buffer_size),
+                   "use whisper_init_from_buffer_with_params_no_state instead");
+WHISPER_DEPRECATED(WHISPER_API struct whisper_context* whisper_init_no_state(struct whisper_model_loader* loader),
+                   "use whisper_init_with_params_no_state instead");
+
+/* A new state for ctx (which must outlive it). Its buffers are sized for one decoder here and
+ * grow on the first whisper_full that needs more decoders or another thread count; after that,
+ * a whisper_full with the same params makes no heap allocation in its compute path. NULL with a
+ * message on a NULL ctx or out of memory. */
+WHISPER_API struct whisper_state* whisper_init_state(struct whisper_context* ctx);
+
+/* OpenVINO encoders do not exist on this runtime: return 1 with a message. */
+WHISPER_API int whisper_ctx_init_openvino_encoder_with_state(struct whisper_context* ctx, struct whisper_state* state,
+                                                             const char* model_path, const char* device,
+                                                             const char* cache_dir);
+WHISPER_API int whisper_ctx_init_openvino_encoder(struct whisper_context* ctx, const char* model_path,
+                                                  const char* device, const char* cache_dir);
+
+/* Free a context (with its default state), a state, or params from the _by_ref functions.
+ * NULL is a no-op. States made by whisper_init_state must be freed before their context. */
+WHISPER_API void whisper_free(struct whisper_context* ctx);
+WHISPER_API void whisper_free_state(struct whisper_state* state);
+WHISPER_API void whisper_free_params(struct whisper_full_params* params);
+WHISPER_API void whisper_free_context_params(struct whisper_context_params* params);
+
+/* ---- Low level: mel, encoder, decoder -------------------------------------------------------
+ * whisper_pcm_to_mel: the log-mel spectrogram of n_samples samples into the state, ne =
+ * [n_len, n_mels] with n_len = (n_samples + 480000) / 160 frames (the audio plus 30 s of zero
+ * padding; whisper.cpp log_mel_spectrogram), n_threads workers. 0 on success; -1 for NULL
+ * arguments, n_samples < 201, n_threads < 1, or out of memory.
+ * whisper_set_mel: uses the caller's log-mel instead, row-major [n_mel][n_len] floats (ne =
+ * [n_len, n_mel]); copied. 0, or -1 when n_mel is not the model's n_mels or n_len < 1.
+ * whisper_encode: runs the encoder on the 30 s window of the state's mel starting at frame
+ * `offset`. 0, or -1 (bad offset, no mel, failure).
+ * whisper_decode: appends tokens[0, n_tokens) at positions [n_past, n_past + n_tokens) of
+ * decoder 0's self-attention cache, attending to the last encoded window; the logits of the last
+ * token are then whisper_get_logits (n_vocab floats). 0; -1 without a state or before any
+ * encode; 1 when the step fails (bad token id, n_past + n_tokens > n_text_ctx), as whisper.cpp. */
+WHISPER_API int whisper_pcm_to_mel(struct whisper_context* ctx, const float* samples, int n_samples, int n_threads);
+WHISPER_API int whisper_pcm_to_mel_with_state(struct whisper_context* ctx, struct whisper_state* state,
+                                              const float* samples, int n_samples, int n_threads);
+WHISPER_API int whisper_set_mel(struct whisper_context* ctx, const float* data, int n_len, int n_mel);
+WHISPER_API int whisper_set_mel_with_state(struct whisper_context* ctx, struct whisper_state* state, const float* data,
+                                           int n_len, int n_mel);
+WHISPER_API int whisper_encode(struct whisper_context* ctx, int offset, int n_threads);
+WHISPER_API int whisper_encode_with_state(struct whisper_context* ctx, struct whisper_state* state, int offset,
+                                          int n_threads);
+WHISPER_API int whisper_decode(struct whisper_context* ctx, const whisper_token* tokens, int n_tokens, int n_past,
+                               int n_threads);
+WHISPER_API int whisper_decode_with_state(struct whisper_context* ctx, struct whisper_state* state,
+                                          const whisper_token* tokens, int n_tokens, int n_past, int n_threads);
+
+/* Text -> token ids with whisper.cpp's tokenizer (GPT-2 pre-tokenizer split, then greedy
+ * longest-prefix match per piece). Returns the number of tokens written, or minus the number
+ * needed when n_max_tokens is too small (nothing written), as whisper.cpp. A piece no token
+ * starts is skipped with a message (whisper.cpp logs it too). */
+WHISPER_API int whisper_tokenize(struct whisper_context* ctx, const char* text, whisper_token* tokens,
+                                 int n_max_tokens);
+/* Number of tokens of text. */
+WHISPER_API int whisper_token_count(struct whisper_context* ctx, const char* text);
+
+/* Languages: whisper.cpp's table (ids 0 "en" .. 99 "yue"). whisper_lang_id takes a code ("de")
+ * or a full name ("german"); -1 when unknown. whisper_lang_str(_full): code / full name of an
+ * id, NULL when out of range. */
+WHISPER_API int whisper_lang_max_id(void);
+WHISPER_API int whisper_lang_id(const char* lang);
+WHISPER_API const char* whisper_lang_str(int id);
+WHISPER_API const char* whisper_lang_str_full(int id);
+
+/* Detects the spoken language of the window at offset_ms of the state's mel (run
+ * whisper_pcm_to_mel first): encodes it, decodes <|startoftranscript|>, softmaxes the language
+ * tokens' logits. Fills lang_probs[0 .. whisper_lang_max_id()] when not NULL and returns the
+ * best id. Errors as whisper.cpp: -1 offset before the start, -2 past the end of the audio, -6
+ * encode failed, -7 decode failed (also: no mel, NULL arguments). On an English-only model
+ * returns 0 ("en") with probability 1 and a warning. */
+WHISPER_API int whisper_lang_auto_detect(struct whisper_context* ctx, int offset_ms, int n_threads, float* lang_probs);
+WHISPER_API int whisper_lang_auto_detect_with_state(struct whisper_context* ctx, struct whisper_state* state,
+                                                    int offset_ms, int n_threads, float* lang_probs);
+
+/* Sizes. whisper_n_len: frames of real audio in the state's mel (whisper.cpp n_len_org; 0 before
+ * any mel). The rest are the model's hparams (whisper_model_type: 0 unknown, 1 tiny, 2 base,
+ * 3 small, 4 medium, 5 large). All return -1 for a NULL argument. */
+WHISPER_API int whisper_n_len(struct whisper_context* ctx);
+WHISPER_API int whisper_n_len_from_state(struct whisper_state* state);
+WHISPER_API int whisper_n_vocab(struct whisper_context* ctx);
+WHISPER_API int whisper_n_text_ctx(struct whisper_context* ctx);
+WHISPER_API int whisper_n_audio_ctx(struct whisper_context* ctx);
+WHISPER_API int whisper_is_multilingual(struct whisper_context* ctx);
+WHISPER_API int whisper_model_n_vocab(struct whisper_context* ctx);
+WHISPER_API int whisper_model_n_audio_ctx(struct whisper_context* ctx);
+WHISPER_API int whisper_model_n_audio_state(struct whisper_context* ctx);
+WHISPER_API int whisper_model_n_audio_head(struct whisper_context* ctx);
+WHISPER_API int whisper_model_n_audio_layer(struct whisper_context* ctx);
+WHISPER_API int whisper_model_n_text_ctx(struct whisper_context* ctx);
+WHISPER_API int whisper_model_n_text_state(struct whisper_context* ctx);
+WHISPER_API int whisper_model_n_text_head(struct whisper_context* ctx);
+WHISPER_API int whisper_model_n_text_layer(struct whisper_context* ctx);
+WHISPER_API int whisper_model_n_mels(struct whisper_context* ctx);
+WHISPER_API int whisper_model_ftype(struct whisper_context* ctx);
+WHISPER_API int whisper_model_type(struct whisper_context* ctx);
+
+/* The n_vocab logits of the last token of the last whisper_decode (decoder 0), or NULL. */
+WHISPER_API float* whisper_get_logits(struct whisper_context* ctx);
+WHISPER_API float* whisper_get_logits_from_state(struct whisper_state* state);
+
+/* A token's bytes (BPE bytes, not always valid UTF-8 alone) or a special token's name
+ * ("[_BEG_]", "[_TT_150]", ...); NULL for an id outside [0, n_vocab) (with a message). */
+WHISPER_API const char* whisper_token_to_str(struct whisper_context* ctx, whisper_token token);
+/* "tiny", "base", "small", "medium", "large" or "unknown". */
+WHISPER_API const char* whisper_model_type_readable(struct whisper_context* ctx);
+
+/* Special token ids (derived from n_vocab as whisper.cpp does); -1 for a NULL context. */
+WHISPER_API whisper_token whisper_token_eot(struct whisper_context* ctx);
+WHISPER_API whisper_token whisper_token_sot(struct whisper_context* ctx);
+WHISPER_API whisper_token whisper_token_solm(struct whisper_context* ctx);
+WHISPER_API whisper_token whisper_token_prev(struct whisper_context* ctx);
+WHISPER_API whisper_token whisper_token_nosp(struct whisper_context* ctx);
+WHISPER_API whisper_token whisper_token_not(struct whisper_context* ctx);
+WHISPER_API whisper_token whisper_token_beg(struct whisper_context* ctx);
+WHISPER_API whisper_token whisper_token_lang(struct whisper_context* ctx, int lang_id);
+WHISPER_API whisper_token whisper_token_translate(struct whisper_context* ctx);
+WHISPER_API whisper_token whisper_token_transcribe(struct whisper_context* ctx);
+
+/* Milliseconds per run of the default state's sampling, encoder, decoder (single-token steps),
+ * batched decoder (multi-token) and prompt steps. The pointer is owned by the context (valid until
+ * the next call or whisper_free); NULL without a default state. (whisper.cpp returns a new
+ * allocation the caller cannot free.) */
+struct whisper_timings {
+  float sample_ms;
+  float encode_ms;
+  float decode_ms;
+  float batchd_ms;
+  float prompt_ms;
+};
+WHISPER_API struct whisper_timings* whisper_get_timings(struct whisper_context* ctx);
+/* Logs load, mel, sample, encode, decode, batchd, prompt and total times (INFO level). */
+WHISPER_API void whisper_print_timings(struct whisper_context* ctx);
+WHISPER_API void whisper_reset_timings(struct whisper_context* ctx);
+
+/* "WHISPER : COREML = 0 | OPENVINO = 0 | CPU : <Highway target> = 1 | ..." for this CPU. */
+WHISPER_API const char* whisper_print_system_info(void);
+
+/* ---- Full transcription ---------------------------------------------------------------------- */
+
+enum whisper_sampling_strategy {
+  WHISPER_SAMPLING_GREEDY,      /* OpenAI's GreedyDecoder (best_of candidates at temperature > 0) */
+  WHISPER_SAMPLING_BEAM_SEARCH, /* OpenAI's BeamSearchDecoder */
+};
+
+/* Called after each new segment: the last n_new segments of the state are new. */
+typedef void (*whisper_new_segment_callback)(struct whisper_context* ctx, struct whisper_state* state, int n_new,
+                                             void* user_data);
+/* Progress in percent, non-decreasing, in [0, 100]; 100 is reported at the end. */
+typedef void (*whisper_progress_callback)(struct whisper_context* ctx, struct whisper_state* state, int progress,
+                                          void* user_data);
+/* Before each encoder run; returning false stops the transcription there (whisper_full returns
+ * 0 with the segments so far). */
+typedef bool (*whisper_encoder_begin_callback)(struct whisper_context* ctx, struct whisper_state* state,
+                                               void* user_data);
+/* Per decoder and step, before the timestamp rules: tokens are those sampled so far in this
+ * window, logits the n_vocab logits to change in place (set -INFINITY to forbid a token). */
+typedef void (*whisper_logits_filter_callback)(struct whisper_context* ctx, struct whisper_state* state,
+                                               const whisper_token_data* tokens, int n_tokens, float* logits,
+                                               void* user_data);
+
+/* Parameters of whisper_full; same fields, order and defaults as whisper.cpp 1.8.5 (see
+ * whisper_full_default_params). Not implemented yet, and an error when set: tdrz_enable,
+ * suppress_regex, grammar_rules, vad, debug_mode is accepted (no dumps). */
+struct whisper_full_params {
+  enum whisper_sampling_strategy strategy;
+  int n_threads;         /* default min(4, hardware threads) */
+  int n_max_text_ctx;    /* most past tokens in a prompt (min with n_text_ctx / 2), default 16384 */
+  int offset_ms;         /* start offset, ms */
+  int duration_ms;       /* ms to process, 0 = all */
+  bool translate;        /* multilingual models: translate to English */
+  bool no_context;       /* do not prompt with the previous text; default true (as whisper.cpp) */
+  bool no_timestamps;    /* decode without timestamp tokens */
+  bool single_segment;   /* one segment per 30 s window */
+  bool print_special;    /* special tokens' names appear in segment text */
+  bool print_progress;   /* log progress (INFO) */
+  bool print_realtime;   /* print segments to stdout as they are decoded */
+  bool print_timestamps; /* with print_realtime: "[t0 --> t1]  text" lines */
+  bool token_timestamps; /* token t0/t1 from the timestamp probabilities */
+  float thold_pt;        /* default 0.01 */
+  float thold_ptsum;     /* default 0.01 */
+  int max_len;           /* max segment length in characters (with token_timestamps), 0 = none */
+  bool split_on_word;    /* with max_len: split only before a word */
+  int max_tokens;        /* max tokens per segment, 0 = none */
+  bool debug_mode;
+  int audio_ctx;         /* encoder context (<= n_audio_ctx), 0 = the model's */
+  bool tdrz_enable;      /* tinydiarize: not implemented (error when true) */
+  const char* suppress_regex; /* not implemented (error when set) */
+  const char* initial_prompt; /* text prompt for the first window (tokenized), or NULL */
+  bool carry_initial_prompt;  /* prepend the initial prompt to every window */
+  const whisper_token* prompt_tokens; /* token prompt instead of initial_prompt */
+  int prompt_n_tokens;
+  const char* language; /* code, NULL/""/"auto" = detect; default "en" */
+  bool detect_language; /* detect, set whisper_full_lang_id, return without transcribing */
+  bool suppress_blank;  /* default true */
+  bool suppress_nst;    /* suppress non-speech tokens, default false */
+  float temperature;     /* initial temperature, default 0 */
+  float max_initial_ts;  /* seconds, default 1.0 */
+  float length_penalty;  /* default -1 (score = sum logprob / length) */
+  float temperature_inc; /* fallback step, default 0.2; <= 0 disables fallback */
+  float entropy_thold;   /* default 2.4 */
+  float logprob_thold;   /* default -1 */
+  float no_speech_thold; /* default 0.6 */
+  struct {
+    int best_of; /* candidates sampled at temperature > 0: 5 for GREEDY, -1 for BEAM_SEARCH (then 1) */
+  } greedy;
+  struct {
+    int beam_size; /* 5 for BEAM_SEARCH, -1 for GREEDY */
+    float patience; /* not implemented in whisper.cpp either; ignored */
+  } beam_search;
+  whisper_new_segment_callback new_segment_callback;
+  void* new_segment_callback_user_data;
+  whisper_progress_callback progress_callback;
+  void* progress_callback_user_data;
+  whisper_encoder_begin_callback encoder_begin_callback;
+  void* encoder_begin_callback_user_data;
+  /* Checked before every graph compute (encoder, cross K/V, each decoder step): returning true
+   * makes whisper_full stop and return non-zero within one decoder step. */
+  ggml_abort_callback abort_callback;
+  void* abort_callback_user_data;
+  whisper_logits_filter_callback logits_filter_callback;
+  void* logits_filter_callback_user_data;
+  const whisper_grammar_element** grammar_rules; /* not implemented (error when non-NULL) */
+  size_t n_grammar_rules;
+  size_t i_start_rule;
+  float grammar_penalty; /* default 100 */
+  bool vad;                   /* not implemented (error when true) */
+  const char* vad_model_path; /* ignored unless vad */
+  whisper_vad_params vad_params;
+};
+
+WHISPER_API struct whisper_context_params* whisper_context_default_params_by_ref(void);
+WHISPER_API struct whisper_context_params whisper_context_default_params(void);
+WHISPER_API struct whisper_full_params* whisper_full_default_params_by_ref(enum whisper_sampling_strategy strategy);
+WHISPER_API struct whisper_full_params whisper_full_default_params(enum whisper_sampling_strategy strategy);
+
+/* Transcribes n_samples samples (16 kHz mono float): log-mel, optional language detection, then
+ * the 30 s window loop (encode, decode with temperature fallback, segments, seek), results in the
+ * state (previous results are cleared). n_samples == 0 reuses the state's mel (from
+ * whisper_pcm_to_mel / whisper_set_mel). Returns 0 on success (also when less than 100 ms is
+ * given: no segments, a warning); negative on error, as whisper.cpp: -1 bad arguments or an
+ * unimplemented feature requested (named in the message), -2 mel failed, -3 language detection
+ * failed, -4 too many decoders (> 8 beams or best_of), -5 audio_ctx > n_audio_ctx, -6 encode
+ * failed or aborted, -8/-9 decode failed or aborted. */
+WHISPER_API int whisper_full(struct whisper_context* ctx, struct whisper_full_params params, const float* samples,
+                             int n_samples);
+WHISPER_API int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* state,
+                                        struct whisper_full_params params, const float* samples, int n_samples);
+/* Splits the samples (after offset_ms) into n_processors equal parts, transcribes each on its own
+ * state and thread, and joins the segments into the default state, times shifted and made
+ * non-overlapping (whisper.cpp whisper_full_parallel; quality drops near the cuts). Progress and
+ * new-segment callbacks come from the first part; the others' segments are announced after. */
+WHISPER_API int whisper_full_parallel(struct whisper_context* ctx, struct whisper_full_params params,
+                                      const float* samples, int n_samples, int n_processors);
+
+/* ---- Results of the last whisper_full on a state (the default state without _from_state) -----
+ * An index out of range, a NULL context/state, or a missing default state give a message and
+ * 0 / NULL / false / a zeroed token (id -1). */
+WHISPER_API int whisper_full_n_segments(struct whisper_context* ctx);
+WHISPER_API int whisper_full_n_segments_from_state(struct whisper_state* state);
+/* Language id used by (or detected in) the last whisper_full; -1 before any. */
+WHISPER_API int whisper_full_lang_id(struct whisper_context* ctx);
+WHISPER_API int whisper_full_lang_id_from_state(struct whisper_state* state);
+WHISPER_API int64_t whisper_full_get_segment_t0(struct whisper_context* ctx, int i_segment);
+WHISPER_API int64_t whisper_full_get_segment_t0_from_state(struct whisper_state* state, int i_segment);
+WHISPER_API int64_t whisper_full_get_segment_t1(struct whisper_context* ctx, int i_segment);
+WHISPER_API int64_t whisper_full_get_segment_t1_from_state(struct whisper_state* state, int i_segment);
+WHISPER_API bool whisper_full_get_segment_speaker_turn_next(struct whisper_context* ctx, int i_segment);
+WHISPER_API bool whisper_full_get_segment_speaker_turn_next_from_state(struct whisper_state* state, int i_segment);
+WHISPER_API const char* whisper_full_get_segment_text(struct whisper_context* ctx, int i_segment);
+WHISPER_API const char* whisper_full_get_segment_text_from_state(struct whisper_state* state, int i_segment);
+/* Tokens of a segment: its text tokens and the timestamp tokens among them (whisper.cpp's
+ * layout: the first segment of a window starts with its opening timestamp; each ends with its
+ * closing one). */
+WHISPER_API int whisper_full_n_tokens(struct whisper_context* ctx, int i_segment);
+WHISPER_API int whisper_full_n_tokens_from_state(struct whisper_state* state, int i_segment);
+WHISPER_API const char* whisper_full_get_token_text(struct whisper_context* ctx, int i_segment, int i_token);
+WHISPER_API const char* whisper_full_get_token_text_from_state(struct whisper_context* ctx,
+                                                               struct whisper_state* state, int i_segment,
+                                                               int i_token);
+WHISPER_API whisper_token whisper_full_get_token_id(struct whisper_context* ctx, int i_segment, int i_token);
+WHISPER_API whisper_token whisper_full_get_token_id_from_state(struct whisper_state* state, int i_segment,
+                                                               int i_token);
+WHISPER_API whisper_token_data whisper_full_get_token_data(struct whisper_context* ctx, int i_segment, int i_token);
+WHISPER_API whisper_token_data whisper_full_get_token_data_from_state(struct whisper_state* state, int i_segment,
+                                                                      int i_token);
+WHISPER_API float whisper_full_get_token_p(struct whisper_context* ctx, int i_segment, int i_token);
+WHISPER_API float whisper_full_get_token_p_from_state(struct whisper_state* state, int i_segment, int i_token);
+/* Probability of <|nospeech|> at the first step of the segment's window, in [0, 1]. */
+WHISPER_API float whisper_full_get_segment_no_speech_prob(struct whisper_context* ctx, int i_segment);
+WHISPER_API float whisper_full_get_segment_no_speech_prob_from_state(struct whisper_state* state, int i_segment);
+
+/* ---- Voice activity detection (not implemented yet) -------------------------------------------
+ * The parameter structs and their defaults are whisper.cpp's; whisper_vad_init_* return NULL
+ * with a message, and the other functions accept NULL (0 / NULL / false). */
+struct whisper_vad_context;
+struct whisper_vad_segments;
+struct whisper_vad_context_params {
+  int n_threads; /* default 4 */
+  bool use_gpu;  /* default false */
+  int gpu_device; /* default 0 */
+};
+WHISPER_API struct whisper_vad_params whisper_vad_default_params(void);
+WHISPER_API struct whisper_vad_context_params whisper_vad_default_context_params(void);
+WHISPER_API struct whisper_vad_context* whisper_vad_init_from_file_with_params(const char* path_model,
+                                                                               struct whisper_vad_context_params params);
+WHISPER_API struct whisper_vad_context* whisper_vad_init_with_params(struct whisper_model_loader* loader,
+                                                                     struct whisper_vad_context_params params);
+WHISPER_API bool whisper_vad_detect_speech(struct whisper_vad_context* vctx, const float* samples, int n_samples);
+WHISPER_API bool whisper_vad_detect_speech_no_reset(struct whisper_vad_context* vctx, const float* samples,
+                                                    int n_samples);
+WHISPER_API void whisper_vad_reset_state(struct whisper_vad_context* vctx);
+WHISPER_API int whisper_vad_n_probs(struct whisper_vad_context* vctx);
+WHISPER_API float* whisper_vad_probs(struct whisper_vad_context* vctx);
+WHISPER_API struct whisper_vad_segments* whisper_vad_segments_from_probs(struct whisper_vad_context* vctx,
+                                                                         struct whisper_vad_params params);
+WHISPER_API struct whisper_vad_segments* whisper_vad_segments_from_samples(struct whisper_vad_context* vctx,
+                                                                           struct whisper_vad_params params,
+                                                                           const float* samples, int n_samples);
+WHISPER_API int whisper_vad_segments_n_segments(struct whisper_vad_segments* segments);
+WHISPER_API float whisper_vad_segments_get_segment_t0(struct whisper_vad_segments* segments, int i_segment);
+WHISPER_API float whisper_vad_segments_get_segment_t1(struct whisper_vad_segments* segments, int i_segment);
+WHISPER_API void whisper_vad_free_segments(struct whisper_vad_segments* segments);
+WHISPER_API void whisper_vad_free(struct whisper_vad_context* ctx);
+
+/* ---- Extension of this runtime (not in whisper.cpp) -------------------------------------------
+ * Which decoding rules whisper_full follows on every state of ctx:
+ *   WHISPER_GGML_DECODING_WHISPER_CPP (the default): whisper.cpp 1.8.5's, so results equal
+ *     whisper.cpp's for the same model (the window after the audio holds the log-mel of its 30 s
+ *     zero padding; beam search samples beam_size candidates per beam; windows start while
+ *     100 ms remain; the audio ends at whisper_n_len frames).
+ *   WHISPER_GGML_DECODING_OPENAI: OpenAI's transcribe.py and decoding.py, as faster-whisper (0.0
+ *     after the audio as pad_or_trim; beam search keeps the top beam_size by log-probability;
+ *     segments clamped to the audio; the audio ends at n_samples / 160 frames), so results equal
+ *     faster-whisper's for the same weights. This is the CLI's default.
+ * Returns 0, or -1 for a NULL ctx or an unknown value. Takes effect at the next whisper_full. */
+enum whisper_ggml_decoding {
+  WHISPER_GGML_DECODING_WHISPER_CPP = 0,
+  WHISPER_GGML_DECODING_OPENAI = 1,
+};
+WHISPER_API int whisper_ggml_set_decoding(struct whisper_context* ctx, enum whisper_ggml_decoding decoding);
+
+/* Sets the log callback of this library and of the ggml layer under it (ggml's messages arrive
+ * prefixed "ggml: " and newline-terminated, like whisper's). NULL restores the default (stderr;
+ * DEBUG messages dropped), as whisper.cpp. To silence, pass a callback that does nothing. */
+WHISPER_API void whisper_log_set(ggml_log_callback log_callback, void* user_data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WHISPER_H */

@@ -1,0 +1,107 @@
+// The C++ side of whisper/whisper.h: what whisper_context and whisper_state hold, and the
+// helpers its two implementation files share (whisper/whisper_context.cc: contexts, states,
+// low-level calls, getters; whisper/whisper_full.cc: whisper_full and its results). Not part of
+// the public API.
+#ifndef GGML_WHISPER_WHISPER_WHISPER_IMPL_H_
+#define GGML_WHISPER_WHISPER_WHISPER_IMPL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "whisper/mel.h"
+#include "whisper/model.h"
+#include "whisper/segments.h"
+#include "whisper/state.h"
+#include "whisper/token_timestamps.h"
+#include "whisper/tokenizer.h"
+#include "whisper/transcribe.h"
+#include "whisper/whisper.h"
+
+struct whisper_context {
+  std::unique_ptr<whisper::WhisperModel> model;
+  std::unique_ptr<whisper::Tokenizer> tokenizer;
+  std::vector<whisper::Token> non_speech;  // suppress_nst's list
+  std::function<const std::string&(whisper::Token)> token_text;
+  whisper_context_params params{};
+  whisper_state* state = nullptr;  // the default state (NULL for the _no_state inits)
+  int64_t t_load_us = 0;
+  int64_t t_start_us = 0;
+  whisper_timings timings{};  // filled by whisper_get_timings
+  std::atomic<int> decoding{WHISPER_GGML_DECODING_WHISPER_CPP};  // whisper_ggml_set_decoding
+};
+
+struct whisper_state {
+  whisper_context* ctx = nullptr;  // the context this state was made for
+  // Inference buffers, recreated only when a call needs more decoders or another thread count.
+  std::unique_ptr<whisper::WhisperState> ws;
+  std::unique_ptr<whisper::MelSpectrogram> mel;
+  // The current log-mel: row-major [n_mels][mel_n_len] (ne = [mel_n_len, n_mels]), from `mel`
+  // (whisper_pcm_to_mel) or `mel_own` (whisper_set_mel).
+  std::vector<float> mel_own;
+  const float* mel_data = nullptr;
+  int mel_n_len = 0;       // frames in mel_data
+  int mel_n_len_org = 0;   // whisper.cpp n_len_org: frames overlapping the audio
+  int mel_n_frames_audio = 0;  // frames decoding may reach (n_samples / 160, OpenAI content_frames)
+  int64_t mel_n_samples = 0;   // samples behind the mel (0 for set_mel)
+
+  std::unique_ptr<whisper::Transcriber> transcriber;
+  whisper::TokenTimestamps token_timestamps;
+  whisper::SegmentList results;
+  int lang_id = -1;
+  std::string prompt_text;                  // initial_prompt last tokenized
+  std::vector<whisper::Token> prompt_ids;   // its tokens
+
+  // Abort check for the graph computes of the current call (whisper_full).
+  ggml_abort_callback abort_callback = nullptr;
+  void* abort_callback_user_data = nullptr;
+
+  // Timings (microseconds) and counts, as whisper.cpp's state keeps them.
+  int64_t t_mel_us = 0, t_sample_us = 0, t_encode_us = 0, t_decode_us = 0, t_batchd_us = 0, t_prompt_us = 0;
+  int n_sample = 0, n_encode = 0, n_decode = 0, n_batchd = 0, n_prompt = 0;
+  int n_fail_p = 0, n_fail_h = 0;
+};
+
+namespace whisper {
+namespace api {
+
+// Logs through the callback of whisper_log_set. `fmt` ends with '\n' as whisper.cpp's do.
+void Log(ggml_log_level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int64_t NowUs();
+
+// Makes sure state->ws has at least n_decoders decoders and exactly n_threads threads
+// (recreating it otherwise). false with a message on failure.
+bool EnsureInference(whisper_state* state, int n_decoders, int n_threads, const char* func);
+
+// Computes the log-mel of samples into the state (state->mel, recreated for another thread
+// count). false with a message on failure.
+bool ComputeMel(whisper_state* state, const float* samples, int n_samples, int n_threads, const char* func);
+
+// The model backend of the window loop over a whisper_state: WhisperState plus the abort check
+// before every graph compute and the state's timings.
+class StateBackend : public ModelBackend {
+ public:
+  explicit StateBackend(whisper_state* state) : s_(state) {}
+  absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx, int n_frames_valid) override;
+  absl::Status Decode(int decoder, const Token* tokens, int n_tokens, int n_past) override;
+  const float* logits(int decoder) const override { return s_->ws->logits(decoder); }
+  void CopyKv(int src, int dst, int n_tokens) override { s_->ws->CopyKv(src, dst, n_tokens); }
+  int n_decoders() const override { return s_->ws->n_decoders(); }
+
+ private:
+  absl::Status CheckAbort(const char* what) const;
+  whisper_state* s_;
+};
+
+// Whether `state` may be used with `ctx` (both non-null, state made for ctx); logs otherwise.
+bool CheckPair(const whisper_context* ctx, const whisper_state* state, const char* func);
+
+}  // namespace api
+}  // namespace whisper
+
+#endif  // GGML_WHISPER_WHISPER_WHISPER_IMPL_H_
