@@ -76,6 +76,7 @@ struct PrintState {
 void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) {
   const CliParams& p = *static_cast<PrintState*>(user)->params;
   const int n = whisper_full_n_segments(ctx);
+  if (n - n_new == 0) std::printf("\n");  // whisper-cli: a blank line before the first segment
   for (int i = n - n_new; i < n; ++i) {
     if (!p.no_timestamps) {
       std::printf("[%s --> %s]  ", FormatTimestamp(whisper_full_get_segment_t0(ctx, i)).c_str(),

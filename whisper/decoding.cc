@@ -287,13 +287,7 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
           dst.idle = true;
           continue;
         }
-        const Candidate& cand = candidates_[c++];
-        const Sequence& src = seqs_[cand.from];
-        dst = src;  // capacity is kept: both banks reserved n_text_ctx
-        dst.idle = false;
-        dst.slot = other + j;
-        backend.CopyKv(src.slot, dst.slot, n_prompt + static_cast<int>(src.tokens.size()));
-        StepRules(dst, cand.token, cand.logprob, cand.ts, i, seek, seek_end);
+        Adopt(backend, candidates_[c++], other + j, n_prompt, i, seek, seek_end, &dst);
       }
       std::swap(seqs_, next_seqs_);
       base = other;
@@ -365,15 +359,20 @@ void WindowDecoder::StepBeamWhisperCpp(DecoderBackend& backend, int width, int i
            SameTokens(seqs_[candidates_[c].from], candidates_[c].token, seqs_[cand.from], cand.token)) {
       ++c;
     }
-    const Sequence& src = seqs_[cand.from];
-    dst = src;  // capacity is kept: both banks reserved n_text_ctx
-    dst.idle = false;
-    dst.slot = other + j;
-    backend.CopyKv(src.slot, dst.slot, n_prompt + static_cast<int>(src.tokens.size()));
-    StepRules(dst, cand.token, cand.logprob, cand.ts, i, seek, seek_end);
+    Adopt(backend, cand, other + j, n_prompt, i, seek, seek_end, &dst);
   }
   std::swap(seqs_, next_seqs_);
   *base = other;
+}
+
+void WindowDecoder::Adopt(DecoderBackend& backend, const Candidate& cand, int slot, int n_prompt, int i, int seek,
+                          int seek_end, Sequence* dst) {
+  const Sequence& src = seqs_[cand.from];
+  *dst = src;  // capacity is kept: both banks reserved n_text_ctx
+  dst->idle = false;
+  dst->slot = slot;
+  backend.CopyKv(src.slot, slot, n_prompt + static_cast<int>(src.tokens.size()));
+  StepRules(*dst, cand.token, cand.logprob, cand.ts, i, seek, seek_end);
 }
 
 absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token>& prompt, int seek, int seek_end,

@@ -125,6 +125,10 @@ class WindowDecoder {
   // One beam-search step the way whisper.cpp takes it (see DecodingParams::whisper_cpp).
   void StepBeamWhisperCpp(DecoderBackend& backend, int width, int i, float temperature, int n_prompt, int seek,
                           int seek_end, int* base);
+  // Beam search: *dst becomes candidate `cand`'s source sequence plus its token, in backend
+  // decoder `slot` (its KV copied there), with the step rules applied.
+  void Adopt(DecoderBackend& backend, const Candidate& cand, int slot, int n_prompt, int i, int seek, int seek_end,
+             Sequence* dst);
   void StepRules(Sequence& seq, Token token, float logprob, const TsStats& ts, int i, int seek, int seek_end);
   TsStats ComputeTsStats() const;
   void Score(Sequence& seq) const;

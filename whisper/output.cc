@@ -11,12 +11,6 @@
 namespace whisper {
 namespace {
 
-std::string LStrip(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-  return s.substr(i);
-}
-
 }  // namespace
 
 namespace {
@@ -50,7 +44,8 @@ std::string FormatTimestamp(int64_t cs, bool comma) {
 
 std::string FormatTxt(const std::vector<Segment>& segments) {
   std::string out;
-  for (const Segment& s : segments) absl::StrAppend(&out, LStrip(s.text), "\n");
+  // whisper-cli 1.8.5 output_txt: each segment's text as decoded (leading space kept), one per line.
+  for (const Segment& s : segments) absl::StrAppend(&out, s.text, "\n");
   return out;
 }
 

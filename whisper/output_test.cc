@@ -29,7 +29,7 @@ TEST(Output, Timestamps) {
 
 TEST(Output, TxtVttSrtLrcCsv) {
   const auto segs = TwoSegments();
-  EXPECT_EQ(FormatTxt(segs), "And so, \"my\" fellow\nAmericans.\n");
+  EXPECT_EQ(FormatTxt(segs), " And so, \"my\" fellow\n Americans.\n");
   EXPECT_EQ(FormatVtt(segs),
             "WEBVTT\n\n00:00:00.000 --> 00:00:11.000\n And so, \"my\" fellow\n\n"
             "01:01:00.120 --> 01:01:01.500\n Americans.\n\n");

@@ -77,7 +77,7 @@ TEST(CliOutputFilesTest, GoldenFilesHoldFasterWhisperSegments) {
   for (size_t i = 0; i < ref.size(); ++i) {
     const ReferenceSegment& s = ref[i];
     ASSERT_EQ(s.text[0], ' ');
-    txt += s.text.substr(1) + "\n";
+    txt += s.text + "\n";  // whisper-cli 1.8.5 output_txt keeps the leading space
     vtt += Clock(s.t0_ms, '.') + " --> " + Clock(s.t1_ms, '.') + "\n" + s.text + "\n\n";
     srt += std::to_string(i + 1) + "\n" + Clock(s.t0_ms, ',') + " --> " + Clock(s.t1_ms, ',') + "\n" + s.text + "\n\n";
     char stamp[16];

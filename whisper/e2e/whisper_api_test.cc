@@ -269,6 +269,37 @@ TEST_F(WhisperApiTest, SecondFullMakesNoHeapAllocation) {
   whisper_free_state(st);
 }
 
+// whisper_full_parallel on jfk + 20 s of silence + jfk with 2 processors: the audio is cut at
+// 21 s (whisper.cpp's equal split), each half on its own state and thread; the second half's
+// segments come after the first's with times shifted by 21 s, in order and not overlapping, and
+// every segment is announced once.
+TEST_F(WhisperApiTest, ParallelSplitsAndJoinsTheHalves) {
+  std::vector<float> audio(*jfk_);
+  audio.resize(audio.size() + 20 * 16000, 0.0f);
+  audio.insert(audio.end(), jfk_->begin(), jfk_->end());
+  CallbackLog log;
+  whisper_full_params p = Greedy();
+  p.n_threads = 1;
+  p.new_segment_callback = OnSegment;
+  p.new_segment_callback_user_data = &log;
+  ASSERT_EQ(whisper_full_parallel(ctx_, p, audio.data(), static_cast<int>(audio.size()), 2), 0);
+  const int n = whisper_full_n_segments(ctx_);
+  ASSERT_GE(n, 2);
+  EXPECT_EQ(log.n_new_total, n);
+  std::string first, second;
+  for (int i = 0; i < n; ++i) {
+    const int64_t t0 = whisper_full_get_segment_t0(ctx_, i), t1 = whisper_full_get_segment_t1(ctx_, i);
+    EXPECT_LE(t0, t1) << i;
+    if (i > 0) EXPECT_GE(t0, whisper_full_get_segment_t1(ctx_, i - 1)) << i;
+    (t0 < 2100 ? first : second) += whisper_full_get_segment_text(ctx_, i);
+  }
+  // Each half holds one copy of the speech, the second half's times shifted past the cut (the
+  // model may open its first segment at the start of its silence, as whisper.cpp's does).
+  EXPECT_NE(first.find("ask not what your country can do for you"), std::string::npos) << first;
+  EXPECT_NE(second.find("ask not what your country can do for you"), std::string::npos) << second;
+  EXPECT_LE(whisper_full_get_segment_t1(ctx_, n - 1), 4200 + 100);
+}
+
 // Misuse gives errors, never a crash.
 TEST_F(WhisperApiTest, MisuseFailsCleanly) {
   whisper_full_params p = Greedy();
