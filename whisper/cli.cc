@@ -276,9 +276,15 @@ int Run(int argc, char** argv) {
     }
     whisper_full_params w = FullParams(p, ctx);
     PrintState print{&p};
-    w.new_segment_callback = PrintSegments;
-    w.new_segment_callback_user_data = &print;
-    if (p.print_progress) {
+    // -of - (or -f - without -of): the output file goes to stdout, so segments are not printed
+    // there (whisper-cli's fout_factory).
+    const std::string base = f < p.output_files.size() && !p.output_files[f].empty() ? p.output_files[f] : file;
+    const bool to_stdout = base == "-";
+    if (!to_stdout) {
+      w.new_segment_callback = PrintSegments;
+      w.new_segment_callback_user_data = &print;
+    }
+    if (p.print_progress && !to_stdout) {
       w.progress_callback = PrintProgress;
       w.progress_callback_user_data = &print;
     }
@@ -296,10 +302,9 @@ int Run(int argc, char** argv) {
       std::fprintf(stderr, "auto-detected language: %s\n", whisper_lang_str(whisper_full_lang_id(ctx)));
       continue;
     }
-    if (p.no_timestamps) std::printf("\n");
+    if (p.no_timestamps && !to_stdout) std::printf("\n");
 
     const std::vector<Segment> segments = CollectSegments(ctx);
-    const std::string base = f < p.output_files.size() ? p.output_files[f] : file;
     const JsonInfo info = MakeJsonInfo(p, ctx);
     std::function<const std::string&(Token)> json_tokens;  // -ojf: segments list their tokens
     std::vector<std::string> token_texts;
@@ -310,16 +315,28 @@ int Run(int argc, char** argv) {
       json_tokens = [&token_texts](Token t) -> const std::string& { return token_texts[static_cast<size_t>(t)]; };
     }
     const bool want_json = p.output_json || p.output_json_full;
+    // whisper-cli's order (txt, vtt, srt, csv, json, lrc): with stdout, only the first is written.
     const std::pair<bool, std::pair<const char*, std::string>> outputs[] = {
         {p.output_txt, {".txt", p.output_txt ? FormatTxt(segments) : ""}},
         {p.output_vtt, {".vtt", p.output_vtt ? FormatVtt(segments) : ""}},
         {p.output_srt, {".srt", p.output_srt ? FormatSrt(segments, p.offset_n) : ""}},
-        {p.output_lrc, {".lrc", p.output_lrc ? FormatLrc(segments) : ""}},
         {p.output_csv, {".csv", p.output_csv ? FormatCsv(segments) : ""}},
         {want_json, {".json", want_json ? FormatJson(segments, info, json_tokens) : ""}},
+        {p.output_lrc, {".lrc", p.output_lrc ? FormatLrc(segments) : ""}},
     };
+    bool used_stdout = false;
     for (const auto& [wanted, out] : outputs) {
       if (!wanted) continue;
+      if (to_stdout) {
+        if (used_stdout) {
+          std::fprintf(stderr, "warning: Not appending multiple file formats to stdout\n");
+          continue;
+        }
+        std::fwrite(out.second.data(), 1, out.second.size(), stdout);
+        std::fflush(stdout);
+        used_stdout = true;
+        continue;
+      }
       const std::string path = base + out.first;
       absl::Status st = WriteFileAtomically(path, out.second);
       if (!st.ok()) return Fail(std::string(st.message()));

@@ -151,7 +151,7 @@ constexpr int kMaxDecoders = 8;  // whisper.cpp WHISPER_MAX_DECODERS
 const std::vector<Flag>& Flags() {
   static const std::vector<Flag>* const flags = new std::vector<Flag>{
       Switch("-h", "--help", &CliParams::help, "show this help message and exit"),
-      Int("-t", "--threads", "N", &CliParams::n_threads, 0, INT_MAX,
+      Int("-t", "--threads", "N", &CliParams::n_threads, 0, 512,  // GGML_THREADPOOL_MAX_THREADS
           "number of threads to use during computation (0 = min(4, hardware threads))"),
       Int("-p", "--processors", "N", &CliParams::n_processors, 1, INT_MAX,
           "number of processors to use during computation"),
@@ -264,7 +264,7 @@ const std::vector<Flag>& Flags() {
         f.set = [](CliParams& p, const std::string& v) {
           if (v != "openai" && v != "whisper.cpp") {
             return absl::InvalidArgumentError(
-                absl::StrCat("--decoding: '", v, "' is not one of: openai, whisper.cpp"));
+                absl::StrCat("'", v, "' is not one of: openai, whisper.cpp"));
           }
           p.decoding = v;
           return absl::OkStatus();

@@ -267,7 +267,8 @@ TEST(CliParams, IntegerValuesAndTheirRanges) {
   EXPECT_EQ(ParseError({"-bs", "0"}), "-bs 0 is out of range [1, 8]");
   EXPECT_EQ(ParseError({"--beam-size", "9"}), "--beam-size 9 is out of range [1, 8]");
   EXPECT_EQ(ParseError({"-bo", "0"}), "-bo 0 is out of range [1, 8]");
-  EXPECT_EQ(ParseError({"-t", "-1"}), "-t -1 is out of range (must be >= 0)");
+  EXPECT_EQ(ParseError({"-t", "-1"}), "-t -1 is out of range [0, 512]");
+  EXPECT_EQ(ParseError({"-t", "1000"}), "-t 1000 is out of range [0, 512]");
   EXPECT_EQ(ParseError({"-ot", "-5"}), "-ot -5 is out of range (must be >= 0)");
   EXPECT_EQ(ParseError({"-d", "-5"}), "-d -5 is out of range (must be >= 0)");
   EXPECT_EQ(ParseError({"-ac", "-1"}), "-ac -1 is out of range (must be >= 0)");

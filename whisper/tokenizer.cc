@@ -1,6 +1,7 @@
 #include "whisper/tokenizer.h"
 
-#include <regex>
+#include <algorithm>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 
@@ -8,7 +9,10 @@ namespace whisper {
 
 Tokenizer::Tokenizer(const std::vector<std::string>& vocab) {
   token_to_id_.reserve(vocab.size());
-  for (size_t i = 0; i < vocab.size(); ++i) token_to_id_.emplace(vocab[i], static_cast<Token>(i));
+  for (size_t i = 0; i < vocab.size(); ++i) {
+    token_to_id_.emplace(vocab[i], static_cast<Token>(i));
+    max_token_bytes_ = std::max(max_token_bytes_, vocab[i].size());
+  }
 }
 
 Token Tokenizer::Find(const std::string& piece) const {
@@ -16,28 +20,92 @@ Token Tokenizer::Find(const std::string& piece) const {
   return it == token_to_id_.end() ? -1 : it->second;
 }
 
-absl::StatusOr<std::vector<Token>> Tokenizer::Encode(const std::string& text) const {
-  // GPT-2's pre-tokenizer pattern, with POSIX classes for \p{L} / \p{N} as whisper.cpp uses.
-  static const std::regex kPattern(
-      R"('s|'t|'re|'ve|'m|'ll|'d| ?[[:alpha:]]+| ?[[:digit:]]+| ?[^\s[:alpha:][:digit:]]+|\s+(?!\S)|\s+)");
+namespace {
+
+// Character classes of std::regex's [[:space:]], [[:alpha:]], [[:digit:]] in the "C" locale
+// (bytes >= 0x80 are none of them), which whisper.cpp's pattern uses.
+bool IsSpace(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+bool IsAlpha(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool IsDigit(unsigned char c) { return c >= '0' && c <= '9'; }
+bool IsOther(unsigned char c) { return !IsSpace(c) && !IsAlpha(c) && !IsDigit(c); }
+
+// Length of the match of whisper.cpp's GPT-2 pre-tokenizer pattern at text[p] (ECMAScript
+// alternation: the first alternative that matches wins):
+//   's|'t|'re|'ve|'m|'ll|'d| ?[[:alpha:]]+| ?[[:digit:]]+| ?[^\s[:alpha:][:digit:]]+|\s+(?!\S)|\s+
+// Written as a scanner: std::regex recurses per character and overflows the stack on long text.
+size_t PieceLength(const std::string& text, size_t p) {
+  const size_t n = text.size();
+  auto at = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  if (at(p) == '\'') {
+    for (const char* c : {"'s", "'t", "'re", "'ve", "'m", "'ll", "'d"}) {
+      const size_t len = std::char_traits<char>::length(c);
+      if (text.compare(p, len, c) == 0) return len;
+    }
+  }
+  for (bool (*cls)(unsigned char) : {IsAlpha, IsDigit, IsOther}) {
+    size_t q = p + (at(p) == ' ' ? 1 : 0);
+    if (q < n && cls(at(q))) {
+      while (q < n && cls(at(q))) ++q;
+      return q - p;
+    }
+  }
+  if (IsSpace(at(p))) {
+    size_t r = p;
+    while (r < n && IsSpace(at(r))) ++r;
+    // \s+(?!\S): the longest run not followed by a non-space, else \s+ (the whole run).
+    if (r == n) return r - p;
+    return r - p >= 2 ? r - p - 1 : r - p;
+  }
+  return 1;  // unreachable: every byte is in one of the classes above
+}
+
+}  // namespace
+
+std::vector<std::string> Tokenizer::Split(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t p = 0; p < text.size();) {
+    const size_t len = PieceLength(text, p);
+    out.push_back(text.substr(p, len));
+    p += len;
+  }
+  return out;
+}
+
+std::vector<Token> Tokenizer::EncodeSkipping(const std::string& text, int* n_skipped) const {
   std::vector<Token> out;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), kPattern); it != std::sregex_iterator(); ++it) {
-    const std::string word = it->str();
+  int skipped = 0;
+  for (size_t p = 0; p < text.size();) {
+    const size_t len = PieceLength(text, p);
+    const std::string word = text.substr(p, len);
+    p += len;
     size_t i = 0;
     while (i < word.size()) {
-      size_t j = word.size();
+      // No entry is longer than max_token_bytes_: start there (linear time on long pieces).
+      size_t j = std::min(word.size(), i + max_token_bytes_);
       Token id = -1;
       for (; j > i; --j) {
         id = Find(word.substr(i, j - i));
         if (id >= 0) break;
       }
-      if (id < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("tokenizer: no vocabulary entry starts '", word.substr(i), "' (in \"", text, "\")"));
+      if (id < 0) {  // whisper.cpp: "unknown token", skip one byte
+        ++skipped;
+        ++i;
+        continue;
       }
       out.push_back(id);
       i = j;
     }
+  }
+  if (n_skipped != nullptr) *n_skipped = skipped;
+  return out;
+}
+
+absl::StatusOr<std::vector<Token>> Tokenizer::Encode(const std::string& text) const {
+  int skipped = 0;
+  std::vector<Token> out = EncodeSkipping(text, &skipped);
+  if (skipped > 0) {
+    return absl::InvalidArgumentError(absl::StrCat("tokenizer: ", skipped, " byte(s) of \"", text,
+                                                   "\" start no vocabulary entry"));
   }
   return out;
 }

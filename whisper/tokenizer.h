@@ -19,7 +19,15 @@ class Tokenizer {
   // vocab[id] = the token's bytes, for the text ids stored in the model file.
   explicit Tokenizer(const std::vector<std::string>& vocab);
 
-  // Errors: InvalidArgument naming the first piece of `text` that no vocabulary entry starts.
+  // whisper.cpp's whisper_tokenize: pieces of GPT-2's pre-tokenizer split, each matched greedily
+  // longest-prefix first; a byte no vocabulary entry starts is skipped (whisper.cpp logs
+  // "unknown token" and skips it too), and counted in *n_skipped (may be null). Linear in the
+  // text's length, no recursion (any length is safe).
+  std::vector<Token> EncodeSkipping(const std::string& text, int* n_skipped) const;
+  // The pre-tokenizer split alone: the pieces of `text` in order (they concatenate to `text`).
+  static std::vector<std::string> Split(const std::string& text);
+  // The same, but a skipped byte is an error. Errors: InvalidArgument with the count and the
+  // text.
   absl::StatusOr<std::vector<Token>> Encode(const std::string& text) const;
 
   // Ids of non-speech symbols (and the same with a leading space) that are single tokens.
@@ -30,6 +38,7 @@ class Tokenizer {
 
  private:
   std::unordered_map<std::string, Token> token_to_id_;
+  size_t max_token_bytes_ = 0;  // the longest entry
 };
 
 }  // namespace whisper

@@ -1,5 +1,10 @@
 #include "whisper/tokenizer.h"
 
+#include <algorithm>
+#include <regex>
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace whisper {
@@ -14,11 +19,47 @@ TEST(Tokenizer, GreedyLongestPrefixPerPiece) {
   EXPECT_EQ(*ids, (std::vector<Token>{4, 5, 7, 8, 12, 11}));
 }
 
-TEST(Tokenizer, UnknownPieceIsAnError) {
-  Tokenizer tok({"a"});
+TEST(Tokenizer, UnknownBytesAreSkippedAsWhisperCppDoes) {
+  Tokenizer tok({"a", " a"});
+  int skipped = -1;
+  EXPECT_EQ(tok.EncodeSkipping("ab a", &skipped), (std::vector<Token>{0, 1}));
+  EXPECT_EQ(skipped, 1);
   auto ids = tok.Encode("ab");
   ASSERT_FALSE(ids.ok());
-  EXPECT_NE(ids.status().message().find("'b'"), std::string::npos);
+  EXPECT_NE(ids.status().message().find("1 byte(s)"), std::string::npos) << ids.status();
+}
+
+// The split equals std::regex's with whisper.cpp's pattern (the implementation it replaces, used
+// here as the oracle on short texts) for text mixing every class, contractions, runs of spaces and
+// tabs before a word, newlines, trailing spaces and UTF-8.
+TEST(Tokenizer, SplitMatchesTheRegexPattern) {
+  static const std::regex kPattern(
+      R"('s|'t|'re|'ve|'m|'ll|'d| ?[[:alpha:]]+| ?[[:digit:]]+| ?[^\s[:alpha:][:digit:]]+|\s+(?!\S)|\s+)");
+  const std::vector<std::string> texts = {
+      "Hello world's  it'll 42x  \tgo!! ...  end\n\nnew \xc3\xa9t\xc3\xa9 'Re '  7 d'x   ",
+      " And so, my fellow Americans",
+      "   leading",
+      "a\tb\n c  \r\n",
+      "don't WE'LL 'll'''s",
+      "1,000,000.50$ 3.14",
+      "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x99\x82!",
+      "",
+      " ",
+      "x",
+  };
+  for (const std::string& text : texts) {
+    std::vector<std::string> want;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), kPattern); it != std::sregex_iterator(); ++it) {
+      want.push_back(it->str());
+    }
+    EXPECT_EQ(Tokenizer::Split(text), want) << "'" << text << "'";
+  }
+}
+
+TEST(Tokenizer, LongTextIsSafe) {
+  Tokenizer tok({"a", "aaaa", " "});
+  const std::vector<Token> ids = tok.EncodeSkipping(std::string(200000, 'a'), nullptr);
+  EXPECT_EQ(ids.size(), 50000u);  // 200000 / 4, longest prefix "aaaa" each time
 }
 
 TEST(Tokenizer, NonSpeechTokensAreSingleTokenSymbols) {

@@ -1,5 +1,6 @@
 #include "whisper/transcribe.h"
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <vector>
@@ -108,6 +109,17 @@ TEST(Transcribe, MultilingualPromptAndLanguageDetection) {
   ASSERT_TRUE(lang.ok()) << lang.status();
   EXPECT_EQ(*lang, 2);
   EXPECT_EQ(model.prompts.back(), (std::vector<Token>{s.sot}));
+  // The per-language probabilities: a softmax over the language tokens' logits (de 5, ja 4, en 3,
+  // the other 96 of the 99 languages -inf): de = 1 / (1 + e^-1 + e^-2), ja = de / e, en = de / e^2.
+  float probs[kMaxLanguages];
+  lang = DetectLanguage(model, s, nullptr, 3100, 300, 0, probs);
+  ASSERT_TRUE(lang.ok()) << lang.status();
+  const double de = 1.0 / (1.0 + std::exp(-1.0) + std::exp(-2.0));
+  EXPECT_NEAR(probs[2], de, 1e-6);
+  EXPECT_NEAR(probs[7], de * std::exp(-1.0), 1e-6);
+  EXPECT_NEAR(probs[0], de * std::exp(-2.0), 1e-6);
+  EXPECT_EQ(probs[1], 0.0f);
+  EXPECT_EQ(probs[99], 0.0f);  // past the model's 99 languages
   auto text = [](Token) -> const std::string& { static const std::string e; return e; };
   TranscribeParams p;
   p.decoding.temperature_inc = 0.0f;

@@ -235,8 +235,9 @@ WHISPER_API int whisper_decode_with_state(struct whisper_context* ctx, struct wh
 
 /* Text -> token ids with whisper.cpp's tokenizer (GPT-2 pre-tokenizer split, then greedy
  * longest-prefix match per piece). Returns the number of tokens written, or minus the number
- * needed when n_max_tokens is too small (nothing written), as whisper.cpp. A piece no token
- * starts is skipped with a message (whisper.cpp logs it too). */
+ * needed when n_max_tokens is too small (nothing written), as whisper.cpp; INT_MIN for a NULL
+ * ctx or text. A byte no vocabulary entry starts (tiny.en has single-byte tokens for ASCII only)
+ * is skipped with a warning, as whisper.cpp skips it. Linear in the text's length. */
 WHISPER_API int whisper_tokenize(struct whisper_context* ctx, const char* text, whisper_token* tokens,
                                  int n_max_tokens);
 /* Number of tokens of text. */
@@ -282,7 +283,8 @@ WHISPER_API int whisper_model_n_mels(struct whisper_context* ctx);
 WHISPER_API int whisper_model_ftype(struct whisper_context* ctx);
 WHISPER_API int whisper_model_type(struct whisper_context* ctx);
 
-/* The n_vocab logits of the last token of the last whisper_decode (decoder 0), or NULL. */
+/* The n_vocab logits of the last token of the last whisper_decode (decoder 0; zeros before any),
+ * or NULL for a NULL ctx/state. */
 WHISPER_API float* whisper_get_logits(struct whisper_context* ctx);
 WHISPER_API float* whisper_get_logits_from_state(struct whisper_state* state);
 
@@ -424,8 +426,9 @@ WHISPER_API struct whisper_full_params whisper_full_default_params(enum whisper_
 /* Transcribes n_samples samples (16 kHz mono float): log-mel, optional language detection, then
  * the 30 s window loop (encode, decode with temperature fallback, segments, seek), results in the
  * state (previous results are cleared). n_samples == 0 reuses the state's mel (from
- * whisper_pcm_to_mel / whisper_set_mel). Returns 0 on success (also when less than 100 ms is
- * given: no segments, a warning); negative on error, as whisper.cpp: -1 bad arguments or an
+ * whisper_pcm_to_mel / whisper_set_mel). Returns 0 on success (also when less than 100 ms lies
+ * between offset_ms and the end: no segments, a warning, as whisper.cpp); negative on error, as
+ * whisper.cpp: -1 bad arguments (n_threads not in 1 .. 512, ...) or an
  * unimplemented feature requested (named in the message), -2 mel failed, -3 language detection
  * failed, -4 too many decoders (> 8 beams or best_of), -5 audio_ctx > n_audio_ctx, -6 encode
  * failed or aborted, -8/-9 decode failed or aborted. */
@@ -435,8 +438,10 @@ WHISPER_API int whisper_full_with_state(struct whisper_context* ctx, struct whis
                                         struct whisper_full_params params, const float* samples, int n_samples);
 /* Splits the samples (after offset_ms) into n_processors equal parts, transcribes each on its own
  * state and thread, and joins the segments into the default state, times shifted and made
- * non-overlapping (whisper.cpp whisper_full_parallel; quality drops near the cuts). Progress and
- * new-segment callbacks come from the first part; the others' segments are announced after. */
+ * non-overlapping (whisper.cpp whisper_full_parallel; quality drops near the cuts; each part
+ * shorter than the decoding minimum yields no segment). Progress and new-segment callbacks come
+ * from the first part; the others' segments are announced after. n_processors is at most 64
+ * (-1 above). */
 WHISPER_API int whisper_full_parallel(struct whisper_context* ctx, struct whisper_full_params params,
                                       const float* samples, int n_samples, int n_processors);
 
@@ -445,7 +450,7 @@ WHISPER_API int whisper_full_parallel(struct whisper_context* ctx, struct whispe
  * 0 / NULL / false / a zeroed token (id -1). */
 WHISPER_API int whisper_full_n_segments(struct whisper_context* ctx);
 WHISPER_API int whisper_full_n_segments_from_state(struct whisper_state* state);
-/* Language id used by (or detected in) the last whisper_full; -1 before any. */
+/* Language id used by (or detected in) the last whisper_full; 0 ("en") before any, as whisper.cpp. */
 WHISPER_API int whisper_full_lang_id(struct whisper_context* ctx);
 WHISPER_API int whisper_full_lang_id_from_state(struct whisper_state* state);
 WHISPER_API int64_t whisper_full_get_segment_t0(struct whisper_context* ctx, int i_segment);

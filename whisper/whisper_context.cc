@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -181,12 +182,23 @@ bool ComputeMel(whisper_state* state, const float* samples, int n_samples, int n
         samples == nullptr ? "NULL" : "too few", n_samples, kMelPadFront + 1);
     return false;
   }
-  if (n_threads < 1) {
-    Log(GGML_LOG_LEVEL_ERROR, "%s: n_threads = %d, expected >= 1\n", func, n_threads);
+  if (n_threads < 1 || n_threads > GGML_THREADPOOL_MAX_THREADS) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: n_threads = %d, expected 1 .. %d\n", func, n_threads, GGML_THREADPOOL_MAX_THREADS);
     return false;
+  }
+  for (int i = 0; i < n_samples; ++i) {
+    if (!std::isfinite(samples[i])) {
+      Log(GGML_LOG_LEVEL_ERROR, "%s: sample %d is %s: samples must be finite\n", func, i,
+          std::isnan(samples[i]) ? "NaN" : "infinite");
+      return false;
+    }
   }
   const int64_t t0 = NowUs();
   const WhisperModel& model = *state->ctx->model;
+  // Whatever happens below, the old mel is gone: never leave a pointer into freed memory.
+  state->mel_data = nullptr;
+  state->mel_n_len = state->mel_n_len_org = state->mel_n_frames_audio = 0;
+  state->mel_n_samples = 0;
   if (state->mel == nullptr || state->mel->n_threads() != n_threads) {
     state->mel.reset();
     auto m = MelSpectrogram::Create(model.mel_filters().data(), model.hparams().n_mels, model.n_fft(), n_threads,
@@ -475,25 +487,25 @@ int whisper_tokenize(struct whisper_context* ctx, const char* text, whisper_toke
     Log(GGML_LOG_LEVEL_ERROR, "%s: %s is NULL\n", __func__, text == nullptr ? "text" : "whisper_context");
     return INT_MIN;
   }
-  auto ids = ctx->tokenizer->Encode(text);
-  if (!ids.ok()) {
-    Log(GGML_LOG_LEVEL_ERROR, "%s: %s\n", __func__, std::string(ids.status().message()).c_str());
-    return INT_MIN;
+  int skipped = 0;
+  const std::vector<whisper::Token> ids = ctx->tokenizer->EncodeSkipping(text, &skipped);
+  if (skipped > 0) {  // whisper.cpp logs "unknown token" per skipped byte
+    Log(GGML_LOG_LEVEL_WARN, "%s: %d byte(s) of the text start no vocabulary entry: skipped\n", __func__, skipped);
   }
-  const int n = static_cast<int>(ids->size());
+  const int n = static_cast<int>(ids.size());
   if (n_max_tokens < n || (tokens == nullptr && n > 0)) {
     if (n_max_tokens > 0) {
       Log(GGML_LOG_LEVEL_ERROR, "%s: too many resulting tokens: %d (max %d)\n", __func__, n, n_max_tokens);
     }
     return -n;
   }
-  for (int i = 0; i < n; ++i) tokens[i] = (*ids)[i];
+  for (int i = 0; i < n; ++i) tokens[i] = ids[i];
   return n;
 }
 
 int whisper_token_count(struct whisper_context* ctx, const char* text) {
   const int n = whisper_tokenize(ctx, text, nullptr, 0);
-  return n == INT_MIN ? -1 : -n;
+  return n == INT_MIN ? -1 : -n;  // INT_MIN: NULL arguments
 }
 
 int whisper_lang_max_id(void) { return whisper::kMaxLanguages - 1; }
@@ -534,7 +546,11 @@ int whisper_lang_auto_detect_with_state(struct whisper_context* ctx, struct whis
     Log(GGML_LOG_LEVEL_ERROR, "%s: offset %dms is before the start of the audio\n", __func__, offset_ms);
     return -1;
   }
-  if (state->mel_data == nullptr || seek >= state->mel_n_len_org) {
+  if (state->mel_data == nullptr) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: no mel: call whisper_pcm_to_mel or whisper_set_mel first\n", __func__);
+    return -2;
+  }
+  if (seek >= state->mel_n_len_org) {
     Log(GGML_LOG_LEVEL_ERROR, "%s: offset %dms is past the end of the audio (%dms)\n", __func__, offset_ms,
         state->mel_n_len_org * 10);
     return -2;

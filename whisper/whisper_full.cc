@@ -30,6 +30,9 @@ namespace {
 
 // whisper.cpp's WHISPER_MAX_DECODERS: beams and best-of candidates per window.
 constexpr int kMaxDecoders = 8;
+// whisper_full_parallel: at most this many parts (each a whisper_state and a thread; whisper.cpp
+// has no limit, and 1000 parts of jfk.wav took 17 GB).
+constexpr int kMaxProcessors = 64;
 
 // What the window loop's hooks need to call the C callbacks.
 struct CallbackBridge {
@@ -190,14 +193,12 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
         samples == nullptr ? "NULL" : "");
     return -1;
   }
+  if (params.n_threads < 1 || params.n_threads > GGML_THREADPOOL_MAX_THREADS) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_full_params.n_threads = %d, expected 1 .. %d\n", __func__,
+        params.n_threads, GGML_THREADPOOL_MAX_THREADS);
+    return -1;
+  }
   if (n_samples > 0) {
-    for (int i = 0; i < n_samples; ++i) {
-      if (!std::isfinite(samples[i])) {
-        Log(GGML_LOG_LEVEL_ERROR, "%s: sample %d is %s: samples must be finite\n", __func__, i,
-            std::isnan(samples[i]) ? "NaN" : "infinite");
-        return -2;
-      }
-    }
     if (n_samples < 1600) {  // whisper.cpp: under 100 ms nothing is processed
       Log(GGML_LOG_LEVEL_WARN, "%s: input is too short - %d ms < 100 ms. consider padding the input audio with silence\n",
           __func__, n_samples / 16);
@@ -230,6 +231,21 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
     Log(GGML_LOG_LEVEL_ERROR, "%s: offset_ms %d and duration_ms %d must not be negative\n", __func__,
         params.offset_ms, params.duration_ms);
     return -1;
+  }
+  {
+    // whisper.cpp: less than 100 ms (10 frames) between the offset and the end is "too short":
+    // a warning, no segments, success.
+    const int64_t seek_start = params.offset_ms / 10;
+    const int64_t seek_end =
+        params.duration_ms == 0 ? state->mel_n_len_org : seek_start + params.duration_ms / 10;
+    if (seek_end < seek_start + 10 || seek_start >= state->mel_n_len_org) {
+      Log(GGML_LOG_LEVEL_WARN,
+          "%s: input is too short - %lld ms < 100 ms (offset %d ms, duration %d ms, audio %d ms). consider padding "
+          "the input audio with silence\n",
+          __func__, static_cast<long long>((std::min<int64_t>(seek_end, state->mel_n_len_org) - seek_start) * 10),
+          params.offset_ms, params.duration_ms, state->mel_n_len_org * 10);
+      return 0;
+    }
   }
   dp.temperature = params.temperature;
   dp.temperature_inc = params.temperature_inc;
@@ -293,13 +309,13 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
   int n_prompt = params.prompt_tokens != nullptr ? std::max(0, params.prompt_n_tokens) : 0;
   if (params.prompt_tokens == nullptr && params.initial_prompt != nullptr && params.initial_prompt[0] != '\0') {
     if (state->prompt_ids.empty() || state->prompt_text != params.initial_prompt) {
-      auto ids = ctx->tokenizer->Encode(params.initial_prompt);
-      if (!ids.ok()) {
-        Log(GGML_LOG_LEVEL_ERROR, "%s: initial_prompt: %s\n", __func__, std::string(ids.status().message()).c_str());
-        return -1;
-      }
+      int skipped = 0;
+      state->prompt_ids = ctx->tokenizer->EncodeSkipping(params.initial_prompt, &skipped);
       state->prompt_text = params.initial_prompt;
-      state->prompt_ids = *ids;
+      if (skipped > 0) {  // whisper.cpp skips them too ("unknown token")
+        Log(GGML_LOG_LEVEL_WARN, "%s: initial_prompt: %d byte(s) start no vocabulary entry: skipped\n", __func__,
+            skipped);
+      }
     }
     prompt = state->prompt_ids.data();
     n_prompt = static_cast<int>(state->prompt_ids.size());
@@ -387,6 +403,11 @@ int whisper_full(struct whisper_context* ctx, struct whisper_full_params params,
 int whisper_full_parallel(struct whisper_context* ctx, struct whisper_full_params params, const float* samples,
                           int n_samples, int n_processors) {
   if (n_processors <= 1) return whisper_full(ctx, params, samples, n_samples);
+  if (n_processors > whisper::api::kMaxProcessors) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: n_processors = %d, expected 1 .. %d (each is a state and a thread)\n", __func__,
+        n_processors, whisper::api::kMaxProcessors);
+    return -1;
+  }
   if (!CheckPair(ctx, ctx != nullptr ? ctx->state : nullptr, __func__)) return -1;
   if (samples == nullptr || n_samples <= 0 || params.offset_ms < 0) {
     Log(GGML_LOG_LEVEL_ERROR, "%s: no samples (n_samples = %d) or negative offset_ms\n", __func__, n_samples);
@@ -443,6 +464,7 @@ int whisper_full_parallel(struct whisper_context* ctx, struct whisper_full_param
       dst.t0 += shift;
       dst.t1 += shift;
       if (prev_t1 != INT64_MIN) dst.t0 = std::max(dst.t0, prev_t1);
+      dst.t1 = std::max(dst.t1, dst.t0);  // whisper.cpp can leave t1 < t0 here
       for (whisper::TokenData& t : dst.tokens) {
         if (t.t0 >= 0) t.t0 += shift;
         if (t.t1 >= 0) t.t1 += shift;

@@ -52,7 +52,7 @@ struct whisper_state {
   std::unique_ptr<whisper::Transcriber> transcriber;
   whisper::TokenTimestamps token_timestamps;
   whisper::SegmentList results;
-  int lang_id = -1;
+  int lang_id = 0;  // whisper.cpp's initial value
   std::string prompt_text;                  // initial_prompt last tokenized
   std::vector<whisper::Token> prompt_ids;   // its tokens
 

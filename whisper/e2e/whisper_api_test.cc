@@ -334,8 +334,35 @@ TEST_F(WhisperApiTest, MisuseFailsCleanly) {
   nan[1234] = NAN;
   EXPECT_EQ(whisper_full(ctx_, Greedy(), nan.data(), static_cast<int>(nan.size())), -2);
   EXPECT_EQ(whisper_full(ctx_, Greedy(), jfk_->data(), 100), 0);  // < 100 ms: nothing, as whisper.cpp
+  // Past the end: whisper.cpp's "input is too short" warning, success, no segments.
+  p = Greedy();
+  p.offset_ms = 20000;
+  EXPECT_EQ(whisper_full(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size())), 0);
+  EXPECT_EQ(whisper_full_n_segments(ctx_), 0);
+  p = Greedy();
+  p.n_threads = 100000;  // rejected before any thread is started
+  EXPECT_EQ(whisper_full(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size())), -1);
+  EXPECT_EQ(whisper_pcm_to_mel(ctx_, jfk_->data(), static_cast<int>(jfk_->size()), 100000), -1);
+  // A failed whisper_pcm_to_mel never leaves a dangling mel: the state's mel is either the old one
+  // or none (then whisper_full without samples is an error).
+  ASSERT_EQ(whisper_pcm_to_mel(ctx_, jfk_->data(), static_cast<int>(jfk_->size()), 2), 0);
+  EXPECT_EQ(whisper_pcm_to_mel(ctx_, nan.data(), static_cast<int>(nan.size()), 2), -1);
+  const int again = whisper_full(ctx_, Greedy(), nullptr, 0);
+  EXPECT_TRUE(again == 0 || again == -1) << again;
+  // whisper_full_parallel with parts shorter than the decoding minimum, and too many parts.
+  const int n15 = 24000;  // 1.5 s
+  EXPECT_EQ(whisper_full_parallel(ctx_, Greedy(), jfk_->data(), n15, 3), 0);
+  for (int i = 0; i < whisper_full_n_segments(ctx_); ++i) {
+    EXPECT_LE(whisper_full_get_segment_t0(ctx_, i), whisper_full_get_segment_t1(ctx_, i)) << i;
+  }
+  EXPECT_EQ(whisper_full_parallel(ctx_, Greedy(), jfk_->data(), static_cast<int>(jfk_->size()), 1000), -1);
+  // A fresh state reports language 0 ("en") as whisper.cpp does.
+  whisper_state* fresh = whisper_init_state(ctx_);
+  EXPECT_EQ(whisper_full_lang_id_from_state(fresh), 0);
+  whisper_free_state(fresh);
   EXPECT_EQ(whisper_ggml_set_decoding(ctx_, static_cast<whisper_ggml_decoding>(7)), -1);
   EXPECT_EQ(whisper_ggml_set_decoding(nullptr, WHISPER_GGML_DECODING_OPENAI), -1);
+  EXPECT_EQ(whisper_full(ctx_, Greedy(), jfk_->data(), 100), 0);
   EXPECT_EQ(whisper_full_n_segments(ctx_), 0);
   EXPECT_EQ(whisper_init_from_file_with_params("/nonexistent/model.bin", whisper_context_default_params()), nullptr);
   const char junk[] = "ggml but not a model";
@@ -368,6 +395,13 @@ TEST_F(WhisperApiTest, GettersAndTokenizer) {
   EXPECT_STREQ(whisper_token_to_str(ctx_, ids[1]), " world");
   EXPECT_EQ(whisper_tokenize(ctx_, " hello world", ids, 1), -2);
   EXPECT_EQ(whisper_token_count(ctx_, " hello world"), 2);
+  // Bytes without a single-byte token (tiny.en has them for ASCII only) are skipped, as
+  // whisper.cpp skips them; long text is linear, without recursion.
+  // " h\xff\xfello" splits into " h", "\xff\xfe" (no token starts either byte: skipped), "llo".
+  EXPECT_EQ(whisper_token_count(ctx_, " h\xff\xfello"),
+            whisper_token_count(ctx_, " h") + whisper_token_count(ctx_, "llo"));
+  const std::string long_text(60000, 'a');
+  EXPECT_GT(whisper_token_count(ctx_, long_text.c_str()), 0);
   // Low level: mel, encode, decode [sot] gives logits whose best timestamp-free start is a
   // timestamp or text token, and whisper_n_len counts the audio's frames.
   ASSERT_EQ(whisper_pcm_to_mel(ctx_, jfk_->data(), static_cast<int>(jfk_->size()), 2), 0);
