@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -22,6 +23,11 @@ namespace {
 // Frames decoded per sf_readf_float call: 64 KiB of mono floats, small enough to stream
 // hour-long files without holding the decoded multichannel input in memory.
 constexpr sf_count_t kBlockFrames = 16384;
+
+// At most this many output samples are reserved from the header's frame count (30 minutes at
+// 16 kHz, 115 MB); longer audio grows the buffer geometrically as it decodes. A header's count
+// is a claim, not a fact (a FLAC STREAMINFO may promise 2^36 frames in a 100-byte file).
+constexpr size_t kMaxReservedSamples = size_t{16000} * 60 * 30;
 
 struct SndfileCloser {
   void operator()(SNDFILE* f) const { sf_close(f); }
@@ -81,13 +87,20 @@ absl::Status Resample(SRC_STATE* state, double ratio, const float* in, long n_in
 }
 
 // Decodes an opened stream: downmix, resample to 16 kHz, fix the length.
-absl::StatusOr<std::vector<float>> DecodeOpened(SNDFILE* file, const SF_INFO& info,
-                                                const std::string& name,
-                                                const AudioOptions& options) {
+absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_INFO& info,
+                                                       const std::string& name,
+                                                       const AudioOptions& options) {
   if (info.samplerate <= 0 || info.channels <= 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: invalid header: sample rate %d Hz, %d channels (both must be > 0)",
                         name, info.samplerate, info.channels));
+  }
+  // Checked before anything is allocated: a 1 Hz header would turn each input frame into 16000
+  // output samples (a 1 MB file into 64 GB).
+  if (info.samplerate < kMinSampleRate || info.samplerate > kMaxSampleRate) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: sample rate %d Hz in the header, expected %d to %d Hz", name, info.samplerate,
+        kMinSampleRate, kMaxSampleRate));
   }
   const bool resample = info.samplerate != kSampleRate;
   const double ratio = static_cast<double>(kSampleRate) / info.samplerate;
@@ -106,8 +119,9 @@ absl::StatusOr<std::vector<float>> DecodeOpened(SNDFILE* file, const SF_INFO& in
 
   std::vector<float> out;
   // info.frames is exact for PCM/FLAC and an estimate (or unknown) for some compressed streams.
-  if (info.frames > 0 && info.frames < (sf_count_t{1} << 32)) {
-    out.reserve(static_cast<size_t>(std::ceil(info.frames * ratio)) + 4096);
+  if (info.frames > 0) {
+    const double claimed = std::ceil(static_cast<double>(info.frames) * ratio) + 4096;
+    out.reserve(claimed < kMaxReservedSamples ? static_cast<size_t>(claimed) : kMaxReservedSamples);
   }
   std::vector<float> interleaved(static_cast<size_t>(kBlockFrames) * info.channels);
   std::vector<float> mono(kBlockFrames);
@@ -117,11 +131,20 @@ absl::StatusOr<std::vector<float>> DecodeOpened(SNDFILE* file, const SF_INFO& in
     if (n <= 0) break;
     // NaN or infinity in a float file would poison the whole log-mel (its global maximum): reject
     // it with the position of the first bad sample.
+    // A magnitude past kMaxFloatSample would overflow the float power spectrum to infinity.
     for (sf_count_t i = 0; i < n * info.channels; ++i) {
-      if (!std::isfinite(interleaved[static_cast<size_t>(i)])) {
+      const float x = interleaved[static_cast<size_t>(i)];
+      if (!std::isfinite(x)) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "%s: sample %d (channel %d) is not a finite number", name,
             total_frames + i / info.channels, static_cast<int>(i % info.channels)));
+      }
+      if (std::fabs(x) > kMaxFloatSample) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: sample %d (channel %d) is %g, expected a magnitude of at most %g (full scale is "
+            "1.0)",
+            name, total_frames + i / info.channels, static_cast<int>(i % info.channels), x,
+            kMaxFloatSample));
       }
     }
     total_frames += n;
@@ -150,6 +173,20 @@ absl::StatusOr<std::vector<float>> DecodeOpened(SNDFILE* file, const SF_INFO& in
     out.resize(static_cast<size_t>(expected), 0.0f);
   }
   return out;
+}
+
+// DecodeOpenedOrThrow with an allocation failure (a header's frame count, audio longer than
+// memory) reported as ResourceExhausted instead of escaping as std::bad_alloc.
+absl::StatusOr<std::vector<float>> DecodeOpened(SNDFILE* file, const SF_INFO& info,
+                                                const std::string& name,
+                                                const AudioOptions& options) {
+  try {
+    return DecodeOpenedOrThrow(file, info, name, options);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(name, ": out of memory while decoding the audio (", info.frames,
+                     " frames at ", info.samplerate, " Hz, ", info.channels, " channels)"));
+  }
 }
 
 // SF_VIRTUAL_IO over a read-only byte buffer.
@@ -232,7 +269,14 @@ absl::Status ReadStream(FILE* f, const std::string& name, size_t max_bytes,
       // One byte past the limit, so that a stream of exactly `limit` bytes is told apart from a
       // longer one.
       const size_t grow = std::max(kStreamChunkBytes, bytes->size());
-      bytes->resize(size + std::min(grow, limit + 1 - size));
+      try {
+        bytes->resize(size + std::min(grow, limit + 1 - size));
+      } catch (const std::bad_alloc&) {
+        bytes->clear();
+        bytes->shrink_to_fit();
+        return absl::ResourceExhaustedError(
+            absl::StrFormat("%s: out of memory after reading %d bytes", name, size));
+      }
     }
     const size_t want = bytes->size() - size;
     errno = 0;

@@ -50,6 +50,15 @@ struct AudioOptions {
   size_t max_stream_bytes = size_t{4} << 30;
 };
 
+// Sample rates a file may declare, in Hz: libsamplerate converts by ratios within [1/256, 256],
+// and below 1 kHz there is no speech band left to transcribe.
+inline constexpr int kMinSampleRate = 1000;
+inline constexpr int kMaxSampleRate = 256 * kSampleRate;
+
+// Largest float sample magnitude accepted (full scale is 1.0): 10^4 is +80 dB over full scale,
+// far from any real recording and far from overflowing the float power spectrum of the log-mel.
+inline constexpr float kMaxFloatSample = 1e4f;
+
 // Name used in error messages for standard input.
 inline constexpr char kStdinName[] = "<stdin>";
 
@@ -62,9 +71,11 @@ inline constexpr char kStdinName[] = "<stdin>";
 // Errors (each message names `path`, or "<stdin>"):
 //   NotFound          - the file does not exist.
 //   InvalidArgument   - libsndfile cannot open it as audio (its message is included), the
-//                       header reports a non-positive rate or channel count, it holds
-//                       0 frames, or a sample is NaN or infinite (float files).
+//                       header reports a non-positive channel count or a rate outside
+//                       [kMinSampleRate, kMaxSampleRate], it holds 0 frames, or a sample is NaN,
+//                       infinite or larger in magnitude than kMaxFloatSample (float files).
 //   DataLoss          - decoding stopped with an error partway through the stream.
+//   ResourceExhausted - the decoded audio does not fit in memory.
 //   Internal          - libsamplerate reported an error.
 absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
                                                     const AudioOptions& options = {});

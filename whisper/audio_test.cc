@@ -288,6 +288,64 @@ TEST(LoadAudioErrorTest, NonFiniteFloatSamples) {
   EXPECT_THAT(audio.status().message(), HasSubstr("sample 3 (channel 1)"));
 }
 
+TEST(LoadAudioErrorTest, FloatSamplesFarBeyondFullScale) {
+  const std::string path = TmpPath("loud.wav");
+  std::vector<float> frames(3200, 0.25f);
+  frames[1234] = 2e4f;  // kMaxFloatSample is 1e4: +80 dB over full scale
+  ASSERT_TRUE(WriteFile(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, kSampleRate, 1, frames));
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(path);
+  ASSERT_FALSE(audio.ok());
+  EXPECT_EQ(audio.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(audio.status().message(), HasSubstr("sample 1234 (channel 0) is 20000, expected a magnitude of at most 10000"));
+  frames[1234] = -1e4f;  // the bound itself is accepted
+  ASSERT_TRUE(WriteFile(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, kSampleRate, 1, frames));
+  EXPECT_TRUE(LoadAudio16kMono(path).ok());
+}
+
+// A 16-bit mono WAV header (44 bytes, hand-laid-out: RIFF, fmt  of 16 bytes, data) declaring
+// `rate`, followed by `n` zero samples.
+std::vector<unsigned char> Pcm16WavBytes(uint32_t rate, int n) {
+  std::vector<unsigned char> b;
+  auto put = [&b](uint32_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) b.push_back(static_cast<unsigned char>(v >> (8 * i)));
+  };
+  auto tag = [&b](const char* t) { b.insert(b.end(), t, t + 4); };
+  tag("RIFF");
+  put(36 + 2 * n, 4);
+  tag("WAVE");
+  tag("fmt ");
+  put(16, 4);
+  put(1, 2);  // PCM
+  put(1, 2);  // channels
+  put(rate, 4);
+  put(rate * 2, 4);  // byte rate
+  put(2, 2);         // block align
+  put(16, 2);        // bits
+  tag("data");
+  put(2 * n, 4);
+  b.resize(b.size() + 2 * n, 0);
+  return b;
+}
+
+// Rates outside [1000, 4096000] Hz are refused from the header, before the output (16000 / rate
+// samples per input frame) is allocated; the bounds themselves decode.
+TEST(LoadAudioErrorTest, SampleRateOutsideTheSupportedRange) {
+  for (uint32_t rate : {1u, 999u, 4096001u, 2000000000u}) {
+    const std::vector<unsigned char> wav = Pcm16WavBytes(rate, 32000);
+    absl::StatusOr<std::vector<float>> audio = LoadAudio16kMonoFromMemory(wav.data(), wav.size(), "rate.wav");
+    ASSERT_FALSE(audio.ok()) << rate;
+    EXPECT_EQ(audio.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(audio.status().message(),
+                HasSubstr(absl::StrCat("rate.wav: sample rate ", rate, " Hz in the header, expected 1000 to 4096000 Hz")));
+  }
+  for (uint32_t rate : {1000u, 4096000u}) {
+    const std::vector<unsigned char> wav = Pcm16WavBytes(rate, 8192);
+    absl::StatusOr<std::vector<float>> audio = LoadAudio16kMonoFromMemory(wav.data(), wav.size(), "rate.wav");
+    ASSERT_TRUE(audio.ok()) << rate << ": " << audio.status();
+    EXPECT_EQ(audio->size(), static_cast<size_t>(std::llround(8192.0 * 16000 / rate))) << rate;
+  }
+}
+
 TEST(LoadAudioErrorTest, Directory) {
   const std::string path = TmpPath("");
   absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(path);

@@ -15,6 +15,9 @@ constexpr int kNFftBins = 201;  // 1 + 400 / 2 power-spectrum bins (whisper.cpp 
 // longest tensor name 36; the bounds only stop a corrupt length from driving a huge read.
 constexpr uint32_t kMaxTokenBytes = 1 << 16;
 constexpr int32_t kMaxNameBytes = 256;
+// Most layers per stack accepted: 4x Whisper large's 32, so that hostile counts never size the
+// table of expected tensors (n_audio_layer = 2^31 - 1 would ask for 32 billion entries).
+constexpr int32_t kMaxLayers = 128;
 
 // Bounds-checked little-endian reads from a file image; every failure names the file, the field
 // and the offset.
@@ -137,6 +140,12 @@ absl::Status ValidateHparams(const WhisperHparams& h, absl::string_view file) {
           absl::StrFormat("%s: hparams.%s is %d, expected a positive value", file, f.name, f.value));
     }
   }
+  if (h.n_audio_layer > kMaxLayers || h.n_text_layer > kMaxLayers) {
+    const bool audio = h.n_audio_layer > kMaxLayers;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: hparams.%s is %d, expected at most %d (Whisper large has 32)", file,
+        audio ? "n_audio_layer" : "n_text_layer", audio ? h.n_audio_layer : h.n_text_layer, kMaxLayers));
+  }
   if (h.n_vocab < 51864 || h.n_vocab > 51866) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: hparams.n_vocab is %d, expected 51864 (.en), 51865 (multilingual) or 51866 "
@@ -250,6 +259,14 @@ absl::StatusOr<ModelFileHeader> ParseModelFileHeader(const uint8_t* data, size_t
   return header;
 }
 
+int64_t ExpectedTensorCount(const WhisperHparams& h) {
+  // Encoder: positional embedding, conv1/conv2 weight and bias, ln_post weight and bias (7), then
+  // 15 per block (MLP 6, self-attention 9). Decoder: positional and token embeddings, ln weight
+  // and bias (4), then 24 per block (MLP 6, self-attention 9, cross-attention 9). See
+  // ExpectedTensors.
+  return 7 + 15 * int64_t{h.n_audio_layer} + 4 + 24 * int64_t{h.n_text_layer};
+}
+
 std::vector<TensorSpec> ExpectedTensors(const WhisperHparams& h) {
   std::vector<TensorSpec> specs;
   auto add = [&specs](std::string name, TensorRole role, int64_t ne0, int64_t ne1 = 1,
@@ -330,16 +347,15 @@ absl::StatusOr<std::vector<TensorRecord>> ParseTensorRecords(const uint8_t* data
                                                              const ModelFileHeader& header,
                                                              absl::string_view file) {
   const WhisperHparams& h = header.hparams;
+  if (header.tensors_offset >= size) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: no tensors: file has header, mel filters and vocabulary only (%zu bytes; %d "
+        "tensors expected, the first \"encoder.positional_embedding\")",
+        file, size, ExpectedTensorCount(h)));
+  }
   const std::vector<TensorSpec> specs = ExpectedTensors(h);
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < specs.size(); ++i) index.emplace(specs[i].name, i);
-
-  if (header.tensors_offset >= size) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: no tensors: file has header, mel filters and vocabulary only (%zu bytes; %zu "
-        "tensors expected, the first \"%s\")",
-        file, size, specs.size(), specs[0].name));
-  }
 
   std::vector<TensorRecord> records(specs.size());
   std::vector<bool> seen(specs.size(), false);
@@ -412,7 +428,19 @@ absl::StatusOr<std::vector<TensorRecord>> ParseTensorRecords(const uint8_t* data
           static_cast<long long>(rec.ne[0]), ggml_type_name(rec.type),
           static_cast<long long>(ggml_blck_size(rec.type))));
     }
-    rec.nbytes = ggml_row_size(rec.type, rec.ne[0]) * rec.ne[1] * rec.ne[2] * rec.ne[3];
+    // ne come from the file (each < 2^31, equal to the hparams' shape): the product can pass
+    // 2^63, so it is computed with overflow checks.
+    uint64_t nbytes = static_cast<uint64_t>(ggml_row_size(rec.type, rec.ne[0]));
+    bool overflow = false;
+    for (int i = 1; i < 4; ++i) {
+      overflow = overflow || __builtin_mul_overflow(nbytes, static_cast<uint64_t>(rec.ne[i]), &nbytes);
+    }
+    if (overflow || nbytes > std::numeric_limits<size_t>::max()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s: shape ne = %s of %s needs more than 2^64 bytes", file, tname,
+          ShapeString(rec.ne, n_dims), ggml_type_name(rec.type)));
+    }
+    rec.nbytes = static_cast<size_t>(nbytes);
     rec.data_offset = r.offset();
     WHISPER_RETURN_IF_ERROR(r.Bytes(rec.nbytes, absl::StrCat(tname, " data"), &p));
     records[si] = std::move(rec);

@@ -65,8 +65,8 @@ ggml_type FtypeWeightType(int32_t ftype);
 ggml_type FtypeConvType(int32_t ftype);
 
 // Checks each hparam: all > 0; n_vocab one of 51864 (.en), 51865 (multilingual), 51866
-// (large-v3), the layouts whose special tokens are defined; n_mels 80 or 128; state divisible by
-// heads; n_audio_state == n_text_state (the cross-attention projections are square); ftype known.
+// (large-v3), the layouts whose special tokens are defined; layer counts at most 128; n_mels 80 or
+// 128; state divisible by heads; n_audio_state == n_text_state (the cross-attention projections are square); ftype known.
 // InvalidArgument naming `file`, the field, the value and what is expected.
 absl::Status ValidateHparams(const WhisperHparams& hparams, absl::string_view file);
 
@@ -106,6 +106,10 @@ struct TensorSpec {
 // ne = [n_text_state, n_vocab].
 std::vector<TensorSpec> ExpectedTensors(const WhisperHparams& hparams);
 
+// ExpectedTensors(hparams).size(), computed without building the table: 11 + 15 n_audio_layer +
+// 24 n_text_layer (tiny: 167).
+int64_t ExpectedTensorCount(const WhisperHparams& hparams);
+
 // True when `type` is allowed for a tensor of `role` in a file of `ftype` (see TensorRole).
 bool TensorTypeAllowed(TensorRole role, int32_t ftype, ggml_type type);
 
@@ -125,7 +129,8 @@ struct TensorRecord {
 // record's offset: no records at all ("no tensors: file has header, mel filters and vocabulary
 // only"); truncated record (DataLoss, naming the field); n_dims not 1..4; bad name length;
 // unknown name; duplicate; type not allowed (expected vs got); shape differs (expected vs got);
-// a row not a whole number of blocks; tensors missing at EOF (the first missing name and count).
+// a row not a whole number of blocks; a tensor's byte size past the file's (computed with overflow
+// checks); tensors missing at EOF (the first missing name and count).
 absl::StatusOr<std::vector<TensorRecord>> ParseTensorRecords(const uint8_t* data, size_t size,
                                                              const ModelFileHeader& header,
                                                              absl::string_view file);

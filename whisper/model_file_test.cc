@@ -311,6 +311,47 @@ TEST(ModelFileTest, BadRecordHeader) {
   EXPECT_THAT(s.message(), HasSubstr("name_len is 100000, expected 1..256"));
 }
 
+// Layer counts are bounded before the table of expected tensors is built (n_audio_layer =
+// 2^31 - 1 would need 32 billion entries: the loader was killed for memory).
+TEST(ModelFileTest, HugeLayerCountsAreRejectedBeforeAllocation) {
+  const struct {
+    const char* field;
+    int32_t value;
+    const char* message;
+  } cases[] = {
+      {"hparams.n_audio_layer", 2147483647, "hparams.n_audio_layer is 2147483647, expected at most 128"},
+      {"hparams.n_text_layer", 129, "hparams.n_text_layer is 129, expected at most 128"},
+  };
+  for (const auto& c : cases) {
+    const std::vector<uint8_t> bytes = WithField(c.field, c.value);
+    absl::Status s = ParseAll(bytes, bytes.size());
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.field << ": " << s;
+    EXPECT_THAT(s.message(), HasSubstr(c.message)) << s;
+  }
+}
+
+// A shape that equals the hparams' but whose bytes pass 2^64 is an error, not a wrapped size
+// (n_audio_state = 6 * 357913941: conv2's [3, 2147483646, 2147483646] f16 kernel is 2.8e19 bytes;
+// the records before it are removed).
+TEST(ModelFileTest, TensorSizeOverflow) {
+  SyntheticModel m = MakeSyntheticModel({});
+  const int32_t state = 2147483646, head = 6;
+  for (const char* f : {"hparams.n_audio_state", "hparams.n_text_state"}) {
+    memcpy(m.bytes.data() + FieldOffset(m, f), &state, 4);
+  }
+  for (const char* f : {"hparams.n_audio_head", "hparams.n_text_head"}) {
+    memcpy(m.bytes.data() + FieldOffset(m, f), &head, 4);
+  }
+  const size_t conv2 = FieldOffset(m, "tensor 'encoder.conv2.weight' n_dims");
+  memcpy(m.bytes.data() + FieldOffset(m, "tensor 'encoder.conv2.weight' ne[1]"), &state, 4);
+  memcpy(m.bytes.data() + FieldOffset(m, "tensor 'encoder.conv2.weight' ne[2]"), &state, 4);
+  m.bytes.erase(m.bytes.begin() + m.tensors_offset, m.bytes.begin() + conv2);
+  absl::Status s = ParseAll(m.bytes, m.bytes.size());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("tensor 'encoder.conv2.weight' (record 0")) << s;
+  EXPECT_THAT(s.message(), HasSubstr("ne = [3, 2147483646, 2147483646] of f16 needs more than 2^64 bytes")) << s;
+}
+
 TEST(ModelFileTest, QuantizedRowNotWholeBlocks) {
   SyntheticModelOptions o;
   o.hparams.n_audio_state = o.hparams.n_text_state = 48;  // 48 % 32 != 0
