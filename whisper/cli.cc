@@ -23,6 +23,7 @@
 #include "whisper/audio.h"
 #include "whisper/cli_params.h"
 #include "whisper/output.h"
+#include "whisper/utf8.h"
 #include "whisper/whisper.h"
 
 namespace whisper {
@@ -71,10 +72,14 @@ std::string Colour(int i) {
 struct PrintState {
   const CliParams* params;
   int progress_prev = 0;
+  // Printed text is valid UTF-8: a character split across tokens or segments is printed whole
+  // with the later piece (as the output files hold it).
+  Utf8Carry utf8;
 };
 
 void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) {
-  const CliParams& p = *static_cast<PrintState*>(user)->params;
+  PrintState& ps = *static_cast<PrintState*>(user);
+  const CliParams& p = *ps.params;
   const int n = whisper_full_n_segments(ctx);
   if (n - n_new == 0) std::printf("\n");  // whisper-cli: a blank line before the first segment
   for (int i = n - n_new; i < n; ++i) {
@@ -87,10 +92,10 @@ void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) 
         if (!p.print_special && whisper_full_get_token_id(ctx, i, j) >= whisper_token_eot(ctx)) continue;
         const float prob = whisper_full_get_token_p(ctx, i, j);
         const int col = std::max(0, std::min(6, static_cast<int>(std::pow(prob, 3) * 7.0f)));
-        std::printf("%s%s\033[0m", Colour(col).c_str(), whisper_full_get_token_text(ctx, i, j));
+        std::printf("%s%s\033[0m", Colour(col).c_str(), ps.utf8.Push(whisper_full_get_token_text(ctx, i, j)).c_str());
       }
     } else {
-      std::printf("%s", whisper_full_get_segment_text(ctx, i));
+      std::printf("%s", ps.utf8.Push(whisper_full_get_segment_text(ctx, i)).c_str());
     }
     if (!p.no_timestamps) std::printf("\n");
     std::fflush(stdout);
@@ -298,6 +303,7 @@ int Run(int argc, char** argv) {
     sink.Reset();
     const int ret = whisper_full_parallel(ctx, w, audio->data(), static_cast<int>(audio->size()), p.n_processors);
     if (ret != 0) return FailFromLog(sink, "'" + file + "': transcription failed (" + std::to_string(ret) + ")");
+    if (!print.utf8.empty()) std::printf("%s\n", print.utf8.Finish().c_str());  // a character cut off at the end
     if (p.detect_language) {
       std::fprintf(stderr, "auto-detected language: %s\n", whisper_lang_str(whisper_full_lang_id(ctx)));
       continue;

@@ -7,13 +7,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
+#include "whisper/utf8.h"
 
 namespace whisper {
 namespace {
 
-}  // namespace
-
-namespace {
+// The segments with valid UTF-8 texts (RepairSegmentTexts): every writer's file is valid UTF-8
+// whatever bytes the tokens held.
+std::vector<Segment> Repaired(const std::vector<Segment>& segments) {
+  std::vector<Segment> out = segments;
+  RepairSegmentTexts(&out);
+  return out;
+}
 
 // Bytes still missing from the last UTF-8 character of `s` (0 when it ends on a boundary).
 int Utf8TrailingBytesNeeded(const std::string& s) {
@@ -42,14 +47,16 @@ std::string FormatTimestamp(int64_t cs, bool comma) {
   return absl::StrFormat("%02d:%02d:%02d%s%03d", hr, min, sec, comma ? "," : ".", ms);
 }
 
-std::string FormatTxt(const std::vector<Segment>& segments) {
+std::string FormatTxt(const std::vector<Segment>& raw) {
+  const std::vector<Segment> segments = Repaired(raw);
   std::string out;
   // whisper-cli 1.8.5 output_txt: each segment's text as decoded (leading space kept), one per line.
   for (const Segment& s : segments) absl::StrAppend(&out, s.text, "\n");
   return out;
 }
 
-std::string FormatVtt(const std::vector<Segment>& segments) {
+std::string FormatVtt(const std::vector<Segment>& raw) {
+  const std::vector<Segment> segments = Repaired(raw);
   std::string out = "WEBVTT\n\n";
   for (const Segment& s : segments) {
     absl::StrAppend(&out, FormatTimestamp(s.t0), " --> ", FormatTimestamp(s.t1), "\n", s.text, "\n\n");
@@ -57,7 +64,8 @@ std::string FormatVtt(const std::vector<Segment>& segments) {
   return out;
 }
 
-std::string FormatSrt(const std::vector<Segment>& segments, int offset_n) {
+std::string FormatSrt(const std::vector<Segment>& raw, int offset_n) {
+  const std::vector<Segment> segments = Repaired(raw);
   std::string out;
   for (size_t i = 0; i < segments.size(); ++i) {
     const Segment& s = segments[i];
@@ -67,7 +75,8 @@ std::string FormatSrt(const std::vector<Segment>& segments, int offset_n) {
   return out;
 }
 
-std::string FormatLrc(const std::vector<Segment>& segments) {
+std::string FormatLrc(const std::vector<Segment>& raw) {
+  const std::vector<Segment> segments = Repaired(raw);
   std::string out = "[by:whisper.cpp]\n";
   for (const Segment& s : segments) {
     const int64_t min = s.t0 / 6000, sec = (s.t0 / 100) % 60, cs = s.t0 % 100;
@@ -76,21 +85,26 @@ std::string FormatLrc(const std::vector<Segment>& segments) {
   return out;
 }
 
-std::string FormatCsv(const std::vector<Segment>& segments) {
+std::string FormatCsv(const std::vector<Segment>& raw) {
+  const std::vector<Segment> segments = Repaired(raw);
   std::string out = "start,end,text\n";
   for (const Segment& s : segments) {
     std::string text;
     for (char c : s.text) {
-      if (c == '"') text += '"';  // CSV: a quote inside a quoted field is doubled
-      text += c;
+      if (c == '"') text += '"';  // RFC 4180 (and whisper-cli): a quote inside a quoted field is doubled
+      // A CSV field has no escape for control characters: each becomes a space, so every row is
+      // one line and NUL-free. A backslash is not special in RFC 4180 and stays.
+      const unsigned char u = static_cast<unsigned char>(c);
+      text += u < 0x20 || u == 0x7F ? ' ' : c;
     }
     absl::StrAppend(&out, 10 * s.t0, ",", 10 * s.t1, ",\"", text, "\"\n");
   }
   return out;
 }
 
-std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& info,
+std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
                        const std::function<const std::string&(Token)>& token_text) {
+  const std::vector<Segment> segments = Repaired(raw);
   using json = nlohmann::ordered_json;
   json j;
   j["systeminfo"] = info.system_info;
@@ -122,7 +136,7 @@ std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& inf
           text += token_text(s.tokens[k].id);
           if (s.tokens[k].t1 > -1) t1 = s.tokens[k].t1;
         }
-        json tok = {{"text", text}};
+        json tok = {{"text", RepairUtf8(text)}};
         if (d.t0 > -1 && t1 > -1) {
           tok["timestamps"] = {{"from", FormatTimestamp(d.t0, true)}, {"to", FormatTimestamp(t1, true)}};
           tok["offsets"] = {{"from", 10 * d.t0}, {"to", 10 * t1}};
@@ -136,7 +150,8 @@ std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& inf
     }
   }
   j["transcription"] = std::move(list);
-  // Invalid UTF-8 (a token split inside a character) is replaced rather than thrown on.
+  // Every string is valid UTF-8 by now (RepairUtf8); `replace` keeps dump() from throwing anyway.
+  // nlohmann escapes '"', '\\' and every control character (\u0000-\u001f as \n, \t, \u0001...).
   return j.dump(1, '\t', false, json::error_handler_t::replace) + "\n";
 }
 

@@ -41,6 +41,35 @@ TEST(Output, TxtVttSrtLrcCsv) {
             "start,end,text\n0,11000,\" And so, \"\"my\"\" fellow\"\n3660120,3661500,\" Americans.\"\n");
 }
 
+// A character split across two segments (a timestamp between its bytes) and stray bytes: every
+// writer's file is valid UTF-8, the character whole in the later segment.
+TEST(Output, SplitCharacterMovesToTheLaterSegment) {
+  std::vector<Segment> segs(2);
+  segs[0].t0 = 0;
+  segs[0].t1 = 100;
+  segs[0].text = " caf\xC3";
+  segs[1].t0 = 100;
+  segs[1].t1 = 200;
+  segs[1].text = "\xA9 ok\xFF";
+  EXPECT_EQ(FormatTxt(segs), " caf\n\xC3\xA9 ok\xEF\xBF\xBD\n");
+  EXPECT_EQ(FormatSrt(segs), "1\n00:00:00,000 --> 00:00:01,000\n caf\n\n2\n00:00:01,000 --> 00:00:02,000\n\xC3\xA9 ok\xEF\xBF\xBD\n\n");
+  EXPECT_EQ(FormatCsv(segs), "start,end,text\n0,1000,\" caf\"\n1000,2000,\"\xC3\xA9 ok\xEF\xBF\xBD\"\n");
+  const std::string j = FormatJson(segs, JsonInfo{});
+  EXPECT_NE(j.find("\"text\": \" caf\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"text\": \"\xC3\xA9 ok\xEF\xBF\xBD\""), std::string::npos) << j;
+}
+
+// JSON escapes quotes, backslashes and every control character (RFC 8259 section 7); CSV doubles
+// quotes (RFC 4180) and turns control characters into spaces (one row per line, no NUL).
+TEST(Output, JsonAndCsvEscaping) {
+  std::vector<Segment> segs(1);
+  segs[0].t1 = 50;
+  segs[0].text = std::string(" a\"b\\c\nd\te\x01\x1F\x7F", 13) + std::string(1, '\0') + "z";
+  const std::string j = FormatJson(segs, JsonInfo{});
+  EXPECT_NE(j.find("\"text\": \" a\\\"b\\\\c\\nd\\te\\u0001\\u001f\x7F\\u0000z\""), std::string::npos) << j;
+  EXPECT_EQ(FormatCsv(segs), "start,end,text\n0,500,\" a\"\"b\\c d e    z\"\n");
+}
+
 TEST(Output, JsonLayout) {
   JsonInfo info;
   info.model_type = "tiny";
