@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+
+#include "absl/strings/string_view.h"
 
 namespace whisper {
 namespace {
@@ -40,8 +43,10 @@ int DecodersNeeded(const DecodingParams& p) {
   return std::max(beams, sampled);
 }
 
-WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const DecodingParams& params)
-    : special_(special), n_text_ctx_(n_text_ctx), params_(params) {
+WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const DecodingParams& params,
+                             std::function<const std::string&(Token)> token_text)
+    : special_(special), n_text_ctx_(n_text_ctx), params_(params), token_text_(std::move(token_text)) {
+  text_.reserve(static_cast<size_t>(n_text_ctx) * 64);
   logits_.resize(special.n_vocab);
   logprobs_.resize(special.n_vocab);
   prompt_logits_.resize(special.n_vocab);
@@ -218,6 +223,18 @@ void WindowDecoder::Score(Sequence& seq) const {
       TokenEntropy(seq.tokens.data(), seq.result_len, kEntropyWindow) < params_.entropy_thold) {
     seq.failed = true;
   }
+}
+
+double WindowDecoder::TextCompressionRatio(const Sequence& seq) {
+  text_.clear();
+  for (Token t : seq.tokens) {
+    if (t < special_.eot) text_ += token_text_(t);
+  }
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  size_t b = 0, e = text_.size();
+  while (b < e && space(text_[b])) ++b;
+  while (e > b && space(text_[e - 1])) --e;
+  return compression_.Of(absl::string_view(text_).substr(b, e - b));
 }
 
 absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float temperature, int seek,
@@ -428,8 +445,16 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
     result->temperature = t;
     result->seek_delta = s.seek_delta;
     result->failed = failed;
-    const bool retry = failed || (result->avg_logprob < params_.logprob_thold &&
-                                  result->no_speech_prob < params_.no_speech_thold);
+    const bool low_logprob = result->avg_logprob < params_.logprob_thold;
+    const bool silence = result->no_speech_prob > params_.no_speech_thold && low_logprob;
+    bool repetitive = false;
+    result->compression_ratio = 0.0f;
+    if (params_.compression_ratio_thold > 0.0f && token_text_) {
+      result->compression_ratio = static_cast<float>(TextCompressionRatio(s));
+      repetitive = result->compression_ratio > params_.compression_ratio_thold;
+    }
+    const bool retry = failed || (low_logprob && result->no_speech_prob < params_.no_speech_thold) ||
+                       (repetitive && !silence);
     if (!retry || last_temperature) break;
     t += params_.temperature_inc;
   }

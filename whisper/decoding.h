@@ -9,11 +9,14 @@
 #define GGML_WHISPER_WHISPER_DECODING_H_
 
 #include <cstdint>
+#include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "whisper/compression_ratio.h"
 #include "whisper/logit_filter.h"
 #include "whisper/tokens.h"
 
@@ -56,6 +59,12 @@ struct DecodingParams {
   // at temperature > 0 draws the same way; a timestamp within 10 frames (not 100) of the audio end
   // completes a sequence, and a sequence that reached the token cap without failing is scored.
   bool whisper_cpp = false;
+  // OpenAI's repetition rule (openai/whisper transcribe.py decode_with_fallback, faster-whisper
+  // generate_with_fallback): an attempt whose stripped text has a zlib compression ratio above
+  // this (see CompressionRatio) falls back to the next temperature, unless the window is silence
+  // (no_speech_prob > no_speech_thold with avg_logprob < logprob_thold). Needs the decoder's
+  // token_text; <= 0 disables it. whisper.cpp has no such rule (its entropy_thold plays the part).
+  float compression_ratio_thold = 0.0f;
   LogitFilterParams filter;         // temperature inside is set per attempt
 };
 
@@ -73,13 +82,17 @@ struct WindowResult {
   int seek_delta = 0;           // centiseconds (= mel frames) covered by the timestamps
   bool failed = false;          // every temperature failed: the result is the last attempt's best
   int n_fallbacks = 0;
+  float compression_ratio = 0.0f;  // of the result's text (0 when the rule is off)
 };
 
 // Decodes one window. All memory is sized once in the constructor from n_vocab, n_text_ctx and
 // the params: Run() does no heap allocation once `result` has been used once (capacity reused).
 class WindowDecoder {
  public:
-  WindowDecoder(const SpecialTokens& special, int n_text_ctx, const DecodingParams& params);
+  // token_text (the bytes of a token id; it must outlive the decoder) is needed only for
+  // params.compression_ratio_thold > 0.
+  WindowDecoder(const SpecialTokens& special, int n_text_ctx, const DecodingParams& params,
+                std::function<const std::string&(Token)> token_text = nullptr);
 
   // Starts a new transcription: takes `params` (whose beam_size and best_of must equal the
   // constructor's: the sizing depends on them) and re-seeds the samplers (decoder j with j, as
@@ -139,6 +152,9 @@ class WindowDecoder {
   Token SampleWhisperCpp(std::mt19937& rng);
   void TopK(int k, std::vector<Candidate>* out, int from, const Sequence& seq);
   bool SameTokens(const Sequence& a, Token ta, const Sequence& b, Token tb) const;
+  // CompressionRatio of the text tokens of `seq` (< eot), their bytes joined and stripped of
+  // ASCII whitespace as Python's str.strip does for it.
+  double TextCompressionRatio(const Sequence& seq);
 
   SpecialTokens special_;
   int n_text_ctx_;
@@ -152,6 +168,9 @@ class WindowDecoder {
   std::vector<Sequence> next_seqs_;
   std::vector<Candidate> candidates_;
   std::vector<std::mt19937> rngs_;
+  std::function<const std::string&(Token)> token_text_;
+  CompressionRatio compression_;
+  std::string text_;  // TextCompressionRatio's buffer, reserved once
 };
 
 // Entropy (natural log) of the token frequency distribution of the last `n` tokens (whisper.cpp

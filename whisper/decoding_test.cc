@@ -153,6 +153,61 @@ TEST_F(DecodingTest, LowConfidenceFallsBackThroughEveryTemperature) {
   EXPECT_EQ(r.no_speech_prob, 0.0f);
 }
 
+// OpenAI's compression-ratio rule: a confident window whose text repeats itself (" I'm sorry." 20
+// times: stripped, 219 bytes that zlib.compress makes 22, ratio 9.95 > 2.4) falls back through
+// every temperature; with the rule off, or with whisper.cpp's rules (no such rule), it is kept.
+TEST_F(DecodingTest, RepetitiveTextFallsBackOnCompressionRatio) {
+  auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {
+    std::fill(l->begin(), l->end(), -30.0f);
+    if (g.empty()) {
+      (*l)[s.beg] = 0.0f;
+    } else if (g.size() <= 20) {
+      (*l)[100] = 0.0f;
+    } else if (g.size() == 21) {
+      (*l)[s.beg + 100] = 0.0f;
+    } else {
+      (*l)[s.eot] = 0.0f;
+    }
+  };
+  std::vector<std::string> vocab(s.n_vocab, "?");
+  vocab[100] = " I'm sorry.";
+  auto token_text = [&vocab](Token t) -> const std::string& { return vocab[static_cast<size_t>(t)]; };
+  DecodingParams p = Params();
+  p.temperature_inc = 0.2f;
+  p.best_of = 2;
+  p.compression_ratio_thold = 2.4f;
+  for (const bool rule_on : {true, false}) {
+    FakeBackend b(s, DecodersNeeded(p), 1, script);
+    WindowDecoder dec(s, 448, p, rule_on ? std::function<const std::string&(Token)>(token_text) : nullptr);
+    WindowResult r;
+    ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+    ASSERT_EQ(r.tokens.size(), 22u);
+    if (rule_on) {
+      EXPECT_EQ(r.n_fallbacks, 5) << "0.2, 0.4, 0.6, 0.8, 1.0";
+      EXPECT_FLOAT_EQ(r.compression_ratio, 219.0f / 22.0f);
+    } else {
+      EXPECT_EQ(r.n_fallbacks, 0);
+      EXPECT_EQ(r.compression_ratio, 0.0f);
+    }
+    EXPECT_FALSE(r.failed);
+  }
+  // Silence wins over repetition, as in faster-whisper: no_speech_prob > no_speech_thold with
+  // avg_logprob < logprob_thold keeps the attempt.
+  auto silent = [&](const std::vector<Token>& g, std::vector<float>* l) {
+    script(g, l);
+    if (g.empty()) (*l)[s.nosp] = 3.0f;  // no_speech_prob ~0.95
+    if (!g.empty() && g.size() <= 20) (*l)[101] = 0.0f;  // two equal choices: avg_logprob ~ -0.6
+  };
+  p.logprob_thold = -0.5f;
+  FakeBackend b(s, DecodersNeeded(p), 1, silent);
+  WindowDecoder dec(s, 448, p, token_text);
+  WindowResult r;
+  ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+  EXPECT_GT(r.no_speech_prob, 0.6f);
+  EXPECT_LT(r.avg_logprob, -0.5f);
+  EXPECT_EQ(r.n_fallbacks, 0);
+}
+
 TEST_F(DecodingTest, RepetitionLoopFailsAtTheTokenCap) {
   auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {
     if (g.empty()) {

@@ -57,7 +57,7 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
   }
   const DecodingParams& dp = params.decoding;
   if (decoder_ == nullptr || decoder_beam_size_ != dp.beam_size || decoder_best_of_ != dp.best_of) {
-    decoder_ = std::make_unique<WindowDecoder>(special_, n_text_ctx_, dp);
+    decoder_ = std::make_unique<WindowDecoder>(special_, n_text_ctx_, dp, token_text_);
     decoder_beam_size_ = dp.beam_size;
     decoder_best_of_ = dp.best_of;
   }

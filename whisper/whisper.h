@@ -523,8 +523,9 @@ WHISPER_API void whisper_vad_free(struct whisper_vad_context* ctx);
  *     100 ms remain; the audio ends at whisper_n_len frames).
  *   WHISPER_GGML_DECODING_OPENAI: OpenAI's transcribe.py and decoding.py, as faster-whisper (0.0
  *     after the audio as pad_or_trim; beam search keeps the top beam_size by log-probability;
- *     segments clamped to the audio; the audio ends at n_samples / 160 frames), so results equal
- *     faster-whisper's for the same weights. This is the CLI's default.
+ *     segments clamped to the audio; the audio ends at n_samples / 160 frames; an attempt whose
+ *     text's zlib compression ratio exceeds 2.4 falls back to the next temperature, beside
+ *     entropy_thold), so results equal faster-whisper's for the same weights. The CLI's default.
  * Returns 0, or -1 for a NULL ctx or an unknown value. Takes effect at the next whisper_full. */
 enum whisper_ggml_decoding {
   WHISPER_GGML_DECODING_WHISPER_CPP = 0,

@@ -33,6 +33,8 @@ constexpr int kMaxDecoders = 8;
 // whisper_full_parallel: at most this many parts (each a whisper_state and a thread; whisper.cpp
 // has no limit, and 1000 parts of jfk.wav took 17 GB).
 constexpr int kMaxProcessors = 64;
+// OpenAI whisper transcribe()'s compression_ratio_threshold default (faster-whisper's too).
+constexpr float kOpenAiCompressionRatioThold = 2.4f;
 
 // What the window loop's hooks need to call the C callbacks.
 struct CallbackBridge {
@@ -257,6 +259,9 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
   dp.max_tokens = std::max(0, params.max_tokens);
   dp.single_segment = params.single_segment;
   dp.whisper_cpp = ctx->decoding.load() == WHISPER_GGML_DECODING_WHISPER_CPP;
+  // OpenAI's rules add its compression-ratio fallback (2.4, openai/whisper's and faster-whisper's
+  // default compression_ratio_threshold) beside the entropy rule; whisper.cpp has only the latter.
+  dp.compression_ratio_thold = dp.whisper_cpp ? 0.0f : api::kOpenAiCompressionRatioThold;
   dp.filter.suppress_blank = params.suppress_blank;
   dp.filter.blank_token = model.vocab().id(" ");
   dp.filter.no_timestamps = params.no_timestamps;
