@@ -275,7 +275,8 @@ int Run(int argc, char** argv) {
       continue;
     }
     if (audio->size() < 1600) {  // whisper.cpp rejects input under 100 ms (10 frames)
-      Fail("'" + file + "': " + std::to_string(audio->size()) + " samples is shorter than 100 ms");
+      Fail("'" + std::string(file == "-" ? kStdinName : file) + "': " + std::to_string(audio->size()) +
+           " samples is shorter than 100 ms");
       exit_code = 1;
       continue;
     }
@@ -302,7 +303,7 @@ int Run(int argc, char** argv) {
     }
     sink.Reset();
     const int ret = whisper_full_parallel(ctx, w, audio->data(), static_cast<int>(audio->size()), p.n_processors);
-    if (ret != 0) return FailFromLog(sink, "'" + file + "': transcription failed (" + std::to_string(ret) + ")");
+    if (ret != 0) return FailFromLog(sink, "'" + std::string(file == "-" ? kStdinName : file) + "': transcription failed (" + std::to_string(ret) + ")");
     if (!print.utf8.empty()) std::printf("%s\n", print.utf8.Finish().c_str());  // a character cut off at the end
     if (p.detect_language) {
       std::fprintf(stderr, "auto-detected language: %s\n", whisper_lang_str(whisper_full_lang_id(ctx)));
@@ -331,6 +332,10 @@ int Run(int argc, char** argv) {
         {p.output_lrc, {".lrc", p.output_lrc ? FormatLrc(segments) : ""}},
     };
     bool used_stdout = false;
+    if (to_stdout && !p.output_txt && !p.output_vtt && !p.output_srt && !p.output_csv && !want_json &&
+        !p.output_lrc) {
+      std::fprintf(stderr, "warning: '--output-file -' used without any other '--output-*'\n");  // whisper-cli
+    }
     for (const auto& [wanted, out] : outputs) {
       if (!wanted) continue;
       if (to_stdout) {

@@ -6,30 +6,14 @@
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
+#include "testing/utf8_check.h"
 
 namespace whisper {
 namespace {
 
 const std::string kFffd = "\xEF\xBF\xBD";
 
-// Independent check (decodes code points, then rejects overlongs, surrogates and > U+10FFFF).
-bool IsValidUtf8(const std::string& s) {
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char b = static_cast<unsigned char>(s[i]);
-    int len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
-    if (len == 0 || i + len > s.size()) return false;
-    uint32_t cp = len == 1 ? b : b & (0x7F >> len);
-    for (int k = 1; k < len; ++k) {
-      const unsigned char c = static_cast<unsigned char>(s[i + k]);
-      if ((c >> 6) != 2) return false;
-      cp = cp << 6 | (c & 0x3F);
-    }
-    const uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += len;
-  }
-  return true;
-}
+using ::ggml_testing::IsValidUtf8;
 
 TEST(Utf8Test, ValidTextPassesUnchanged) {
   const std::string s = " And so my fellow Americans, h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80";

@@ -49,7 +49,8 @@ std::string CliPath() {
   return Absolute(cli);
 }
 
-CliRun RunCli(const std::vector<std::string>& args, const std::string& cwd, const std::vector<std::string>& env) {
+CliRun RunCli(const std::vector<std::string>& args, const std::string& cwd, const std::vector<std::string>& env,
+              const std::string& stdin_path) {
   static std::atomic<int> counter{0};
   const std::string base = TestTmpDir() + "/cli_run_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
   const std::string out_path = base + ".out", err_path = base + ".err";
@@ -78,6 +79,10 @@ CliRun RunCli(const std::vector<std::string>& args, const std::string& cwd, cons
     const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
+    if (!stdin_path.empty()) {
+      const int in = open(stdin_path.c_str(), O_RDONLY);
+      if (in < 0 || dup2(in, 0) < 0) _exit(126);
+    }
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
     execve(argv[0], argv.data(), envp.data());
     _exit(127);

@@ -25,9 +25,10 @@ struct CliRun {
 std::string CliPath();
 
 // Runs the CLI with `args` (argv[1..]) in directory `cwd` ("" = the test's), with the
-// environment of the test plus `env` ("NAME=value" entries). Waits for it to exit.
+// environment of the test plus `env` ("NAME=value" entries), and standard input read from the
+// file `stdin_path` ("" = the test's own). Waits for it to exit.
 CliRun RunCli(const std::vector<std::string>& args, const std::string& cwd = "",
-              const std::vector<std::string>& env = {});
+              const std::vector<std::string>& env = {}, const std::string& stdin_path = "");
 
 // A new, empty directory $TEST_TMPDIR/<name> (removed first if it exists).
 std::string MakeTempDir(const std::string& name);
