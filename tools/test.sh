@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: all Bazel tests, then all of them again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, then the external-consumer check (tools/test_consumer.sh) and the
+# UndefinedBehaviorSanitizer, the threaded ones under ThreadSanitizer, then the external-consumer check (tools/test_consumer.sh) and the
 # whisper.cpp compatibility check (tools/whisper_cpp/test_compat.sh: compat.c built against
 # whisper.cpp 1.8.5 from source and against ours prints the same).
 # Every step runs even if an earlier one failed (and the first keeps going past failing targets),
@@ -28,6 +28,16 @@ for config in asan ubsan; do
   step "bazel test --config=$config ${sanitize_targets[*]}" \
     "$bazel" test --config="$config" --keep_going -- "${sanitize_targets[@]}"
 done
+# ThreadSanitizer on what runs threads: the pool, the graph executor, and several whisper_states on
+# one context at once (whisper_full_parallel, abort from another thread). TSan runs ~5x slower
+# than ASan, hence the explicit timeout; the API test runs only its concurrent cases.
+step "bazel test --config=tsan (threads)" \
+  "$bazel" test --config=tsan --keep_going --test_timeout=1800 -- \
+  //kernels:threadpool_test //kernels:graph_compute_test //kernels:graph_compute_block_test
+step "bazel test --config=tsan //whisper/e2e:whisper_api_test (concurrent cases)" \
+  "$bazel" test --config=tsan --test_timeout=1800 \
+  --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*' \
+  -- //whisper/e2e:whisper_api_test
 step "tools/test_consumer.sh" tools/test_consumer.sh
 step "tools/whisper_cpp/test_compat.sh" tools/whisper_cpp/test_compat.sh
 
