@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: all Bazel tests, then all of them again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, the threaded ones under ThreadSanitizer, then the external-consumer check (tools/test_consumer.sh) and the
-# whisper.cpp compatibility check (tools/whisper_cpp/test_compat.sh: compat.c built against
+# UndefinedBehaviorSanitizer, the threaded ones under ThreadSanitizer, then the external-consumer
+# check (tools/test_consumer.sh) and the whisper.cpp compatibility check (tools/whisper_cpp/test_compat.sh: compat.c built against
 # whisper.cpp 1.8.5 from source and against ours prints the same).
 # Every step runs even if an earlier one failed (and the first keeps going past failing targets),
 # so one run reports everything; the exit status is non-zero if any step failed.
