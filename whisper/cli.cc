@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -29,19 +30,23 @@
 namespace whisper {
 namespace {
 
-// Log callback state: the first error since Reset() is kept for the one "error:" line; INFO and
-// WARN messages go to stderr unless -np.
+// Log callback state: one error since Reset() is kept for the one "error:" line, the first from
+// the whisper layer (it names the call and the input) or else the first from ggml (whose messages
+// start "ggml: "); INFO and WARN messages go to stderr unless -np.
 struct LogSink {
   bool quiet = false;
   std::string first_error;
+  bool from_ggml = false;
   void Reset() { first_error.clear(); }
 };
 
 void LogToSink(ggml_log_level level, const char* text, void* user) {
   auto* sink = static_cast<LogSink*>(user);
   if (level == GGML_LOG_LEVEL_ERROR) {
-    if (sink->first_error.empty()) {
+    const bool ggml = std::strncmp(text, "ggml: ", 6) == 0;
+    if (sink->first_error.empty() || (sink->from_ggml && !ggml)) {
       sink->first_error = text;
+      sink->from_ggml = ggml;
       while (!sink->first_error.empty() && sink->first_error.back() == '\n') sink->first_error.pop_back();
     }
     return;

@@ -42,6 +42,23 @@ class CliErrorsTest : public ::testing::Test {
   std::string dir_;
 };
 
+// `ulimit -v`: at 300 MB tiny.en transcribes jfk.wav; at 150 MB the model's weights (73.5 MiB)
+// cannot be allocated and the one error line says so and names the file. Sanitizer runtimes
+// reserve terabytes of shadow memory, so the check runs only in plain builds.
+TEST_F(CliErrorsTest, AddressSpaceLimit) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "RLIMIT_AS and sanitizer shadow memory do not mix";
+#endif
+  ASSERT_TRUE(ModelAvailable());
+  const std::vector<std::string> args = {"-m", testdata::ModelPath("ggml-tiny.en.bin"), "-f",
+                                         testdata::SharedData("jfk.wav"), "-t", "2", "-np"};
+  const CliRun ok = RunCli(args, dir_, {}, "", int64_t{300} << 20);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("ask not what your country can do for you"), std::string::npos) << ok.out;
+  const CliRun oom = RunCli(args, dir_, {}, "", int64_t{150} << 20);
+  ExpectOneErrorLine(oom, 1, {"ggml-tiny.en.bin", "cannot allocate the weight buffer", "MiB"});
+}
+
 TEST_F(CliErrorsTest, MissingModel) {
   const std::string model = dir_ + "/no-such-model.bin";
   ExpectOneErrorLine(RunWithModel(model), 1, {model, "No such file"});

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,7 +51,7 @@ std::string CliPath() {
 }
 
 CliRun RunCli(const std::vector<std::string>& args, const std::string& cwd, const std::vector<std::string>& env,
-              const std::string& stdin_path) {
+              const std::string& stdin_path, int64_t address_space_limit) {
   static std::atomic<int> counter{0};
   const std::string base = TestTmpDir() + "/cli_run_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
   const std::string out_path = base + ".out", err_path = base + ".err";
@@ -79,6 +80,10 @@ CliRun RunCli(const std::vector<std::string>& args, const std::string& cwd, cons
     const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
+    if (address_space_limit > 0) {
+      const struct rlimit lim = {static_cast<rlim_t>(address_space_limit), static_cast<rlim_t>(address_space_limit)};
+      if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(126);
+    }
     if (!stdin_path.empty()) {
       const int in = open(stdin_path.c_str(), O_RDONLY);
       if (in < 0 || dup2(in, 0) < 0) _exit(126);

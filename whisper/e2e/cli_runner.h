@@ -26,9 +26,11 @@ std::string CliPath();
 
 // Runs the CLI with `args` (argv[1..]) in directory `cwd` ("" = the test's), with the
 // environment of the test plus `env` ("NAME=value" entries), and standard input read from the
-// file `stdin_path` ("" = the test's own). Waits for it to exit.
+// file `stdin_path` ("" = the test's own), and, when address_space_limit > 0, RLIMIT_AS set to
+// that many bytes (`ulimit -v`). Waits for it to exit.
 CliRun RunCli(const std::vector<std::string>& args, const std::string& cwd = "",
-              const std::vector<std::string>& env = {}, const std::string& stdin_path = "");
+              const std::vector<std::string>& env = {}, const std::string& stdin_path = "",
+              int64_t address_space_limit = 0);
 
 // A new, empty directory $TEST_TMPDIR/<name> (removed first if it exists).
 std::string MakeTempDir(const std::string& name);
