@@ -161,6 +161,13 @@ absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_I
     return absl::DataLossError(absl::StrFormat("%s: decoding failed after %d frames: %s", name,
                                                total_frames, sf_strerror(file)));
   }
+  if (options.report != nullptr) {
+    options.report->frames_announced = info.frames;
+    options.report->frames_decoded = total_frames;
+    options.report->announced_is_exact = (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_MPEG;
+    options.report->sample_rate = info.samplerate;
+    options.report->channels = info.channels;
+  }
   if (total_frames == 0) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": contains no audio (0 frames decoded)"));
   }
@@ -324,8 +331,13 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
   SF_INFO info{};
   SndfilePtr file(sf_open(path.c_str(), SFM_READ, &info));
   if (file == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a readable audio file: libsndfile: ", sf_strerror(nullptr)));
+    const std::string error = sf_strerror(nullptr);
+    // libsndfile says this when its MPEG fallback for a *.mp3 name fails; the file exists (it was
+    // just stat'ed), so say what that means.
+    const bool misleading = error.find("File does not exist") != std::string::npos;
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": not a readable audio file: ", misleading ? "no decodable header (truncated or corrupt?); " : "",
+        "libsndfile: ", error));
   }
   // RAW is never requested here, so libsndfile chose it from the extension. Its own fallback
   // starts the data after the 12 bytes it read to guess the type (libsndfile 1.2 drops them);

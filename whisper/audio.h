@@ -42,8 +42,22 @@ enum class ResampleQuality {
   kMedium,
 };
 
+// What a decode found, for callers that report it (the CLI warns on a short decode).
+struct AudioReport {
+  // Frames the header announces (libsndfile's SF_INFO.frames: exact for WAV/AIFF/FLAC/OGG, an
+  // estimate for MP3) and frames actually decoded. A decode that stops early without an error
+  // (libsndfile's FLAC decoder does so on a corrupt frame) has frames_decoded < frames_announced.
+  int64_t frames_announced = 0;
+  int64_t frames_decoded = 0;
+  bool announced_is_exact = false;  // false for MP3, whose count is an estimate
+  int sample_rate = 0;              // of the file, Hz
+  int channels = 0;
+};
+
 struct AudioOptions {
   ResampleQuality quality = ResampleQuality::kBest;
+  // Filled when non-null, also when decoding fails after the header was read.
+  AudioReport* report = nullptr;
   // LoadAudio16kMonoFromStream (and LoadAudio16kMono("-")) stop with ResourceExhausted once a
   // stream holds more than this many bytes: the whole stream is held in memory before decoding.
   // 4 GiB is the largest RIFF/WAVE file (an hour of 48 kHz stereo 16-bit PCM is 0.7 GB).

@@ -346,6 +346,31 @@ TEST(LoadAudioErrorTest, SampleRateOutsideTheSupportedRange) {
   }
 }
 
+// A FLAC file cut in half decodes what is there, and the report shows the short decode against
+// STREAMINFO's exact total (the CLI warns on it); a whole file's report shows both equal.
+TEST(LoadAudioTest, ReportShowsAShortDecode) {
+  const std::string path = TmpPath("cut.flac");
+  std::vector<float> frames(48000);
+  for (size_t i = 0; i < frames.size(); ++i) frames[i] = 0.5f * std::sin(0.01f * static_cast<float>(i));
+  ASSERT_TRUE(WriteFile(path, SF_FORMAT_FLAC | SF_FORMAT_PCM_16, kSampleRate, 1, frames));
+  AudioReport report;
+  AudioOptions options;
+  options.report = &report;
+  ASSERT_TRUE(LoadAudio16kMono(path, options).ok());
+  EXPECT_EQ(report.frames_announced, 48000);
+  EXPECT_EQ(report.frames_decoded, 48000);
+  EXPECT_TRUE(report.announced_is_exact);
+  std::vector<unsigned char> bytes = ReadBytes(path);
+  bytes.resize(bytes.size() / 2);
+  report = AudioReport();
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), "cut.flac", options);
+  ASSERT_TRUE(audio.ok()) << audio.status();
+  EXPECT_EQ(report.frames_announced, 48000);
+  EXPECT_GT(report.frames_decoded, 0);
+  EXPECT_LT(report.frames_decoded, 48000);
+  EXPECT_EQ(audio->size(), static_cast<size_t>(report.frames_decoded));
+}
+
 TEST(LoadAudioErrorTest, Directory) {
   const std::string path = TmpPath("");
   absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(path);

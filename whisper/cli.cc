@@ -273,11 +273,23 @@ int Run(int argc, char** argv) {
   int exit_code = 0;
   for (size_t f = 0; f < p.files.size(); ++f) {
     const std::string& file = p.files[f];
-    absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(file);
+    AudioReport report;
+    AudioOptions audio_options;
+    audio_options.report = &report;
+    absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(file, audio_options);
     if (!audio.ok()) {
       Fail(std::string(audio.status().message()));
       exit_code = 1;
       continue;
+    }
+    // A decoder that stopped early without an error (a corrupt FLAC frame) is not silent.
+    if (report.announced_is_exact && report.frames_decoded < report.frames_announced) {
+      std::fprintf(stderr,
+                   "warning: %s: decoding stopped after %lld of the %lld frames the header announces (corrupt or "
+                   "truncated data): transcribing the %.2f s decoded\n",
+                   file == "-" ? kStdinName : file.c_str(), static_cast<long long>(report.frames_decoded),
+                   static_cast<long long>(report.frames_announced),
+                   static_cast<double>(report.frames_decoded) / report.sample_rate);
     }
     if (audio->size() < 1600) {  // whisper.cpp rejects input under 100 ms (10 frames)
       Fail("'" + std::string(file == "-" ? kStdinName : file) + "': " + std::to_string(audio->size()) +

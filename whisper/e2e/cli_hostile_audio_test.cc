@@ -261,6 +261,30 @@ TEST_F(CliHostileAudioTest, SampleFormatsAndHeaders) {
   for (const Case& c : cases) Check(c, ref, {}, c.name == "rate_8000" ? 4000 : 2000);
 }
 
+// Compressed containers cut short: a FLAC that stops at half decodes what is there with a warning
+// that names the file and both frame counts; an MP3 cut inside its first frames is one error line
+// that does not claim the file is missing.
+TEST_F(CliHostileAudioTest, TruncatedCompressedFiles) {
+  const std::string mp3 = ReadFileOrFail(testdata::SharedData("jfk.mp3"));
+  ASSERT_GT(mp3.size(), 1000u);
+  const std::string path = dir_ + "/cut.mp3";
+  WriteFileOrFail(path, mp3.substr(0, 200));
+  CliRun run = Run(path, false);
+  ASSERT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("error: " + path + ": not a readable audio file: no decodable header"), std::string::npos)
+      << run.err;
+  // long_speech.flac (3366452 frames in STREAMINFO) cut after 100000 bytes: about 5 s decode.
+  const std::string flac = ReadFileOrFail(testdata::SharedData("long_speech.flac"));
+  ASSERT_GT(flac.size(), 100000u);
+  const std::string cut_flac = dir_ + "/cut.flac";
+  WriteFileOrFail(cut_flac, flac.substr(0, 100000));
+  run = RunCli({"-m", "models/ggml-tiny.en.bin", "-f", cut_flac, "-np", "-bs", "1"}, dir_);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("warning: " + cut_flac + ": decoding stopped after "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(" of the 3366452 frames the header announces"), std::string::npos) << run.err;
+  EXPECT_FALSE(ParseSegments(run.out).empty()) << run.out;
+}
+
 // Identical transcripts and timestamps whatever the thread count (oversubscribed 64 included).
 TEST_F(CliHostileAudioTest, ThreadCountsGiveIdenticalTranscripts) {
   std::string first;
