@@ -14,6 +14,8 @@ Why each one is local (Debian bookworm packages, installed by tools/setup.sh):
   - remote_coverage_tools: every cc_test references it; two empty filegroups satisfy it.
   - Abseil, GoogleTest, Google Benchmark, Highway: Debian -dev packages under /usr, exposed
     under the repository names Bazel users expect.
+  - python_headers: the headers of the Python that runs the bindings ($PYTHON_BIN_PATH or
+    python3 on PATH), found with sysconfig, for //python's extension module.
 """
 
 _RULES_CC_DEFS = """\
@@ -57,6 +59,36 @@ def _coverage_tools_impl(rctx):
 
 _local_coverage_tools = repository_rule(implementation = _coverage_tools_impl, local = True)
 
+def _python_headers_impl(rctx):
+    # The Python that will import the extension module: $PYTHON_BIN_PATH, else python3 on PATH.
+    python = rctx.os.environ.get("PYTHON_BIN_PATH") or rctx.which("python3")
+    include = ""
+    suffix = ".so"
+    if python:
+        r = rctx.execute([python, "-c", "import sysconfig; print(sysconfig.get_paths()['include']); " +
+                                        "print(sysconfig.get_config_var('EXT_SUFFIX'))"])
+        if r.return_code == 0:
+            lines = r.stdout.strip().split("\n")
+            include, suffix = lines[0], lines[1]
+    if include and rctx.path(include + "/Python.h").exists:
+        rctx.symlink(include, "include")
+        hdrs = "glob([\"include/**/*.h\"])"
+    else:
+        hdrs = "[]"  # building //python then fails on a missing Python.h, naming it
+    rctx.file("WORKSPACE", "workspace(name = \"python_headers\")\n")
+    rctx.file("BUILD", "\n".join([
+        "# Python headers (%s), for extension modules; the ABI suffix is in ext_suffix.bzl." % include,
+        "cc_library(name = \"python_headers\", hdrs = %s, includes = [\"include\"], visibility = [\"//visibility:public\"])" % hdrs,
+        "",
+    ]))
+    rctx.file("ext_suffix.bzl", "EXT_SUFFIX = \"%s\"\n" % suffix)
+
+_python_headers = repository_rule(
+    implementation = _python_headers_impl,
+    environ = ["PYTHON_BIN_PATH", "PATH"],
+    local = True,
+)
+
 def _maybe(rule, name, **kwargs):
     if name not in native.existing_rules():
         rule(name = name, **kwargs)
@@ -67,6 +99,7 @@ def ggml_whisper_deps():
     _maybe(native.local_repository, "rules_java", path = "/usr/share/bazel/rules/java")
     _maybe(native.local_repository, "platforms", path = "/usr/share/bazel/platforms")
     _maybe(_local_coverage_tools, "remote_coverage_tools")
+    _maybe(_python_headers, "python_headers")
     for name, build in [
         ("com_google_absl", "absl.BUILD"),
         ("com_google_googletest", "googletest.BUILD"),

@@ -19,7 +19,12 @@ APT_PACKAGES=(
   zlib1g-dev                                        # model converter: inflate mel_filters.npz
   nlohmann-json3-dev                                # model converter: CTranslate2 vocabulary.json
   cmake                                             # builds whisper.cpp 1.8.5 for tools/whisper_cpp/test_compat.sh
+  pybind11-dev                                      # the Python bindings (//python)
 )
+
+# PyPI packages for the Python bindings' tests (python/tests): the test runner and NumPy arrays as
+# audio input. Pinned, for repeatable runs.
+PIP_PACKAGES=(pytest==9.2.0 numpy==2.4.6)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -34,6 +39,19 @@ if ((${#missing[@]})); then
   done
 else
   echo "setup: apt packages already installed (${#APT_PACKAGES[@]})"
+fi
+
+PYTHON="${PYTHON:-python3}"
+pip_missing=()
+for p in "${PIP_PACKAGES[@]}"; do
+  "$PYTHON" -m pip show -q "${p%%==*}" >/dev/null 2>&1 || pip_missing+=("$p")
+done
+if ((${#pip_missing[@]})); then
+  echo "setup: installing PyPI packages: ${pip_missing[*]}"
+  "$PYTHON" -m pip install -q --disable-pip-version-check "${pip_missing[@]}" \
+    || { echo "setup: FAILED to install PyPI packages: ${pip_missing[*]}" >&2; exit 1; }
+else
+  echo "setup: PyPI packages already installed (${#PIP_PACKAGES[@]})"
 fi
 
 if [[ "${1:-}" != "--no-model" && -x tools/get_model.sh ]]; then

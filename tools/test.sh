@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: all Bazel tests, then all of them again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, the threaded ones under ThreadSanitizer, then the external-consumer
-# check (tools/test_consumer.sh) and the whisper.cpp compatibility check (tools/whisper_cpp/test_compat.sh: compat.c built against
+# check (tools/test_consumer.sh), `pip install ./python` (tools/test_python_package.sh) and the
+# whisper.cpp compatibility check (tools/whisper_cpp/test_compat.sh: compat.c built against
 # whisper.cpp 1.8.5 from source and against ours prints the same).
 # Every step runs even if an earlier one failed (and the first keeps going past failing targets),
 # so one run reports everything; the exit status is non-zero if any step failed.
@@ -24,9 +25,11 @@ step() {  # step <name> <command...>
 }
 
 step "bazel test //... $*" "$bazel" test --keep_going "$@" -- //...
+# Tests tagged no_sanitizers load instrumented code into an uninstrumented program (the Python
+# extension module into python3), which the sanitizer runtimes refuse.
 for config in asan ubsan; do
   step "bazel test --config=$config ${sanitize_targets[*]}" \
-    "$bazel" test --config="$config" --keep_going -- "${sanitize_targets[@]}"
+    "$bazel" test --config="$config" --keep_going --test_tag_filters=-no_sanitizers -- "${sanitize_targets[@]}"
 done
 # ThreadSanitizer on what runs threads: the pool, the graph executor, and several whisper_states on
 # one context at once (whisper_full_parallel, abort from another thread). TSan runs ~5x slower
@@ -39,6 +42,7 @@ step "bazel test --config=tsan //whisper/e2e:whisper_api_test (concurrent cases)
   --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*' \
   -- //whisper/e2e:whisper_api_test
 step "tools/test_consumer.sh" tools/test_consumer.sh
+step "tools/test_python_package.sh" tools/test_python_package.sh
 step "tools/whisper_cpp/test_compat.sh" tools/whisper_cpp/test_compat.sh
 
 if ((${#failed[@]})); then

@@ -1,0 +1,405 @@
+// ggml_whisper._core: the C++ half of the Python package (python/ggml_whisper/__init__.py holds the
+// faster-whisper-shaped API on top). Built on whisper.h only, plus the audio decoder the CLI uses.
+//
+//   Model(path, n_threads, decoding)   one whisper_context (whisper_init_from_file_with_params)
+//   decode_audio_file(path)            -> float32 ndarray, ne = [n_samples] at 16 kHz (LoadAudio16kMono)
+//   decode_audio_bytes(data, name)     -> the same from an in-memory file image
+//   Model.detect_language(audio)       -> (lang_id, [p per language]) (whisper_lang_auto_detect)
+//   Model.transcribe(audio, options)   -> Transcription: whisper_full on its own whisper_state, on a
+//                                        worker thread; next() blocks until the next segment
+//
+// The GIL is released around every call into the library and while waiting for a segment, so
+// several Python threads transcribe on one Model at once (one whisper_state each). Errors raise:
+// FileNotFoundError (missing file), ValueError (bad input, with the library's message naming the
+// file, field and value), RuntimeError (the run failed); the interpreter never aborts.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "whisper/audio.h"
+#include "whisper/whisper.h"
+
+namespace py = pybind11;
+
+namespace {
+
+// The library reports errors through its log callback (whisper_log_set is process-wide). Each
+// thread keeps the first error since its last Take(), so a call's message reaches the exception
+// raised for it; other messages are dropped unless $GGML_WHISPER_VERBOSE is set.
+thread_local std::string t_error;
+bool g_verbose = false;
+
+void LogCallback(ggml_log_level level, const char* text, void*) {
+  if (level == GGML_LOG_LEVEL_ERROR && t_error.empty()) {
+    t_error = text;
+    while (!t_error.empty() && t_error.back() == '\n') t_error.pop_back();
+    // Prefer the whisper layer's message (it names the call and file) over ggml's bare one.
+  } else if (level == GGML_LOG_LEVEL_ERROR && std::strncmp(t_error.c_str(), "ggml: ", 6) == 0 &&
+             std::strncmp(text, "ggml: ", 6) != 0) {
+    t_error = text;
+    while (!t_error.empty() && t_error.back() == '\n') t_error.pop_back();
+  }
+  if (g_verbose && level != GGML_LOG_LEVEL_DEBUG) std::fputs(text, stderr);
+}
+
+std::string TakeError(const std::string& fallback) {
+  std::string e = t_error.empty() ? fallback : t_error;
+  t_error.clear();
+  return e;
+}
+
+py::array_t<float> ToArray(std::vector<float>&& samples) {
+  auto* v = new std::vector<float>(std::move(samples));
+  py::capsule owner(v, [](void* p) { delete static_cast<std::vector<float>*>(p); });
+  return py::array_t<float>({static_cast<py::ssize_t>(v->size())}, {sizeof(float)}, v->data(), owner);
+}
+
+[[noreturn]] void RaiseAudioError(const absl::Status& s) {
+  const std::string msg(s.message());
+  if (s.code() == absl::StatusCode::kNotFound) {
+    PyErr_SetString(PyExc_FileNotFoundError, msg.c_str());
+    throw py::error_already_set();
+  }
+  if (s.code() == absl::StatusCode::kResourceExhausted) throw std::runtime_error(msg);
+  throw py::value_error(msg);
+}
+
+py::array_t<float> DecodeAudioFile(const std::string& path) {
+  absl::StatusOr<std::vector<float>> audio;
+  {
+    py::gil_scoped_release release;
+    audio = whisper::LoadAudio16kMono(path);
+  }
+  if (!audio.ok()) RaiseAudioError(audio.status());
+  return ToArray(std::move(*audio));
+}
+
+py::array_t<float> DecodeAudioBytes(const py::bytes& data, const std::string& name) {
+  std::string_view bytes = data;  // pybind11: a view of the bytes object, valid while it lives
+  absl::StatusOr<std::vector<float>> audio;
+  {
+    py::gil_scoped_release release;
+    audio = whisper::LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), name);
+  }
+  if (!audio.ok()) RaiseAudioError(audio.status());
+  return ToArray(std::move(*audio));
+}
+
+// whisper_full_params fields the Python layer sets (names as in whisper.h).
+struct Options {
+  int strategy = WHISPER_SAMPLING_BEAM_SEARCH;
+  int beam_size = 5;
+  int best_of = 5;
+  float temperature = 0.0f;
+  float temperature_inc = 0.2f;
+  float logprob_thold = -1.0f;
+  float no_speech_thold = 0.6f;
+  bool no_context = false;
+  bool no_timestamps = false;
+  bool suppress_blank = true;
+  bool suppress_nst = true;
+  float max_initial_ts = 1.0f;
+  bool translate = false;
+  std::string language = "en";
+  std::string initial_prompt;
+  std::vector<whisper_token> prompt_tokens;
+  int n_threads = 4;
+};
+
+// One segment as the Python layer receives it.
+struct SegmentOut {
+  int64_t t0 = 0, t1 = 0;  // centiseconds
+  std::string text;
+  std::vector<whisper_token> tokens;  // text tokens (< eot)
+  std::vector<float> token_logprobs;
+  float no_speech_prob = 0.0f;
+};
+
+struct ContextHolder {
+  whisper_context* ctx = nullptr;
+  ~ContextHolder() { whisper_free(ctx); }
+};
+
+class Transcription {
+ public:
+  Transcription(std::shared_ptr<ContextHolder> model, std::vector<float> audio, const Options& o)
+      : model_(std::move(model)), audio_(std::move(audio)), options_(o) {
+    state_ = whisper_init_state(model_->ctx);
+    if (state_ == nullptr) throw std::runtime_error(TakeError("whisper_init_state failed"));
+    worker_ = std::thread([this] { Run(); });
+  }
+
+  ~Transcription() { Close(); }
+
+  // The next segment, or None at the end. Raises RuntimeError if the run failed.
+  py::object Next() {
+    SegmentOut seg;
+    bool have = false;
+    {
+      py::gil_scoped_release release;
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return !queue_.empty() || done_; });
+      if (!queue_.empty()) {
+        seg = std::move(queue_.front());
+        queue_.pop_front();
+        have = true;
+      }
+    }
+    if (!have) {
+      if (ret_ != 0 && !aborted_) throw std::runtime_error(error_);
+      return py::none();
+    }
+    return py::make_tuple(seg.t0, seg.t1, py::bytes(seg.text), seg.tokens, seg.token_logprobs, seg.no_speech_prob);
+  }
+
+  // Stops the run (abort callback) and waits for the worker; safe to call twice.
+  void Close() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closed_) return;
+      closed_ = true;
+    }
+    stop_.store(true);
+    if (worker_.joinable()) {
+      if (PyGILState_Check()) {
+        py::gil_scoped_release release;
+        worker_.join();
+      } else {
+        worker_.join();
+      }
+    }
+    whisper_free_state(state_);
+    state_ = nullptr;
+  }
+
+ private:
+  static void OnSegment(whisper_context* ctx, whisper_state* state, int n_new, void* user) {
+    auto* self = static_cast<Transcription*>(user);
+    const int n = whisper_full_n_segments_from_state(state);
+    const whisper_token eot = whisper_token_eot(ctx);
+    for (int i = n - n_new; i < n; ++i) {
+      SegmentOut s;
+      s.t0 = whisper_full_get_segment_t0_from_state(state, i);
+      s.t1 = whisper_full_get_segment_t1_from_state(state, i);
+      s.text = whisper_full_get_segment_text_from_state(state, i);
+      s.no_speech_prob = whisper_full_get_segment_no_speech_prob_from_state(state, i);
+      const int nt = whisper_full_n_tokens_from_state(state, i);
+      for (int j = 0; j < nt; ++j) {
+        const whisper_token_data d = whisper_full_get_token_data_from_state(state, i, j);
+        if (d.id >= eot) continue;
+        s.tokens.push_back(d.id);
+        s.token_logprobs.push_back(d.plog);
+      }
+      std::lock_guard<std::mutex> lock(self->mu_);
+      self->queue_.push_back(std::move(s));
+    }
+    self->cv_.notify_all();
+  }
+
+  static bool OnAbort(void* user) { return static_cast<Transcription*>(user)->stop_.load(); }
+
+  void Run() {
+    const Options& o = options_;
+    whisper_full_params p = whisper_full_default_params(static_cast<whisper_sampling_strategy>(o.strategy));
+    p.n_threads = o.n_threads;
+    p.beam_search.beam_size = o.beam_size;
+    p.greedy.best_of = o.best_of;
+    p.temperature = o.temperature;
+    p.temperature_inc = o.temperature_inc;
+    p.logprob_thold = o.logprob_thold;
+    p.no_speech_thold = o.no_speech_thold;
+    p.no_context = o.no_context;
+    p.no_timestamps = o.no_timestamps;
+    p.suppress_blank = o.suppress_blank;
+    p.suppress_nst = o.suppress_nst;
+    p.max_initial_ts = o.max_initial_ts;
+    p.translate = o.translate;
+    p.language = o.language.c_str();
+    p.detect_language = false;
+    p.initial_prompt = o.initial_prompt.empty() ? nullptr : o.initial_prompt.c_str();
+    if (!o.prompt_tokens.empty()) {
+      p.prompt_tokens = o.prompt_tokens.data();
+      p.prompt_n_tokens = static_cast<int>(o.prompt_tokens.size());
+    }
+    p.print_progress = false;
+    p.print_realtime = false;
+    p.print_timestamps = false;
+    p.new_segment_callback = &Transcription::OnSegment;
+    p.new_segment_callback_user_data = this;
+    p.abort_callback = &Transcription::OnAbort;
+    p.abort_callback_user_data = this;
+    const int ret = whisper_full_with_state(model_->ctx, state_, p, audio_.data(), static_cast<int>(audio_.size()));
+    std::lock_guard<std::mutex> lock(mu_);
+    ret_ = ret;
+    aborted_ = stop_.load();
+    if (ret != 0) error_ = TakeError("whisper_full_with_state failed (" + std::to_string(ret) + ")");
+    done_ = true;
+    cv_.notify_all();
+  }
+
+  std::shared_ptr<ContextHolder> model_;  // the context outlives its states
+  std::vector<float> audio_;
+  Options options_;
+  whisper_state* state_ = nullptr;
+  std::thread worker_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<SegmentOut> queue_;
+  bool done_ = false;
+  bool closed_ = false;
+  bool aborted_ = false;
+  int ret_ = 0;
+  std::string error_;
+  std::atomic<bool> stop_{false};
+};
+
+class Model {
+ public:
+  Model(const std::string& path, const std::string& decoding) : holder_(std::make_shared<ContextHolder>()) {
+    if (decoding != "openai" && decoding != "whisper.cpp") {
+      throw py::value_error("decoding is '" + decoding + "', expected 'openai' or 'whisper.cpp'");
+    }
+    whisper_context_params cp = whisper_context_default_params();
+    t_error.clear();
+    {
+      py::gil_scoped_release release;
+      holder_->ctx = whisper_init_from_file_with_params(path.c_str(), cp);
+    }
+    if (holder_->ctx == nullptr) {
+      const std::string msg = TakeError("cannot load the model '" + path + "'");
+      if (msg.find("No such file") != std::string::npos || msg.find("does not exist") != std::string::npos) {
+        PyErr_SetString(PyExc_FileNotFoundError, msg.c_str());
+        throw py::error_already_set();
+      }
+      throw py::value_error(msg);
+    }
+    whisper_ggml_set_decoding(holder_->ctx, decoding == "openai" ? WHISPER_GGML_DECODING_OPENAI
+                                                                  : WHISPER_GGML_DECODING_WHISPER_CPP);
+  }
+
+  bool multilingual() const { return whisper_is_multilingual(holder_->ctx) != 0; }
+
+  // (lang_id, probabilities of every language) of the first 30 s, on a state of its own.
+  py::tuple DetectLanguage(const py::array_t<float, py::array::c_style | py::array::forcecast>& audio,
+                           int n_threads) {
+    const float* samples = audio.data();
+    const int n = static_cast<int>(audio.size());
+    std::vector<float> probs(static_cast<size_t>(whisper_lang_max_id() + 1));
+    int id = -1;
+    std::string error;
+    {
+      py::gil_scoped_release release;
+      whisper_state* st = whisper_init_state(holder_->ctx);
+      if (st == nullptr) {
+        error = TakeError("whisper_init_state failed");
+      } else {
+        if (whisper_pcm_to_mel_with_state(holder_->ctx, st, samples, n, n_threads) != 0) {
+          error = TakeError("whisper_pcm_to_mel_with_state failed");
+        } else {
+          id = whisper_lang_auto_detect_with_state(holder_->ctx, st, 0, n_threads, probs.data());
+          if (id < 0) error = TakeError("whisper_lang_auto_detect_with_state failed");
+        }
+        whisper_free_state(st);
+      }
+    }
+    if (!error.empty()) throw std::runtime_error(error);
+    return py::make_tuple(id, probs);
+  }
+
+  std::unique_ptr<Transcription> Transcribe(const py::array_t<float, py::array::c_style | py::array::forcecast>& audio,
+                                            const Options& options) {
+    if (audio.ndim() != 1) {
+      throw py::value_error("audio has " + std::to_string(audio.ndim()) +
+                            " dimensions, expected 1 (mono float32 samples at 16 kHz)");
+    }
+    std::vector<float> samples(audio.data(), audio.data() + audio.size());
+    t_error.clear();
+    py::gil_scoped_release release;
+    return std::make_unique<Transcription>(holder_, std::move(samples), options);
+  }
+
+  std::string TokenText(int id) const {
+    if (id < 0 || id >= whisper_n_vocab(holder_->ctx)) throw py::value_error("token id out of range");
+    return whisper_token_to_str(holder_->ctx, id);
+  }
+
+  std::vector<whisper_token> Tokenize(const std::string& text) const {
+    std::vector<whisper_token> out(text.size() + 8);
+    const int n = whisper_tokenize(holder_->ctx, text.c_str(), out.data(), static_cast<int>(out.size()));
+    if (n < 0) throw std::runtime_error(TakeError("whisper_tokenize failed"));
+    out.resize(static_cast<size_t>(n));
+    return out;
+  }
+
+ private:
+  std::shared_ptr<ContextHolder> holder_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "ggml_whisper's C++ core (see the ggml_whisper package for the Python API)";
+  g_verbose = std::getenv("GGML_WHISPER_VERBOSE") != nullptr;
+  whisper_log_set(&LogCallback, nullptr);
+
+  m.def("decode_audio_file", &DecodeAudioFile, py::arg("path"),
+        "Decodes an audio file to mono float32 at 16 kHz (libsndfile: WAV, FLAC, OGG, MP3, ...).");
+  m.def("decode_audio_bytes", &DecodeAudioBytes, py::arg("data"), py::arg("name"),
+        "Decodes the bytes of an audio file as decode_audio_file decodes the file.");
+  m.def("version", [] { return std::string(whisper_version()); });
+  m.def("system_info", [] { return std::string(whisper_print_system_info()); });
+  m.def("lang_str", [](int id) {
+    const char* s = whisper_lang_str(id);
+    return s == nullptr ? std::string() : std::string(s);
+  });
+  m.def("lang_id", [](const std::string& code) { return whisper_lang_id(code.c_str()); });
+  m.def("lang_max_id", &whisper_lang_max_id);
+
+  py::class_<Options>(m, "Options")
+      .def(py::init<>())
+      .def_readwrite("strategy", &Options::strategy)
+      .def_readwrite("beam_size", &Options::beam_size)
+      .def_readwrite("best_of", &Options::best_of)
+      .def_readwrite("temperature", &Options::temperature)
+      .def_readwrite("temperature_inc", &Options::temperature_inc)
+      .def_readwrite("logprob_thold", &Options::logprob_thold)
+      .def_readwrite("no_speech_thold", &Options::no_speech_thold)
+      .def_readwrite("no_context", &Options::no_context)
+      .def_readwrite("no_timestamps", &Options::no_timestamps)
+      .def_readwrite("suppress_blank", &Options::suppress_blank)
+      .def_readwrite("suppress_nst", &Options::suppress_nst)
+      .def_readwrite("max_initial_ts", &Options::max_initial_ts)
+      .def_readwrite("translate", &Options::translate)
+      .def_readwrite("language", &Options::language)
+      .def_readwrite("initial_prompt", &Options::initial_prompt)
+      .def_readwrite("prompt_tokens", &Options::prompt_tokens)
+      .def_readwrite("n_threads", &Options::n_threads);
+  m.attr("SAMPLING_GREEDY") = static_cast<int>(WHISPER_SAMPLING_GREEDY);
+  m.attr("SAMPLING_BEAM_SEARCH") = static_cast<int>(WHISPER_SAMPLING_BEAM_SEARCH);
+
+  py::class_<Transcription>(m, "Transcription")
+      .def("next", &Transcription::Next,
+           "The next segment (t0_cs, t1_cs, text_bytes, tokens, token_logprobs, no_speech_prob), or None at "
+           "the end; blocks without the GIL until it is decoded.")
+      .def("close", &Transcription::Close, "Stops the run and frees its state.");
+
+  py::class_<Model>(m, "Model")
+      .def(py::init<const std::string&, const std::string&>(), py::arg("path"), py::arg("decoding") = "openai")
+      .def_property_readonly("multilingual", &Model::multilingual)
+      .def("detect_language", &Model::DetectLanguage, py::arg("audio"), py::arg("n_threads"))
+      .def("transcribe", &Model::Transcribe, py::arg("audio"), py::arg("options"))
+      .def("token_text", &Model::TokenText)
+      .def("tokenize", &Model::Tokenize);
+}

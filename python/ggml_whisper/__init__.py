@@ -1,0 +1,355 @@
+"""ggml_whisper: Whisper speech recognition on the ggml_whisper runtime, with faster-whisper's API.
+
+    from ggml_whisper import WhisperModel
+
+    model = WhisperModel("models/ggml-tiny.en.bin", cpu_threads=2)
+    segments, info = model.transcribe("audio.wav", beam_size=5)
+    print(info.language, info.language_probability, info.duration)
+    for segment in segments:  # lazy: each segment is decoded as the loop asks for it
+        print("[%.2fs -> %.2fs] %s" % (segment.start, segment.end, segment.text))
+
+A script written for faster-whisper (faster_whisper.WhisperModel, transcribe's keyword arguments,
+the Segment and TranscriptionInfo fields) runs with only its import changed. Differences:
+  - the model is a whisper.cpp ggml file (tools/get_model.sh, tools:convert), not a CTranslate2
+    directory or a model size name; device must be "cpu" or "auto"; compute_type is accepted
+    and ignored (the file's own weight types are used);
+  - decoding follows OpenAI's rules (as faster-whisper does) unless decoding="whisper.cpp";
+  - word_timestamps and vad_filter are not implemented yet (NotImplementedError when True);
+  - options without an equivalent accept their default only (ValueError otherwise): patience 1,
+    length_penalty 1, repetition_penalty 1, no_repeat_ngram_size 0, compression_ratio_threshold
+    2.4, prompt_reset_on_temperature 0.5, suppress_tokens [-1] or [], prefix None;
+  - Segment.avg_logprob is the mean log-probability of the segment's own text tokens, and
+    compression_ratio is computed from the segment's text (faster-whisper reports both per window);
+    Segment.seek is the segment's start in 10 ms frames; temperature is None.
+
+The GIL is released while audio decodes and while a segment is being decoded, so several threads
+can transcribe with one model at once (each call has its own decoding state).
+"""
+
+import math
+import os
+import threading
+import zlib
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterable, Iterator, List, Optional, Tuple, Union
+
+import numpy as np
+
+from ggml_whisper import _core
+
+__all__ = ["WhisperModel", "Segment", "Word", "TranscriptionInfo", "TranscriptionOptions", "decode_audio"]
+
+__version__ = _core.version()
+
+SAMPLE_RATE = 16000
+
+_COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16",
+                  "float16", "bfloat16", "float32")
+
+
+@dataclass
+class Word:
+    start: float
+    end: float
+    word: str
+    probability: float
+
+
+@dataclass
+class Segment:
+    id: int
+    seek: int
+    start: float
+    end: float
+    text: str
+    tokens: List[int]
+    avg_logprob: float
+    compression_ratio: float
+    no_speech_prob: float
+    words: Optional[List[Word]]
+    temperature: Optional[float]
+
+
+@dataclass
+class TranscriptionOptions:
+    beam_size: int
+    best_of: int
+    temperatures: List[float]
+    log_prob_threshold: Optional[float]
+    no_speech_threshold: Optional[float]
+    condition_on_previous_text: bool
+    initial_prompt: Optional[Union[str, Iterable[int]]]
+    suppress_blank: bool
+    suppress_tokens: Optional[List[int]]
+    without_timestamps: bool
+    max_initial_timestamp: float
+    word_timestamps: bool
+
+
+@dataclass
+class TranscriptionInfo:
+    language: str
+    language_probability: float
+    duration: float
+    duration_after_vad: float
+    all_language_probs: Optional[List[Tuple[str, float]]]
+    transcription_options: TranscriptionOptions
+    vad_options: Optional[dict] = None
+
+
+def decode_audio(audio: Union[str, os.PathLike, BinaryIO, np.ndarray]) -> np.ndarray:
+    """Mono float32 samples at 16 kHz (shape [n_samples]) from a path, a binary file object or an
+    array (float32 at 16 kHz already; other float dtypes are converted, not resampled).
+
+    Files are decoded by libsndfile (WAV, FLAC, OGG/Vorbis/Opus, MP3, AIFF, ...) and resampled with
+    libsamplerate, exactly as the ggml_whisper CLI reads them. Raises FileNotFoundError for a
+    missing path and ValueError for data that is not audio (the message names the file).
+    """
+    if isinstance(audio, np.ndarray):
+        if audio.ndim != 1:
+            raise ValueError("audio array has shape %s, expected one dimension of mono samples at 16 kHz"
+                             % (audio.shape,))
+        if not np.issubdtype(audio.dtype, np.floating):
+            raise ValueError("audio array has dtype %s, expected float32 samples in [-1, 1]" % audio.dtype)
+        samples = np.ascontiguousarray(audio, dtype=np.float32)
+        if not np.all(np.isfinite(samples)):
+            bad = int(np.flatnonzero(~np.isfinite(samples))[0])
+            raise ValueError("audio array sample %d is %s, expected finite samples" % (bad, samples[bad]))
+        return samples
+    if isinstance(audio, (str, os.PathLike)):
+        return _core.decode_audio_file(os.fspath(audio))
+    if hasattr(audio, "read"):
+        data = audio.read()
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise ValueError("audio file object returned %s from read(), expected bytes (open it in 'rb' mode)"
+                             % type(data).__name__)
+        name = getattr(audio, "name", "<file object>")
+        return _core.decode_audio_bytes(bytes(data), str(name))
+    raise TypeError("audio is a %s, expected a path, a binary file object or a float32 numpy array"
+                    % type(audio).__name__)
+
+
+def _compression_ratio(text: str) -> float:
+    data = text.encode("utf-8")
+    return len(data) / len(zlib.compress(data)) if data else 0.0
+
+
+def _temperatures(temperature) -> Tuple[float, float]:
+    """faster-whisper's temperature (a float, or the increasing sequence to fall back through) as
+    whisper.h's (temperature, temperature_inc)."""
+    if isinstance(temperature, (int, float)):
+        return float(temperature), 0.0
+    ts = [float(t) for t in temperature]
+    if not ts:
+        raise ValueError("temperature is an empty sequence, expected a float or increasing floats")
+    if len(ts) == 1:
+        return ts[0], 0.0
+    inc = ts[1] - ts[0]
+    ok = inc > 0 and all(abs((b - a) - inc) < 1e-6 for a, b in zip(ts, ts[1:])) and ts[-1] + inc > 1.0 - 1e-6
+    if not ok:
+        raise ValueError("temperature %s: only an evenly spaced sequence up to 1.0 is supported "
+                         "(whisper.h's temperature and temperature_inc), e.g. [0.0, 0.2, ..., 1.0]" % (ts,))
+    return ts[0], inc
+
+
+def _require_default(name, value, default):
+    if value != default:
+        raise ValueError("%s=%r is not supported by ggml_whisper (only the default %r)" % (name, value, default))
+
+
+class WhisperModel:
+    """A loaded Whisper model (one whisper_context), shared by every transcribe() call.
+
+    model_size_or_path: path of a whisper.cpp ggml model file (e.g. models/ggml-tiny.en.bin).
+    cpu_threads: threads per transcription (0: min(4, the machine's cores), as CTranslate2).
+    decoding: "openai" (OpenAI's and faster-whisper's rules, the default) or "whisper.cpp".
+    Raises FileNotFoundError for a missing file and ValueError for a file that is not a model.
+    """
+
+    def __init__(self, model_size_or_path: str, device: str = "auto", device_index: int = 0,
+                 compute_type: str = "default", cpu_threads: int = 0, num_workers: int = 1,
+                 download_root: Optional[str] = None, local_files_only: bool = False,
+                 decoding: str = "openai"):
+        if device not in ("auto", "cpu"):
+            raise ValueError("device=%r: ggml_whisper runs on the CPU ('cpu' or 'auto')" % device)
+        # CTranslate2's compute types are accepted so faster-whisper scripts run unchanged; the ggml
+        # file's own types are used (quantize it with //tools/quantize for int8-like sizes).
+        if compute_type not in _COMPUTE_TYPES:
+            raise ValueError("compute_type=%r, expected one of %s" % (compute_type, ", ".join(_COMPUTE_TYPES)))
+        if cpu_threads < 0:
+            raise ValueError("cpu_threads is %d, expected >= 0" % cpu_threads)
+        path = os.fspath(model_size_or_path)
+        if not os.path.exists(path):
+            raise FileNotFoundError(
+                "model %r not found: ggml_whisper loads whisper.cpp ggml model files (run tools/get_model.sh, "
+                "or convert with //tools:convert); model size names are not downloaded" % path)
+        self._model = _core.Model(path, decoding)
+        self._threads = cpu_threads if cpu_threads > 0 else min(4, os.cpu_count() or 1)
+        self.model_path = path
+
+    @property
+    def is_multilingual(self) -> bool:
+        return self._model.multilingual
+
+    def detect_language(self, audio) -> Tuple[str, float, List[Tuple[str, float]]]:
+        """(language code, its probability, every (code, probability) sorted by probability) from
+        the first 30 s (whisper_lang_auto_detect). English-only models give ("en", 1.0, ...)."""
+        samples = decode_audio(audio)
+        return self._detect(samples)
+
+    def _detect(self, samples):
+        if not self._model.multilingual:
+            return "en", 1.0, [("en", 1.0)]
+        lang_id, probs = self._model.detect_language(samples, self._threads)
+        ranked = sorted(((_core.lang_str(i), p) for i, p in enumerate(probs)), key=lambda x: -x[1])
+        return _core.lang_str(lang_id), float(probs[lang_id]), ranked
+
+    def transcribe(self, audio, language: Optional[str] = None, task: str = "transcribe",
+                   beam_size: int = 5, best_of: int = 5, patience: float = 1, length_penalty: float = 1,
+                   repetition_penalty: float = 1, no_repeat_ngram_size: int = 0,
+                   temperature=(0.0, 0.2, 0.4, 0.6, 0.8, 1.0),
+                   compression_ratio_threshold: Optional[float] = 2.4,
+                   log_prob_threshold: Optional[float] = -1.0, no_speech_threshold: Optional[float] = 0.6,
+                   condition_on_previous_text: bool = True, prompt_reset_on_temperature: float = 0.5,
+                   initial_prompt: Optional[Union[str, Iterable[int]]] = None, prefix: Optional[str] = None,
+                   suppress_blank: bool = True, suppress_tokens: Optional[List[int]] = (-1,),
+                   without_timestamps: bool = False, max_initial_timestamp: float = 1.0,
+                   word_timestamps: bool = False, vad_filter: bool = False, vad_parameters=None,
+                   **unsupported) -> Tuple[Iterator[Segment], TranscriptionInfo]:
+        """Transcribes `audio` (a path, a binary file object or float32 samples at 16 kHz).
+
+        Returns (segments, info) as faster-whisper does: `segments` is a lazy iterator (decoding
+        runs on a worker thread and each next() waits, without the GIL, for the next segment);
+        `info` is ready at once (language detection, when needed, runs here). Raises ValueError
+        for bad audio or options, FileNotFoundError for a missing file, NotImplementedError for
+        word_timestamps / vad_filter, RuntimeError if decoding fails (raised by the iterator).
+        """
+        if unsupported:
+            raise TypeError("transcribe() got unsupported arguments: %s" % ", ".join(sorted(unsupported)))
+        if word_timestamps:
+            raise NotImplementedError("word_timestamps=True: word-level timestamps are not implemented yet")
+        if vad_filter:
+            raise NotImplementedError("vad_filter=True: voice activity detection is not implemented yet")
+        if task not in ("transcribe", "translate"):
+            raise ValueError("task=%r, expected 'transcribe' or 'translate'" % task)
+        if beam_size < 1 or beam_size > 8:
+            raise ValueError("beam_size is %d, expected 1..8 (whisper.cpp's WHISPER_MAX_DECODERS)" % beam_size)
+        if best_of < 1 or best_of > 8:
+            raise ValueError("best_of is %d, expected 1..8" % best_of)
+        _require_default("patience", patience, 1)
+        _require_default("length_penalty", length_penalty, 1)
+        _require_default("repetition_penalty", repetition_penalty, 1)
+        _require_default("no_repeat_ngram_size", no_repeat_ngram_size, 0)
+        _require_default("compression_ratio_threshold", compression_ratio_threshold, 2.4)
+        _require_default("prompt_reset_on_temperature", prompt_reset_on_temperature, 0.5)
+        _require_default("prefix", prefix, None)
+        tokens_to_suppress = list(suppress_tokens) if suppress_tokens is not None else []
+        if tokens_to_suppress not in ([-1], []):
+            raise ValueError("suppress_tokens=%r: only [-1] (the non-speech tokens) or [] are supported"
+                             % (suppress_tokens,))
+        t0, t_inc = _temperatures(temperature)
+        if not 0.0 <= t0 <= 1.0:
+            raise ValueError("temperature %g, expected 0..1" % t0)
+
+        samples = decode_audio(audio)
+        duration = samples.shape[0] / SAMPLE_RATE
+        if language is None:
+            language, language_probability, all_probs = self._detect(samples)
+        else:
+            if _core.lang_id(language) < 0:
+                raise ValueError("language=%r is not a Whisper language code" % language)
+            if not self._model.multilingual and language != "en":
+                raise ValueError("language=%r: the model is English-only" % language)
+            language_probability, all_probs = 1.0, None
+
+        o = _core.Options()
+        o.strategy = _core.SAMPLING_BEAM_SEARCH if beam_size > 1 else _core.SAMPLING_GREEDY
+        o.beam_size = beam_size
+        o.best_of = best_of
+        o.temperature = t0
+        o.temperature_inc = t_inc
+        o.logprob_thold = log_prob_threshold if log_prob_threshold is not None else -math.inf
+        o.no_speech_thold = no_speech_threshold if no_speech_threshold is not None else math.inf
+        o.no_context = not condition_on_previous_text
+        o.no_timestamps = without_timestamps
+        o.suppress_blank = suppress_blank
+        o.suppress_nst = tokens_to_suppress == [-1]
+        o.max_initial_ts = max_initial_timestamp
+        o.translate = task == "translate"
+        o.language = language
+        o.n_threads = self._threads
+        if isinstance(initial_prompt, str):
+            o.initial_prompt = initial_prompt
+        elif initial_prompt is not None:
+            o.prompt_tokens = [int(t) for t in initial_prompt]
+
+        options = TranscriptionOptions(
+            beam_size=beam_size, best_of=best_of, temperatures=[t0 + i * t_inc for i in range(
+                1 + (int(round((1.0 - t0) / t_inc)) if t_inc > 0 else 0))],
+            log_prob_threshold=log_prob_threshold, no_speech_threshold=no_speech_threshold,
+            condition_on_previous_text=condition_on_previous_text, initial_prompt=initial_prompt,
+            suppress_blank=suppress_blank, suppress_tokens=tokens_to_suppress,
+            without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
+            word_timestamps=word_timestamps)
+        info = TranscriptionInfo(language=language, language_probability=language_probability,
+                                 duration=duration, duration_after_vad=duration, all_language_probs=all_probs,
+                                 transcription_options=options)
+        run = self._model.transcribe(samples, o)
+        return _Segments(run), info
+
+
+class _Segments:
+    """The lazy segment iterator of one transcription; closing it (or dropping it) stops the run."""
+
+    def __init__(self, run):
+        self._run = run
+        self._id = 0
+        self._lock = threading.Lock()
+        self._pending = b""  # bytes of a character split across segments, carried to the next
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> Segment:
+        with self._lock:
+            if self._run is None:
+                raise StopIteration
+            item = self._run.next()
+            if item is None:
+                self.close()
+                raise StopIteration
+            t0, t1, text_bytes, tokens, logprobs, no_speech_prob = item
+            text = self._text(text_bytes)
+            self._id += 1
+            return Segment(id=self._id, seek=int(t0), start=t0 / 100.0, end=t1 / 100.0, text=text,
+                           tokens=list(tokens),
+                           avg_logprob=float(sum(logprobs) / len(logprobs)) if logprobs else 0.0,
+                           compression_ratio=_compression_ratio(text), no_speech_prob=float(no_speech_prob),
+                           words=None, temperature=None)
+
+    def _text(self, text_bytes: bytes) -> str:
+        # Token bytes can split a UTF-8 character across segments: keep an incomplete tail for the
+        # next segment; other ill-formed bytes become U+FFFD.
+        data = self._pending + text_bytes
+        cut = len(data)
+        for back in range(1, min(4, len(data)) + 1):
+            b = data[-back]
+            if b & 0xC0 == 0x80:
+                continue  # a continuation byte: look further back for its lead
+            need = 2 if b & 0xE0 == 0xC0 else 3 if b & 0xF0 == 0xE0 else 4 if b & 0xF8 == 0xF0 else 1
+            if need > back:
+                cut = len(data) - back
+            break
+        self._pending = data[cut:]
+        return data[:cut].decode("utf-8", errors="replace")
+
+    def close(self):
+        if self._run is not None:
+            self._run.close()
+            self._run = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -1,0 +1,195 @@
+"""Tests of the ggml_whisper Python package on the real tiny.en model (models/ggml-tiny.en.bin).
+
+References: faster-whisper 1.x's segments for jfk.wav (testdata/jfk_faster_whisper_beam5.json,
+written by tools/check_faster_whisper.py) and the CLI's output for the same file and options.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import ggml_whisper
+from ggml_whisper import WhisperModel, decode_audio
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _repo_root():
+    # Under `bazel test`, testdata/README.md in the runfiles is a symlink into the checkout.
+    link = os.path.join(HERE, "..", "..", "testdata", "README.md")
+    if os.path.exists(link):
+        return os.path.dirname(os.path.dirname(os.path.realpath(link)))
+    return os.path.dirname(os.path.dirname(HERE))
+
+
+ROOT = _repo_root()
+SHARED = os.environ.get("GGML_WHISPER_SHARED") or os.path.join(ROOT, "..", "shared")
+MODEL = os.path.join(os.environ.get("GGML_WHISPER_MODELS") or os.path.join(ROOT, "models"), "ggml-tiny.en.bin")
+JFK = os.path.join(SHARED, "data", "jfk.wav")
+LONG = os.path.join(SHARED, "data", "long_speech.flac")
+
+
+@pytest.fixture(scope="module")
+def model():
+    assert os.path.exists(MODEL), "missing %s: run tools/setup.sh" % MODEL
+    return WhisperModel(MODEL, cpu_threads=2)
+
+
+def _reference_segments():
+    with open(os.path.join(ROOT, "testdata", "jfk_faster_whisper_beam5.json")) as f:
+        return [(s["start"], s["end"], s["text"]) for s in json.load(f)["segments"]]
+
+
+def _cli_segments(*extra):
+    cli = os.environ.get("WHISPER_CLI")
+    assert cli, "WHISPER_CLI is not set (the BUILD file sets it)"
+    out = subprocess.run([os.path.abspath(cli), "-m", MODEL, "-f", JFK, "-np", "-t", "2"] + list(extra),
+                         capture_output=True, text=True, check=True).stdout
+    segs = []
+    for line in out.splitlines():
+        m = re.match(r"\[(\d+):(\d+):(\d+)\.(\d+) --> (\d+):(\d+):(\d+)\.(\d+)\]  (.*)$", line)
+        if m:
+            g = [int(x) for x in m.groups()[:8]]
+            segs.append((g[0] * 3600 + g[1] * 60 + g[2] + g[3] / 1000, g[4] * 3600 + g[5] * 60 + g[6] + g[7] / 1000,
+                         m.group(9)))
+    return segs
+
+
+def _segments(model, audio, **kw):
+    segments, info = model.transcribe(audio, **kw)
+    return [(s.start, s.end, s.text) for s in segments], info
+
+
+def test_jfk_beam5_equals_faster_whisper_and_the_cli(model):
+    # faster-whisper's reference was made with these options (see the JSON's "options").
+    got, info = _segments(model, JFK, beam_size=5, best_of=1, temperature=0.0, condition_on_previous_text=False)
+    assert got == _reference_segments()
+    assert got == _cli_segments("-bs", "5", "-mc", "0", "-tp", "0", "-tpi", "0", "-sns")
+    assert info.language == "en" and info.language_probability == 1.0
+    assert info.duration == pytest.approx(11.0)
+
+
+def test_segment_fields(model):
+    segments, _ = model.transcribe(JFK)
+    segs = list(segments)
+    assert [s.id for s in segs] == list(range(1, len(segs) + 1))
+    for s in segs:
+        assert 0.0 <= s.start <= s.end <= 11.0
+        assert s.tokens and all(0 <= t < 50257 for t in s.tokens)
+        assert -5.0 < s.avg_logprob <= 0.0
+        assert 0.0 <= s.no_speech_prob <= 1.0
+        assert 0.5 < s.compression_ratio < 2.4
+        assert s.words is None
+    assert "".join(model._model.token_text(t) for t in segs[0].tokens) == segs[0].text
+
+
+def test_path_file_object_and_array_agree(model):
+    by_path, _ = _segments(model, JFK, beam_size=1)
+    with open(JFK, "rb") as f:
+        by_file, _ = _segments(model, f, beam_size=1)
+    samples = decode_audio(JFK)
+    assert samples.dtype == np.float32 and samples.shape == (176000,)
+    by_array, _ = _segments(model, samples, beam_size=1)
+    by_f64, _ = _segments(model, samples.astype(np.float64), beam_size=1)
+    assert by_path == by_file == by_array == by_f64
+    assert by_path and by_path[0][2].startswith(" And so my fellow Americans")
+
+
+def test_script_written_for_faster_whisper_runs_with_only_the_import_changed():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, os.path.join(HERE, "faster_whisper_script.py"), MODEL, JFK],
+                         capture_output=True, text=True, env=env, check=True).stdout.splitlines()
+    assert out[0] == "Detected language 'en' with probability 1.000000"
+    # faster-whisper's defaults (beam 5, best_of 5, temperature fallback, conditioning) on jfk.wav
+    # give its reference segments.
+    assert out[1:] == ["[%.2fs -> %.2fs] %s" % s for s in _reference_segments()]
+
+
+def test_bad_inputs_raise(model, tmp_path):
+    with pytest.raises(FileNotFoundError):
+        WhisperModel(str(tmp_path / "missing.bin"))
+    not_a_model = tmp_path / "model.bin"
+    not_a_model.write_bytes(b"RIFF" + b"\0" * 100)
+    with pytest.raises(ValueError, match="model.bin"):
+        WhisperModel(str(not_a_model))
+    with pytest.raises(ValueError, match="device"):
+        WhisperModel(MODEL, device="cuda")
+    with pytest.raises(FileNotFoundError, match="missing.wav"):
+        model.transcribe(str(tmp_path / "missing.wav"))
+    text = tmp_path / "notes.wav"
+    text.write_text("not audio at all\n")
+    with pytest.raises(ValueError, match="notes.wav"):
+        model.transcribe(str(text))
+    with pytest.raises(ValueError, match="dimension"):
+        model.transcribe(np.zeros((2, 16000), dtype=np.float32))
+    with pytest.raises(ValueError, match="dtype"):
+        model.transcribe(np.zeros(16000, dtype=np.int16))
+    bad = np.zeros(16000, dtype=np.float32)
+    bad[123] = np.nan
+    with pytest.raises(ValueError, match="sample 123"):
+        model.transcribe(bad)
+    with pytest.raises(ValueError, match="English-only"):
+        model.transcribe(JFK, language="de")
+    with pytest.raises(ValueError, match="language"):
+        model.transcribe(JFK, language="xx")
+    with pytest.raises(ValueError, match="task"):
+        model.transcribe(JFK, task="summarize")
+    with pytest.raises(ValueError, match="beam_size"):
+        model.transcribe(JFK, beam_size=0)
+    with pytest.raises(ValueError, match="patience"):
+        model.transcribe(JFK, patience=2)
+    with pytest.raises(ValueError, match="temperature"):
+        model.transcribe(JFK, temperature=[0.0, 0.5, 0.6])
+    with pytest.raises(NotImplementedError, match="word"):
+        model.transcribe(JFK, word_timestamps=True)
+    with pytest.raises(NotImplementedError, match="voice activity"):
+        model.transcribe(JFK, vad_filter=True)
+    with pytest.raises(TypeError, match="hotwords"):
+        model.transcribe(JFK, hotwords="x")
+    with pytest.raises(TypeError):
+        model.transcribe(12345)
+    # Under 100 ms: whisper.cpp's rule, no segments and no error.
+    segments, info = model.transcribe(np.zeros(800, dtype=np.float32))
+    assert list(segments) == [] and info.duration == pytest.approx(0.05)
+
+
+def test_threads_share_one_model_and_the_gil_is_released(model):
+    expected, _ = _segments(model, JFK, beam_size=1)
+    results = [None] * 3
+    ticks = [0]
+    stop = threading.Event()
+
+    def work(i):
+        results[i] = _segments(model, JFK, beam_size=1)[0]
+
+    def tick():  # runs only while the transcriptions do not hold the GIL
+        while not stop.is_set():
+            ticks[0] += 1
+            time.sleep(0.001)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    stop.set()
+    ticker.join()
+    assert results == [expected] * 3
+    assert ticks[0] > 50  # three jfk.wav transcriptions take well over 0.05 s
+
+
+def test_stopping_early_closes_the_run(model):
+    segments, info = model.transcribe(LONG, beam_size=1)
+    assert info.duration > 200
+    first = next(segments)
+    assert first.start == 0.0 and first.text
+    segments.close()  # aborts the worker at its next graph compute
+    assert list(segments) == []
