@@ -22,9 +22,10 @@ APT_PACKAGES=(
   pybind11-dev                                      # the Python bindings (//python)
 )
 
-# PyPI packages for the Python bindings' tests (python/tests): the test runner and NumPy arrays as
-# audio input. Pinned, for repeatable runs.
-PIP_PACKAGES=(pytest==9.2.0 numpy==2.4.6)
+# PyPI packages, pinned for repeatable runs: the Python bindings' test runner and NumPy (arrays
+# as audio input); Ray Data for the batch job (tools/batch/transcribe_ray.py, with pyarrow and
+# pandas for its manifests and blocks).
+PIP_PACKAGES=(pytest==9.2.0 numpy==2.4.6 "ray[data]==2.60.0")
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -42,17 +43,10 @@ else
 fi
 
 PYTHON="${PYTHON:-python3}"
-pip_missing=()
-for p in "${PIP_PACKAGES[@]}"; do
-  "$PYTHON" -m pip show -q "${p%%==*}" >/dev/null 2>&1 || pip_missing+=("$p")
-done
-if ((${#pip_missing[@]})); then
-  echo "setup: installing PyPI packages: ${pip_missing[*]}"
-  "$PYTHON" -m pip install -q --disable-pip-version-check "${pip_missing[@]}" \
-    || { echo "setup: FAILED to install PyPI packages: ${pip_missing[*]}" >&2; exit 1; }
-else
-  echo "setup: PyPI packages already installed (${#PIP_PACKAGES[@]})"
-fi
+# pip skips what is already installed at these versions (no download then).
+echo "setup: PyPI packages: ${PIP_PACKAGES[*]}"
+"$PYTHON" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}" \
+  || { echo "setup: FAILED to install PyPI packages: ${PIP_PACKAGES[*]}" >&2; exit 1; }
 
 if [[ "${1:-}" != "--no-model" && -x tools/get_model.sh ]]; then
   tools/get_model.sh

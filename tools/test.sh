@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: all Bazel tests, then all of them again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, the threaded ones under ThreadSanitizer, then the external-consumer
-# check (tools/test_consumer.sh), `pip install ./python` (tools/test_python_package.sh) and the
-# whisper.cpp compatibility check (tools/whisper_cpp/test_compat.sh: compat.c built against
+# check (tools/test_consumer.sh), `pip install ./python` (tools/test_python_package.sh), the Ray
+# batch job on a local two-node cluster (tools/batch/test_ray.sh) and the whisper.cpp
+# compatibility check (tools/whisper_cpp/test_compat.sh: compat.c built against
 # whisper.cpp 1.8.5 from source and against ours prints the same).
 # Every step runs even if an earlier one failed (and the first keeps going past failing targets),
 # so one run reports everything; the exit status is non-zero if any step failed.
@@ -43,6 +44,7 @@ step "bazel test --config=tsan //whisper/e2e:whisper_api_test (concurrent cases)
   -- //whisper/e2e:whisper_api_test
 step "tools/test_consumer.sh" tools/test_consumer.sh
 step "tools/test_python_package.sh" tools/test_python_package.sh
+step "tools/batch/test_ray.sh" tools/batch/test_ray.sh
 step "tools/whisper_cpp/test_compat.sh" tools/whisper_cpp/test_compat.sh
 
 if ((${#failed[@]})); then
