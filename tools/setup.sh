@@ -20,6 +20,8 @@ APT_PACKAGES=(
   nlohmann-json3-dev                                # model converter: CTranslate2 vocabulary.json
   cmake                                             # builds whisper.cpp 1.8.5 for tools/whisper_cpp/test_compat.sh
   pybind11-dev                                      # the Python bindings (//python)
+  clang-14 libclang-rt-14-dev                       # --config=fuzz: libFuzzer, ASan, UBSan (tools/fuzz/run_fuzzers.sh)
+  llvm-14                                           # llvm-symbolizer-14 for the fuzzers' stack traces
 )
 
 # PyPI packages, pinned for repeatable runs: the Python bindings' test runner and NumPy (arrays
