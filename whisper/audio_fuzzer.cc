@@ -1,0 +1,39 @@
+// Fuzz target: the audio decoder (whisper/audio.h LoadAudio16kMonoFromMemory: libsndfile virtual
+// I/O, downmix, libsamplerate). The first input byte picks the file name, whose extension is
+// libsndfile's fallback for headerless data; the rest is the file image.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "whisper/audio.h"
+
+namespace {
+constexpr const char* kNames[] = {"x.wav", "x.flac", "x.ogg", "x.opus", "x.mp3", "x.aiff",
+                                  "x.au",  "x.snd",  "x.raw", "x.vox",  "x.gsm", "x"};
+constexpr size_t kNumNames = sizeof(kNames) / sizeof(kNames[0]);
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const std::string name = kNames[data[0] % kNumNames];
+  whisper::AudioOptions options;
+  // The medium converter when the second-lowest bit of the selector byte is set (both paths).
+  if ((data[0] / kNumNames) & 1) options.quality = whisper::ResampleQuality::kMedium;
+  absl::StatusOr<std::vector<float>> samples = whisper::LoadAudio16kMonoFromMemory(data + 1, size - 1, name, options);
+  if (!samples.ok()) return 0;
+  if (samples->empty()) {
+    fprintf(stderr, "audio_fuzzer: success with 0 samples\n");
+    abort();
+  }
+  // Every sample finite (NaN/inf input samples are refused).
+  for (float s : *samples) {
+    if (!std::isfinite(s)) {
+      fprintf(stderr, "audio_fuzzer: non-finite sample\n");
+      abort();
+    }
+  }
+  return 0;
+}
