@@ -56,6 +56,11 @@ def tensor_record(name, ttype, ne, data):
     return struct.pack("<iii", len(ne), len(name), ttype) + struct.pack("<%di" % len(ne), *ne) + name + data
 
 
+def edit(offset, data):
+    """One edit of fuzz_model_image.h's ApplyFuzzEdits (empty data: truncate at offset)."""
+    return struct.pack("<I", offset)[:3] + bytes([len(data)]) + data
+
+
 def model_seeds(shared):
     with open(os.path.join(shared, "header-only-ggml-tiny.en.bin"), "rb") as f:
         real = f.read()
@@ -264,13 +269,35 @@ def main():
     if not os.path.isfile(os.path.join(shared, "jfk.wav")):
         sys.exit("make_seeds: %s/jfk.wav not found: set GGML_WHISPER_SHARED or pass --shared" % shared)
 
+    # model_file_fuzzer and whisper_init_fuzzer: first byte < 0x80 = the rest is the file image;
+    # >= 0x80 = the rest edits their valid synthetic base model (whisper/fuzz_model_image.h:
+    # uint24 offset, uint8 length, bytes; length 0 truncates), F32 if bit 0 is set.
     models = model_seeds(shared)
-    write("model_file_fuzzer", models)
-    write("whisper_init_fuzzer", models)
-    # The quantizer's first byte picks the target type (tools/quantize/quantize_fuzzer.cc).
-    targets = {"q4_0": 0, "q8_0": 4}  # index into its kTargets
-    write("quantize_fuzzer", {name + "_" + t: bytes([i]) + data for name, data in models.items()
-                              for t, i in targets.items() if name.startswith("small") or t == "q4_0"})
+    raw = {"raw_" + name: b"\0" + data for name, data in models.items()}
+    edits = {
+        "edit_none_f16": b"\x80",
+        "edit_none_f32": b"\x81",
+        "edit_n_audio_layer_2": b"\x80" + edit(20, struct.pack("<i", 2)),
+        "edit_n_text_ctx_448": b"\x80" + edit(24, struct.pack("<i", 448)),
+        "edit_ftype_q8_0": b"\x80" + edit(44, struct.pack("<i", 7)),
+        "edit_truncate_70000": b"\x81" + edit(70000, b""),
+        "edit_tensor_area": b"\x80" + edit(64500, b"\xff" * 16) + edit(200000, b"\x7f\x7f\x7f\x7f"),
+    }
+    write("model_file_fuzzer", dict(raw, **edits))
+    write("whisper_init_fuzzer", dict(raw, **edits))
+    # quantize_fuzzer: first byte b: target b % 5 (0 q4_0, 4 q8_0), a failing sink if (b / 5) & 1,
+    # b >= 0x80 = edits of its 32-wide base model, F32 if (b / 10) & 1.
+    q = {"raw_" + name + "_q4_0": b"\0" + data for name, data in models.items()}
+    q.update({"raw_" + name + "_q8_0": b"\4" + data for name, data in models.items() if name.startswith("small")})
+    q.update({
+        "edit_none_f16_q4_0": bytes([140]),
+        "edit_none_f16_q8_0": bytes([144]),
+        "edit_none_f32_q4_0": bytes([130]),
+        "edit_none_f32_q4_0_failing_sink": bytes([135]),
+        "edit_n_text_layer_2_f16_q4_0": bytes([140]) + edit(36, struct.pack("<i", 2)),
+        "edit_tensor_area_f16_q8_0": bytes([144]) + edit(64500, b"\xff" * 16) + edit(300000, b"\0\0\x80\x7f"),
+    })
+    write("quantize_fuzzer", q)
     write("audio_fuzzer", audio_seeds(shared))
     write("cli_params_fuzzer", cli_seeds())
     write("tokenizer_fuzzer", tokenizer_seeds())
