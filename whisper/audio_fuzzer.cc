@@ -24,10 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if ((data[0] / kNumNames) & 1) options.quality = whisper::ResampleQuality::kMedium;
   absl::StatusOr<std::vector<float>> samples = whisper::LoadAudio16kMonoFromMemory(data + 1, size - 1, name, options);
   if (!samples.ok()) return 0;
-  if (samples->empty()) {
-    fprintf(stderr, "audio_fuzzer: success with 0 samples\n");
-    abort();
-  }
+  // No check that samples is non-empty: a few frames at a high rate (30 frames at 2.38 MHz)
+  // round to 0 samples at 16 kHz, which the header allows (round(frames * 16000 / rate)).
   // Every sample finite (NaN/inf input samples are refused).
   for (float s : *samples) {
     if (!std::isfinite(s)) {
