@@ -94,8 +94,10 @@ for t in "${targets[@]}"; do
   # 2. Fuzz a copy of the seed corpus (libFuzzer adds to the corpus folder it is given).
   [[ -d "$seeds" ]] && find "$seeds" -maxdepth 1 -type f -exec cp {} "$dir/corpus/" \;
   rc=0
+  start=$SECONDS
   "$bin" "${flags[@]}" "${extra[@]}" -max_total_time="$seconds" -artifact_prefix="$dir/" "$dir/corpus" \
     >"$dir/fuzz.log" 2>&1 || rc=$?
+  elapsed=$((SECONDS - start))
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/fuzz.log" | tail -1)"
   last="$(grep -E '^#[0-9]+' "$dir/fuzz.log" | grep 'cov:' | tail -1 || true)"
   cov="$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")"
@@ -111,8 +113,8 @@ for t in "${targets[@]}"; do
   fi
   result=$([[ $ok == 1 ]] && echo ok || echo FAILED)
   ((ok)) || failed+=("$t")
-  summary+=("$(printf '%-20s %-8s execs %-10s cov %-6s ft %-7s corpus %-12s %ss' "$t" "$result" "${execs:-?}" \
-               "${cov:-?}" "${ft:-?}" "${corp:-?}" "$seconds")")
+  summary+=("$(printf '%-20s %-7s execs %-10s cov %-6s ft %-7s corpus %-12s ran %ss' "$t" "$result" \
+               "${execs:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$elapsed")")
   echo "${summary[-1]}"
 done
 
