@@ -14,9 +14,16 @@
 
 namespace {
 
-#if !defined(__FLT16_MAX__)
+#if !defined(__FLT16_MAX__) && defined(__clang__)
+// clang before 15 has no _Float16 on x86-64 (the fuzz config, --config=fuzz, builds with
+// clang-14): there is no reference to compare against, so the test reports itself skipped.
+TEST(Fp16Test, NeedsCompilerFloat16) { GTEST_SKIP() << "this clang has no _Float16 on x86-64 (clang >= 15 or g++ >= 12 has)"; }
+#define GGML_FP16_TEST_NO_FLOAT16 1
+#elif !defined(__FLT16_MAX__)
 #error "fp16_test needs the compiler's _Float16 (g++ >= 12 on x86-64) as the reference"
 #endif
+
+#if !defined(GGML_FP16_TEST_NO_FLOAT16)
 
 uint32_t FloatBits(float f) {
   uint32_t u;
@@ -192,5 +199,7 @@ TEST(Fp16Test, StridedSweepOfAllFloatsMatchesTheCompiler) {
     if (HasFailure()) break;
   }
 }
+
+#endif  // !GGML_FP16_TEST_NO_FLOAT16
 
 }  // namespace
