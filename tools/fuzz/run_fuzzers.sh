@@ -95,7 +95,10 @@ for t in "${targets[@]}"; do
   [[ -d "$seeds" ]] && find "$seeds" -maxdepth 1 -type f -exec cp {} "$dir/corpus/" \;
   rc=0
   start=$SECONDS
-  "$bin" "${flags[@]}" "${extra[@]}" -max_total_time="$seconds" -artifact_prefix="$dir/" "$dir/corpus" \
+  # -max_total_time=0 is no limit in libFuzzer: 0 s runs the corpus once instead (-runs=0).
+  limit=(-max_total_time="$seconds")
+  ((seconds > 0)) || limit=(-runs=0)
+  "$bin" "${flags[@]}" "${extra[@]}" "${limit[@]}" -artifact_prefix="$dir/" "$dir/corpus" \
     >"$dir/fuzz.log" 2>&1 || rc=$?
   elapsed=$((SECONDS - start))
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/fuzz.log" | tail -1)"
