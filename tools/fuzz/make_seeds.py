@@ -136,13 +136,41 @@ def encode(lib, fmt, rate, channels, frames):
         sf = lib.sf_open(path, 0x20, ctypes.byref(info))  # SFM_WRITE
         if not sf:
             sys.exit("make_seeds: libsndfile cannot write %s: %s" % (fmt, lib.sf_strerror(None).decode()))
+        # No PEAK chunk in float WAVs: it holds the time of writing (SFC_SET_ADD_PEAK_CHUNK).
+        lib.sf_command(ctypes.c_void_p(sf), 0x1050, None, 0)
         buf = (ctypes.c_short * len(frames))(*frames)
         n = len(frames) // channels
         if lib.sf_writef_short(sf, buf, n) != n:
             sys.exit("make_seeds: short write for " + fmt)
         lib.sf_close(sf)
         with open(path, "rb") as f:
-            return f.read()
+            data = f.read()
+    return ogg_fixed_serial(data) if fmt.startswith("ogg") else data
+
+
+def _ogg_crc(data):
+    crc = 0
+    for b in data:
+        crc ^= b << 24
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x04C11DB7 if crc & 0x80000000 else crc << 1) & 0xFFFFFFFF
+    return crc
+
+
+def ogg_fixed_serial(data, serial=0x5EED):
+    """libsndfile picks a random OGG stream serial: set it to `serial` and redo each page's CRC."""
+    out = bytearray(data)
+    pos = 0
+    while pos + 27 <= len(out) and out[pos:pos + 4] == b"OggS":
+        n_segs = out[pos + 26]
+        size = 27 + n_segs + sum(out[pos + 27:pos + 27 + n_segs])
+        out[pos + 14:pos + 18] = struct.pack("<I", serial)
+        out[pos + 22:pos + 26] = b"\0\0\0\0"
+        out[pos + 22:pos + 26] = struct.pack("<I", _ogg_crc(out[pos:pos + size]))
+        pos += size
+    if pos != len(out):
+        sys.exit("make_seeds: unexpected OGG page layout")
+    return bytes(out)
 
 
 def wav_bytes(rate, channels, sampwidth, data):
