@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: all Bazel tests, then all of them again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, the threaded ones under ThreadSanitizer, then the external-consumer
+# UndefinedBehaviorSanitizer, the threaded ones under ThreadSanitizer, every fuzz target for a
+# minute (tools/fuzz/run_fuzzers.sh), then the external-consumer
 # check (tools/test_consumer.sh), `pip install ./python` (tools/test_python_package.sh), the Ray
 # batch job on a local two-node cluster (tools/batch/test_ray.sh) and the whisper.cpp
 # compatibility check (tools/whisper_cpp/test_compat.sh: compat.c built against
@@ -8,7 +9,7 @@
 # Every step runs even if an earlier one failed (and the first keeps going past failing targets),
 # so one run reports everything; the exit status is non-zero if any step failed.
 # Extra arguments go to the first `bazel test` (e.g. tools/test.sh --test_output=all).
-# Env: BAZEL (default "bazel"); SANITIZE_TARGETS (default "//...").
+# Env: BAZEL (default "bazel"); SANITIZE_TARGETS (default "//..."); FUZZ_SECONDS (default 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel="${BAZEL:-bazel}"
@@ -42,6 +43,9 @@ step "bazel test --config=tsan //whisper/e2e:whisper_api_test (concurrent cases)
   "$bazel" test --config=tsan --test_timeout=1800 \
   --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*' \
   -- //whisper/e2e:whisper_api_test
+# Every libFuzzer target for FUZZ_SECONDS (default 60) on its seed corpus, after its regression
+# inputs (clang-14, in a separate output base).
+step "tools/fuzz/run_fuzzers.sh ${FUZZ_SECONDS:-60}" tools/fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-60}"
 step "tools/test_consumer.sh" tools/test_consumer.sh
 step "tools/test_python_package.sh" tools/test_python_package.sh
 step "tools/batch/test_ray.sh" tools/batch/test_ray.sh

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -36,8 +37,13 @@ int Utf8TrailingBytesNeeded(const std::string& s) {
 
 }  // namespace
 
+int64_t CsToMs(int64_t cs) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 10;
+  return cs < 0 ? 0 : cs > kMax ? kMax * 10 : cs * 10;
+}
+
 std::string FormatTimestamp(int64_t cs, bool comma) {
-  int64_t ms = cs * 10;
+  int64_t ms = CsToMs(cs);
   const int64_t hr = ms / 3600000;
   ms -= hr * 3600000;
   const int64_t min = ms / 60000;
@@ -97,7 +103,7 @@ std::string FormatCsv(const std::vector<Segment>& raw) {
       const unsigned char u = static_cast<unsigned char>(c);
       text += u < 0x20 || u == 0x7F ? ' ' : c;
     }
-    absl::StrAppend(&out, 10 * s.t0, ",", 10 * s.t1, ",\"", text, "\"\n");
+    absl::StrAppend(&out, CsToMs(s.t0), ",", CsToMs(s.t1), ",\"", text, "\"\n");
   }
   return out;
 }
@@ -122,7 +128,7 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
   json list = json::array();
   for (const Segment& s : segments) {
     list.push_back({{"timestamps", {{"from", FormatTimestamp(s.t0, true)}, {"to", FormatTimestamp(s.t1, true)}}},
-                    {"offsets", {{"from", 10 * s.t0}, {"to", 10 * s.t1}}},
+                    {"offsets", {{"from", CsToMs(s.t0)}, {"to", CsToMs(s.t1)}}},
                     {"text", s.text}});
     if (token_text) {
       // whisper-cli's full JSON: every token of the segment (timestamps included), with adjacent
@@ -139,7 +145,7 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
         json tok = {{"text", RepairUtf8(text)}};
         if (d.t0 > -1 && t1 > -1) {
           tok["timestamps"] = {{"from", FormatTimestamp(d.t0, true)}, {"to", FormatTimestamp(t1, true)}};
-          tok["offsets"] = {{"from", 10 * d.t0}, {"to", 10 * t1}};
+          tok["offsets"] = {{"from", CsToMs(d.t0)}, {"to", CsToMs(t1)}};
         }
         tok["id"] = d.id;
         tok["p"] = d.p;

@@ -13,8 +13,12 @@
 
 namespace whisper {
 
-// Centiseconds as "HH:MM:SS.mmm" (whisper.cpp to_timestamp); comma = true gives SRT's
-// "HH:MM:SS,mmm".
+// Centiseconds as milliseconds, saturating: negative times are 0, and times past INT64_MAX / 10
+// cs stay at the largest representable (a library caller's segment times are not trusted).
+int64_t CsToMs(int64_t cs);
+
+// Centiseconds as "HH:MM:SS.mmm" (whisper.cpp to_timestamp), through CsToMs; comma = true gives
+// SRT's "HH:MM:SS,mmm".
 std::string FormatTimestamp(int64_t cs, bool comma = false);
 
 // Model and run facts the JSON writer records.

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "gtest/gtest.h"
@@ -25,6 +26,21 @@ TEST(Output, Timestamps) {
   EXPECT_EQ(FormatTimestamp(0), "00:00:00.000");
   EXPECT_EQ(FormatTimestamp(1100), "00:00:11.000");
   EXPECT_EQ(FormatTimestamp(366012, true), "01:01:00,120");
+}
+
+// Found by //whisper:output_fuzzer (UBSan: -9223372036854775808 * 10 overflows): times saturate.
+TEST(Output, ExtremeTimesSaturate) {
+  EXPECT_EQ(CsToMs(std::numeric_limits<int64_t>::min()), 0);
+  EXPECT_EQ(CsToMs(-5), 0);
+  EXPECT_EQ(CsToMs(123), 1230);
+  EXPECT_EQ(CsToMs(std::numeric_limits<int64_t>::max()), std::numeric_limits<int64_t>::max() / 10 * 10);
+  EXPECT_EQ(FormatTimestamp(-1), "00:00:00.000");
+  std::vector<Segment> segs(1);
+  segs[0].t0 = std::numeric_limits<int64_t>::min();
+  segs[0].t1 = std::numeric_limits<int64_t>::max();
+  segs[0].text = " x";
+  EXPECT_EQ(FormatCsv(segs), "start,end,text\n0,9223372036854775800,\" x\"\n");
+  EXPECT_NE(FormatSrt(segs).find("00:00:00,000 --> 2562047788015:12:55,800"), std::string::npos) << FormatSrt(segs);
 }
 
 TEST(Output, TxtVttSrtLrcCsv) {
