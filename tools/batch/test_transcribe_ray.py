@@ -75,12 +75,13 @@ def make_inputs(jfk, in_dir):
 
 
 def cli_texts(cli, model, work):
-    """The CLI's text for each distinct clip, with the Python API's defaults (faster-whisper's:
-    beam 5, non-speech tokens suppressed, temperature fallback, conditioning)."""
+    """The CLI's text for each distinct clip, with the job's options: greedy (-bs 1, for time: the
+    job passes --beam-size 1) and the Python API's other defaults (faster-whisper's: non-speech
+    tokens suppressed, temperature fallback with best_of 5, conditioning on previous text)."""
     texts = []
     for k in range(len(CLIPS)):
         # Not -nt: whisper-cli's -nt also decodes without timestamp tokens, which changes the text.
-        out = subprocess.run([cli, "-m", model, "-f", os.path.join(work, "clip%d.wav" % k), "-bs", "5", "-sns",
+        out = subprocess.run([cli, "-m", model, "-f", os.path.join(work, "clip%d.wav" % k), "-bs", "1", "-sns",
                               "-np", "-t", "1"], capture_output=True, text=True, check=True).stdout
         texts.append("".join(line.split("]  ", 1)[1] for line in out.splitlines() if line.startswith("[")))
     return texts
@@ -168,7 +169,7 @@ def main():
     try:
         subprocess.run(ray + ["start", "--address=" + address, "--node-ip-address=127.0.0.1"] + common, check=True,
                        stdout=subprocess.DEVNULL)
-        job = ["--input", in_dir, "--model", a.model, "--address", address, "--threads", "1", "--beam-size", "5"]
+        job = ["--input", in_dir, "--model", a.model, "--address", address, "--threads", "1", "--beam-size", "1"]
 
         # A worker killed mid-run.
         out1 = os.path.join(a.work, "out_kill_worker")

@@ -14,6 +14,7 @@
 #   FUZZ_WORK_DIR     where corpora, logs and crashing inputs go (default: a new temporary folder;
 #                     kept, and printed, when something failed)
 #   FUZZ_FLAGS        extra libFuzzer flags for every target (e.g. "-jobs=2 -workers=2")
+#   FUZZ_JOBS         targets fuzzed at the same time, one process each (default: nproc)
 #   GGML_WHISPER_SHARED  the shared data folder (tokenizer_fuzzer reads the tiny.en vocabulary
 #                     from its data/header-only-ggml-tiny.en.bin); default ../shared beside the repo
 # Prints per target: executions, final coverage (cov: edges, ft: features), corpus size, result.
@@ -72,9 +73,10 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$repo/tools/fuzz/lsan.supp:pri
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export ASAN_SYMBOLIZER_PATH="${ASAN_SYMBOLIZER_PATH:-$(command -v llvm-symbolizer-14 || true)}"
 
-failed=()
-summary=()
-for t in "${targets[@]}"; do
+# One target: regressions, then fuzzing; writes its summary line to $work/<target>/summary and
+# returns non-zero on failure.
+run_target() {
+  local t="$1" bin seeds dir ok rc start elapsed execs last cov ft corp artifacts result a
   bin="$bin_dir/${LABELS[$t]#//}"
   bin="${bin/://}"
   seeds="$repo/testdata/fuzz/$t"
@@ -115,10 +117,28 @@ for t in "${targets[@]}"; do
     for a in $artifacts; do echo "run_fuzzers: $t: input saved as $a"; done
   fi
   result=$([[ $ok == 1 ]] && echo ok || echo FAILED)
-  ((ok)) || failed+=("$t")
-  summary+=("$(printf '%-20s %-7s execs %-10s cov %-6s ft %-7s corpus %-12s ran %ss' "$t" "$result" \
-               "${execs:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$elapsed")")
-  echo "${summary[-1]}"
+  printf '%-20s %-7s execs %-10s cov %-6s ft %-7s corpus %-12s ran %ss\n' "$t" "$result" \
+    "${execs:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$elapsed" | tee "$dir/summary"
+  ((ok))
+}
+
+# FUZZ_JOBS targets at a time (default: one per core), each on one core for SECONDS.
+jobs_max="${FUZZ_JOBS:-$(nproc)}"
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs_max)); do wait -n || true; done
+  run_target "$t" &
+done
+wait || true
+failed=()
+summary=()
+for t in "${targets[@]}"; do
+  if [[ -f "$work/$t/summary" ]]; then
+    summary+=("$(cat "$work/$t/summary")")
+    grep -q " ok " "$work/$t/summary" || failed+=("$t")
+  else
+    summary+=("$t: no result")
+    failed+=("$t")
+  fi
 done
 
 echo "run_fuzzers: summary"
