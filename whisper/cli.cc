@@ -144,41 +144,6 @@ std::vector<Segment> CollectSegments(whisper_context* ctx) {
   return out;
 }
 
-whisper_full_params FullParams(const CliParams& p, whisper_context* ctx) {
-  whisper_full_params w =
-      whisper_full_default_params(p.beam_size > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
-  w.print_realtime = false;
-  w.print_progress = p.print_progress;
-  w.print_timestamps = !p.no_timestamps;
-  w.print_special = p.print_special;
-  w.translate = p.translate;
-  w.language = p.language.c_str();
-  w.detect_language = p.detect_language;
-  w.n_threads = p.n_threads;
-  w.n_max_text_ctx = p.max_context >= 0 ? p.max_context : w.n_max_text_ctx;
-  w.no_context = p.max_context == 0;  // see the top of this file
-  w.offset_ms = p.offset_t_ms;
-  w.duration_ms = p.duration_ms;
-  w.token_timestamps = p.output_json_full || p.max_len > 0;
-  w.thold_pt = p.word_thold;
-  w.max_len = p.max_len;
-  w.split_on_word = p.split_on_word;
-  w.audio_ctx = p.audio_ctx;
-  w.no_timestamps = p.no_timestamps;
-  w.suppress_nst = p.suppress_nst;
-  w.initial_prompt = p.prompt.empty() ? nullptr : p.prompt.c_str();
-  w.carry_initial_prompt = p.carry_initial_prompt;
-  w.greedy.best_of = p.best_of;
-  w.beam_search.beam_size = p.beam_size;
-  w.temperature = p.temperature;
-  w.temperature_inc = p.no_fallback ? 0.0f : p.temperature_inc;
-  w.entropy_thold = p.entropy_thold;
-  w.logprob_thold = p.logprob_thold;
-  w.no_speech_thold = p.no_speech_thold;
-  (void)ctx;
-  return w;
-}
-
 JsonInfo MakeJsonInfo(const CliParams& p, whisper_context* ctx) {
   JsonInfo info;
   info.system_info = whisper_print_system_info();
@@ -297,7 +262,7 @@ int Run(int argc, char** argv) {
       exit_code = 1;
       continue;
     }
-    whisper_full_params w = FullParams(p, ctx);
+    whisper_full_params w = ToWhisperFullParams(p);
     PrintState print{&p};
     // -of - (or -f - without -of): the output file goes to stdout, so segments are not printed
     // there (whisper-cli's fout_factory).

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "whisper/whisper.h"
 
 namespace whisper {
 
@@ -139,6 +140,12 @@ struct CliParams {
 // malformed value (with the expected kind), an out-of-range value (with the range), more -of
 // than input files (with both counts), -di together with -tdrz, an unreadable response file.
 absl::StatusOr<CliParams> ParseCliParams(int argc, const char* const* argv);
+
+// whisper_full_params for these flags, as whisper-cli's main() fills them: the strategy from -bs
+// (beam search when > 1), the language, thresholds, temperatures, prompt and token timestamps
+// (-ojf or -ml > 0); -nf sets temperature_inc 0. String fields point into `p`, which must outlive
+// the result. Callbacks are unset.
+whisper_full_params ToWhisperFullParams(const CliParams& p);
 
 // The usage text: every flag with its default; flags this runtime accepts without acting on them
 // are marked "(ignored: CPU runtime)" or "(not implemented: the CLI exits 2 when set)".

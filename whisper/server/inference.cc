@@ -1,0 +1,420 @@
+#include "whisper/server/inference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "whisper/audio.h"
+#include "whisper/compression_ratio.h"
+#include "whisper/output.h"
+#include "whisper/segments.h"
+#include "whisper/server/log_capture.h"
+#include "whisper/utf8.h"
+
+namespace whisper::server {
+namespace {
+
+using json = nlohmann::json;
+
+// Form fields whose value is a whisper-cli flag's value: checked and applied by ParseCliParams.
+struct FlagField {
+  const char* name;
+  const char* flag;
+};
+constexpr FlagField kFlagFields[] = {
+    {"offset_t", "-ot"},         {"offset_n", "-on"},       {"duration", "-d"},
+    {"max_context", "-mc"},      {"max_len", "-ml"},        {"best_of", "-bo"},
+    {"beam_size", "-bs"},        {"audio_ctx", "-ac"},      {"word_thold", "-wt"},
+    {"entropy_thold", "-et"},    {"logprob_thold", "-lpt"}, {"no_speech_thold", "-nth"},
+    {"temperature", "-tp"},      {"temperature_inc", "-tpi"}, {"language", "-l"},
+    {"prompt", "--prompt"},
+};
+
+// Boolean form fields that set a CliParams switch either way.
+struct BoolField {
+  const char* name;
+  bool CliParams::*field;
+};
+constexpr BoolField kBoolFields[] = {
+    {"translate", &CliParams::translate},
+    {"no_timestamps", &CliParams::no_timestamps},
+    {"split_on_word", &CliParams::split_on_word},
+    {"suppress_nst", &CliParams::suppress_nst},
+    {"suppress_non_speech", &CliParams::suppress_nst},
+    {"carry_initial_prompt", &CliParams::carry_initial_prompt},
+    {"detect_language", &CliParams::detect_language},
+    {"debug_mode", &CliParams::debug_mode},
+};
+
+// Fields of features not implemented yet: true is an error, false is accepted.
+constexpr const char* kUnimplementedBools[] = {"vad", "diarize", "tinydiarize"};
+
+absl::Status FieldError(const std::string& name, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat("field '", name, "' ", what));
+}
+
+// whisper-server's parse_str_to_bool accepts true/1/yes/y and takes anything else as false; here
+// anything else is an error, so a typo is not silently false.
+absl::StatusOr<bool> ParseBool(const std::string& name, const std::string& value) {
+  const std::string v = absl::AsciiStrToLower(value);
+  if (v == "true" || v == "1" || v == "yes" || v == "y" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "n" || v == "off") return false;
+  return FieldError(name, absl::StrCat("expects a boolean (true/false, 1/0, yes/no), got '", value, "'"));
+}
+
+bool IsKnownField(const std::string& name) {
+  for (const FlagField& f : kFlagFields) if (name == f.name) return true;
+  for (const BoolField& f : kBoolFields) if (name == f.name) return true;
+  for (const char* f : kUnimplementedBools) if (name == f) return true;
+  return name == "file" || name == "response_format" || name == "model" || name == "token_timestamps" ||
+         name == "no_language_probabilities" || name == "timestamp_granularities[]" ||
+         name == "timestamp_granularities";
+}
+
+const std::string* Single(const Form& form, const std::string& name, absl::Status* error) {
+  const size_t n = form.count(name);
+  if (n == 0) return nullptr;
+  if (n > 1) {
+    *error = FieldError(name, absl::StrCat("is given ", n, " times; expected once"));
+    return nullptr;
+  }
+  return &form.find(name)->second.content;
+}
+
+std::string DisplayName(const FormValue& file) {
+  return file.filename.empty() ? std::string("<file field>") : file.filename;
+}
+
+// Segments of the state's last whisper_full, with valid UTF-8 text.
+std::vector<Segment> CollectSegments(whisper_state* state) {
+  std::vector<Segment> out(static_cast<size_t>(std::max(0, whisper_full_n_segments_from_state(state))));
+  for (int i = 0; i < static_cast<int>(out.size()); ++i) {
+    Segment& s = out[i];
+    s.t0 = whisper_full_get_segment_t0_from_state(state, i);
+    s.t1 = whisper_full_get_segment_t1_from_state(state, i);
+    s.text = whisper_full_get_segment_text_from_state(state, i);
+    s.no_speech_prob = whisper_full_get_segment_no_speech_prob_from_state(state, i);
+    const int n_tokens = whisper_full_n_tokens_from_state(state, i);
+    for (int j = 0; j < n_tokens; ++j) {
+      const whisper_token_data d = whisper_full_get_token_data_from_state(state, i, j);
+      TokenData t;
+      t.id = d.id;
+      t.tid = d.tid;
+      t.p = d.p;
+      t.plog = d.plog;
+      t.pt = d.pt;
+      t.ptsum = d.ptsum;
+      t.t0 = d.t0;
+      t.t1 = d.t1;
+      t.t_dtw = d.t_dtw;
+      t.vlen = d.vlen;
+      s.tokens.push_back(t);
+    }
+  }
+  RepairSegmentTexts(&out);
+  return out;
+}
+
+std::string Trimmed(const std::string& s) { return std::string(absl::StripAsciiWhitespace(s)); }
+
+// Mean log probability of the segment's text tokens (whisper-server's avg_logprob), 0 if none.
+double AvgLogprob(const Segment& s, whisper_token eot) {
+  double sum = 0;
+  int n = 0;
+  for (const TokenData& t : s.tokens) {
+    if (t.id >= eot) continue;
+    sum += t.plog;
+    ++n;
+  }
+  return n > 0 ? sum / n : 0.0;
+}
+
+json Rounded(double v) { return std::round(v * 1e6) / 1e6; }
+
+Reply Ok(std::string content_type, std::string body) {
+  Reply r;
+  r.content_type = std::move(content_type);
+  r.body = std::move(body);
+  return r;
+}
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+Reply FormatWhisperServer(const RequestOptions& o, const std::vector<Segment>& segments, whisper_context* ctx,
+                          whisper_state* state, double duration_s) {
+  std::string text;  // whisper-server's output_str: each segment's text and a newline
+  for (const Segment& s : segments) absl::StrAppend(&text, s.text, "\n");
+  const std::string& f = o.response_format;
+  if (f == "text") return Ok("text/plain; charset=utf-8", text);
+  if (f == "srt") return Ok("application/x-subrip", FormatSrt(segments, o.decode.offset_n));
+  if (f == "vtt") return Ok("text/vtt", FormatVtt(segments));
+  if (f == "json") return Ok("application/json", Dump(json{{"text", text}}));
+  // verbose_json: whisper-server's attempt at openai/whisper's result dictionary.
+  const int lang = whisper_full_lang_id_from_state(state);
+  json j = {{"task", o.decode.translate ? "translate" : "transcribe"},
+            {"language", whisper_lang_str_full(std::max(0, lang))},
+            {"duration", duration_s},
+            {"text", text},
+            {"segments", json::array()}};
+  if (o.language_probabilities && whisper_is_multilingual(ctx)) {
+    std::vector<float> probs(static_cast<size_t>(whisper_lang_max_id() + 1), 0.0f);
+    const int id = whisper_lang_auto_detect_with_state(ctx, state, 0, std::max(1, o.decode.n_threads), probs.data());
+    if (id >= 0) {
+      j["detected_language"] = whisper_lang_str_full(id);
+      j["detected_language_probability"] = Rounded(probs[id]);
+      json all = json::object();
+      for (int i = 0; i <= whisper_lang_max_id(); ++i) {
+        if (probs[i] > 0.001f) all[whisper_lang_str(i)] = Rounded(probs[i]);
+      }
+      j["language_probabilities"] = all;
+    }
+  }
+  const whisper_token eot = whisper_token_eot(ctx);
+  CompressionRatio ratio;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const Segment& s = segments[i];
+    json seg = {{"id", i}, {"text", s.text}};
+    if (!o.decode.no_timestamps) {
+      seg["start"] = Rounded(s.t0 * 0.01);
+      seg["end"] = Rounded(s.t1 * 0.01);
+    }
+    json tokens = json::array(), words = json::array();
+    for (const TokenData& t : s.tokens) {
+      if (t.id >= eot) continue;
+      tokens.push_back(t.id);
+      json w = {{"word", whisper_token_to_str(ctx, t.id)}};
+      if (!o.decode.no_timestamps && o.token_timestamps) {
+        w["start"] = Rounded(t.t0 * 0.01);
+        w["end"] = Rounded(t.t1 * 0.01);
+        w["t_dtw"] = t.t_dtw;
+      }
+      w["probability"] = Rounded(t.p);
+      words.push_back(std::move(w));
+    }
+    seg["tokens"] = std::move(tokens);
+    seg["words"] = std::move(words);
+    seg["temperature"] = o.decode.temperature;
+    seg["avg_logprob"] = Rounded(AvgLogprob(s, eot));
+    seg["compression_ratio"] = Rounded(ratio.Of(Trimmed(s.text)));
+    seg["no_speech_prob"] = Rounded(s.no_speech_prob);
+    j["segments"].push_back(std::move(seg));
+  }
+  return Ok("application/json", Dump(j));
+}
+
+Reply FormatOpenAi(const RequestOptions& o, const std::vector<Segment>& segments, whisper_context* ctx,
+                   whisper_state* state, double duration_s) {
+  std::string joined;
+  for (const Segment& s : segments) joined += s.text;
+  const std::string text = Trimmed(joined);
+  const std::string& f = o.response_format;
+  // OpenAI's subtitle writers (openai/whisper utils.py) strip each segment's text.
+  std::vector<Segment> stripped = segments;
+  for (Segment& s : stripped) s.text = Trimmed(s.text);
+  if (f == "text") return Ok("text/plain; charset=utf-8", text + "\n");
+  if (f == "srt") return Ok("text/plain; charset=utf-8", FormatSrt(stripped));
+  if (f == "vtt") return Ok("text/plain; charset=utf-8", FormatVtt(stripped));
+  const json usage = {{"type", "duration"}, {"seconds", static_cast<int64_t>(std::ceil(duration_s))}};
+  if (f == "json") return Ok("application/json", Dump(json{{"text", text}, {"usage", usage}}));
+  const whisper_token eot = whisper_token_eot(ctx);
+  const whisper_token beg = whisper_token_beg(ctx);
+  const int lang = whisper_full_lang_id_from_state(state);
+  json j = {{"task", o.task_translate ? "translate" : "transcribe"},
+            {"language", whisper_lang_str_full(std::max(0, lang))},
+            {"duration", duration_s},
+            {"text", text},
+            {"segments", json::array()},
+            {"usage", usage}};
+  CompressionRatio ratio;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const Segment& s = segments[i];
+    json tokens = json::array();
+    for (const TokenData& t : s.tokens) {
+      // Text and timestamp tokens, as whisper.cpp keeps them: the opening timestamp of a segment
+      // that follows another in its window is that one's closing token.
+      if (t.id < eot || t.id >= beg) tokens.push_back(t.id);
+    }
+    j["segments"].push_back({{"id", i},
+                             {"seek", s.t0},  // centiseconds = mel frames; see the README
+                             {"start", Rounded(s.t0 * 0.01)},
+                             {"end", Rounded(s.t1 * 0.01)},
+                             {"text", s.text},
+                             {"tokens", std::move(tokens)},
+                             {"temperature", o.decode.temperature},
+                             {"avg_logprob", Rounded(AvgLogprob(s, eot))},
+                             {"compression_ratio", Rounded(ratio.Of(Trimmed(s.text)))},
+                             {"no_speech_prob", Rounded(s.no_speech_prob)}});
+  }
+  return Ok("application/json", Dump(j));
+}
+
+}  // namespace
+
+Reply ErrorReply(Api api, int status, const std::string& message, const std::string& param) {
+  Reply r;
+  r.status = status;
+  r.content_type = "application/json";
+  if (api == Api::kWhisperServer) {
+    r.body = Dump(json{{"error", message}});
+  } else {
+    r.body = Dump(json{{"error",
+                        {{"message", message},
+                         {"type", status >= 500 ? "server_error" : "invalid_request_error"},
+                         {"param", param.empty() ? json(nullptr) : json(param)},
+                         {"code", nullptr}}}});
+  }
+  return r;
+}
+
+absl::StatusOr<RequestOptions> ParseRequest(Api api, const Form& form, const std::vector<std::string>& default_args) {
+  ErrorCapture quiet;  // whisper_lang_id logs unknown codes; the reply names them instead
+  RequestOptions o;
+  o.task_translate = api == Api::kOpenAiTranslation;
+  absl::Status error;
+  std::vector<std::string> args = default_args;
+  for (const auto& entry : form) {
+    const std::string& name = entry.first;
+    if (IsKnownField(name) && name != "timestamp_granularities[]" && name != "timestamp_granularities" &&
+        form.count(name) > 1) {
+      return FieldError(name, absl::StrCat("is given ", form.count(name), " times; expected once"));
+    }
+  }
+  for (const FlagField& f : kFlagFields) {
+    const std::string* v = Single(form, f.name, &error);
+    if (!error.ok()) return error;
+    if (v == nullptr) continue;
+    std::string value = *v;
+    // whisper-server's beam_size default is -1, and any beam_size <= 1 decodes greedily there.
+    if (std::string(f.name) == "beam_size" && (value == "-1" || value == "0")) value = "1";
+    const char* one[] = {"server", f.flag, value.c_str()};
+    absl::StatusOr<CliParams> check = ParseCliParams(3, one);
+    if (!check.ok()) {
+      std::string m(check.status().message());
+      const std::string prefix = absl::StrCat(f.flag, " ");
+      if (m.rfind(prefix, 0) == 0) m = m.substr(prefix.size());
+      return FieldError(f.name, m);
+    }
+    if (std::string(f.name) == "language" && check->language != "auto" &&
+        whisper_lang_id(check->language.c_str()) < 0) {
+      return FieldError(f.name, absl::StrCat("names no language Whisper knows: '", value,
+                                             "' (expected an ISO 639-1 code such as 'en', or 'auto')"));
+    }
+    args.push_back(f.flag);
+    args.push_back(value);
+  }
+  std::vector<const char*> argv = {"server"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  absl::StatusOr<CliParams> parsed = ParseCliParams(static_cast<int>(argv.size()), argv.data());
+  if (!parsed.ok()) return parsed.status();
+  o.decode = *std::move(parsed);
+  for (const BoolField& f : kBoolFields) {
+    const std::string* v = Single(form, f.name, &error);
+    if (!error.ok()) return error;
+    if (v == nullptr) continue;
+    absl::StatusOr<bool> b = ParseBool(f.name, *v);
+    if (!b.ok()) return b.status();
+    o.decode.*(f.field) = *b;
+  }
+  for (const char* name : kUnimplementedBools) {
+    const std::string* v = Single(form, name, &error);
+    if (!error.ok()) return error;
+    if (v == nullptr) continue;
+    absl::StatusOr<bool> b = ParseBool(name, *v);
+    if (!b.ok()) return b.status();
+    if (*b) return FieldError(name, "asks for a feature this runtime does not implement yet (issue 13)");
+  }
+  for (const auto& [name, field] : {std::pair<const char*, bool*>{"token_timestamps", &o.token_timestamps}}) {
+    const std::string* v = Single(form, name, &error);
+    if (!error.ok()) return error;
+    if (v == nullptr) continue;
+    absl::StatusOr<bool> b = ParseBool(name, *v);
+    if (!b.ok()) return b.status();
+    *field = *b;
+  }
+  if (const std::string* v = Single(form, "no_language_probabilities", &error); v != nullptr) {
+    absl::StatusOr<bool> b = ParseBool("no_language_probabilities", *v);
+    if (!b.ok()) return b.status();
+    o.language_probabilities = !*b;
+  }
+  if (!error.ok()) return error;
+  if (o.task_translate) o.decode.translate = true;
+  if (o.decode.detect_language) o.decode.language = "auto";  // whisper-server: detect, then transcribe
+  o.decode.detect_language = false;
+
+  if (const std::string* v = Single(form, "response_format", &error); v != nullptr) {
+    o.response_format = *v;
+  }
+  if (!error.ok()) return error;
+  const std::string& f = o.response_format;
+  if (f != "json" && f != "text" && f != "srt" && f != "vtt" && f != "verbose_json") {
+    return FieldError("response_format", absl::StrCat("must be one of json, text, srt, vtt, verbose_json; got '", f, "'"));
+  }
+  for (const char* name : {"timestamp_granularities[]", "timestamp_granularities"}) {
+    auto [begin, end] = form.equal_range(name);
+    for (auto it = begin; it != end; ++it) {
+      const std::string& g = it->second.content;
+      if (g == "segment") continue;
+      if (g == "word") {
+        return FieldError(name, "'word' needs word-level timestamps, which this runtime does not implement yet (issue 13)");
+      }
+      return FieldError(name, absl::StrCat("must be 'segment' or 'word'; got '", g, "'"));
+    }
+  }
+  return o;
+}
+
+Reply HandleTranscription(Api api, const Form& form, const std::vector<std::string>& default_args,
+                          LoadedModel& model) {
+  absl::StatusOr<RequestOptions> parsed = ParseRequest(api, form, default_args);
+  if (!parsed.ok()) return ErrorReply(api, 400, std::string(parsed.status().message()));
+  RequestOptions& o = *parsed;
+  const auto file = form.find("file");
+  if (file == form.end()) return ErrorReply(api, 400, "no 'file' field in the request", "file");
+  if (form.count("file") > 1) return ErrorReply(api, 400, "field 'file' is given more than once; expected one audio file", "file");
+  const std::string name = DisplayName(file->second);
+  const std::string& bytes = file->second.content;
+  whisper_context* ctx = model.ctx();
+
+  ErrorCapture errors;
+  absl::StatusOr<std::vector<float>> audio =
+      LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), name);
+  if (!audio.ok()) {
+    const int status = audio.status().code() == absl::StatusCode::kResourceExhausted ? 413 : 400;
+    return ErrorReply(api, status, std::string(audio.status().message()), "file");
+  }
+  if (audio->size() < 1600) {  // whisper.cpp rejects input under 100 ms, as the CLI does
+    return ErrorReply(api, 400, absl::StrCat("'", name, "': ", audio->size(), " samples is shorter than 100 ms"), "file");
+  }
+  if (audio->size() > static_cast<size_t>(INT32_MAX)) {
+    return ErrorReply(api, 413, absl::StrCat("'", name, "': ", audio->size(), " samples is more than whisper_full takes"), "file");
+  }
+  if (o.decode.audio_ctx > whisper_n_audio_ctx(ctx)) {
+    return ErrorReply(api, 400, absl::StrCat("field 'audio_ctx' ", o.decode.audio_ctx, " is larger than the model's n_audio_ctx ",
+                                             whisper_n_audio_ctx(ctx)));
+  }
+  if (!whisper_is_multilingual(ctx)) {  // as the CLI and whisper-server: English only
+    o.decode.language = "en";
+    o.decode.translate = false;
+  }
+  absl::StatusOr<LoadedModel::Lease> lease = model.Acquire();
+  if (!lease.ok()) return ErrorReply(api, 503, std::string(lease.status().message()));
+  whisper_state* state = lease->state();
+  CliParams& d = o.decode;
+  whisper_full_params w = ToWhisperFullParams(d);
+  w.print_progress = false;
+  w.print_timestamps = false;
+  w.token_timestamps = o.token_timestamps || d.max_len > 0;
+  const int rc = whisper_full_with_state(ctx, state, w, audio->data(), static_cast<int>(audio->size()));
+  if (rc != 0) {
+    return ErrorReply(api, 500, errors.FirstOr(absl::StrCat("'", name, "': transcription failed (", rc, ")")));
+  }
+  const std::vector<Segment> segments = CollectSegments(state);
+  const double duration_s = static_cast<double>(audio->size()) / kSampleRate;
+  return api == Api::kWhisperServer ? FormatWhisperServer(o, segments, ctx, state, duration_s)
+                                    : FormatOpenAi(o, segments, ctx, state, duration_s);
+}
+
+}  // namespace whisper::server

@@ -1,0 +1,282 @@
+// The server's request handling on the real tiny.en model, without HTTP. References: faster-whisper
+// 1.2.1's greedy segments for jfk.wav (testdata/jfk_faster_whisper_tokens.json: times, tokens and
+// text), whisper-server's and OpenAI's documented reply shapes, and hand-made WAV bytes.
+#include "whisper/server/inference.h"
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "testdata/paths.h"
+#include "whisper/server/log_capture.h"
+#include "whisper/server/state_pool.h"
+
+namespace whisper::server {
+namespace {
+
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+const std::vector<std::string> kDefaults = {"-bs", "1", "-bo", "2", "-t", "2"};  // the server's
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A canonical 44-byte-header RIFF/WAVE file of 16 kHz mono 16-bit PCM holding `n` zero samples.
+std::string SilentWav(uint32_t n) {
+  std::string w;
+  auto u32 = [&w](uint32_t v) { for (int i = 0; i < 4; ++i) w.push_back(static_cast<char>(v >> (8 * i))); };
+  auto u16 = [&w](uint16_t v) { for (int i = 0; i < 2; ++i) w.push_back(static_cast<char>(v >> (8 * i))); };
+  w += "RIFF";
+  u32(36 + 2 * n);
+  w += "WAVEfmt ";
+  u32(16);
+  u16(1);          // PCM
+  u16(1);          // mono
+  u32(16000);      // rate
+  u32(32000);      // bytes per second
+  u16(2);          // block align
+  u16(16);         // bits
+  w += "data";
+  u32(2 * n);
+  w.append(2 * n, '\0');
+  return w;
+}
+
+class InferenceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    InstallLogCapture(/*quiet=*/true);
+    const std::string path = testdata::ModelPath("ggml-tiny.en.bin");
+    absl::StatusOr<std::unique_ptr<LoadedModel>> m = LoadedModel::Load(path, 1, 0, WHISPER_GGML_DECODING_OPENAI);
+    ASSERT_TRUE(m.ok()) << m.status() << "\n" << testdata::MissingModelHint(path);
+    model_ = m->release();
+    jfk_ = new std::string(ReadFile(testdata::SharedData("jfk.wav")));
+    ASSERT_GT(jfk_->size(), 300000u);
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    delete jfk_;
+  }
+
+  static Form JfkForm(std::vector<std::pair<std::string, std::string>> fields) {
+    Form f;
+    f.emplace("file", FormValue{*jfk_, "jfk.wav", true});
+    for (auto& [k, v] : fields) f.emplace(k, FormValue{v, "", false});
+    return f;
+  }
+  static Reply Run(Api api, const Form& form) { return HandleTranscription(api, form, kDefaults, *model_); }
+
+  static LoadedModel* model_;
+  static std::string* jfk_;
+};
+LoadedModel* InferenceTest::model_ = nullptr;
+std::string* InferenceTest::jfk_ = nullptr;
+
+// faster-whisper's greedy segments of jfk.wav.
+constexpr char kSeg0[] = " And so my fellow Americans ask not what your country can do for you";
+constexpr char kSeg1[] = " ask what you can do for your country";
+
+TEST_F(InferenceTest, WhisperServerFormats) {
+  Reply r = Run(Api::kWhisperServer, JfkForm({}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(json::parse(r.body), json({{"text", std::string(kSeg0) + "\n" + kSeg1 + "\n"}}));
+
+  r = Run(Api::kWhisperServer, JfkForm({{"response_format", "text"}}));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, std::string(kSeg0) + "\n" + kSeg1 + "\n");
+
+  r = Run(Api::kWhisperServer, JfkForm({{"response_format", "srt"}}));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, std::string("1\n00:00:00,000 --> 00:00:07,740\n") + kSeg0 + "\n\n2\n00:00:07,740 --> 00:00:10,740\n" +
+                        kSeg1 + "\n\n");
+
+  r = Run(Api::kWhisperServer, JfkForm({{"response_format", "vtt"}}));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/vtt");
+  EXPECT_EQ(r.body, std::string("WEBVTT\n\n00:00:00.000 --> 00:00:07.740\n") + kSeg0 +
+                        "\n\n00:00:07.740 --> 00:00:10.740\n" + kSeg1 + "\n\n");
+}
+
+TEST_F(InferenceTest, WhisperServerVerboseJson) {
+  const Reply r = Run(Api::kWhisperServer, JfkForm({{"response_format", "verbose_json"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["task"], "transcribe");
+  EXPECT_EQ(j["language"], "english");
+  EXPECT_DOUBLE_EQ(j["duration"].get<double>(), 11.0);  // 176000 samples
+  ASSERT_EQ(j["segments"].size(), 2u);
+  const json& s0 = j["segments"][0];
+  EXPECT_EQ(s0["id"], 0);
+  EXPECT_EQ(s0["text"], kSeg0);
+  EXPECT_DOUBLE_EQ(s0["start"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(s0["end"].get<double>(), 7.74);
+  // whisper-server lists text tokens only (id < eot): faster-whisper's without the timestamps.
+  EXPECT_THAT(s0["tokens"].get<std::vector<int>>(),
+              ElementsAreArray({843, 523, 616, 5891, 3399, 1265, 407, 644, 534, 1499, 460, 466, 329, 345}));
+  ASSERT_EQ(s0["words"].size(), 14u);
+  EXPECT_EQ(s0["words"][0]["word"], " And");
+  for (const json& w : s0["words"]) {
+    EXPECT_GT(w["probability"].get<double>(), 0.0);
+    EXPECT_LE(w["probability"].get<double>(), 1.0);
+    EXPECT_LE(w["start"].get<double>(), w["end"].get<double>());
+  }
+  EXPECT_LT(s0["avg_logprob"].get<double>(), 0.0);
+  EXPECT_GT(s0["compression_ratio"].get<double>(), 0.5);
+  EXPECT_GE(s0["no_speech_prob"].get<double>(), 0.0);
+  EXPECT_LE(s0["no_speech_prob"].get<double>(), 1.0);
+  EXPECT_EQ(j["segments"][1]["text"], kSeg1);
+  EXPECT_FALSE(j.contains("detected_language"));  // English-only model: no language detection
+}
+
+TEST_F(InferenceTest, OpenAiFormats) {
+  const std::string text = std::string(kSeg0).substr(1) + kSeg1;
+  Reply r = Run(Api::kOpenAiTranscription, JfkForm({{"model", "whisper-1"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["text"], text);
+  EXPECT_EQ(j["usage"], json({{"type", "duration"}, {"seconds", 11}}));
+
+  r = Run(Api::kOpenAiTranscription, JfkForm({{"model", "whisper-1"}, {"response_format", "text"}}));
+  EXPECT_EQ(r.body, text + "\n");
+  r = Run(Api::kOpenAiTranscription, JfkForm({{"response_format", "srt"}}));
+  EXPECT_EQ(r.body, std::string("1\n00:00:00,000 --> 00:00:07,740\n") + (kSeg0 + 1) +
+                        "\n\n2\n00:00:07,740 --> 00:00:10,740\n" + (kSeg1 + 1) + "\n\n");
+  r = Run(Api::kOpenAiTranscription, JfkForm({{"response_format", "vtt"}}));
+  EXPECT_EQ(r.body, std::string("WEBVTT\n\n00:00:00.000 --> 00:00:07.740\n") + (kSeg0 + 1) +
+                        "\n\n00:00:07.740 --> 00:00:10.740\n" + (kSeg1 + 1) + "\n\n");
+
+  r = Run(Api::kOpenAiTranscription,
+          JfkForm({{"response_format", "verbose_json"}, {"timestamp_granularities[]", "segment"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json v = json::parse(r.body);
+  EXPECT_EQ(v["task"], "transcribe");
+  EXPECT_EQ(v["language"], "english");
+  EXPECT_EQ(v["text"], text);
+  ASSERT_EQ(v["segments"].size(), 2u);
+  // The text and timestamp tokens of faster-whisper's segment, less the opening timestamp that
+  // repeats the previous segment's closing one (whisper.cpp keeps it with the earlier segment).
+  EXPECT_THAT(v["segments"][0]["tokens"].get<std::vector<int>>(),
+              ElementsAreArray({50363, 843, 523, 616, 5891, 3399, 1265, 407, 644, 534, 1499, 460, 466, 329, 345, 50750}));
+  EXPECT_THAT(v["segments"][1]["tokens"].get<std::vector<int>>(),
+              ElementsAreArray({1265, 644, 345, 460, 466, 329, 534, 1499, 50900}));
+  EXPECT_DOUBLE_EQ(v["segments"][1]["start"].get<double>(), 7.74);
+  EXPECT_DOUBLE_EQ(v["segments"][1]["end"].get<double>(), 10.74);
+  for (const char* key : {"id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob",
+                          "compression_ratio", "no_speech_prob"}) {
+    EXPECT_TRUE(v["segments"][0].contains(key)) << key;
+  }
+
+  // An English-only model transcribes on the translations route (as whisper-server does).
+  r = Run(Api::kOpenAiTranslation, JfkForm({{"response_format", "verbose_json"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["task"], "translate");
+  EXPECT_EQ(json::parse(r.body)["text"], text);
+}
+
+TEST_F(InferenceTest, FieldsChangeTheDecode) {
+  // no_timestamps: one segment without times; beam_size 5: faster-whisper's beam-5 text has a
+  // comma and a full stop (testdata/jfk_faster_whisper_beam5.json).
+  Reply r = Run(Api::kWhisperServer, JfkForm({{"beam_size", "5"}, {"response_format", "text"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, " And so, my fellow Americans ask not what your country can do for you\n"
+                    " ask what you can do for your country.\n");
+  r = Run(Api::kWhisperServer, JfkForm({{"beam_size", "-1"}, {"offset_t", "7740"}, {"response_format", "text"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("ask what you can do for your country"));
+  EXPECT_THAT(r.body, ::testing::Not(HasSubstr("Americans")));
+}
+
+TEST_F(InferenceTest, BadFieldsAre400sNamingTheField) {
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> fields;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {{{"temperature", "hot"}}, "field 'temperature' needs a finite number, got 'hot'"},
+      {{{"temperature", "nan"}}, "field 'temperature' needs a finite number, got 'nan'"},
+      {{{"temperature", "2"}}, "field 'temperature' 2 is out of range"},
+      {{{"beam_size", "9"}}, "field 'beam_size' 9 is out of range"},
+      {{{"best_of", "1e9"}}, "field 'best_of' needs an integer, got '1e9'"},
+      {{{"offset_t", "-5"}}, "field 'offset_t'"},
+      {{{"language", "xx"}}, "field 'language' names no language Whisper knows: 'xx'"},
+      {{{"response_format", "xml"}}, "field 'response_format' must be one of json, text, srt, vtt, verbose_json; got 'xml'"},
+      {{{"translate", "maybe"}}, "field 'translate' expects a boolean"},
+      {{{"vad", "true"}}, "field 'vad' asks for a feature this runtime does not implement yet"},
+      {{{"timestamp_granularities[]", "word"}}, "field 'timestamp_granularities[]' 'word' needs word-level timestamps"},
+      {{{"timestamp_granularities[]", "char"}}, "must be 'segment' or 'word'; got 'char'"},
+      {{{"temperature", "0"}, {"temperature", "0.2"}}, "field 'temperature' is given 2 times; expected once"},
+      {{{"audio_ctx", "5000"}}, "field 'audio_ctx' 5000 is larger than the model's n_audio_ctx 1500"},
+  };
+  for (const Case& c : cases) {
+    const Reply r = Run(Api::kWhisperServer, JfkForm(c.fields));
+    EXPECT_EQ(r.status, 400) << c.expected;
+    EXPECT_THAT(json::parse(r.body)["error"].get<std::string>(), HasSubstr(c.expected));
+  }
+  // The OpenAI shape: {"error": {"message", "type", "param", "code"}}.
+  const Reply r = Run(Api::kOpenAiTranscription, JfkForm({{"temperature", "hot"}}));
+  EXPECT_EQ(r.status, 400);
+  const json e = json::parse(r.body)["error"];
+  EXPECT_THAT(e["message"].get<std::string>(), HasSubstr("field 'temperature'"));
+  EXPECT_EQ(e["type"], "invalid_request_error");
+  EXPECT_TRUE(e.contains("param") && e.contains("code"));
+}
+
+TEST_F(InferenceTest, BadAudioIs400) {
+  Form none;
+  none.emplace("response_format", FormValue{"json", "", false});
+  Reply r = Run(Api::kWhisperServer, none);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body)["error"], "no 'file' field in the request");
+
+  struct Case {
+    std::string bytes;
+    const char* name;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"", "empty.wav", "empty.wav"},
+      {"this is not audio at all, just some text bytes", "notes.wav", "notes.wav"},
+      {SilentWav(100), "short.wav", "'short.wav': 100 samples is shorter than 100 ms"},
+      {jfk_->substr(0, 30), "cut.wav", "cut.wav"},
+  };
+  for (const Case& c : cases) {
+    Form f;
+    f.emplace("file", FormValue{c.bytes, c.name, true});
+    r = Run(Api::kOpenAiTranscription, f);
+    EXPECT_EQ(r.status, 400) << c.name << ": " << r.body;
+    EXPECT_THAT(json::parse(r.body)["error"]["message"].get<std::string>(), HasSubstr(c.expected));
+    EXPECT_EQ(json::parse(r.body)["error"]["param"], "file");
+  }
+  // 1600 samples of silence is long enough: a 200 with no speech.
+  Form f;
+  f.emplace("file", FormValue{SilentWav(1600), "silence.wav", true});
+  r = Run(Api::kWhisperServer, f);
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+TEST_F(InferenceTest, FullPoolIs503) {
+  // One state, no queue: while a lease is held, a request is refused at once.
+  absl::StatusOr<LoadedModel::Lease> held = model_->Acquire();
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(model_->busy(), 1);
+  const Reply r = Run(Api::kOpenAiTranscription, JfkForm({}));
+  EXPECT_EQ(r.status, 503);
+  const json e = json::parse(r.body)["error"];
+  EXPECT_THAT(e["message"].get<std::string>(), HasSubstr("server busy: all 1 transcription slots are in use"));
+  EXPECT_EQ(e["type"], "server_error");
+}
+
+}  // namespace
+}  // namespace whisper::server

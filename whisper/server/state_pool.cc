@@ -1,0 +1,83 @@
+#include "whisper/server/state_pool.h"
+
+#include "absl/strings/str_cat.h"
+#include "whisper/server/log_capture.h"
+
+namespace whisper::server {
+
+absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string& path, int parallel, int queue,
+                                                               whisper_ggml_decoding decoding) {
+  if (parallel < 1 || queue < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("LoadedModel::Load: parallel = ", parallel, ", queue = ", queue,
+                                                   ", expected parallel >= 1 and queue >= 0"));
+  }
+  ErrorCapture errors;
+  std::unique_ptr<LoadedModel> m(new LoadedModel());
+  m->path_ = path;
+  m->queue_ = queue;
+  whisper_context_params cparams = whisper_context_default_params();
+  cparams.use_gpu = false;
+  m->ctx_ = whisper_init_from_file_with_params(path.c_str(), cparams);
+  if (m->ctx_ == nullptr) {
+    return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
+  }
+  if (whisper_ggml_set_decoding(m->ctx_, decoding) != 0) {
+    return absl::InvalidArgumentError(errors.FirstOr("whisper_ggml_set_decoding failed"));
+  }
+  for (int i = 0; i < parallel; ++i) {
+    whisper_state* s = whisper_init_state(m->ctx_);
+    if (s == nullptr) {
+      return absl::ResourceExhaustedError(
+          errors.FirstOr(absl::StrCat("'", path, "': cannot make whisper_state ", i + 1, " of ", parallel)));
+    }
+    m->states_.push_back(s);
+  }
+  m->free_ = m->states_;
+  return m;
+}
+
+LoadedModel::~LoadedModel() {
+  for (whisper_state* s : states_) whisper_free_state(s);
+  whisper_free(ctx_);
+}
+
+LoadedModel::Lease::~Lease() {
+  if (pool_ != nullptr) pool_->Release(state_);
+}
+
+absl::StatusOr<LoadedModel::Lease> LoadedModel::Acquire() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (free_.empty()) {
+    if (waiting_ >= queue_) {
+      return absl::ResourceExhaustedError(absl::StrCat("server busy: all ", states_.size(),
+                                                       " transcription slots are in use and ", waiting_,
+                                                       " requests are queued (--parallel, --queue)"));
+    }
+    ++waiting_;
+    cv_.wait(lock, [this] { return !free_.empty(); });
+    --waiting_;
+  }
+  whisper_state* s = free_.back();
+  free_.pop_back();
+  return Lease(this, s);
+}
+
+void LoadedModel::Release(whisper_state* state) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(state);
+  }
+  cv_.notify_one();
+}
+
+int LoadedModel::busy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(states_.size() - free_.size());
+}
+
+int LoadedModel::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiting_;
+}
+
+}  // namespace whisper::server
