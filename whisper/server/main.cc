@@ -18,6 +18,7 @@
 // max_len is sent (whisper-server forces max_len 60); --convert is accepted but audio is always
 // decoded in process (libsndfile: WAV, FLAC, OGG, MP3, AIFF); a client that disconnects does not
 // abort its transcription (cpp-httplib 0.11 cannot tell).
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -131,6 +132,11 @@ int Run(int argc, char** argv) {
     sp.decode_args.push_back(std::to_string(sp.decode.n_threads));
   }
   InstallLogCapture(sp.decode.no_prints);
+  // Request bodies and decoded audio (hundreds of KB to MB each, on whichever connection thread
+  // serves the request) are mmapped and unmapped when freed. glibc's default threshold adapts
+  // upwards after the first such free, after which these buffers stay in per-thread arenas and
+  // the server's RSS creeps up with the number of threads that ever served a large request.
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
 
   // SIGINT/SIGTERM are taken by a thread of their own (sigwait), so they are blocked in every
   // thread made after this point.
@@ -147,7 +153,7 @@ int Run(int argc, char** argv) {
   std::atomic<bool> loading{true};
   {
     ErrorCapture errors;
-    absl::StatusOr<std::unique_ptr<LoadedModel>> m = LoadedModel::Load(sp.decode.model, sp.parallel, sp.queue, decoding);
+    absl::StatusOr<std::unique_ptr<LoadedModel>> m = LoadedModel::Load(sp.decode.model, sp.parallel, sp.queue, decoding, sp.decode.n_threads);
     if (!m.ok()) {
       std::fprintf(stderr, "error: %s\n", std::string(m.status().message()).c_str());
       return 3;
@@ -194,7 +200,7 @@ int Run(int argc, char** argv) {
     if (it == form.end()) return Send(ErrorReply(Api::kWhisperServer, 400, "no 'model' field in the request"), res);
     std::lock_guard<std::mutex> lock(load_mu);
     absl::StatusOr<std::unique_ptr<LoadedModel>> m =
-        LoadedModel::Load(it->second.content, sp.parallel, sp.queue, decoding);
+        LoadedModel::Load(it->second.content, sp.parallel, sp.queue, decoding, sp.decode.n_threads);
     if (!m.ok()) {
       return Send(ErrorReply(Api::kWhisperServer, 400,
                              std::string(m.status().message()) + " (the previous model is still loaded)"),
@@ -278,7 +284,6 @@ int Run(int argc, char** argv) {
   // The signal thread may still wait: wake it so it can be joined.
   pthread_kill(signals.native_handle(), SIGTERM);
   signals.join();
-  if (!sp.decode.no_prints) whisper_print_timings(slot.Get()->ctx());
   return 0;
 }
 

@@ -6,7 +6,7 @@
 namespace whisper::server {
 
 absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string& path, int parallel, int queue,
-                                                               whisper_ggml_decoding decoding) {
+                                                               whisper_ggml_decoding decoding, int warmup_threads) {
   if (parallel < 1 || queue < 0) {
     return absl::InvalidArgumentError(absl::StrCat("LoadedModel::Load: parallel = ", parallel, ", queue = ", queue,
                                                    ", expected parallel >= 1 and queue >= 0"));
@@ -17,7 +17,7 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
   m->queue_ = queue;
   whisper_context_params cparams = whisper_context_default_params();
   cparams.use_gpu = false;
-  m->ctx_ = whisper_init_from_file_with_params(path.c_str(), cparams);
+  m->ctx_ = whisper_init_from_file_with_params_no_state(path.c_str(), cparams);  // states: below
   if (m->ctx_ == nullptr) {
     return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
   }
@@ -33,6 +33,18 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
     m->states_.push_back(s);
   }
   m->free_ = m->states_;
+  if (warmup_threads > 0) {
+    const std::vector<float> silence(WHISPER_SAMPLE_RATE, 0.0f);
+    whisper_full_params w = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+    w.n_threads = warmup_threads;
+    w.print_progress = false;
+    w.language = "en";
+    for (whisper_state* s : m->states_) {
+      if (whisper_full_with_state(m->ctx_, s, w, silence.data(), static_cast<int>(silence.size())) != 0) {
+        return absl::InternalError(errors.FirstOr(absl::StrCat("'", path, "': warm-up transcription failed")));
+      }
+    }
+  }
   return m;
 }
 

@@ -24,12 +24,14 @@ class LoadedModel {
  public:
   // Loads the ggml model file at `path` (whisper_init_from_file_with_params) and makes
   // `parallel` states (whisper_init_state) over it. `decoding` is applied with
-  // whisper_ggml_set_decoding.
+  // whisper_ggml_set_decoding. With warmup_threads > 0, each state then transcribes 1 s of
+  // silence (greedy, that many threads), so its buffers are in memory before the first request
+  // and the first request is as fast as the others.
   // Errors: InvalidArgument when parallel < 1 or queue < 0; NotFound / InvalidArgument with the
   // loader's message (naming the file and field) when the model cannot be loaded;
   // ResourceExhausted when a state cannot be made.
   static absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const std::string& path, int parallel, int queue,
-                                                          whisper_ggml_decoding decoding);
+                                                          whisper_ggml_decoding decoding, int warmup_threads = 0);
   ~LoadedModel();
   LoadedModel(const LoadedModel&) = delete;
   LoadedModel& operator=(const LoadedModel&) = delete;
