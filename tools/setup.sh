@@ -22,12 +22,15 @@ APT_PACKAGES=(
   pybind11-dev                                      # the Python bindings (//python)
   clang-14 libclang-rt-14-dev                       # --config=fuzz: libFuzzer, ASan, UBSan (tools/fuzz/run_fuzzers.sh)
   llvm-14                                           # llvm-symbolizer-14 for the fuzzers' stack traces
+  libcpp-httplib-dev                                # HTTP for //whisper:server
+  curl                                              # the server's end-to-end test
 )
 
 # PyPI packages, pinned for repeatable runs: the Python bindings' test runner and NumPy (arrays
 # as audio input); Ray Data for the batch job (tools/batch/transcribe_ray.py, with pyarrow and
-# pandas for its manifests and blocks).
-PIP_PACKAGES=(pytest==9.2.0 numpy==2.4.6 "ray[data]==2.60.0")
+# pandas for its manifests and blocks); the openai SDK, which the server's test points at
+# //whisper:server's OpenAI-compatible routes.
+PIP_PACKAGES=(pytest==9.2.0 numpy==2.4.6 "ray[data]==2.60.0" openai==3.57.0)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
