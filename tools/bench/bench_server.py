@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Latency and throughput of //whisper:server: p50/p99 request latency and requests/s.
+
+  bazel build //whisper:server && python3 tools/bench/bench_server.py [--requests 40] [--clients 4]
+
+For each configuration (--parallel 1 with -t 2; --parallel 2 with -t 1 each; --parallel 2 with
+-t 2 each, oversubscribed on 2 cores), `--clients` threads each send requests back to back (jfk.wav,
+whisper-server's defaults: greedy, response_format json) until `--requests` are done; latency is
+from sending to the last byte of the reply. One warm-up request per client is not counted. Prints
+one line per configuration and, with --json, writes them all. Numbers are for this machine only:
+compare configurations measured in one run.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "whisper", "server"))
+import harness  # noqa: E402
+
+
+def percentile(xs, p):
+    xs = sorted(xs)
+    k = (len(xs) - 1) * p / 100.0
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def run(binary, model, audio, parallel, threads, clients, requests):
+    with harness.Server(binary, ["-m", model, "--parallel", str(parallel), "-t", str(threads), "-np",
+                                 "--queue", str(max(16, clients))]) as server:
+        files = [("file", os.path.basename(audio), audio_bytes(audio))]
+
+        def one(_):
+            t0 = time.perf_counter()
+            status, _, body = harness.post(server.port, "/inference", [("response_format", "json")], files)
+            if status != 200:
+                raise RuntimeError("status %d: %s" % (status, body[:200]))
+            return time.perf_counter() - t0
+
+        with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+            list(pool.map(one, range(clients)))  # warm-up
+            t0 = time.perf_counter()
+            lat = list(pool.map(one, range(requests)))
+            wall = time.perf_counter() - t0
+        rss = server.rss_kib()
+    return {"parallel": parallel, "threads": threads, "clients": clients, "requests": requests,
+            "p50_s": statistics.median(lat), "p99_s": percentile(lat, 99), "max_s": max(lat),
+            "requests_per_s": requests / wall, "rss_mib": rss / 1024.0}
+
+
+_AUDIO = {}
+
+
+def audio_bytes(path):
+    if path not in _AUDIO:
+        with open(path, "rb") as f:
+            _AUDIO[path] = f.read()
+    return _AUDIO[path]
+
+
+def main():
+    _, shared, models = harness.repo_paths(os.path.join(ROOT, "whisper", "server"))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--server", default=os.path.join(ROOT, "bazel-bin", "whisper", "server", "server"))
+    ap.add_argument("--model", default=os.path.join(models, "ggml-tiny.en.bin"))
+    ap.add_argument("--audio", default=os.path.join(shared, "data", "jfk.wav"))
+    ap.add_argument("--requests", type=int, default=40)
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args()
+    results = []
+    for parallel, threads in ((1, 2), (2, 1), (2, 2)):
+        r = run(args.server, args.model, args.audio, parallel, threads, args.clients, args.requests)
+        results.append(r)
+        print("--parallel %d -t %d, %d clients: p50 %.3f s, p99 %.3f s, max %.3f s, %.2f requests/s, RSS %.0f MiB"
+              % (parallel, threads, r["clients"], r["p50_s"], r["p99_s"], r["max_s"], r["requests_per_s"],
+                 r["rss_mib"]), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"cpu_count": os.cpu_count(), "audio": args.audio, "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
