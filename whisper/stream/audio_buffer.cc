@@ -1,0 +1,61 @@
+#include "whisper/stream/audio_buffer.h"
+
+#include <algorithm>
+
+namespace whisper::stream {
+
+AudioBuffer::AudioBuffer(int capacity) : ring_(static_cast<size_t>(std::max(1, capacity)), 0.0f) {}
+
+void AudioBuffer::Push(const float* x, int n) {
+  if (n <= 0) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return;
+    const int64_t cap = static_cast<int64_t>(ring_.size());
+    // Only the last `cap` samples of x can survive.
+    const int skip = n > cap ? static_cast<int>(n - cap) : 0;
+    for (int i = skip; i < n; ++i) ring_[static_cast<size_t>((written_ + i) % cap)] = x[i];
+    written_ += n;
+  }
+  cv_.notify_all();
+}
+
+void AudioBuffer::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+  }
+  cv_.notify_all();
+}
+
+int AudioBuffer::Take(int min_samples, float* out, int64_t* dropped) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const int64_t cap = static_cast<int64_t>(ring_.size());
+  const int64_t want = std::min<int64_t>(std::max(0, min_samples), cap);
+  cv_.wait(lock, [&] { return closed_ || written_ - taken_ >= want; });
+  if (written_ - taken_ > cap) {
+    if (dropped != nullptr) *dropped += written_ - taken_ - cap;
+    taken_ = written_ - cap;
+  }
+  const int n = static_cast<int>(written_ - taken_);
+  for (int i = 0; i < n; ++i) out[i] = ring_[static_cast<size_t>((taken_ + i) % cap)];
+  taken_ = written_;
+  return n;
+}
+
+bool AudioBuffer::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_;
+}
+
+int AudioBuffer::pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(std::min<int64_t>(written_ - taken_, static_cast<int64_t>(ring_.size())));
+}
+
+int64_t AudioBuffer::total_pushed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return written_;
+}
+
+}  // namespace whisper::stream

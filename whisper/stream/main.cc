@@ -1,0 +1,186 @@
+// `ffmpeg -re -i talk.mp3 -f s16le -ac 1 -ar 16000 - | bazel run //whisper:stream -- -m MODEL`:
+// whisper.cpp's whisper-stream on this runtime (see transcriber.h for the model of work and the
+// differences). Input: raw 16 kHz mono signed 16-bit little-endian PCM on stdin, read by a thread
+// of its own as it arrives; at the end of the input the open window is transcribed and committed,
+// and the program exits 0. SIGINT/SIGTERM end the input the same way.
+// Exit codes: 0 done, 1 a model or I/O error, 2 a usage error.
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <thread>
+
+#include "sndfile.h"
+#include "whisper/stream/audio_buffer.h"
+#include "whisper/stream/stream_params.h"
+#include "whisper/stream/transcriber.h"
+#include "whisper/whisper.h"
+
+namespace whisper::stream {
+namespace {
+
+void Log(ggml_log_level level, const char* text, void*) {
+  if (level == GGML_LOG_LEVEL_DEBUG || text == nullptr) return;
+  std::fputs(text, stderr);
+}
+
+// Reads s16le PCM from `fd` until EOF or an error, converts it to float (x / 32768, as the CLI's
+// decoder does) and pushes it; writes it to `save` too when set. Closes `buf` at the end.
+void ReadPcm(int fd, AudioBuffer* buf, SNDFILE* save) {
+  unsigned char bytes[8192 + 1];
+  float samples[4096];
+  short pcm[4096];
+  size_t carry = 0;  // a byte of a sample split across reads
+  for (;;) {
+    const ssize_t r = read(fd, bytes + carry, 8192);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      std::fprintf(stderr, "error: reading <stdin>: %s\n", std::strerror(errno));
+      break;
+    }
+    if (r == 0) break;
+    const size_t have = carry + static_cast<size_t>(r);
+    const size_t n = have / 2;
+    for (size_t i = 0; i < n; ++i) {
+      const int16_t v = static_cast<int16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8));
+      pcm[i] = v;
+      samples[i] = static_cast<float>(v) / 32768.0f;
+    }
+    carry = have % 2;
+    if (carry != 0) bytes[0] = bytes[have - 1];
+    buf->Push(samples, static_cast<int>(n));
+    if (save != nullptr) sf_write_short(save, pcm, static_cast<sf_count_t>(n));
+  }
+  if (carry != 0) std::fprintf(stderr, "warning: <stdin> ended inside a sample (odd byte count): last byte ignored\n");
+  if (save != nullptr) sf_close(save);
+  buf->Close();
+}
+
+int Run(int argc, char** argv) {
+  absl::StatusOr<StreamParams> parsed = ParseStreamParams(argc, argv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(parsed.status().message()).c_str());
+    return 2;
+  }
+  StreamParams p = *std::move(parsed);
+  if (p.help) {
+    std::fprintf(stderr, "%s", StreamUsage(argv[0]).c_str());
+    return 0;
+  }
+  for (const std::string& f : p.ignored_flags) std::fprintf(stderr, "note: %s ignored: this is a CPU runtime\n", f.c_str());
+  if (p.input == "sdl") {
+    std::fprintf(stderr, "error: --input sdl / -c: this build has no SDL2 capture; pipe raw PCM into stdin instead\n");
+    return 2;
+  }
+  if (isatty(STDIN_FILENO)) {
+    std::fprintf(stderr, "error: stdin is a terminal: pipe raw 16 kHz mono s16le PCM into it (see --help)\n");
+    return 2;
+  }
+  if (p.n_threads == 0) p.n_threads = std::max(1, std::min(4, static_cast<int>(std::thread::hardware_concurrency())));
+  whisper_log_set(Log, nullptr);
+
+  // SIGINT/SIGTERM end the input (a thread of their own takes them).
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  whisper_context_params cparams = whisper_context_default_params();
+  cparams.use_gpu = false;
+  whisper_context* ctx = whisper_init_from_file_with_params_no_state(p.model.c_str(), cparams);
+  if (ctx == nullptr) return 1;  // the loader logged why
+  whisper_state* state = whisper_init_state(ctx);
+  if (state == nullptr) return 1;
+  if (p.language != "auto" && whisper_lang_id(p.language.c_str()) < 0) {
+    std::fprintf(stderr, "error: -l: unknown language '%s'\n", p.language.c_str());
+    return 2;
+  }
+  if (!whisper_is_multilingual(ctx) && (p.language != "en" || p.translate)) {
+    std::fprintf(stderr, "warning: model is English-only: language 'en', no translation\n");
+    p.language = "en";
+    p.translate = false;
+  }
+  FILE* text_file = nullptr;
+  if (!p.fname_out.empty()) {
+    text_file = std::fopen(p.fname_out.c_str(), "w");
+    if (text_file == nullptr) {
+      std::fprintf(stderr, "error: -f: cannot open '%s': %s\n", p.fname_out.c_str(), std::strerror(errno));
+      return 1;
+    }
+  }
+  SNDFILE* save = nullptr;
+  if (p.save_audio) {
+    char name[64];
+    const time_t now = time(nullptr);
+    std::strftime(name, sizeof(name), "%Y%m%d%H%M%S.wav", std::localtime(&now));
+    SF_INFO info{};
+    info.samplerate = WHISPER_SAMPLE_RATE;
+    info.channels = 1;
+    info.format = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
+    save = sf_open(name, SFM_WRITE, &info);
+    if (save == nullptr) {
+      std::fprintf(stderr, "error: -sa: cannot write '%s': %s\n", name, sf_strerror(nullptr));
+      return 1;
+    }
+    std::fprintf(stderr, "saving audio to '%s'\n", name);
+  }
+
+  const bool vad = p.step_ms <= 0;
+  std::fprintf(stderr,
+               "processing %d samples (step = %.1f sec / len = %.1f sec / keep = %.1f sec), %d threads, lang = %s, "
+               "task = %s, timestamps = %d ...\n",
+               std::max(0, p.step_ms) * 16, std::max(0, p.step_ms) / 1000.0, p.length_ms / 1000.0, p.keep_ms / 1000.0,
+               p.n_threads, p.language.c_str(), p.translate ? "translate" : "transcribe", vad ? 1 : 0);
+  if (vad) std::fprintf(stderr, "using VAD, will transcribe on speech activity\n");
+
+  // Leaked on purpose: the reader may still block in read() when main returns.
+  auto* buf = new AudioBuffer(CaptureCapacity(p));
+  std::thread(ReadPcm, STDIN_FILENO, buf, save).detach();
+  std::thread([buf, stop] {
+    int sig = 0;
+    sigwait(&stop, &sig);
+    buf->Close();
+  }).detach();
+
+  Transcriber t(ctx, state, p, buf, stdout, text_file);
+  std::printf("[Start speaking]\n");
+  std::fflush(stdout);
+  int code = 0;
+  for (;;) {
+    absl::StatusOr<bool> more = t.Step();
+    if (!more.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(more.status().message()).c_str());
+      code = 1;
+      break;
+    }
+    if (!*more) break;
+  }
+  std::fflush(stdout);
+  if (t.dropped_samples() > 0) {
+    std::fprintf(stderr, "dropped %.1f s of audio in all\n", t.dropped_samples() / static_cast<double>(WHISPER_SAMPLE_RATE));
+  }
+  if (text_file != nullptr) std::fclose(text_file);
+  whisper_free_state(state);
+  whisper_free(ctx);
+  return code;
+}
+
+}  // namespace
+}  // namespace whisper::stream
+
+int main(int argc, char** argv) {
+  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir != nullptr && chdir(dir) != 0) {
+    std::fprintf(stderr, "error: cannot change to BUILD_WORKING_DIRECTORY '%s'\n", dir);
+    return 1;
+  }
+  return whisper::stream::Run(argc, argv);
+}

@@ -1,0 +1,245 @@
+#include "whisper/stream/transcriber.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace whisper::stream {
+namespace {
+
+constexpr int kRate = WHISPER_SAMPLE_RATE;
+constexpr int kMinSamples = kRate / 10;  // whisper_full needs 100 ms
+constexpr int kVadCheckMs = 2000;       // whisper-stream: check the last 2 s ...
+constexpr int kVadLastMs = 1000;        // ... for a quiet last second
+
+int Samples(int ms) { return static_cast<int>(static_cast<int64_t>(ms) * kRate / 1000); }
+
+// whisper.cpp's to_timestamp(t, false) of centiseconds: "HH:MM:SS.mmm".
+void PrintTimestamp(FILE* out, int64_t cs) {
+  int64_t ms = std::max<int64_t>(0, cs) * 10;
+  const int64_t h = ms / 3600000;
+  ms -= h * 3600000;
+  const int64_t m = ms / 60000;
+  ms -= m * 60000;
+  const int64_t s = ms / 1000;
+  ms -= s * 1000;
+  std::fprintf(out, "%02d:%02d:%02d.%03d", static_cast<int>(h), static_cast<int>(m), static_cast<int>(s),
+               static_cast<int>(ms));
+}
+
+}  // namespace
+
+bool VadSimple(float* pcm, int n, int sample_rate, int last_ms, float vad_thold, float freq_thold) {
+  const int n_last = static_cast<int>(static_cast<int64_t>(sample_rate) * last_ms / 1000);
+  if (n <= 0 || n_last >= n) return false;
+  if (freq_thold > 0.0f) {
+    // y[i] = a * (y[i-1] + x[i] - x[i-1]), a = dt / (RC + dt), RC = 1 / (2 pi fc).
+    const float rc = 1.0f / (2.0f * static_cast<float>(M_PI) * freq_thold);
+    const float dt = 1.0f / static_cast<float>(sample_rate);
+    const float alpha = dt / (rc + dt);
+    float x_prev = pcm[0];
+    float y = pcm[0];
+    for (int i = 1; i < n; ++i) {
+      const float x = pcm[i];
+      y = alpha * (y + x - x_prev);
+      x_prev = x;
+      pcm[i] = y;
+    }
+  }
+  double energy_all = 0, energy_last = 0;
+  for (int i = 0; i < n; ++i) {
+    energy_all += std::fabs(pcm[i]);
+    if (i >= n - n_last) energy_last += std::fabs(pcm[i]);
+  }
+  energy_all /= n;
+  energy_last /= n_last;
+  // Strictly below (whisper.cpp: <=), so digital silence (0 <= 0) is not the end of speech.
+  return energy_last < vad_thold * energy_all;
+}
+
+int CaptureCapacity(const StreamParams& p) { return Samples(p.length_ms); }
+
+Transcriber::Transcriber(whisper_context* ctx, whisper_state* state, const StreamParams& p, AudioBuffer* in,
+                         FILE* out, FILE* text_file)
+    : ctx_(ctx), state_(state), p_(p), in_(in), out_(out), text_file_(text_file) {
+  n_step_ = Samples(p.step_ms);
+  n_len_ = Samples(p.length_ms);
+  n_keep_ = Samples(p.keep_ms);
+  n_new_line_ = p.step_ms > 0 ? std::max(1, p.length_ms / p.step_ms - 1) : 1;
+  new_.resize(static_cast<size_t>(in->capacity()));
+  window_.resize(static_cast<size_t>(n_keep_ + n_len_));
+  old_.resize(static_cast<size_t>(n_keep_ + n_len_));
+  scratch_.resize(static_cast<size_t>(Samples(kVadCheckMs)));
+  prompt_.reserve(static_cast<size_t>(std::max(1, whisper_n_text_ctx(ctx))));
+}
+
+absl::Status Transcriber::Transcribe(const float* x, int n, bool vad_mode) {
+  whisper_full_params w =
+      whisper_full_default_params(p_.beam_size > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
+  w.print_progress = false;
+  w.print_special = p_.print_special;
+  w.print_realtime = false;
+  w.print_timestamps = vad_mode;
+  w.translate = p_.translate;
+  w.max_tokens = p_.max_tokens;
+  w.language = p_.language.c_str();
+  w.n_threads = p_.n_threads;
+  if (p_.beam_size > 1) w.beam_search.beam_size = p_.beam_size;
+  w.audio_ctx = p_.audio_ctx;
+  if (p_.no_fallback) w.temperature_inc = 0.0f;
+  const bool context = p_.keep_context && !vad_mode;  // whisper-stream: no context with VAD
+  w.prompt_tokens = context && !prompt_.empty() ? prompt_.data() : nullptr;
+  w.prompt_n_tokens = context ? static_cast<int>(prompt_.size()) : 0;
+  const int rc = whisper_full_with_state(ctx_, state_, w, x, n);
+  if (rc != 0) return absl::InternalError(absl::StrCat("whisper_full_with_state failed (", rc, ")"));
+  return absl::OkStatus();
+}
+
+void Transcriber::PrintSegments(int n_segments, FILE* f) {
+  for (int i = 0; i < n_segments; ++i) std::fputs(whisper_full_get_segment_text_from_state(state_, i), f);
+}
+
+void Transcriber::ClearLine() {
+  std::fputs("\33[2K\r", out_);
+  std::fprintf(out_, "%100s", "");
+  std::fputs("\33[2K\r", out_);
+}
+
+void Transcriber::Commit(int n_segments, int carry_from) {
+  if (n_segments > 0) {
+    ClearLine();
+    PrintSegments(n_segments, out_);
+    std::fputs("\n", out_);
+    if (text_file_ != nullptr) {
+      PrintSegments(n_segments, text_file_);
+      std::fputs("\n", text_file_);
+      std::fflush(text_file_);
+    }
+    ++n_commits_;
+  }
+  // The audio after the committed text opens the next window.
+  carry_from = std::max(0, std::min(carry_from, window_n_));
+  std::memmove(old_.data(), window_.data() + carry_from, sizeof(float) * static_cast<size_t>(window_n_ - carry_from));
+  old_n_ = window_n_ - carry_from;
+  if (p_.keep_context && n_segments > 0) {
+    prompt_.clear();
+    const whisper_token eot = whisper_token_eot(ctx_);
+    const size_t max_prompt = prompt_.capacity() / 2;
+    for (int i = 0; i < n_segments; ++i) {
+      for (int j = 0; j < whisper_full_n_tokens_from_state(state_, i); ++j) {
+        const whisper_token t = whisper_full_get_token_id_from_state(state_, i, j);
+        if (t < eot && prompt_.size() < max_prompt) prompt_.push_back(t);  // text tokens only
+      }
+    }
+  }
+  line_open_ = false;
+  std::fflush(out_);
+}
+
+absl::StatusOr<bool> Transcriber::Step() { return p_.step_ms > 0 ? SlidingStep() : VadStep(); }
+
+absl::StatusOr<bool> Transcriber::SlidingStep() {
+  const int64_t dropped_before = dropped_;
+  const int n_new = in_->Take(n_step_, new_.data(), &dropped_);
+  if (dropped_ > dropped_before) {
+    std::fprintf(stderr, "\nwarning: cannot process audio fast enough, dropped %.0f ms of audio\n",
+                 (dropped_ - dropped_before) * 1000.0 / kRate);
+  }
+  consumed_ += n_new;
+  const bool end = in_->closed() && in_->pending() == 0;
+  if (n_new == 0) {
+    if (end && line_open_) Commit(whisper_full_n_segments_from_state(state_), window_n_);
+    return !end;
+  }
+  // The window: the end of the previous step's audio, then the new audio (whisper-stream's
+  // n_samples_take).
+  const int n_take = std::min(old_n_, std::max(0, n_keep_ + n_len_ - n_new));
+  const int n_fresh = std::min(n_new, n_keep_ + n_len_);
+  std::memmove(window_.data(), old_.data() + (old_n_ - n_take), sizeof(float) * static_cast<size_t>(n_take));
+  std::memcpy(window_.data() + n_take, new_.data() + (n_new - n_fresh), sizeof(float) * static_cast<size_t>(n_fresh));
+  window_n_ = n_take + n_fresh;
+  std::memcpy(old_.data(), window_.data(), sizeof(float) * static_cast<size_t>(window_n_));
+  old_n_ = window_n_;
+
+  int n_segments = 0;
+  if (window_n_ >= kMinSamples) {
+    absl::Status st = Transcribe(window_.data(), window_n_, /*vad_mode=*/false);
+    if (!st.ok()) return st;
+    // whisper-stream's running line: clear it, then print the window's text.
+    ClearLine();
+    n_segments = whisper_full_n_segments_from_state(state_);
+    PrintSegments(n_segments, out_);
+    std::fflush(out_);
+    line_open_ = n_segments > 0;
+  }
+  ++n_iter_;
+  const bool full = window_n_ + n_step_ > n_keep_ + n_len_;  // the next step would overflow it
+  const bool close = n_iter_ % n_new_line_ == 0 || full;
+  if (end || (full && n_segments < 2) || n_segments == 0) {
+    Commit(n_segments, window_n_ - n_keep_);  // all of it; --keep ms carried
+  } else if (close && n_segments >= 2) {
+    // Commit the segments before the last, which the next audio may still change; the audio from
+    // the end of the last committed one opens the next window.
+    const int64_t t1 = whisper_full_get_segment_t1_from_state(state_, n_segments - 2);  // centiseconds
+    Commit(n_segments - 1, static_cast<int>(std::min<int64_t>(t1 * (kRate / 100), window_n_)));
+  }
+  return !end;
+}
+
+absl::StatusOr<bool> Transcriber::VadStep() {
+  const int n_check = Samples(kVadCheckMs);
+  const int64_t dropped_before = dropped_;
+  const int n_new = in_->Take(n_check, new_.data(), &dropped_);
+  if (dropped_ > dropped_before) {
+    std::fprintf(stderr, "\nwarning: cannot process audio fast enough, dropped %.0f ms of audio\n",
+                 (dropped_ - dropped_before) * 1000.0 / kRate);
+  }
+  consumed_ += n_new;
+  const bool end = in_->closed() && in_->pending() == 0;
+  // Append to the audio not transcribed yet, keeping the newest --length ms.
+  const int cap = n_len_;
+  const int fresh = std::min(n_new, cap);
+  const int keep = std::min(window_n_, cap - fresh);
+  std::memmove(window_.data(), window_.data() + (window_n_ - keep), sizeof(float) * static_cast<size_t>(keep));
+  std::memcpy(window_.data() + keep, new_.data() + (n_new - fresh), sizeof(float) * static_cast<size_t>(fresh));
+  window_n_ = keep + fresh;
+
+  bool speech_ended = false;
+  if (window_n_ >= n_check) {
+    std::memcpy(scratch_.data(), window_.data() + (window_n_ - n_check), sizeof(float) * static_cast<size_t>(n_check));
+    speech_ended = VadSimple(scratch_.data(), n_check, kRate, kVadLastMs, p_.vad_thold, p_.freq_thold);
+  }
+  // Transcribe when speech ended, when the window is full (bounded latency), or at the end of the
+  // input unless what is left is digital silence.
+  bool silent = true;
+  for (int i = 0; i < window_n_ && silent; ++i) silent = window_[i] == 0.0f;
+  if ((speech_ended || window_n_ >= cap || end) && window_n_ >= kMinSamples && !silent) {
+    absl::Status st = Transcribe(window_.data(), window_n_, /*vad_mode=*/true);
+    if (!st.ok()) return st;
+    const int64_t t1_ms = consumed_ * 1000 / kRate;
+    const int64_t t0_ms = std::max<int64_t>(0, t1_ms - static_cast<int64_t>(window_n_) * 1000 / kRate);
+    std::fprintf(out_, "\n### Transcription %d START | t0 = %d ms | t1 = %d ms\n\n", n_iter_, static_cast<int>(t0_ms),
+                 static_cast<int>(t1_ms));
+    const int n = whisper_full_n_segments_from_state(state_);
+    for (int i = 0; i < n; ++i) {
+      const char* text = whisper_full_get_segment_text_from_state(state_, i);
+      std::fputs("[", out_);
+      PrintTimestamp(out_, whisper_full_get_segment_t0_from_state(state_, i));
+      std::fputs(" --> ", out_);
+      PrintTimestamp(out_, whisper_full_get_segment_t1_from_state(state_, i));
+      std::fprintf(out_, "]  %s\n", text);
+      if (text_file_ != nullptr) std::fprintf(text_file_, "%s\n", text);
+    }
+    if (text_file_ != nullptr) std::fflush(text_file_);
+    std::fprintf(out_, "\n### Transcription %d END\n", n_iter_);
+    std::fflush(out_);
+    ++n_iter_;
+    ++n_commits_;
+    window_n_ = 0;
+  }
+  return !end;
+}
+
+}  // namespace whisper::stream

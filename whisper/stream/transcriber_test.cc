@@ -1,0 +1,199 @@
+// The streaming loop without a process or a clock: audio is pushed step by step into the
+// AudioBuffer and Step() is called in between, so every run is the same. References: the offline
+// transcript of the same audio by whisper_full (greedy, as the CLI with -bs 1), compared by word
+// error rate; hand-made signals for the energy VAD; exact counts for the ring buffer.
+#include "whisper/stream/transcriber.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testdata/paths.h"
+#include "testing/alloc_counter.h"
+#include "whisper/audio.h"
+#include "whisper/stream/audio_buffer.h"
+#include "whisper/stream/wer.h"
+
+namespace whisper::stream {
+namespace {
+
+TEST(AudioBuffer, TakesWhatArrivedAndCountsWhatWasOverwritten) {
+  AudioBuffer b(5);
+  const float x[] = {1, 2, 3, 4, 5, 6, 7};
+  float out[5];
+  int64_t dropped = 0;
+  b.Push(x, 3);
+  EXPECT_EQ(b.pending(), 3);
+  ASSERT_EQ(b.Take(1, out, &dropped), 3);
+  EXPECT_EQ(out[0], 1);
+  EXPECT_EQ(out[2], 3);
+  EXPECT_EQ(dropped, 0);
+  b.Push(x, 7);  // 7 into a ring of 5: the first 2 are lost
+  ASSERT_EQ(b.Take(5, out, &dropped), 5);
+  EXPECT_EQ(dropped, 2);
+  EXPECT_EQ(out[0], 3);
+  EXPECT_EQ(out[4], 7);
+  EXPECT_EQ(b.total_pushed(), 10);
+  // Take waits for min_samples; Close from another thread ends the wait with what there is.
+  b.Push(x, 1);
+  std::thread closer([&b] { b.Close(); });
+  EXPECT_EQ(b.Take(4, out, &dropped), 1);
+  closer.join();
+  EXPECT_TRUE(b.closed());
+  b.Push(x, 3);  // ignored once closed
+  EXPECT_EQ(b.Take(1, out, &dropped), 0);
+}
+
+TEST(VadSimple, QuietLastSecondIsTheEndOfSpeech) {
+  const int rate = 16000;
+  std::vector<float> x(2 * rate);
+  // 1 s of a 440 Hz tone, then 1 s at 1/100 of its amplitude: speech ended.
+  for (int i = 0; i < 2 * rate; ++i) x[i] = std::sin(2 * M_PI * 440 * i / rate) * (i < rate ? 0.5f : 0.005f);
+  std::vector<float> y = x;
+  EXPECT_TRUE(VadSimple(y.data(), static_cast<int>(y.size()), rate, 1000, 0.6f, 100.0f));
+  // The same tone throughout: the last second is as loud as the whole.
+  for (int i = 0; i < 2 * rate; ++i) x[i] = 0.5f * std::sin(2 * M_PI * 440 * i / rate);
+  y = x;
+  EXPECT_FALSE(VadSimple(y.data(), static_cast<int>(y.size()), rate, 1000, 0.6f, 100.0f));
+  // Loud 20 Hz hum in the last second only: the 100 Hz high-pass removes most of it (gain
+  // 20/sqrt(20^2+100^2) = 0.2), so the tone part still dominates and speech has ended.
+  for (int i = 0; i < 2 * rate; ++i) {
+    x[i] = i < rate ? 0.5f * std::sin(2 * M_PI * 440 * i / rate) : 0.5f * std::sin(2 * M_PI * 20 * i / rate);
+  }
+  y = x;
+  EXPECT_TRUE(VadSimple(y.data(), static_cast<int>(y.size()), rate, 1000, 0.6f, 100.0f));
+  y = x;
+  EXPECT_FALSE(VadSimple(y.data(), static_cast<int>(y.size()), rate, 1000, 0.6f, 0.0f));  // no filter
+  EXPECT_FALSE(VadSimple(y.data(), rate, rate, 1000, 0.6f, 100.0f));  // not longer than last_ms
+}
+
+class TranscriberTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const std::string path = testdata::ModelPath("ggml-tiny.en.bin");
+    whisper_context_params cp = whisper_context_default_params();
+    ctx_ = whisper_init_from_file_with_params_no_state(path.c_str(), cp);
+    ASSERT_NE(ctx_, nullptr) << testdata::MissingModelHint(path);
+    state_ = whisper_init_state(ctx_);
+    ASSERT_NE(state_, nullptr);
+  }
+  static void TearDownTestSuite() {
+    whisper_free_state(state_);
+    whisper_free(ctx_);
+  }
+
+  static std::string Offline(const std::vector<float>& x) {
+    whisper_full_params w = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+    w.n_threads = 2;
+    w.print_progress = false;
+    EXPECT_EQ(whisper_full_with_state(ctx_, state_, w, x.data(), static_cast<int>(x.size())), 0);
+    std::string text;
+    for (int i = 0; i < whisper_full_n_segments_from_state(state_); ++i) {
+      text += whisper_full_get_segment_text_from_state(state_, i);
+    }
+    return text;
+  }
+
+  static std::string ReadAll(FILE* f) {
+    std::string s;
+    std::rewind(f);
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) s.append(buf, n);
+    return s;
+  }
+
+  static whisper_context* ctx_;
+  static whisper_state* state_;
+};
+whisper_context* TranscriberTest::ctx_ = nullptr;
+whisper_state* TranscriberTest::state_ = nullptr;
+
+TEST_F(TranscriberTest, SlidingWindowsCommitTheOfflineTextWithoutAllocating) {
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(testdata::SharedData("long_speech.flac"));
+  ASSERT_TRUE(audio.ok()) << audio.status();
+  audio->resize(std::min<size_t>(audio->size(), 60 * 16000));  // the first 60 s
+  const std::string offline = Offline(*audio);
+  ASSERT_GT(NormalizedWords(offline).size(), 100u);
+
+  StreamParams p;  // whisper-stream's defaults: --step 3000 --length 10000 --keep 200
+  p.n_threads = 2;
+  AudioBuffer in(CaptureCapacity(p));
+  FILE* out = std::tmpfile();
+  FILE* text = std::tmpfile();
+  ASSERT_TRUE(out != nullptr && text != nullptr);
+  Transcriber t(ctx_, state_, p, &in, out, text);
+  const int n_step = p.step_ms * 16;
+  int64_t steady_allocations = 0;
+  int steps = 0;
+  for (size_t pos = 0; pos < audio->size(); pos += n_step) {
+    in.Push(audio->data() + pos, static_cast<int>(std::min<size_t>(n_step, audio->size() - pos)));
+    if (pos + n_step >= audio->size()) in.Close();
+    // Steps 1-4 warm up (two windows of each length); every later step is counted.
+    const bool count = steps >= 4 && ggml_testing::AllocCounter::Supported();
+    if (count) ggml_testing::AllocCounter::Start();
+    absl::StatusOr<bool> more = t.Step();
+    if (count) steady_allocations += ggml_testing::AllocCounter::Stop();
+    ASSERT_TRUE(more.ok()) << more.status();
+    ++steps;
+  }
+  while (true) {
+    absl::StatusOr<bool> more = t.Step();
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+  }
+  EXPECT_EQ(steps, 20);
+  // A window closes every 2 steps (10000 / 3000 - 1) or when full; it commits the segments before
+  // its last one (the audio after them opens the next window), so some closes commit nothing.
+  EXPECT_GE(t.commits(), 5);
+  EXPECT_LE(t.commits(), 10);
+  EXPECT_EQ(t.dropped_samples(), 0);
+  EXPECT_EQ(steady_allocations, 0) << "heap allocations in steps 5..20";
+  const std::string committed = ReadAll(text);
+  const double wer = WordErrorRate(offline, committed);
+  std::printf("offline: %s\ncommitted: %s\nWER %.3f\n", offline.c_str(), committed.c_str(), wer);
+  EXPECT_LE(wer, 0.10);
+  // The printed stream: whisper-stream's running line, one newline per commit.
+  const std::string printed = ReadAll(out);
+  EXPECT_THAT(printed, ::testing::HasSubstr("\33[2K\r"));
+  EXPECT_EQ(std::count(printed.begin(), printed.end(), '\n'), t.commits());
+  std::fclose(out);
+  std::fclose(text);
+}
+
+TEST_F(TranscriberTest, VadModeTranscribesSpeechOnceItEnds) {
+  absl::StatusOr<std::vector<float>> jfk = LoadAudio16kMono(testdata::SharedData("jfk.wav"));
+  ASSERT_TRUE(jfk.ok());
+  // jfk.wav, then 4 s of silence: the VAD transcribes once the last second is quiet.
+  std::vector<float> x = *jfk;
+  x.resize(x.size() + 4 * 16000, 0.0f);
+  StreamParams p;
+  p.step_ms = 0;
+  p.length_ms = 30000;
+  p.n_threads = 2;
+  AudioBuffer in(CaptureCapacity(p));
+  FILE* out = std::tmpfile();
+  FILE* text = std::tmpfile();
+  Transcriber t(ctx_, state_, p, &in, out, text);
+  const int chunk = 2 * 16000;
+  for (size_t pos = 0; pos + chunk <= x.size(); pos += chunk) {  // 7 steps of 2 s: 14 s
+    in.Push(x.data() + pos, chunk);
+    ASSERT_TRUE(t.Step().ok());
+  }
+  const std::string printed = ReadAll(out);
+  EXPECT_EQ(t.commits(), 1);
+  EXPECT_THAT(printed, ::testing::HasSubstr("### Transcription 0 START | t0 = 0 ms | t1 = 12000 ms"));
+  EXPECT_THAT(printed, ::testing::HasSubstr("### Transcription 0 END"));
+  EXPECT_LE(WordErrorRate(Offline(*jfk), ReadAll(text)), 0.10);
+  in.Close();
+  while (*t.Step()) {
+  }
+  std::fclose(out);
+  std::fclose(text);
+}
+
+}  // namespace
+}  // namespace whisper::stream
