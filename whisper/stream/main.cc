@@ -17,6 +17,7 @@
 #include <ctime>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "sndfile.h"
 #include "whisper/stream/audio_buffer.h"
@@ -134,6 +135,15 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "saving audio to '%s'\n", name);
   }
 
+  // Warm-up: one transcription of 1 s of silence makes the state's buffers, so the first step is
+  // as fast as the others.
+  {
+    const std::vector<float> silence(WHISPER_SAMPLE_RATE, 0.0f);
+    whisper_full_params w = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+    w.n_threads = p.n_threads;
+    w.print_progress = false;
+    if (whisper_full_with_state(ctx, state, w, silence.data(), static_cast<int>(silence.size())) != 0) return 1;
+  }
   const bool vad = p.step_ms <= 0;
   std::fprintf(stderr,
                "processing %d samples (step = %.1f sec / len = %.1f sec / keep = %.1f sec), %d threads, lang = %s, "

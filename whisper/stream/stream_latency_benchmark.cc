@@ -1,0 +1,134 @@
+// How long after a word is spoken //whisper:stream first shows it: each clip of
+// testdata/stream_word_times.json (faster-whisper's word end times, tools/check_word_times.py) is
+// fed to the program at real-time pace, the terminal's text is rebuilt after every piece of
+// stdout, aligned word by word to the reference (Levenshtein), and a reference word's latency is
+// the time of the first piece after which it shows (and not before the word starts: an earlier
+// match is the alignment pairing another occurrence), minus its end time. Prints the median and the
+// maximum per clip, and the words that never showed.
+//
+//   bazel run //whisper/stream:stream_latency_benchmark -- [--step 3000] [--threads 2] [-- stream flags]
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "testdata/paths.h"
+#include "whisper/audio.h"
+#include "whisper/stream/stream_harness.h"
+#include "whisper/stream/wer.h"
+
+namespace whisper::stream {
+namespace {
+
+// Reference indices of `ref` matched exactly by words of `hyp` in a minimum-edit alignment.
+std::vector<int> MatchedReferenceWords(const std::vector<std::string>& ref, const std::vector<std::string>& hyp) {
+  const size_t n = ref.size(), m = hyp.size();
+  std::vector<std::vector<int>> d(n + 1, std::vector<int>(m + 1));
+  for (size_t i = 0; i <= n; ++i) d[i][0] = static_cast<int>(i);
+  for (size_t j = 0; j <= m; ++j) d[0][j] = static_cast<int>(j);
+  for (size_t i = 1; i <= n; ++i) {
+    for (size_t j = 1; j <= m; ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (ref[i - 1] == hyp[j - 1] ? 0 : 1)});
+    }
+  }
+  std::vector<int> matched;
+  for (size_t i = n, j = m; i > 0 && j > 0;) {
+    if (ref[i - 1] == hyp[j - 1] && d[i][j] == d[i - 1][j - 1]) {
+      matched.push_back(static_cast<int>(i - 1));
+      --i, --j;
+    } else if (d[i][j] == d[i - 1][j - 1] + 1) {
+      --i, --j;
+    } else if (d[i][j] == d[i - 1][j] + 1) {
+      --i;
+    } else {
+      --j;
+    }
+  }
+  return matched;
+}
+
+int Run(int argc, char** argv) {
+  std::string binary = "whisper/stream/stream";  // in the runfiles of `bazel run`
+  const std::string root = testdata::RepoRoot().empty() ? "." : testdata::RepoRoot();
+  std::string times_path = root + "/testdata/stream_word_times.json";
+  std::string step = "3000", threads = "2";
+  std::vector<std::string> extra;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--binary" && i + 1 < argc) binary = argv[++i];
+    else if (a == "--word_times" && i + 1 < argc) times_path = argv[++i];
+    else if (a == "--step" && i + 1 < argc) step = argv[++i];
+    else if (a == "--threads" && i + 1 < argc) threads = argv[++i];
+    else if (a == "--") { for (++i; i < argc; ++i) extra.push_back(argv[i]); }
+    else { std::fprintf(stderr, "unknown argument '%s'\n", a.c_str()); return 2; }
+  }
+  std::ifstream in(times_path);
+  const nlohmann::json ref = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (ref.is_discarded()) {
+    std::fprintf(stderr, "cannot read %s\n", times_path.c_str());
+    return 1;
+  }
+  std::printf("stream latency: --step %s ms, -t %s; word end (faster-whisper) to first display\n", step.c_str(),
+              threads.c_str());
+  for (const nlohmann::json& clip : ref["clips"]) {
+    const std::string name = clip["audio"].get<std::string>();
+    absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(testdata::SharedData(name));
+    if (!audio.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(audio.status().message()).c_str());
+      return 1;
+    }
+    audio->resize(std::min<size_t>(audio->size(), static_cast<size_t>(clip["seconds"].get<double>() * 16000 + 0.5)));
+    std::vector<std::string> ref_words;
+    std::vector<double> ref_end, ref_start;
+    for (const nlohmann::json& w : clip["words"]) {
+      for (const std::string& x : NormalizedWords(w["word"].get<std::string>())) {
+        ref_words.push_back(x);
+        ref_end.push_back(w["end"].get<double>());
+        ref_start.push_back(w["start"].get<double>());
+      }
+    }
+    std::vector<std::string> args = {"-m", testdata::ModelPath("ggml-tiny.en.bin"), "-t", threads, "--step", step};
+    args.insert(args.end(), extra.begin(), extra.end());
+    absl::StatusOr<PacedRun> run = RunPaced(binary, args, *audio, 1.0, "");
+    if (!run.ok() || run->exit_code != 0) {
+      std::fprintf(stderr, "%s: the stream program failed\n", name.c_str());
+      return 1;
+    }
+    std::vector<double> first(ref_words.size(), -1.0);
+    for (size_t k = 1; k <= run->out.size(); ++k) {
+      const std::vector<std::string> hyp = NormalizedWords(VisibleText(run->out, k));
+      const double t = run->out[k - 1].t;
+      for (int i : MatchedReferenceWords(ref_words, hyp)) {
+        // A word cannot show before it is spoken: such a match aligned another occurrence.
+        if (first[i] < 0 && t >= ref_start[i]) first[i] = t;
+      }
+    }
+    std::vector<double> lat;
+    int missing = 0;
+    for (size_t i = 0; i < first.size(); ++i) {
+      if (first[i] < 0) ++missing;
+      else lat.push_back(first[i] - ref_end[i]);
+    }
+    std::sort(lat.begin(), lat.end());
+    const double median = lat.empty() ? 0 : lat[lat.size() / 2];
+    const double max = lat.empty() ? 0 : lat.back();
+    std::printf("%-18s %5.1f s audio: %zu of %zu words shown, latency median %.2f s, max %.2f s\n", name.c_str(),
+                audio->size() / 16000.0, lat.size(), ref_words.size(), median, max);
+    if (std::getenv("STREAM_LATENCY_VERBOSE") != nullptr) {
+      for (size_t i = 0; i < first.size(); ++i) {
+        std::printf("  %-14s end %6.2f s  shown %6.2f s  latency %5.2f s\n", ref_words[i].c_str(), ref_end[i], first[i],
+                    first[i] < 0 ? -1.0 : first[i] - ref_end[i]);
+      }
+    }
+    (void)missing;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace whisper::stream
+
+int main(int argc, char** argv) { return whisper::stream::Run(argc, argv); }
