@@ -43,6 +43,10 @@ step "bazel test --config=tsan //whisper/e2e:whisper_api_test (concurrent cases)
   "$bazel" test --config=tsan --test_timeout=1800 \
   --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*' \
   -- //whisper/e2e:whisper_api_test
+step "bazel test --config=tsan (server state pool, stream audio buffer)" \
+  "$bazel" test --config=tsan --test_timeout=1800 \
+  --test_filter='InferenceConcurrency.*:AudioBuffer.*' \
+  -- //whisper/server:inference_test //whisper/stream:transcriber_test
 # Every libFuzzer target for FUZZ_SECONDS (default 60) on its seed corpus, after its regression
 # inputs (clang-14, in a separate output base).
 step "tools/fuzz/run_fuzzers.sh ${FUZZ_SECONDS:-60}" tools/fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-60}"

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -276,6 +277,33 @@ TEST_F(InferenceTest, FullPoolIs503) {
   const json e = json::parse(r.body)["error"];
   EXPECT_THAT(e["message"].get<std::string>(), HasSubstr("server busy: all 1 transcription slots are in use"));
   EXPECT_EQ(e["type"], "server_error");
+}
+
+TEST(InferenceConcurrency, FourRequestsOnTwoStatesGiveTheSameReply) {
+  // --parallel 2 --queue 2: four requests at once all run (two wait), and each reply equals the
+  // one-at-a-time reply.
+  InstallLogCapture(/*quiet=*/true);
+  absl::StatusOr<std::unique_ptr<LoadedModel>> m =
+      LoadedModel::Load(testdata::ModelPath("ggml-tiny.en.bin"), 2, 2, WHISPER_GGML_DECODING_OPENAI, 1);
+  ASSERT_TRUE(m.ok()) << m.status();
+  Form form;
+  form.emplace("file", FormValue{ReadFile(testdata::SharedData("jfk.wav")), "jfk.wav", true});
+  form.emplace("response_format", FormValue{"text", "", false});
+  const std::vector<std::string> args = {"-bs", "1", "-bo", "2", "-t", "1"};
+  const Reply alone = HandleTranscription(Api::kWhisperServer, form, args, **m);
+  ASSERT_EQ(alone.status, 200) << alone.body;
+  std::vector<Reply> replies(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] { replies[i] = HandleTranscription(Api::kWhisperServer, form, args, **m); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const Reply& r : replies) {
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, alone.body);
+  }
+  EXPECT_EQ((*m)->busy(), 0);
+  EXPECT_EQ((*m)->waiting(), 0);
 }
 
 }  // namespace
