@@ -272,6 +272,44 @@ def output_seeds():
 # ---- main ---------------------------------------------------------------------------------------------
 
 
+def server_seeds():
+    """Raw HTTP requests to the server's routes: health, the two transcription APIs with a 0.2 s
+    WAV (multipart, OpenAI's and whisper-server's fields), urlencoded, chunked, bad ones."""
+    wav = wav_bytes(16000, 1, 2, struct.pack("<3200h", *([0, 800, 0, -800] * 800)))
+
+    def multipart(path, fields, file_bytes=None, boundary="b0undary"):
+        parts = []
+        for k, v in fields:
+            parts.append(b"--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s\r\n"
+                         % (boundary.encode(), k.encode(), v.encode()))
+        if file_bytes is not None:
+            parts.append(b"--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\n"
+                         b"Content-Type: audio/wav\r\n\r\n" % boundary.encode() + file_bytes + b"\r\n")
+        body = b"".join(parts) + b"--%s--\r\n" % boundary.encode()
+        head = ("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=%s\r\n"
+                "Content-Length: %d\r\n\r\n" % (path, boundary, len(body))).encode()
+        return head + body
+
+    form = b"response_format=text&temperature=0.2&language=en&beam_size=2"
+    chunked = b"7\r\nmodel=x\r\n0\r\n\r\n"
+    return {
+        "health": b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n",
+        "home": b"GET / HTTP/1.0\r\n\r\n",
+        "inference_json": multipart("/inference", [("response_format", "json")], wav),
+        "inference_verbose": multipart("/inference", [("response_format", "verbose_json"), ("no_timestamps", "false"),
+                                                      ("offset_t", "10"), ("max_len", "5")], wav),
+        "openai_srt": multipart("/v1/audio/transcriptions", [("model", "whisper-1"), ("response_format", "srt"),
+                                                              ("timestamp_granularities[]", "segment")], wav),
+        "openai_translate": multipart("/v1/audio/translations", [("model", "whisper-1"), ("prompt", "Hello.")], wav),
+        "no_file": multipart("/inference", [("temperature", "x")]),
+        "urlencoded": (b"POST /inference HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                       b"Content-Length: %d\r\n\r\n" % len(form)) + form,
+        "chunked_load": (b"POST /load HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+                         b"Content-Type: application/x-www-form-urlencoded\r\n\r\n") + chunked,
+        "range_options": b"OPTIONS /inference HTTP/1.1\r\nRange: bytes=0-5,7-\r\n\r\n",
+    }
+
+
 def write(target, seeds):
     d = os.path.join(OUT, target)
     os.makedirs(d, exist_ok=True)
@@ -330,6 +368,7 @@ def main():
     write("cli_params_fuzzer", cli_seeds())
     write("tokenizer_fuzzer", tokenizer_seeds())
     write("output_fuzzer", output_seeds())
+    write("server_fuzzer", server_seeds())
 
 
 if __name__ == "__main__":

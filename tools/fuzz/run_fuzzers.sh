@@ -37,9 +37,10 @@ declare -A LABELS=(
   [tokenizer_fuzzer]=//whisper:tokenizer_fuzzer
   [output_fuzzer]=//whisper:output_fuzzer
   [quantize_fuzzer]=//tools/quantize:quantize_fuzzer
+  [server_fuzzer]=//whisper/server:server_fuzzer
 )
 ORDER=(model_file_fuzzer whisper_init_fuzzer audio_fuzzer cli_params_fuzzer tokenizer_fuzzer output_fuzzer
-       quantize_fuzzer)
+       quantize_fuzzer server_fuzzer)
 targets=("$@")
 ((${#targets[@]})) || targets=("${ORDER[@]}")
 labels=()

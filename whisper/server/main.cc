@@ -5,7 +5,7 @@
 //   POST <inference-path> (default /inference)  whisper-server's form fields (inference.h)
 //   POST /v1/audio/transcriptions, /v1/audio/translations  OpenAI's API (inference.h)
 //   POST /load   form field `model`: load another model file; the old one serves until it is ready
-//   GET  /health {"status":"ok"}, or 503 {"status":"loading model"} while the first model loads
+//   GET  /health {"status":"ok"} (the model is loaded before the server listens)
 //   GET  /       a page with a form (or the --public folder's files)
 // Prints "whisper server listening at http://HOST:PORT" on stdout once it accepts connections;
 // SIGINT or SIGTERM stops it (requests in flight finish first). Exit codes: 0 after a stop, 1 when
@@ -34,75 +34,13 @@
 #include <thread>
 
 #include "httplib.h"
-#include "whisper/server/inference.h"
+#include "whisper/server/routes.h"
 #include "whisper/server/log_capture.h"
 #include "whisper/server/server_params.h"
 #include "whisper/server/state_pool.h"
 
 namespace whisper::server {
 namespace {
-
-// The model requests use; /load replaces it while requests in flight keep the old one alive.
-class ModelSlot {
- public:
-  std::shared_ptr<LoadedModel> Get() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return model_;
-  }
-  void Set(std::shared_ptr<LoadedModel> m) {
-    std::lock_guard<std::mutex> lock(mu_);
-    model_ = std::move(m);
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::shared_ptr<LoadedModel> model_;
-};
-
-Form ToForm(const httplib::Request& req) {
-  Form form;
-  for (const auto& [name, part] : req.files) {
-    FormValue v;
-    v.content = part.content;
-    v.filename = part.filename;
-    v.is_file = !part.filename.empty();
-    form.emplace(name, std::move(v));
-  }
-  for (const auto& [name, value] : req.params) {
-    if (req.files.count(name) != 0) continue;  // a multipart field also seen in the query string
-    FormValue v;
-    v.content = value;
-    form.emplace(name, std::move(v));
-  }
-  return form;
-}
-
-void Send(const Reply& r, httplib::Response& res) {
-  res.status = r.status;
-  res.set_content(r.body, r.content_type.c_str());
-}
-
-Api ApiOfPath(const std::string& path) {
-  return path.find("/v1/") != std::string::npos ? Api::kOpenAiTranscription : Api::kWhisperServer;
-}
-
-std::string HomePage(const ServerParams& sp) {
-  const std::string route = sp.request_path + sp.inference_path;
-  return "<html><head><title>ggml_whisper server</title><meta charset=\"utf-8\"></head><body>\n"
-         "<h1>ggml_whisper server</h1>\n<pre>curl 127.0.0.1:" +
-         std::to_string(sp.port) + route +
-         " -F file=@audio.wav -F response_format=json\n"
-         "curl 127.0.0.1:" +
-         std::to_string(sp.port) + sp.request_path +
-         "/v1/audio/transcriptions -F file=@audio.wav -F model=whisper-1</pre>\n"
-         "<form action=\"" +
-         route +
-         "\" method=\"POST\" enctype=\"multipart/form-data\">\n"
-         "<input type=\"file\" name=\"file\" accept=\"audio/*\" required>\n"
-         "<select name=\"response_format\"><option>json</option><option>verbose_json</option>"
-         "<option>text</option><option>srt</option><option>vtt</option></select>\n"
-         "<button type=\"submit\">Transcribe</button></form></body></html>\n";
-}
 
 int Run(int argc, char** argv) {
   absl::StatusOr<ServerParams> parsed = ParseServerParams(argc, argv);
@@ -149,112 +87,29 @@ int Run(int argc, char** argv) {
 
   const whisper_ggml_decoding decoding =
       sp.decode.decoding == "whisper.cpp" ? WHISPER_GGML_DECODING_WHISPER_CPP : WHISPER_GGML_DECODING_OPENAI;
-  ModelSlot slot;
-  std::atomic<bool> loading{true};
+  ServerRuntime rt;
+  rt.params = sp;
+  rt.decoding = decoding;
+  rt.log_requests = !sp.decode.no_prints;
   {
     ErrorCapture errors;
-    absl::StatusOr<std::unique_ptr<LoadedModel>> m = LoadedModel::Load(sp.decode.model, sp.parallel, sp.queue, decoding, sp.decode.n_threads);
+    absl::StatusOr<std::unique_ptr<LoadedModel>> m =
+        LoadedModel::Load(sp.decode.model, sp.parallel, sp.queue, decoding, sp.decode.n_threads);
     if (!m.ok()) {
       std::fprintf(stderr, "error: %s\n", std::string(m.status().message()).c_str());
       return 3;
     }
-    slot.Set(std::shared_ptr<LoadedModel>(std::move(*m)));
+    rt.model.Set(std::shared_ptr<LoadedModel>(std::move(*m)));
   }
-  loading = false;
-  std::mutex load_mu;  // one /load at a time
 
   httplib::Server svr;
-  // Enough connection threads for every state, every queued request and a few quick requests
-  // (health checks, rejections) at the same time; connections beyond that wait to be accepted.
-  const size_t n_http_threads = static_cast<size_t>(sp.parallel + sp.queue + 4);
-  svr.new_task_queue = [n_http_threads] { return new httplib::ThreadPool(n_http_threads); };
-  svr.set_payload_max_length(sp.max_body_size);
-  svr.set_read_timeout(sp.read_timeout_s, 0);
-  svr.set_write_timeout(sp.write_timeout_s, 0);
-  svr.set_default_headers({{"Server", "ggml_whisper"},
-                           {"Access-Control-Allow-Origin", "*"},
-                           {"Access-Control-Allow-Headers", "content-type, authorization"}});
-
-  auto transcribe = [&](Api api) {
-    return [&, api](const httplib::Request& req, httplib::Response& res) {
-      const auto t0 = std::chrono::steady_clock::now();
-      const std::shared_ptr<LoadedModel> model = slot.Get();
-      const Reply reply = HandleTranscription(api, ToForm(req), sp.decode_args, *model);
-      Send(reply, res);
-      if (!sp.decode.no_prints) {
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        std::fprintf(stderr, "%s %s %d %.0f ms%s%s\n", req.method.c_str(), req.path.c_str(), reply.status, ms,
-                     reply.status >= 400 ? " " : "", reply.status >= 400 ? reply.body.c_str() : "");
-      }
-    };
-  };
-  const std::string& rp = sp.request_path;
-  svr.Post(rp + sp.inference_path, transcribe(Api::kWhisperServer));
-  svr.Post(rp + "/v1/audio/transcriptions", transcribe(Api::kOpenAiTranscription));
-  svr.Post(rp + "/v1/audio/translations", transcribe(Api::kOpenAiTranslation));
-  svr.Options(rp + sp.inference_path, [](const httplib::Request&, httplib::Response&) {});
-
-  svr.Post(rp + "/load", [&](const httplib::Request& req, httplib::Response& res) {
-    const Form form = ToForm(req);
-    const auto it = form.find("model");
-    if (it == form.end()) return Send(ErrorReply(Api::kWhisperServer, 400, "no 'model' field in the request"), res);
-    std::lock_guard<std::mutex> lock(load_mu);
-    absl::StatusOr<std::unique_ptr<LoadedModel>> m =
-        LoadedModel::Load(it->second.content, sp.parallel, sp.queue, decoding, sp.decode.n_threads);
-    if (!m.ok()) {
-      return Send(ErrorReply(Api::kWhisperServer, 400,
-                             std::string(m.status().message()) + " (the previous model is still loaded)"),
-                  res);
-    }
-    slot.Set(std::shared_ptr<LoadedModel>(std::move(*m)));
-    std::fprintf(stderr, "loaded model '%s'\n", it->second.content.c_str());
-    res.set_content("Load was successful!", "application/text");  // whisper-server's reply
-  });
-
-  svr.Get(rp + "/health", [&](const httplib::Request&, httplib::Response& res) {
-    if (loading) {
-      res.status = 503;
-      res.set_content("{\"status\":\"loading model\"}", "application/json");
-    } else {
-      res.set_content("{\"status\":\"ok\"}", "application/json");
-    }
-  });
-
   if (!sp.public_path.empty()) {
-    if (!svr.set_mount_point(rp.empty() ? "/" : rp, sp.public_path)) {
+    if (!svr.set_mount_point(sp.request_path.empty() ? "/" : sp.request_path, sp.public_path)) {
       std::fprintf(stderr, "error: --public '%s' is not a folder\n", sp.public_path.c_str());
       return 2;
     }
   }
-  const std::string home = HomePage(sp);
-  svr.Get(rp + "/", [&home](const httplib::Request&, httplib::Response& res) { res.set_content(home, "text/html"); });
-
-  // Replies the handlers did not write: unknown routes (404), bodies over --max-body-size (413),
-  // requests cpp-httplib could not parse (400). JSON in the route's API shape.
-  svr.set_error_handler(httplib::Server::HandlerWithResponse(
-      [&sp](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    std::string message;
-    if (res.status == 413) {
-      message = "request body is larger than --max-body-size " + std::to_string(sp.max_body_size) + " bytes";
-    } else if (res.status == 404) {
-      message = "no route " + req.method + " " + req.path;
-    } else {
-      message = "malformed HTTP request (status " + std::to_string(res.status) + ")";
-    }
-    Send(ErrorReply(ApiOfPath(req.path), res.status, message), res);
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  svr.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown exception";
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    Send(ErrorReply(ApiOfPath(req.path), 500, "internal error: " + what), res);
-  });
+  InstallRoutes(svr, rt);
 
   int port = sp.port;
   if (port == 0) {
@@ -268,6 +123,7 @@ int Run(int argc, char** argv) {
     return 1;
   }
   sp.port = port;
+  rt.params.port = port;  // for the home page
 
   std::thread signals([&svr, &stop_signals] {
     int sig = 0;
