@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +24,9 @@
 #include "whisper/stream/audio_buffer.h"
 #include "whisper/stream/stream_params.h"
 #include "whisper/stream/transcriber.h"
+#ifdef GGML_WHISPER_STREAM_SDL2
+#include "whisper/stream/sdl_capture.h"
+#endif
 #include "whisper/whisper.h"
 
 namespace whisper::stream {
@@ -77,11 +81,15 @@ int Run(int argc, char** argv) {
     return 0;
   }
   for (const std::string& f : p.ignored_flags) std::fprintf(stderr, "note: %s ignored: this is a CPU runtime\n", f.c_str());
+#ifndef GGML_WHISPER_STREAM_SDL2
   if (p.input == "sdl") {
-    std::fprintf(stderr, "error: --input sdl / -c: this build has no SDL2 capture; pipe raw PCM into stdin instead\n");
+    std::fprintf(stderr,
+                 "error: --input sdl / -c: this build has no SDL2 capture (build with --define=stream_sdl2=1); pipe "
+                 "raw PCM into stdin instead\n");
     return 2;
   }
-  if (isatty(STDIN_FILENO)) {
+#endif
+  if (p.input == "-" && isatty(STDIN_FILENO)) {
     std::fprintf(stderr, "error: stdin is a terminal: pipe raw 16 kHz mono s16le PCM into it (see --help)\n");
     return 2;
   }
@@ -154,7 +162,22 @@ int Run(int argc, char** argv) {
 
   // Leaked on purpose: the reader may still block in read() when main returns.
   auto* buf = new AudioBuffer(CaptureCapacity(p));
+#ifdef GGML_WHISPER_STREAM_SDL2
+  std::unique_ptr<SdlCapture> mic;
+  if (p.input == "sdl") {
+    absl::StatusOr<std::unique_ptr<SdlCapture>> c = SdlCapture::Open(p.capture_id, buf);
+    if (!c.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(c.status().message()).c_str());
+      return 1;
+    }
+    mic = *std::move(c);
+    if (save != nullptr) std::fprintf(stderr, "note: -sa saves stdin input only\n");
+  } else {
+    std::thread(ReadPcm, STDIN_FILENO, buf, save).detach();
+  }
+#else
   std::thread(ReadPcm, STDIN_FILENO, buf, save).detach();
+#endif
   std::thread([buf, stop] {
     int sig = 0;
     sigwait(&stop, &sig);
