@@ -21,6 +21,7 @@
 
 #include <unistd.h>
 
+#include "whisper/api_segments.h"
 #include "whisper/audio.h"
 #include "whisper/cli_params.h"
 #include "whisper/output.h"
@@ -114,34 +115,6 @@ void PrintProgress(whisper_context*, whisper_state*, int progress, void* user) {
     ps->progress_prev += kStep;
     std::fprintf(stderr, "whisper_print_progress_callback: progress = %3d%%\n", ps->progress_prev);
   }
-}
-
-// The segments of the last whisper_full, for the output writers.
-std::vector<Segment> CollectSegments(whisper_context* ctx) {
-  std::vector<Segment> out(static_cast<size_t>(whisper_full_n_segments(ctx)));
-  for (int i = 0; i < static_cast<int>(out.size()); ++i) {
-    Segment& s = out[i];
-    s.t0 = whisper_full_get_segment_t0(ctx, i);
-    s.t1 = whisper_full_get_segment_t1(ctx, i);
-    s.text = whisper_full_get_segment_text(ctx, i);
-    s.no_speech_prob = whisper_full_get_segment_no_speech_prob(ctx, i);
-    for (int j = 0; j < whisper_full_n_tokens(ctx, i); ++j) {
-      const whisper_token_data d = whisper_full_get_token_data(ctx, i, j);
-      TokenData t;
-      t.id = d.id;
-      t.tid = d.tid;
-      t.p = d.p;
-      t.plog = d.plog;
-      t.pt = d.pt;
-      t.ptsum = d.ptsum;
-      t.t0 = d.t0;
-      t.t1 = d.t1;
-      t.t_dtw = d.t_dtw;
-      t.vlen = d.vlen;
-      s.tokens.push_back(t);
-    }
-  }
-  return out;
 }
 
 JsonInfo MakeJsonInfo(const CliParams& p, whisper_context* ctx) {
@@ -293,7 +266,7 @@ int Run(int argc, char** argv) {
     }
     if (p.no_timestamps && !to_stdout) std::printf("\n");
 
-    const std::vector<Segment> segments = CollectSegments(ctx);
+    const std::vector<Segment> segments = CollectSegments(ctx, nullptr);
     const JsonInfo info = MakeJsonInfo(p, ctx);
     std::function<const std::string&(Token)> json_tokens;  // -ojf: segments list their tokens
     std::vector<std::string> token_texts;

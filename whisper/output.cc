@@ -42,7 +42,7 @@ int64_t CsToMs(int64_t cs) {
   return cs < 0 ? 0 : cs > kMax ? kMax * 10 : cs * 10;
 }
 
-std::string FormatTimestamp(int64_t cs, bool comma) {
+const char* FormatTimestampTo(int64_t cs, bool comma, char* buf, size_t size) {
   int64_t ms = CsToMs(cs);
   const int64_t hr = ms / 3600000;
   ms -= hr * 3600000;
@@ -50,7 +50,13 @@ std::string FormatTimestamp(int64_t cs, bool comma) {
   ms -= min * 60000;
   const int64_t sec = ms / 1000;
   ms -= sec * 1000;
-  return absl::StrFormat("%02d:%02d:%02d%s%03d", hr, min, sec, comma ? "," : ".", ms);
+  absl::SNPrintF(buf, size, "%02d:%02d:%02d%s%03d", hr, min, sec, comma ? "," : ".", ms);
+  return buf;
+}
+
+std::string FormatTimestamp(int64_t cs, bool comma) {
+  char buf[32];
+  return FormatTimestampTo(cs, comma, buf, sizeof(buf));
 }
 
 std::string FormatTxt(const std::vector<Segment>& raw) {

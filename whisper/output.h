@@ -20,6 +20,9 @@ int64_t CsToMs(int64_t cs);
 // Centiseconds as "HH:MM:SS.mmm" (whisper.cpp to_timestamp), through CsToMs; comma = true gives
 // SRT's "HH:MM:SS,mmm".
 std::string FormatTimestamp(int64_t cs, bool comma = false);
+// The same into `buf` (size >= 32 bytes: the longest is 29 characters), without allocating;
+// returns buf.
+const char* FormatTimestampTo(int64_t cs, bool comma, char* buf, size_t size);
 
 // Model and run facts the JSON writer records.
 struct JsonInfo {

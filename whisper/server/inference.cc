@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "whisper/api_segments.h"
 #include "whisper/audio.h"
 #include "whisper/compression_ratio.h"
 #include "whisper/output.h"
@@ -86,36 +87,6 @@ const std::string* Single(const Form& form, const std::string& name, absl::Statu
 
 std::string DisplayName(const FormValue& file) {
   return file.filename.empty() ? std::string("<file field>") : file.filename;
-}
-
-// Segments of the state's last whisper_full, with valid UTF-8 text.
-std::vector<Segment> CollectSegments(whisper_state* state) {
-  std::vector<Segment> out(static_cast<size_t>(std::max(0, whisper_full_n_segments_from_state(state))));
-  for (int i = 0; i < static_cast<int>(out.size()); ++i) {
-    Segment& s = out[i];
-    s.t0 = whisper_full_get_segment_t0_from_state(state, i);
-    s.t1 = whisper_full_get_segment_t1_from_state(state, i);
-    s.text = whisper_full_get_segment_text_from_state(state, i);
-    s.no_speech_prob = whisper_full_get_segment_no_speech_prob_from_state(state, i);
-    const int n_tokens = whisper_full_n_tokens_from_state(state, i);
-    for (int j = 0; j < n_tokens; ++j) {
-      const whisper_token_data d = whisper_full_get_token_data_from_state(state, i, j);
-      TokenData t;
-      t.id = d.id;
-      t.tid = d.tid;
-      t.p = d.p;
-      t.plog = d.plog;
-      t.pt = d.pt;
-      t.ptsum = d.ptsum;
-      t.t0 = d.t0;
-      t.t1 = d.t1;
-      t.t_dtw = d.t_dtw;
-      t.vlen = d.vlen;
-      s.tokens.push_back(t);
-    }
-  }
-  RepairSegmentTexts(&out);
-  return out;
 }
 
 std::string Trimmed(const std::string& s) { return std::string(absl::StripAsciiWhitespace(s)); }
@@ -411,7 +382,8 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   if (rc != 0) {
     return ErrorReply(api, 500, errors.FirstOr(absl::StrCat("'", name, "': transcription failed (", rc, ")")));
   }
-  const std::vector<Segment> segments = CollectSegments(state);
+  std::vector<Segment> segments = CollectSegments(ctx, state);
+  RepairSegmentTexts(&segments);
   const double duration_s = static_cast<double>(audio->size()) / kSampleRate;
   return api == Api::kWhisperServer ? FormatWhisperServer(o, segments, ctx, state, duration_s)
                                     : FormatOpenAi(o, segments, ctx, state, duration_s);

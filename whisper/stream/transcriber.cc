@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "whisper/output.h"
 
 namespace whisper::stream {
 namespace {
@@ -15,19 +16,6 @@ constexpr int kVadCheckMs = 2000;       // whisper-stream: check the last 2 s ..
 constexpr int kVadLastMs = 1000;        // ... for a quiet last second
 
 int Samples(int ms) { return static_cast<int>(static_cast<int64_t>(ms) * kRate / 1000); }
-
-// whisper.cpp's to_timestamp(t, false) of centiseconds: "HH:MM:SS.mmm".
-void PrintTimestamp(FILE* out, int64_t cs) {
-  int64_t ms = std::max<int64_t>(0, cs) * 10;
-  const int64_t h = ms / 3600000;
-  ms -= h * 3600000;
-  const int64_t m = ms / 60000;
-  ms -= m * 60000;
-  const int64_t s = ms / 1000;
-  ms -= s * 1000;
-  std::fprintf(out, "%02d:%02d:%02d.%03d", static_cast<int>(h), static_cast<int>(m), static_cast<int>(s),
-               static_cast<int>(ms));
-}
 
 }  // namespace
 
@@ -225,11 +213,10 @@ absl::StatusOr<bool> Transcriber::VadStep() {
     const int n = whisper_full_n_segments_from_state(state_);
     for (int i = 0; i < n; ++i) {
       const char* text = whisper_full_get_segment_text_from_state(state_, i);
-      std::fputs("[", out_);
-      PrintTimestamp(out_, whisper_full_get_segment_t0_from_state(state_, i));
-      std::fputs(" --> ", out_);
-      PrintTimestamp(out_, whisper_full_get_segment_t1_from_state(state_, i));
-      std::fprintf(out_, "]  %s\n", text);
+      char t0[32], t1[32];
+      std::fprintf(out_, "[%s --> %s]  %s\n",
+                   FormatTimestampTo(whisper_full_get_segment_t0_from_state(state_, i), false, t0, sizeof(t0)),
+                   FormatTimestampTo(whisper_full_get_segment_t1_from_state(state_, i), false, t1, sizeof(t1)), text);
       if (text_file_ != nullptr) std::fprintf(text_file_, "%s\n", text);
     }
     if (text_file_ != nullptr) std::fflush(text_file_);
