@@ -115,8 +115,10 @@ int Run(int argc, char** argv) {
     std::sort(lat.begin(), lat.end());
     const double median = lat.empty() ? 0 : lat[lat.size() / 2];
     const double max = lat.empty() ? 0 : lat.back();
-    std::printf("%-18s %5.1f s audio: %zu of %zu words shown, latency median %.2f s, max %.2f s\n", name.c_str(),
-                audio->size() / 16000.0, lat.size(), ref_words.size(), median, max);
+    const double bound = std::atof(step.c_str()) / 1000.0 + 1.0;
+    const size_t within = static_cast<size_t>(std::count_if(lat.begin(), lat.end(), [bound](double x) { return x <= bound; }));
+    std::printf("%-18s %5.1f s audio: %zu of %zu words shown, latency median %.2f s, max %.2f s, %zu within step + 1 s\n",
+                name.c_str(), audio->size() / 16000.0, lat.size(), ref_words.size(), median, max, within);
     if (std::getenv("STREAM_LATENCY_VERBOSE") != nullptr) {
       for (size_t i = 0; i < first.size(); ++i) {
         std::printf("  %-14s end %6.2f s  shown %6.2f s  latency %5.2f s\n", ref_words[i].c_str(), ref_end[i], first[i],
