@@ -4,7 +4,9 @@
 // stdout, aligned word by word to the reference (Levenshtein), and a reference word's latency is
 // the time of the first piece after which it shows (and not before the word starts: an earlier
 // match is the alignment pairing another occurrence), minus its end time. Prints the median and the
-// maximum per clip, and the words that never showed.
+// maximum per clip, how many words showed within --step + 1 s, and the same latency for any text at
+// the word's place (a word first shown wrong counts there), which separates the display delay
+// from the model's later corrections.
 //
 //   bazel run //whisper/stream:stream_latency_benchmark -- [--step 3000] [--threads 2] [-- stream flags]
 #include <algorithm>
@@ -23,8 +25,10 @@
 namespace whisper::stream {
 namespace {
 
-// Reference indices of `ref` matched exactly by words of `hyp` in a minimum-edit alignment.
-std::vector<int> MatchedReferenceWords(const std::vector<std::string>& ref, const std::vector<std::string>& hyp) {
+// Reference indices of `ref` paired with a word of `hyp` in a minimum-edit alignment: exactly
+// (the same word) or, with substitutions = true, also by a substitution (some word shows there).
+std::vector<int> MatchedReferenceWords(const std::vector<std::string>& ref, const std::vector<std::string>& hyp,
+                                       bool substitutions) {
   const size_t n = ref.size(), m = hyp.size();
   std::vector<std::vector<int>> d(n + 1, std::vector<int>(m + 1));
   for (size_t i = 0; i <= n; ++i) d[i][0] = static_cast<int>(i);
@@ -40,6 +44,7 @@ std::vector<int> MatchedReferenceWords(const std::vector<std::string>& ref, cons
       matched.push_back(static_cast<int>(i - 1));
       --i, --j;
     } else if (d[i][j] == d[i - 1][j - 1] + 1) {
+      if (substitutions) matched.push_back(static_cast<int>(i - 1));
       --i, --j;
     } else if (d[i][j] == d[i - 1][j] + 1) {
       --i;
@@ -97,15 +102,23 @@ int Run(int argc, char** argv) {
       std::fprintf(stderr, "%s: the stream program failed\n", name.c_str());
       return 1;
     }
-    std::vector<double> first(ref_words.size(), -1.0);
+    std::vector<double> first(ref_words.size(), -1.0), any(ref_words.size(), -1.0);
     for (size_t k = 1; k <= run->out.size(); ++k) {
       const std::vector<std::string> hyp = NormalizedWords(VisibleText(run->out, k));
       const double t = run->out[k - 1].t;
-      for (int i : MatchedReferenceWords(ref_words, hyp)) {
+      for (int i : MatchedReferenceWords(ref_words, hyp, false)) {
         // A word cannot show before it is spoken: such a match aligned another occurrence.
         if (first[i] < 0 && t >= ref_start[i]) first[i] = t;
       }
+      for (int i : MatchedReferenceWords(ref_words, hyp, true)) {
+        if (any[i] < 0 && t >= ref_start[i]) any[i] = t;
+      }
     }
+    std::vector<double> any_lat;
+    for (size_t i = 0; i < any.size(); ++i) {
+      if (any[i] >= 0) any_lat.push_back(any[i] - ref_end[i]);
+    }
+    std::sort(any_lat.begin(), any_lat.end());
     std::vector<double> lat;
     int missing = 0;
     for (size_t i = 0; i < first.size(); ++i) {
@@ -119,6 +132,10 @@ int Run(int argc, char** argv) {
     const size_t within = static_cast<size_t>(std::count_if(lat.begin(), lat.end(), [bound](double x) { return x <= bound; }));
     std::printf("%-18s %5.1f s audio: %zu of %zu words shown, latency median %.2f s, max %.2f s, %zu within step + 1 s\n",
                 name.c_str(), audio->size() / 16000.0, lat.size(), ref_words.size(), median, max, within);
+    if (!any_lat.empty()) {
+      std::printf("%-18s text at the word's place (right or not): median %.2f s, max %.2f s\n", "",
+                  any_lat[any_lat.size() / 2], any_lat.back());
+    }
     if (std::getenv("STREAM_LATENCY_VERBOSE") != nullptr) {
       for (size_t i = 0; i < first.size(); ++i) {
         std::printf("  %-14s end %6.2f s  shown %6.2f s  latency %5.2f s\n", ref_words[i].c_str(), ref_end[i], first[i],
