@@ -2,7 +2,7 @@
 // cpp-httplib's request parser (Server::process_request on an in-memory stream): request line,
 // headers, chunked and multipart bodies, form fields, audio decoding and, for an input that
 // carries decodable audio, a transcription on a small synthetic model (whisper/synthetic_model.h).
-// /load of the synthetic model's own path is possible; other paths fail before reading much.
+// /load of a path fails (the synthetic model's file is removed once loaded) or loads a real file.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -74,6 +74,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   rt.params.decode.n_threads = 1;
   rt.log_requests = false;
   absl::StatusOr<std::unique_ptr<LoadedModel>> m = LoadedModel::Load(path, 1, 0, WHISPER_GGML_DECODING_OPENAI, 0);
+  unlink(path);  // loaded into memory; /load of this path then fails like any missing file
   if (!m.ok()) {
     std::fprintf(stderr, "server_fuzzer: %s\n", std::string(m.status().message()).c_str());
     return 1;
