@@ -25,7 +25,8 @@
 namespace whisper::stream {
 namespace {
 
-// Reference indices of `ref` paired with a word of `hyp` in a minimum-edit alignment: exactly
+// Reference indices of `ref` paired with a word of `hyp` in a minimum-edit alignment of `hyp` to
+// a prefix of `ref`: exactly
 // (the same word) or, with substitutions = true, also by a substitution (some word shows there).
 std::vector<int> MatchedReferenceWords(const std::vector<std::string>& ref, const std::vector<std::string>& hyp,
                                        bool substitutions) {
@@ -38,8 +39,15 @@ std::vector<int> MatchedReferenceWords(const std::vector<std::string>& ref, cons
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (ref[i - 1] == hyp[j - 1] ? 0 : 1)});
     }
   }
+  // The text shown so far covers a prefix of the reference: end the alignment at the reference
+  // prefix it fits best (free deletion of the reference's tail), or a tie at the tail would pair
+  // the last shown words with the reference's last words.
+  size_t end = 0;
+  for (size_t i = 1; i <= n; ++i) {
+    if (d[i][m] < d[end][m]) end = i;
+  }
   std::vector<int> matched;
-  for (size_t i = n, j = m; i > 0 && j > 0;) {
+  for (size_t i = end, j = m; i > 0 && j > 0;) {
     if (ref[i - 1] == hyp[j - 1] && d[i][j] == d[i - 1][j - 1]) {
       matched.push_back(static_cast<int>(i - 1));
       --i, --j;
@@ -112,6 +120,15 @@ int Run(int argc, char** argv) {
       }
       for (int i : MatchedReferenceWords(ref_words, hyp, true)) {
         if (any[i] < 0 && t >= ref_start[i]) any[i] = t;
+      }
+    }
+    if (std::getenv("STREAM_LATENCY_SCREENS") != nullptr) {
+      for (size_t k = 1; k <= run->out.size(); ++k) {
+        const std::string screen = VisibleText(run->out, k);
+        const size_t nl = screen.rfind('\n');
+        const bool full = std::string(std::getenv("STREAM_LATENCY_SCREENS")) == "2";
+        std::printf("  %6.2f s | %s\n", run->out[k - 1].t,
+                    nl == std::string::npos || full ? screen.c_str() : screen.c_str() + nl + 1);
       }
     }
     std::vector<double> any_lat;

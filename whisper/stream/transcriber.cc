@@ -85,8 +85,8 @@ absl::Status Transcriber::Transcribe(const float* x, int n, bool vad_mode) {
   return absl::OkStatus();
 }
 
-void Transcriber::PrintSegments(int n_segments, FILE* f) {
-  for (int i = 0; i < n_segments; ++i) std::fputs(whisper_full_get_segment_text_from_state(state_, i), f);
+void Transcriber::PrintSegments(int begin, int end, FILE* f) {
+  for (int i = begin; i < end; ++i) std::fputs(whisper_full_get_segment_text_from_state(state_, i), f);
 }
 
 void Transcriber::ClearLine() {
@@ -96,33 +96,38 @@ void Transcriber::ClearLine() {
 }
 
 void Transcriber::Commit(int n_segments, int carry_from) {
-  if (n_segments > 0) {
+  n_segments = std::min(n_segments, n_current_);
+  if (n_segments > n_committed_) {
     ClearLine();
-    PrintSegments(n_segments, out_);
+    PrintSegments(n_committed_, n_segments, out_);
     std::fputs("\n", out_);
     if (text_file_ != nullptr) {
-      PrintSegments(n_segments, text_file_);
+      PrintSegments(n_committed_, n_segments, text_file_);
       std::fputs("\n", text_file_);
       std::fflush(text_file_);
     }
     ++n_commits_;
+    if (p_.keep_context) {
+      prompt_.clear();
+      const whisper_token eot = whisper_token_eot(ctx_);
+      const size_t max_prompt = prompt_.capacity() / 2;
+      for (int i = n_committed_; i < n_segments; ++i) {
+        for (int j = 0; j < whisper_full_n_tokens_from_state(state_, i); ++j) {
+          const whisper_token t = whisper_full_get_token_id_from_state(state_, i, j);
+          if (t < eot && prompt_.size() < max_prompt) prompt_.push_back(t);  // text tokens only
+        }
+      }
+    }
+    n_committed_ = n_segments;
   }
   // The audio after the committed text opens the next window.
   carry_from = std::max(0, std::min(carry_from, window_n_));
   std::memmove(old_.data(), window_.data() + carry_from, sizeof(float) * static_cast<size_t>(window_n_ - carry_from));
   old_n_ = window_n_ - carry_from;
-  if (p_.keep_context && n_segments > 0) {
-    prompt_.clear();
-    const whisper_token eot = whisper_token_eot(ctx_);
-    const size_t max_prompt = prompt_.capacity() / 2;
-    for (int i = 0; i < n_segments; ++i) {
-      for (int j = 0; j < whisper_full_n_tokens_from_state(state_, i); ++j) {
-        const whisper_token t = whisper_full_get_token_id_from_state(state_, i, j);
-        if (t < eot && prompt_.size() < max_prompt) prompt_.push_back(t);  // text tokens only
-      }
-    }
-  }
-  line_open_ = false;
+  // The rest of this window's text stays on screen as the running line until the next step
+  // transcribes its audio again.
+  line_open_ = n_committed_ < n_current_;
+  if (line_open_) PrintSegments(n_committed_, n_current_, out_);
   std::fflush(out_);
 }
 
@@ -138,7 +143,7 @@ absl::StatusOr<bool> Transcriber::SlidingStep() {
   consumed_ += n_new;
   const bool end = in_->closed() && in_->pending() == 0;
   if (n_new == 0) {
-    if (end && line_open_) Commit(whisper_full_n_segments_from_state(state_), window_n_);
+    if (end && line_open_) Commit(n_current_, window_n_);
     return !end;
   }
   // The window: the end of the previous step's audio, then the new audio (whisper-stream's
@@ -152,13 +157,16 @@ absl::StatusOr<bool> Transcriber::SlidingStep() {
   old_n_ = window_n_;
 
   int n_segments = 0;
+  n_current_ = 0;
+  n_committed_ = 0;
   if (window_n_ >= kMinSamples) {
     absl::Status st = Transcribe(window_.data(), window_n_, /*vad_mode=*/false);
     if (!st.ok()) return st;
     // whisper-stream's running line: clear it, then print the window's text.
     ClearLine();
     n_segments = whisper_full_n_segments_from_state(state_);
-    PrintSegments(n_segments, out_);
+    n_current_ = n_segments;
+    PrintSegments(0, n_segments, out_);
     std::fflush(out_);
     line_open_ = n_segments > 0;
   }

@@ -66,10 +66,11 @@ class Transcriber {
   absl::Status Transcribe(const float* x, int n, bool vad_mode);
   absl::StatusOr<bool> SlidingStep();
   absl::StatusOr<bool> VadStep();
-  // Prints segments [0, n_segments) of the last transcription as a committed line, and opens the
-  // next window with the window's samples from carry_from on.
+  // Prints segments [n_committed_, n_segments) of the last transcription as a committed line,
+  // opens the next window with the window's samples from carry_from on, and leaves the rest of the
+  // transcription's text on screen as the running line.
   void Commit(int n_segments, int carry_from);
-  void PrintSegments(int n_segments, FILE* f);
+  void PrintSegments(int begin, int end, FILE* f);
   void ClearLine();
 
   whisper_context* ctx_;
@@ -91,6 +92,8 @@ class Transcriber {
   int n_iter_ = 0;
   int n_commits_ = 0;
   bool line_open_ = false;  // a running line was printed and not committed
+  int n_current_ = 0;       // segments of this step's transcription (0: none this step)
+  int n_committed_ = 0;     // of those, committed
 };
 
 }  // namespace whisper::stream
