@@ -21,7 +21,6 @@
 
 #include <unistd.h>
 
-#include "whisper/api_segments.h"
 #include "whisper/audio.h"
 #include "whisper/cli_params.h"
 #include "whisper/output.h"

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "whisper/segments.h"
+#include "whisper/whisper.h"
 
 namespace whisper {
 
@@ -35,6 +36,12 @@ struct JsonInfo {
   std::string language = "en";
   bool translate = false;
 };
+
+// The segments of the last whisper_full (whisper.h) as these writers take them, with every
+// token's whisper_token_data: from `state`, or from the context's default state (whisper_full,
+// whisper_full_parallel) when `state` is null. Texts are the library's bytes as they are (see
+// RepairSegmentTexts in whisper/utf8.h).
+std::vector<Segment> CollectSegments(whisper_context* ctx, whisper_state* state);
 
 // Each returns the whole file's contents.
 std::string FormatTxt(const std::vector<Segment>& segments);

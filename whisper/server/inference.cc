@@ -7,7 +7,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
-#include "whisper/api_segments.h"
 #include "whisper/audio.h"
 #include "whisper/compression_ratio.h"
 #include "whisper/output.h"
