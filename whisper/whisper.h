@@ -325,6 +325,29 @@ WHISPER_API void whisper_reset_timings(struct whisper_context* ctx);
 /* "WHISPER : COREML = 0 | OPENVINO = 0 | CPU : <Highway target> = 1 | ..." for this CPU. */
 WHISPER_API const char* whisper_print_system_info(void);
 
+/* ---- Machine benchmarks (whisper.cpp's "temporary helpers exposing ggml") ------------------- */
+
+/* memcpy bandwidth on two 1024e6-byte arrays, 20 copies per figure: after a heat-up, on one
+ * thread, then split over k = 1 .. n_threads threads. Returns whisper.cpp's lines
+ * ("memcpy: %7.2f GB/s (heat-up)", "( 1 thread)", "(%2d thread)", "sum:    %f"), in a buffer
+ * owned by the calling thread and valid until its next call; on an error (n_threads not in
+ * 1 .. 512, 2 GB not available) a one-line message instead, also sent to the log callback.
+ * whisper_bench_memcpy prints the text to stderr and returns 0; on an error it returns -1 (the
+ * message goes to the log callback only).
+ * Source: whisper.cpp 1.8.5 src/whisper.cpp whisper_bench_memcpy_str; see whisper/whisper_bench.h. */
+WHISPER_API int whisper_bench_memcpy(int n_threads);
+WHISPER_API const char* whisper_bench_memcpy_str(int n_threads);
+
+/* ggml_mul_mat GFLOPS of a [N, N] weight of each type Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, F16, F32
+ * times a [N, N] F32 matrix, N = 64, 128, ..., 4096, on n_threads threads of this runtime's
+ * kernels: up to 128 runs each, stopping once the runs exceed 1 s (at least 3). Returns three
+ * lines per N as whisper.cpp prints them ("  64 x   64: Q4_0 %7.1f GFLOPS (%3d runs) | ..."),
+ * thread-local as above; on an error a one-line message instead. whisper_bench_ggml_mul_mat
+ * prints it to stderr and returns 0, or -1 on an error (logged only). Needs about 210 MB.
+ * Source: whisper.cpp 1.8.5 whisper_bench_ggml_mul_mat_str; see whisper/whisper_bench.h. */
+WHISPER_API int whisper_bench_ggml_mul_mat(int n_threads);
+WHISPER_API const char* whisper_bench_ggml_mul_mat_str(int n_threads);
+
 /* ---- Full transcription ---------------------------------------------------------------------- */
 
 enum whisper_sampling_strategy {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "kernels/dispatch.h"
 #include "whisper/vocab.h"
+#include "whisper/whisper_bench.h"
 #include "whisper/whisper_impl.h"
 
 namespace whisper {
@@ -744,6 +745,47 @@ const char* whisper_print_system_info(void) {
                   ggml_cpu_target_name());
   });
   return info;
+}
+
+namespace {
+// The text of the calling thread's last whisper_bench_*_str call (whisper.cpp keeps one static
+// string for all threads).
+thread_local std::string bench_text;
+}  // namespace
+
+const char* whisper_bench_memcpy_str(int n_threads) {
+  if (!whisper::BenchMemcpy(n_threads, whisper::kBenchMemcpyBytes, whisper::kBenchMemcpyIterations, &bench_text)) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s", bench_text.c_str());
+  }
+  return bench_text.c_str();
+}
+
+int whisper_bench_memcpy(int n_threads) {
+  const bool ok =
+      whisper::BenchMemcpy(n_threads, whisper::kBenchMemcpyBytes, whisper::kBenchMemcpyIterations, &bench_text);
+  if (!ok) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s", bench_text.c_str());
+    return -1;
+  }
+  std::fputs(bench_text.c_str(), stderr);
+  return 0;
+}
+
+const char* whisper_bench_ggml_mul_mat_str(int n_threads) {
+  if (!whisper::BenchMulMat(n_threads, whisper::BenchMulMatSizes(), whisper::kBenchMulMatMaxRuns, &bench_text)) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s", bench_text.c_str());
+  }
+  return bench_text.c_str();
+}
+
+int whisper_bench_ggml_mul_mat(int n_threads) {
+  const bool ok = whisper::BenchMulMat(n_threads, whisper::BenchMulMatSizes(), whisper::kBenchMulMatMaxRuns, &bench_text);
+  if (!ok) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s", bench_text.c_str());
+    return -1;
+  }
+  std::fputs(bench_text.c_str(), stderr);
+  return 0;
 }
 
 }  // extern "C"

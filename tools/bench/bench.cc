@@ -9,8 +9,9 @@
 // 16 tokens but more than one are "batchd", 16 or more are "prompt" (whisper.cpp L2974-2983).
 //
 // Flags: -m/--model FILE (default models/ggml-tiny.en.bin), -t/--threads N (default
-// min(4, hardware threads)), -w/--what 0 (the only mode here: whisper.cpp's -w 1 memcpy and
-// -w 2 ggml_mul_mat benchmarks are //kernels:matmul_benchmark and friends), -h/--help.
+// min(4, hardware threads)), -w/--what N (0: the encoder and decoder timings above; 1:
+// whisper_bench_memcpy; 2: whisper_bench_ggml_mul_mat, both from whisper.h, no model loaded),
+// -h/--help.
 // Exit status: 0, 1 on a model or compute error, 2 on a usage error.
 #include <unistd.h>
 
@@ -28,6 +29,7 @@
 #include "kernels/dispatch.h"
 #include "whisper/model.h"
 #include "whisper/state.h"
+#include "whisper/whisper.h"
 
 namespace whisper {
 namespace {
@@ -47,8 +49,10 @@ void Usage(const char* argv0) {
       "  -h,       --help        show this help message and exit\n"
       "  -t N,     --threads N   [%-7d] number of threads to use during computation\n"
       "  -m FNAME, --model FNAME [%-7s] model path\n"
-      "  -w N,     --what N      [%-7d] what to benchmark: 0 - whisper encoder and decoder\n"
-      "                                    (memcpy and mul_mat: //kernels:*_benchmark)\n\n",
+      "  -w N,     --what N      [%-7d] what to benchmark:\n"
+      "                                    0 - whisper encoder and decoder\n"
+      "                                    1 - memcpy\n"
+      "                                    2 - ggml_mul_mat\n\n",
       argv0, std::min(4u, std::max(1u, std::thread::hardware_concurrency())),
       "models/ggml-tiny.en.bin", 0);
 }
@@ -76,10 +80,8 @@ int Parse(int argc, char** argv, Params* p) {
         std::fprintf(stderr, "error: -t takes a thread count >= 1, got '%s'\n", value.c_str());
         return 2;
       }
-    } else if (!absl::SimpleAtoi(value, &p->what) || p->what != 0) {
-      std::fprintf(stderr,
-                   "error: -w %s: only -w 0 (encoder and decoder) is implemented; use "
-                   "//kernels:matmul_benchmark for mul_mat\n",
+    } else if (!absl::SimpleAtoi(value, &p->what) || p->what < 0 || p->what > 2) {
+      std::fprintf(stderr, "error: unknown benchmark: -w %s (0 encoder and decoder, 1 memcpy, 2 ggml_mul_mat)\n",
                    value.c_str());
       return 2;
     }
@@ -137,6 +139,8 @@ int Run(int argc, char** argv) {
   if (p.n_threads == 0) {
     p.n_threads = static_cast<int>(std::min(4u, std::max(1u, std::thread::hardware_concurrency())));
   }
+  if (p.what == 1) return whisper_bench_memcpy(p.n_threads) == 0 ? 0 : 1;
+  if (p.what == 2) return whisper_bench_ggml_mul_mat(p.n_threads) == 0 ? 0 : 1;
   const auto t_start = Clock::now();
   auto model_or = WhisperModel::Load(p.model);
   if (!model_or.ok()) {
