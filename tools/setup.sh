@@ -24,6 +24,7 @@ APT_PACKAGES=(
   llvm-14                                           # llvm-symbolizer-14 for the fuzzers' stack traces
   libcpp-httplib-dev                                # HTTP for //whisper:server
   curl                                              # the server's end-to-end test
+  sndfile-programs                                  # sndfile-convert: the 90 s WAV of tools/whisper_cpp/test_compat.sh
 )
 
 # PyPI packages, pinned for repeatable runs: the Python bindings' test runner and NumPy (arrays

@@ -5,10 +5,7 @@
 // model or audio error, 2 a usage error.
 //
 // Deliberate differences from whisper-cli, also listed in --help and the README: decoding follows
-// OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; the previous window's
-// text is the next window's prompt unless -mc 0 (whisper-cli 1.8.5 never conditions: its library
-// default no_context = true is not overridden), as OpenAI's and faster-whisper's transcribe do;
-// an unknown flag is exit 2 (whisper-cli prints usage and exits 0); features not implemented yet
+// OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; an unknown flag is exit 2 (whisper-cli prints usage and exits 0); features not implemented yet
 // (VAD, grammars, DTW, diarization, -owts) are exit 2 when requested.
 #include <algorithm>
 #include <cmath>

@@ -360,9 +360,11 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.detect_language = p.detect_language;
   w.n_threads = p.n_threads;
   w.n_max_text_ctx = p.max_context >= 0 ? p.max_context : w.n_max_text_ctx;
-  // The previous window's text prompts the next unless -mc 0 (whisper-cli 1.8.5 never conditions:
-  // its library default no_context = true is not overridden), as OpenAI's transcribe does.
-  w.no_context = p.max_context == 0;
+  // The previous window's text prompts the next unless -mc 0, under either rule set (whisper.cpp
+  // conditions within a call whatever no_context says; OpenAI's rules read no_context as
+  // !condition_on_previous_text). Under whisper.cpp's, no_context stays whisper-cli's true, so no
+  // text carries from one input file to the next.
+  w.no_context = p.decoding == "whisper.cpp" || p.max_context == 0;
   w.offset_ms = p.offset_t_ms;
   w.duration_ms = p.duration_ms;
   w.token_timestamps = p.output_json_full || p.max_len > 0;
@@ -403,8 +405,6 @@ std::string CliUsage(const char* argv0) {
                   "\nDifferences from whisper-cli 1.8.5:\n"
                   "  - decoding follows OpenAI's transcribe.py (faster-whisper's transcripts) unless\n"
                   "    --decoding whisper.cpp (whisper.cpp's transcripts);\n"
-                  "  - the previous window's text prompts the next one unless -mc 0 (whisper-cli never\n"
-                  "    does: its no_context stays true);\n"
                   "  - the model defaults to models/ggml-tiny.en.bin; an unknown flag exits 2;\n"
                   "  - flags marked 'not implemented' exit 2, flags marked 'ignored' print a notice.\n\n");
   return out;

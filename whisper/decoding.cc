@@ -16,6 +16,8 @@ constexpr int kEndOfAudioMargin = 100;
 // whisper.cpp 1.8.5 uses its delta_min of 10 frames (100 ms) there.
 constexpr int kEndOfAudioMarginWhisperCpp = 10;
 constexpr int kWindowFrames = 3000;
+// whisper.cpp's WHISPER_HISTORY_CONDITIONING_TEMP_CUTOFF: attempts at or above it get no past text.
+constexpr float kHistoryTemperatureCutoff = 0.5f;
 
 }  // namespace
 
@@ -393,7 +395,7 @@ void WindowDecoder::Adopt(DecoderBackend& backend, const Candidate& cand, int sl
 }
 
 absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token>& prompt, int seek, int seek_end,
-                                WindowResult* result) {
+                                WindowResult* result, int n_history) {
   if (static_cast<int>(prompt.size()) >= n_text_ctx_) {
     return absl::InvalidArgumentError("decoding: prompt of " + std::to_string(prompt.size()) +
                                       " tokens does not fit n_text_ctx " + std::to_string(n_text_ctx_));
@@ -402,24 +404,39 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
     return absl::InvalidArgumentError("decoding: backend has " + std::to_string(backend.n_decoders()) +
                                       " decoders, the params need " + std::to_string(DecodersNeeded(params_)));
   }
-  const int n_prompt = static_cast<int>(prompt.size());
+  if (n_history < 0 || n_history >= static_cast<int>(prompt.size())) {
+    return absl::InvalidArgumentError("decoding: n_history " + std::to_string(n_history) + " outside [0, " +
+                                      std::to_string(prompt.size()) + ")");
+  }
+  int n_prompt = static_cast<int>(prompt.size());
   // A window has at most n_text_ctx tokens: size the result once, so a later window (or
   // transcription) with more tokens than an earlier one does not allocate.
   result->tokens.reserve(n_text_ctx_);
   result->token_logprobs.reserve(n_text_ctx_);
   result->token_data.reserve(n_text_ctx_);
   // The prompt pass: its logits give the first token and the no-speech probability.
-  absl::Status st = backend.Decode(0, prompt.data(), n_prompt, 0);
-  if (!st.ok()) return st;
-  {
+  auto prompt_pass = [&](const Token* tokens, int n) {
+    absl::Status s = backend.Decode(0, tokens, n, 0);
+    if (!s.ok()) return s;
     const float* raw = backend.logits(0);
     std::copy(raw, raw + special_.n_vocab, prompt_logits_.begin());
     const float lse = LogSumExp(raw, 0, special_.n_vocab);
     result->no_speech_prob = std::exp(raw[special_.nosp] - lse);
-  }
+    return absl::OkStatus();
+  };
+  absl::Status st = prompt_pass(prompt.data(), n_prompt);
+  if (!st.ok()) return st;
   result->n_fallbacks = 0;
+  result->history_dropped = false;
   float t = params_.temperature;
   for (;;) {
+    if (params_.whisper_cpp && n_history > 0 && !result->history_dropped && t >= kHistoryTemperatureCutoff) {
+      // whisper.cpp re-prompts every attempt; past text only below the cutoff.
+      n_prompt -= n_history;
+      st = prompt_pass(prompt.data() + n_history, n_prompt);
+      if (!st.ok()) return st;
+      result->history_dropped = true;
+    }
     const bool last_temperature = params_.temperature_inc <= 0.0f || t + params_.temperature_inc >= 1.0f + 1e-6f;
     // On a retry, every slot still holds the prompt's KV in positions [0, n_prompt): later
     // positions are overwritten as the new attempt decodes, and the first step reads the saved

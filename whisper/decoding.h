@@ -83,6 +83,9 @@ struct WindowResult {
   bool failed = false;          // every temperature failed: the result is the last attempt's best
   int n_fallbacks = 0;
   float compression_ratio = 0.0f;  // of the result's text (0 when the rule is off)
+  // whisper.cpp's rules: the accepted attempt ran at temperature >= 0.5, so without the prompt's
+  // past text (Run's n_history tokens).
+  bool history_dropped = false;
 };
 
 // Decodes one window. All memory is sized once in the constructor from n_vocab, n_text_ctx and
@@ -100,9 +103,14 @@ class WindowDecoder {
   void Reset(const DecodingParams& params);
 
   // prompt: the full prompt ([prev, past..., sot, ...]); seek and seek_end in mel frames (10 ms)
-  // of the window start and of the audio end. Errors: those of the backend.
+  // of the window start and of the audio end. n_history: how many of the prompt's first tokens
+  // are past text ([prev, past...]; 0 = none). Under whisper.cpp's rules an attempt at
+  // temperature >= 0.5 is prompted without them (whisper.cpp's
+  // WHISPER_HISTORY_CONDITIONING_TEMP_CUTOFF): the prompt pass, and with it no_speech_prob, is
+  // redone on the rest. Errors: InvalidArgument for a prompt that does not fit n_text_ctx or an
+  // n_history outside [0, prompt size), or too few backend decoders; those of the backend.
   absl::Status Run(DecoderBackend& backend, const std::vector<Token>& prompt, int seek, int seek_end,
-                   WindowResult* result);
+                   WindowResult* result, int n_history = 0);
 
  private:
   // The most probable timestamp after the filters, and the timestamps' summed probability

@@ -66,15 +66,17 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
   // Past text budget: whisper.cpp's min(n_max_text_ctx, n_text_ctx / 2) including <|startofprev|>.
   const int max_prompt_ctx = std::min(params.max_text_ctx, n_text_ctx_ / 2);
   const size_t max_past = static_cast<size_t>(std::max(0, max_prompt_ctx - 1));
-  past0_.clear();
-  past_.clear();
+  if (!params.keep_past) {
+    past0_.clear();
+    past_.clear();
+  }
   if (params.n_initial_prompt > 0) {
     const size_t n = static_cast<size_t>(params.n_initial_prompt);
     if (params.carry_initial_prompt) {
       const size_t keep = std::min(n, std::max<size_t>(1, max_past));
-      past0_.assign(params.initial_prompt + (n - keep), params.initial_prompt + n);
+      if (past0_.empty()) past0_.assign(params.initial_prompt + (n - keep), params.initial_prompt + n);
     } else {
-      past_.assign(params.initial_prompt, params.initial_prompt + n);
+      past_.insert(past_.begin(), params.initial_prompt, params.initial_prompt + n);
     }
   }
   const TranscribeHooks& hooks = params.hooks;
@@ -101,13 +103,15 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
       past_.clear();
     }
     prompt_.clear();
+    size_t n_past_used = 0;  // tokens of past_ in this prompt (its tail)
     if (max_past > 0 && (!past0_.empty() || !past_.empty())) {
       prompt_.push_back(special_.prev);
       prompt_.insert(prompt_.end(), past0_.begin(), past0_.end());
       const size_t room = max_past > past0_.size() ? max_past - past0_.size() : 0;
-      const size_t n = std::min(past_.size(), room);
-      prompt_.insert(prompt_.end(), past_.end() - n, past_.end());
+      n_past_used = std::min(past_.size(), room);
+      prompt_.insert(prompt_.end(), past_.end() - n_past_used, past_.end());
     }
+    const int n_history = static_cast<int>(prompt_.size());  // [prev, past...]
     prompt_.push_back(special_.sot);
     if (special_.multilingual) {
       prompt_.push_back(special_.Language(params.language_id));
@@ -115,7 +119,7 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
     }
     if (dp.filter.no_timestamps) prompt_.push_back(special_.not_);
 
-    st = decoder_->Run(backend, prompt_, seek, seek_end, &result_);
+    st = decoder_->Run(backend, prompt_, seek, seek_end, &result_, n_history);
     if (!st.ok()) return st;
     stats->n_windows++;
     stats->n_fallbacks += result_.n_fallbacks;
@@ -152,12 +156,25 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
         // new_segment_callback.
         if (hooks.new_segments != nullptr) hooks.new_segments(hooks.user, pieces);
       }
-      if (params.condition_on_previous_text && result_.temperature < 0.5f) {
-        past_.insert(past_.end(), result_.tokens.begin(), result_.tokens.end());
-        if (past_.size() > max_past) past_.erase(past_.begin(), past_.end() - max_past);
-      } else {
-        past_.clear();
+      if (!wcpp) {
+        if (params.condition_on_previous_text && result_.temperature < 0.5f) {
+          past_.insert(past_.end(), result_.tokens.begin(), result_.tokens.end());
+          if (past_.size() > max_past) past_.erase(past_.begin(), past_.end() - max_past);
+        } else {
+          past_.clear();
+        }
       }
+    }
+    if (wcpp) {
+      // whisper.cpp's prompt_past1: the past text the accepted attempt was prompted with (none if
+      // it ran without, and none when the initial prompt is carried), then this window's text
+      // unless it was silence.
+      if (result_.history_dropped || params.carry_initial_prompt) {
+        past_.clear();
+      } else if (past_.size() > n_past_used) {
+        past_.erase(past_.begin(), past_.end() - n_past_used);
+      }
+      if (!no_speech) past_.insert(past_.end(), result_.tokens.begin(), result_.tokens.end());
     }
     seek += advance;
   }

@@ -6,9 +6,10 @@
 // after the audio's last frame is 0.0 (pad_or_trim); no window starts with less than 1 s left;
 // segments end no later than the audio. whisper.cpp's (whisper_full_with_state): the window keeps
 // the log-mel of the 30 s of zero padding after the audio; windows start while 100 ms are left;
-// no clamp; the past prompt is dropped when at most 5 s remain. In both, the previous text is
-// dropped from the prompt after a window decoded at temperature >= 0.5 (OpenAI's rule; whisper.cpp
-// instead leaves it out of any attempt at such a temperature).
+// no clamp; the past prompt is dropped when at most 5 s remain. The previous text: OpenAI's rule
+// drops it from the prompt after a window decoded at temperature >= 0.5; whisper.cpp's leaves it
+// out of any attempt at such a temperature (DecodingParams::whisper_cpp), and the next window's
+// past is then that window's text alone.
 #ifndef GGML_WHISPER_WHISPER_TRANSCRIBE_H_
 #define GGML_WHISPER_WHISPER_TRANSCRIBE_H_
 
@@ -55,7 +56,15 @@ struct TranscribeParams {
   int offset_ms = 0;                     // start of the audio to transcribe
   int duration_ms = 0;                   // 0 = to the end
   int audio_ctx = 0;                     // 0 = n_audio_ctx
+  // OpenAI's condition_on_previous_text: each window's text prompts the next. When false, only
+  // the initial prompt prompts, and only the first window (transcribe.py's prompt_reset_since).
+  // whisper.cpp's rules always condition (max_text_ctx = 0 turns it off) and ignore this.
   bool condition_on_previous_text = true;
+  // whisper.cpp's !no_context: start from the past text the previous Run of this Transcriber
+  // ended with (whisper_full on the same state) instead of none; the initial prompt goes in
+  // front of it (whisper.cpp's std::rotate), or, carried, replaces the carried one only if that
+  // was empty.
+  bool keep_past = false;
   // whisper_full_params.n_max_text_ctx: at most min(this, n_text_ctx / 2) - 1 past tokens in a
   // prompt; 0: none.
   int max_text_ctx = 16384;

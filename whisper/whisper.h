@@ -381,7 +381,12 @@ struct whisper_full_params {
   int offset_ms;         /* start offset, ms */
   int duration_ms;       /* ms to process, 0 = all */
   bool translate;        /* multilingual models: translate to English */
-  bool no_context;       /* do not prompt with the previous text; default true (as whisper.cpp) */
+  /* Default true. whisper.cpp's rules (the default): false starts from the past text of this
+   * state's previous whisper_full (true clears it); within a call each window is always prompted
+   * with the text before it, up to n_max_text_ctx tokens (0: never). OpenAI's rules
+   * (whisper_ggml_set_decoding): true is condition_on_previous_text = False (the initial prompt
+   * prompts the first window only); nothing carries between calls. */
+  bool no_context;
   bool no_timestamps;    /* decode without timestamp tokens */
   bool single_segment;   /* one segment per 30 s window */
   bool print_special;    /* special tokens' names appear in segment text */

@@ -331,7 +331,14 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
   tp.offset_ms = params.offset_ms;
   tp.duration_ms = params.duration_ms;
   tp.audio_ctx = params.audio_ctx;
-  tp.condition_on_previous_text = !params.no_context;
+  if (dp.whisper_cpp) {
+    // whisper.cpp always prompts a window with the text before it (n_max_text_ctx = 0 turns that
+    // off); no_context = false also starts from the past text of this state's previous call.
+    tp.condition_on_previous_text = true;
+    tp.keep_past = !params.no_context;
+  } else {
+    tp.condition_on_previous_text = !params.no_context;  // OpenAI's condition_on_previous_text
+  }
   tp.max_text_ctx = params.n_max_text_ctx;
   tp.language_id = lang_id;
   tp.translate = params.translate && special.multilingual;

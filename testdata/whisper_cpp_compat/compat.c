@@ -5,7 +5,10 @@
  * Everything printed is therefore deterministic: ids, strings, centisecond times and counts, no
  * floats (probabilities differ between engines), no timings, and whisper's log goes nowhere.
  *
- * Usage: compat MODEL WAV [n_threads]     (WAV: RIFF, PCM 16 bit, mono, 16 kHz; n_threads: 2)
+ * Usage: compat MODEL WAV [n_threads [flash_attn]]
+ *   WAV: RIFF, PCM 16 bit, mono, 16 kHz; n_threads: default 2; flash_attn: 0 or 1, default
+ *   whisper_context_default_params()'s (whisper.cpp computes attention in F16 with it on, which
+ *   moves probabilities by about 1%: near-ties then fall the other way on long audio).
  * Exit status: 0 ok, 1 error (message on stderr), 2 usage.
  *
  * Only "whisper.h" and the C standard library are used.
@@ -186,12 +189,15 @@ static void on_new_segment(struct whisper_context *ctx, struct whisper_state *st
   counts->n_new += n_new;
 }
 
-/* Runs whisper_full with `strategy` and prints its segments and tokens. Returns 0 or 1. */
-static int transcribe(struct whisper_context *ctx, enum whisper_sampling_strategy strategy,
-                      const char *name, int n_threads, const float *pcm, int n_samples) {
+/* Runs whisper_full with `strategy` and prints its segments and tokens: on the context's own
+ * state when `state` is NULL, else whisper_full_with_state on `state` and the _from_state
+ * getters. Returns 0 or 1. */
+static int transcribe(struct whisper_context *ctx, struct whisper_state *state,
+                      enum whisper_sampling_strategy strategy, const char *name, int n_threads,
+                      const float *pcm, int n_samples) {
   struct whisper_full_params params = whisper_full_default_params(strategy);
   struct segment_counts counts = {0, 0};
-  int i, j, n_segments;
+  int i, j, n_segments, rc;
 
   params.n_threads = n_threads;
   params.print_progress = false;
@@ -204,25 +210,34 @@ static int transcribe(struct whisper_context *ctx, enum whisper_sampling_strateg
   params.new_segment_callback_user_data = &counts;
 
   printf("== %s\n", name);
-  if (whisper_full(ctx, params, pcm, n_samples) != 0) {
-    fprintf(stderr, "compat: whisper_full (%s) failed\n", name);
+  rc = state != NULL ? whisper_full_with_state(ctx, state, params, pcm, n_samples)
+                     : whisper_full(ctx, params, pcm, n_samples);
+  if (rc != 0) {
+    fprintf(stderr, "compat: whisper_full (%s) failed (%d)\n", name, rc);
     return 1;
   }
-  n_segments = whisper_full_n_segments(ctx);
+  n_segments = state != NULL ? whisper_full_n_segments_from_state(state) : whisper_full_n_segments(ctx);
   printf("n_segments %d\n", n_segments);
   for (i = 0; i < n_segments; ++i) {
-    int n_tokens = whisper_full_n_tokens(ctx, i);
-    printf("segment %d t0 %lld t1 %lld text ", i, (long long)whisper_full_get_segment_t0(ctx, i),
-           (long long)whisper_full_get_segment_t1(ctx, i));
-    print_quoted(whisper_full_get_segment_text(ctx, i));
+    int n_tokens = state != NULL ? whisper_full_n_tokens_from_state(state, i) : whisper_full_n_tokens(ctx, i);
+    long long t0 = state != NULL ? (long long)whisper_full_get_segment_t0_from_state(state, i)
+                                 : (long long)whisper_full_get_segment_t0(ctx, i);
+    long long t1 = state != NULL ? (long long)whisper_full_get_segment_t1_from_state(state, i)
+                                 : (long long)whisper_full_get_segment_t1(ctx, i);
+    printf("segment %d t0 %lld t1 %lld text ", i, t0, t1);
+    print_quoted(state != NULL ? whisper_full_get_segment_text_from_state(state, i)
+                               : whisper_full_get_segment_text(ctx, i));
     printf("\n  n_tokens %d\n", n_tokens);
     for (j = 0; j < n_tokens; ++j) {
-      printf("  token %d id %d text ", j, (int)whisper_full_get_token_id(ctx, i, j));
-      print_quoted(whisper_full_get_token_text(ctx, i, j));
+      int id = state != NULL ? (int)whisper_full_get_token_id_from_state(state, i, j)
+                             : (int)whisper_full_get_token_id(ctx, i, j);
+      printf("  token %d id %d text ", j, id);
+      print_quoted(state != NULL ? whisper_full_get_token_text_from_state(ctx, state, i, j)
+                                 : whisper_full_get_token_text(ctx, i, j));
       putchar('\n');
     }
   }
-  printf("full_lang_id %d\n", whisper_full_lang_id(ctx));
+  printf("full_lang_id %d\n", state != NULL ? whisper_full_lang_id_from_state(state) : whisper_full_lang_id(ctx));
   printf("new_segment_callback calls %d n_new %d\n", counts.calls, counts.n_new);
   return 0;
 }
@@ -235,15 +250,23 @@ int main(int argc, char **argv) {
   struct whisper_context *ctx;
   whisper_token tokens[64];
   float *pcm;
-  int n_samples = 0, n_threads = 2, n_tok, i, rc = 0;
+  int n_samples = 0, n_threads = 2, n_tok, i, rc = 0, flash_attn = -1;
 
-  if (argc < 3 || argc > 4) {
-    fprintf(stderr, "usage: %s MODEL WAV [n_threads]\n", argv[0]);
+  if (argc < 3 || argc > 5) {
+    fprintf(stderr, "usage: %s MODEL WAV [n_threads [flash_attn]]\n", argv[0]);
     return 2;
   }
   model_path = argv[1];
   wav_path = argv[2];
-  if (argc == 4) {
+  if (argc == 5) {
+    if (strcmp(argv[4], "0") != 0 && strcmp(argv[4], "1") != 0) {
+      fprintf(stderr, "usage: %s MODEL WAV [n_threads [flash_attn]]: flash_attn must be 0 or 1, got \"%s\"\n",
+              argv[0], argv[4]);
+      return 2;
+    }
+    flash_attn = argv[4][0] == '1';
+  }
+  if (argc >= 4) {
     char *endp = NULL;
     long v;
     errno = 0;
@@ -263,6 +286,7 @@ int main(int argc, char **argv) {
   printf("audio n_samples %d\n", n_samples);
 
   cparams = whisper_context_default_params();
+  if (flash_attn >= 0) cparams.flash_attn = flash_attn != 0;
   ctx = whisper_init_from_file_with_params(model_path, cparams);
   if (ctx == NULL) {
     fprintf(stderr, "compat: %s: whisper_init_from_file_with_params failed\n", model_path);
@@ -301,8 +325,20 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (rc == 0) rc = transcribe(ctx, WHISPER_SAMPLING_GREEDY, "greedy", n_threads, pcm, n_samples);
-  if (rc == 0) rc = transcribe(ctx, WHISPER_SAMPLING_BEAM_SEARCH, "beam_search 5", n_threads, pcm, n_samples);
+  /* Greedy on the context's state; beam search on a state of its own. whisper.cpp's results on a
+   * state depend on what it decoded before (its KV cache is re-made, larger, when the decoder
+   * count grows, which changes the attention's summation), so each strategy starts fresh. */
+  if (rc == 0) rc = transcribe(ctx, NULL, WHISPER_SAMPLING_GREEDY, "greedy", n_threads, pcm, n_samples);
+  if (rc == 0) {
+    struct whisper_state *state = whisper_init_state(ctx);
+    if (state == NULL) {
+      fprintf(stderr, "compat: whisper_init_state failed\n");
+      rc = 1;
+    } else {
+      rc = transcribe(ctx, state, WHISPER_SAMPLING_BEAM_SEARCH, "beam_search 5", n_threads, pcm, n_samples);
+      whisper_free_state(state);
+    }
+  }
 
   whisper_free(ctx);
   free(pcm);

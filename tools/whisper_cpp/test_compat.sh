@@ -2,13 +2,20 @@
 # The compatibility-program check: testdata/whisper_cpp_compat/compat.c, a C program written
 # against whisper.cpp's whisper.h, is built once against whisper.cpp 1.8.5 (build_whisper_cpp.sh,
 # cached) and once against ours (//testdata/whisper_cpp_compat:compat, bazel run -c opt); both
-# run on models/ggml-tiny.en.bin and <shared>/data/jfk.wav and must print the same (greedy
-# byte for byte; beam search too but for timestamps within 40 ms: see compare_compat.py).
+# run on models/ggml-tiny.en.bin (greedy, then beam search 5 on a fresh state) and must print the
+# same:
+#   - jfk.wav with whisper.cpp's default flash attention: greedy byte for byte, beam search too
+#     but for timestamps within 40 ms (compare_compat.py; whisper.cpp's flash attention computes
+#     in F16, which moves probabilities by about 1%);
+#   - jfk.wav and the first 90 s of long_speech.flac (3 windows, each prompted with the text
+#     before it) with flash attention off in whisper.cpp: byte for byte, greedy and beam search.
+# Then whisper-cli 1.8.5 and our CLI (--decoding whisper.cpp -bs 1) write -otxt -osrt -ovtt
+# -olrc -ocsv for jfk.wav (whisper-cli's defaults) and for the 90 s clip (whisper-cli -nfa): each
+# file must be byte-identical.
 # Usage: tools/whisper_cpp/test_compat.sh
 # Env: GGML_WHISPER_SHARED (default <repo>/../shared), BAZEL (default "bazel"), and
-#      build_whisper_cpp.sh's WHISPER_CPP_CACHE.
-# Then whisper-cli 1.8.5 and our CLI (--decoding whisper.cpp -mc 0 -bs 1) write -otxt -osrt -ovtt
-# -olrc -ocsv for jfk.wav: each file must be byte-identical.
+#      build_whisper_cpp.sh's WHISPER_CPP_CACHE. Needs sndfile-convert (Debian sndfile-programs,
+#      from tools/setup.sh) to make the 90 s WAV.
 # Exit status: 0 PASSED, 1 FAILED (outputs differ), 2 setup error (build or run failed).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -25,57 +32,91 @@ die() { echo "test_compat: ERROR: $*" >&2; exit 2; }
 [[ -f "$model" ]] || die "no model $model (run tools/setup.sh)"
 [[ -f "$wav" ]] || die "no audio $wav (set GGML_WHISPER_SHARED)"
 
+command -v sndfile-convert >/dev/null || die "sndfile-convert not found (Debian sndfile-programs: run tools/setup.sh)"
+flac="$shared/data/long_speech.flac"
+[[ -f "$flac" ]] || die "no audio $flac (set GGML_WHISPER_SHARED)"
+long="$tmp/long_speech_90s.wav"
+sndfile-convert -pcm16 "$flac" "$tmp/long_speech.wav" >/dev/null || die "sndfile-convert $flac failed"
+python3 - "$tmp/long_speech.wav" "$long" <<'PY' || die "cutting the 90 s clip failed"
+import sys, wave
+src = wave.open(sys.argv[1])
+dst = wave.open(sys.argv[2], "wb")
+dst.setparams(src.getparams())
+dst.writeframes(src.readframes(90 * src.getframerate()))
+dst.close()
+PY
+
 # 1. whisper.cpp: build (or reuse) it, then compile compat.c against it.
 flags="$("$here/build_whisper_cpp.sh" --print-flags | tail -n 1)" || die "build_whisper_cpp.sh failed"
 # $flags is unquoted on purpose: it is a list of compiler arguments.
 # shellcheck disable=SC2086
 cc -std=c99 -Wall -Wextra -Werror -O2 "$src" $flags -o "$tmp/compat_whisper_cpp" \
   || die "compiling compat.c against whisper.cpp failed"
-"$tmp/compat_whisper_cpp" "$model" "$wav" >"$tmp/whisper_cpp.txt" \
-  || die "compat (whisper.cpp) exited $? on $wav"
 
 # 2. Ours, through Bazel (its log in $tmp/bazel.log, shown on failure).
-if ! (cd "$root" && "$bazel" run -c opt //testdata/whisper_cpp_compat:compat -- "$model" "$wav") \
-    >"$tmp/ours.txt" 2>"$tmp/bazel.log"; then
+if ! (cd "$root" && "$bazel" build -c opt //testdata/whisper_cpp_compat:compat //whisper:cli) >"$tmp/bazel.log" 2>&1; then
   tail -n 30 "$tmp/bazel.log" >&2
-  die "bazel run -c opt //testdata/whisper_cpp_compat:compat failed (log above)"
+  die "bazel build -c opt //testdata/whisper_cpp_compat:compat //whisper:cli failed (log above)"
 fi
+bin="$(cd "$root" && "$bazel" info -c opt bazel-bin 2>/dev/null)"
+ours_compat="$bin/testdata/whisper_cpp_compat/compat"
+ours_cli="$bin/whisper/cli"
 
-# 3. Compare: identical, or identical but for beam-search timestamps within 40 ms
-# (compare_compat.py says why).
 status=0
-if diff -u --label whisper.cpp --label ours "$tmp/whisper_cpp.txt" "$tmp/ours.txt" >"$tmp/diff"; then
-  echo "test_compat: compat.c: $(wc -l <"$tmp/whisper_cpp.txt") lines identical, greedy and beam search 5"
+# run_compat NAME AUDIO [flash_attn]: both builds on AUDIO; sets $tmp/NAME.{wcpp,ours}.txt.
+run_compat() {
+  local name="$1" audio="$2"
+  shift 2
+  "$tmp/compat_whisper_cpp" "$model" "$audio" 2 "$@" >"$tmp/$name.wcpp.txt" \
+    || die "compat (whisper.cpp) exited $? on $audio"
+  "$ours_compat" "$model" "$audio" 2 "$@" >"$tmp/$name.ours.txt" || die "compat (ours) exited $? on $audio"
+}
+
+# 3a. jfk.wav, whisper.cpp's defaults: identical, or but for beam-search timestamps within 40 ms.
+run_compat jfk "$wav"
+if diff -u --label whisper.cpp --label ours "$tmp/jfk.wcpp.txt" "$tmp/jfk.ours.txt" >"$tmp/diff"; then
+  echo "test_compat: compat.c, jfk.wav: $(wc -l <"$tmp/jfk.ours.txt") lines identical, greedy and beam search 5"
 else
   cat "$tmp/diff"
-  if python3 "$here/compare_compat.py" "$tmp/whisper_cpp.txt" "$tmp/ours.txt"; then
-    echo "test_compat: compat.c: greedy identical; beam search identical but for timestamps within 40 ms (above)"
+  if python3 "$here/compare_compat.py" "$tmp/jfk.wcpp.txt" "$tmp/jfk.ours.txt"; then
+    echo "test_compat: compat.c, jfk.wav: greedy identical; beam search identical but for timestamps within 40 ms (above)"
   else
-    echo "test_compat: FAILED: compat.c prints differently against whisper.cpp (-) and ours (+)"
+    echo "test_compat: FAILED: compat.c prints differently against whisper.cpp (-) and ours (+) on jfk.wav"
     status=1
   fi
 fi
+# 3b. Flash attention off in whisper.cpp: byte for byte.
+for clip in "jfk_nfa:$wav" "long90_nfa:$long"; do
+  name="${clip%%:*}"
+  run_compat "$name" "${clip#*:}" 0
+  if diff -u --label whisper.cpp --label ours "$tmp/$name.wcpp.txt" "$tmp/$name.ours.txt"; then
+    echo "test_compat: compat.c, $name (flash_attn 0): $(wc -l <"$tmp/$name.ours.txt") lines identical, greedy and beam search 5"
+  else
+    echo "test_compat: FAILED: compat.c prints differently against whisper.cpp (-) and ours (+) on $name"
+    status=1
+  fi
+done
 
-# 4. The CLIs: whisper-cli 1.8.5 and ours with --decoding whisper.cpp, greedy, no previous-text
-# prompt (-mc 0: whisper-cli's library default no_context), write every text format; each file must
-# be byte-identical.
+# 4. The CLIs: whisper-cli 1.8.5 and ours with --decoding whisper.cpp, greedy, write every text
+# format; each file must be byte-identical.
 prefix="$("$here/build_whisper_cpp.sh" | tail -n 1)" || die "build_whisper_cpp.sh failed"
 formats=(txt srt vtt lrc csv)
 out_flags=(-otxt -osrt -ovtt -olrc -ocsv)
-"$prefix/bin/whisper-cli" -m "$model" -f "$wav" -t 2 -bs 1 -np "${out_flags[@]}" -of "$tmp/wcpp" \
-  >"$tmp/wcpp.stdout" 2>"$tmp/wcpp.stderr" || die "whisper-cli exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
-if ! (cd "$root" && "$bazel" run -c opt //whisper:cli -- --decoding whisper.cpp -mc 0 -m "$model" -f "$wav" \
-    -t 2 -bs 1 -np "${out_flags[@]}" -of "$tmp/ours") >"$tmp/ours.stdout" 2>"$tmp/bazel.log"; then
-  tail -n 30 "$tmp/bazel.log" >&2
-  die "bazel run -c opt //whisper:cli failed (log above)"
-fi
-for ext in "${formats[@]}"; do
-  if diff -u --label "whisper-cli .$ext" --label "ours .$ext" "$tmp/wcpp.$ext" "$tmp/ours.$ext"; then
-    echo "test_compat: .$ext identical ($(wc -c <"$tmp/ours.$ext") bytes)"
-  else
-    echo "test_compat: FAILED: .$ext differs from whisper-cli's"
-    status=1
-  fi
+for clip in "jfk:$wav:" "long90:$long:-nfa"; do
+  IFS=: read -r name audio wcpp_extra <<<"$clip"
+  # shellcheck disable=SC2086
+  "$prefix/bin/whisper-cli" -m "$model" -f "$audio" -t 2 -bs 1 -np $wcpp_extra "${out_flags[@]}" -of "$tmp/wcpp_$name" \
+    >"$tmp/wcpp.stdout" 2>"$tmp/wcpp.stderr" || die "whisper-cli exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
+  "$ours_cli" --decoding whisper.cpp -m "$model" -f "$audio" -t 2 -bs 1 -np "${out_flags[@]}" -of "$tmp/ours_$name" \
+    >"$tmp/ours.stdout" 2>"$tmp/ours.stderr" || die "our CLI exited $? (log: $(tail -n 3 "$tmp/ours.stderr"))"
+  for ext in "${formats[@]}"; do
+    if diff -u --label "whisper-cli $name.$ext" --label "ours $name.$ext" "$tmp/wcpp_$name.$ext" "$tmp/ours_$name.$ext"; then
+      echo "test_compat: $name.$ext identical ($(wc -c <"$tmp/ours_$name.$ext") bytes)"
+    else
+      echo "test_compat: FAILED: $name.$ext differs from whisper-cli's"
+      status=1
+    fi
+  done
 done
 ((status == 0)) && echo "test_compat: PASSED"
 exit "$status"
