@@ -96,6 +96,15 @@ void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) 
         const int col = std::max(0, std::min(6, static_cast<int>(std::pow(prob, 3) * 7.0f)));
         std::printf("%s%s\033[0m", Colour(col).c_str(), ps.utf8.Push(whisper_full_get_token_text(ctx, i, j)).c_str());
       }
+    } else if (p.print_confidence) {
+      // whisper-cli's k_styles: inverse below 0.33, underlined below 0.66, dim above.
+      static const char* const kStyles[3] = {"\033[7m", "\033[4m", "\033[2m"};
+      for (int j = 0; j < whisper_full_n_tokens(ctx, i); ++j) {
+        if (!p.print_special && whisper_full_get_token_id(ctx, i, j) >= whisper_token_eot(ctx)) continue;
+        const float prob = whisper_full_get_token_p(ctx, i, j);
+        const int style = prob < 0.33f ? 0 : (prob < 0.66f ? 1 : 2);
+        std::printf("%s%s\033[0m", kStyles[style], ps.utf8.Push(whisper_full_get_token_text(ctx, i, j)).c_str());
+      }
     } else {
       std::printf("%s", ps.utf8.Push(whisper_full_get_segment_text(ctx, i)).c_str());
     }
@@ -251,6 +260,11 @@ int Run(int argc, char** argv) {
                    "timestamps = %d ...\n\n",
                    file.c_str(), audio->size(), audio->size() / 16000.0, p.n_threads, p.n_processors,
                    p.language.c_str(), p.translate ? "translate" : "transcribe", p.no_timestamps ? 0 : 1);
+      if (p.print_colors) {
+        std::fprintf(stderr, "main: color scheme: red (low confidence), yellow (medium), green (high confidence)\n\n");
+      } else if (p.print_confidence) {
+        std::fprintf(stderr, "main: confidence: highlighted (low confidence), underlined (medium), dim (high confidence)\n\n");
+      }
     }
     sink.Reset();
     const int ret = whisper_full_parallel(ctx, w, audio->data(), static_cast<int>(audio->size()), p.n_processors);
@@ -266,14 +280,15 @@ int Run(int argc, char** argv) {
     const JsonInfo info = MakeJsonInfo(p, ctx);
     std::function<const std::string&(Token)> json_tokens;  // -ojf: segments list their tokens
     std::vector<std::string> token_texts;
-    if (p.output_json_full) {
+    if (p.output_json_full || p.log_score) {
       const int n_vocab = whisper_n_vocab(ctx);
       token_texts.resize(static_cast<size_t>(n_vocab));
       for (int t = 0; t < n_vocab; ++t) token_texts[t] = whisper_token_to_str(ctx, t);
-      json_tokens = [&token_texts](Token t) -> const std::string& { return token_texts[static_cast<size_t>(t)]; };
     }
+    auto token_text = [&token_texts](Token t) -> const std::string& { return token_texts[static_cast<size_t>(t)]; };
+    if (p.output_json_full) json_tokens = token_text;
     const bool want_json = p.output_json || p.output_json_full;
-    // whisper-cli's order (txt, vtt, srt, csv, json, lrc): with stdout, only the first is written.
+    // whisper-cli's order (txt, vtt, srt, csv, json, lrc, score): with stdout, only the first is written.
     const std::pair<bool, std::pair<const char*, std::string>> outputs[] = {
         {p.output_txt, {".txt", p.output_txt ? FormatTxt(segments) : ""}},
         {p.output_vtt, {".vtt", p.output_vtt ? FormatVtt(segments) : ""}},
@@ -281,10 +296,11 @@ int Run(int argc, char** argv) {
         {p.output_csv, {".csv", p.output_csv ? FormatCsv(segments) : ""}},
         {want_json, {".json", want_json ? FormatJson(segments, info, json_tokens) : ""}},
         {p.output_lrc, {".lrc", p.output_lrc ? FormatLrc(segments) : ""}},
+        {p.log_score, {".score.txt", p.log_score ? FormatScore(segments, token_text) : ""}},
     };
     bool used_stdout = false;
     if (to_stdout && !p.output_txt && !p.output_vtt && !p.output_srt && !p.output_csv && !want_json &&
-        !p.output_lrc) {
+        !p.output_lrc && !p.log_score) {
       std::fprintf(stderr, "warning: '--output-file -' used without any other '--output-*'\n");  // whisper-cli
     }
     for (const auto& [wanted, out] : outputs) {

@@ -207,7 +207,7 @@ const std::vector<Flag>& Flags() {
       Switch("-np", "--no-prints", &CliParams::no_prints, "do not print anything other than the results"),
       Switch("-ps", "--print-special", &CliParams::print_special, "print special tokens"),
       Switch("-pc", "--print-colors", &CliParams::print_colors, "print colors"),
-      NotImplemented(Switch(nullptr, "--print-confidence", &CliParams::print_confidence, "print confidence")),
+      Switch(nullptr, "--print-confidence", &CliParams::print_confidence, "print confidence"),
       Switch("-pp", "--print-progress", &CliParams::print_progress, "print progress"),
       Switch("-nt", "--no-timestamps", &CliParams::no_timestamps, "do not print timestamps"),
       [] {
@@ -227,14 +227,14 @@ const std::vector<Flag>& Flags() {
       Ignored(String("-oved", "--ov-e-device", "DNAME", &CliParams::openvino_encode_device,
                      "the OpenVINO device used for encode inference")),
       NotImplemented(String("-dtw", "--dtw", "MODEL", &CliParams::dtw, "compute token-level timestamps")),
-      NotImplemented(Switch("-ls", "--log-score", &CliParams::log_score, "log best decoder scores of tokens")),
+      Switch("-ls", "--log-score", &CliParams::log_score, "log best decoder scores of tokens"),
       Ignored(Switch("-ng", "--no-gpu", &CliParams::use_gpu, "disable GPU", /*value=*/false)),
       Ignored(Int("-dev", "--device", "N", &CliParams::gpu_device, 0, INT_MAX, "GPU device ID")),
       Ignored(Switch("-fa", "--flash-attn", &CliParams::flash_attn, "enable flash attention")),
       Ignored(Switch("-nfa", "--no-flash-attn", &CliParams::flash_attn, "disable flash attention", /*value=*/false)),
       Switch("-sns", "--suppress-nst", &CliParams::suppress_nst, "suppress non-speech tokens"),
-      NotImplemented(String(nullptr, "--suppress-regex", "REGEX", &CliParams::suppress_regex,
-                            "regular expression matching tokens to suppress")),
+      String(nullptr, "--suppress-regex", "REGEX", &CliParams::suppress_regex,
+             "regular expression matching tokens to suppress"),
       NotImplemented(String(nullptr, "--grammar", "GRAMMAR", &CliParams::grammar, "GBNF grammar to guide decoding")),
       String(nullptr, "--grammar-rule", "RULE", &CliParams::grammar_rule,
              "top-level GBNF grammar rule name (only used with --grammar)"),
@@ -374,6 +374,7 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.audio_ctx = p.audio_ctx;
   w.no_timestamps = p.no_timestamps;
   w.suppress_nst = p.suppress_nst;
+  w.suppress_regex = p.suppress_regex.empty() ? nullptr : p.suppress_regex.c_str();
   w.initial_prompt = p.prompt.empty() ? nullptr : p.prompt.c_str();
   w.carry_initial_prompt = p.carry_initial_prompt;
   w.greedy.best_of = p.best_of;

@@ -75,7 +75,7 @@ struct CliParams {
   bool output_csv = false;        // -ocsv: .csv
   bool output_json = false;       // -oj: .json
   bool output_json_full = false;  // -ojf: -oj plus each segment's tokens (sets output_json too)
-  bool log_score = false;         // -ls/--log-score: .score.txt of token probabilities (not implemented)
+  bool log_score = false;         // -ls/--log-score: <of>.score.txt, each token and its probability
   // -of FNAME (repeatable): output name without extension for the input file at the same index
   // of `files` (whisper-cli fname_out); inputs past the end use their own path. "-" writes the
   // (single) output format to stdout. More -of than inputs is a parse error.
@@ -85,7 +85,7 @@ struct CliParams {
   bool no_prints = false;         // -np: print nothing but the results
   bool print_special = false;     // -ps: special tokens are part of the printed text
   bool print_colors = false;      // -pc: color tokens by probability
-  bool print_confidence = false;  // --print-confidence: mark tokens by probability (not implemented)
+  bool print_confidence = false;  // --print-confidence: tokens inverse (p < 0.33), underlined (< 0.66), dim
   bool print_progress = false;    // -pp: progress on stderr
   bool no_timestamps = false;     // -nt: no timestamps (printed or decoded)
 

@@ -437,10 +437,13 @@ TEST(CliParams, UnimplementedFeaturesAreRecordedAsSpelled) {
                                        "--grammar-rule", "root", "-owts", "-fp", "f.ttf", "-tdrz", "-pc",
                                        "--print-confidence", "--log-score", "--suppress-regex", "^x", "--vad"});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_THAT(p->unimplemented_flags, ElementsAre("--vad", "-dtw", "--grammar", "-owts", "-tdrz",
-                                                  "--print-confidence", "--log-score", "--suppress-regex"));
+  EXPECT_THAT(p->unimplemented_flags, ElementsAre("--vad", "-dtw", "--grammar", "-owts", "-tdrz"));
   EXPECT_EQ(p->unimplemented, "--vad");
-  EXPECT_TRUE(p->print_colors);  // -pc is implemented: not in the list
+  // Implemented, so not in the list: -pc, --print-confidence, --log-score, --suppress-regex.
+  EXPECT_TRUE(p->print_colors);
+  EXPECT_TRUE(p->print_confidence);
+  EXPECT_TRUE(p->log_score);
+  EXPECT_EQ(p->suppress_regex, "^x");
   EXPECT_THAT(p->ignored_flags, IsEmpty());
   EXPECT_TRUE(p->vad);
   EXPECT_EQ(p->vad_model, "v.bin");
@@ -570,12 +573,12 @@ TEST(CliUsage, MarksIgnoredAndUnimplementedFlags) {
   for (const char* f : {"-ng", "-fa", "-nfa", "-dev", "-oved"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(ignored: CPU runtime)")) << f;
   }
-  for (const char* f : {"-di", "-tdrz", "-owts", "--print-confidence", "-dtw", "-ls", "--suppress-regex",
-                        "--grammar", "--vad"}) {
+  for (const char* f : {"-di", "-tdrz", "-owts", "-dtw", "--grammar", "--vad"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(not implemented: the CLI exits 2 when set)")) << f;
   }
   for (const char* f : {"-bs", "-p", "-ojf", "-of", "-ps", "-pc", "-sns", "-debug", "--carry-initial-prompt",
-                        "-vt", "-fp", "--grammar-rule", "--version", "--list-languages"}) {
+                        "-vt", "-fp", "--grammar-rule", "--version", "--list-languages", "--print-confidence", "-ls",
+                        "--suppress-regex"}) {
     EXPECT_THAT(UsageLine(u, f), Not(HasSubstr("(ignored"))) << f;
     EXPECT_THAT(UsageLine(u, f), Not(HasSubstr("(not implemented"))) << f;
   }

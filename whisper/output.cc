@@ -99,6 +99,21 @@ std::string FormatLrc(const std::vector<Segment>& raw) {
   return out;
 }
 
+std::string FormatScore(const std::vector<Segment>& segments, const std::function<const std::string&(Token)>& token_text) {
+  std::string out;
+  Utf8Carry carry;
+  size_t n_left = 0;
+  for (const Segment& s : segments) n_left += s.tokens.size();
+  for (const Segment& s : segments) {
+    for (const TokenData& t : s.tokens) {
+      std::string text = carry.Push(token_text(t.id));
+      if (--n_left == 0) text += carry.Finish();  // an unfinished character at the very end: U+FFFD
+      absl::StrAppend(&out, text, "\t", absl::StrFormat("%g", t.p), "\n");
+    }
+  }
+  return out;
+}
+
 std::string FormatCsv(const std::vector<Segment>& raw) {
   const std::vector<Segment> segments = Repaired(raw);
   std::string out = "start,end,text\n";

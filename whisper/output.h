@@ -49,6 +49,11 @@ std::string FormatVtt(const std::vector<Segment>& segments);
 std::string FormatSrt(const std::vector<Segment>& segments, int offset_n = 0);
 std::string FormatLrc(const std::vector<Segment>& segments);
 std::string FormatCsv(const std::vector<Segment>& segments);
+// whisper-cli -ls (its output_score): one line per token of every segment, special tokens
+// included: the token's bytes, a tab, its probability as std::ostream prints a float (%g, 6
+// significant digits). Bytes of a UTF-8 character split across tokens move whole to the later
+// token's line, so the file is valid UTF-8 (whisper-cli writes the halves as they are).
+std::string FormatScore(const std::vector<Segment>& segments, const std::function<const std::string&(Token)>& token_text);
 // With token_text (whisper-cli -ojf), each segment also lists its tokens as whisper-cli's full
 // JSON does: [{"text", "timestamps" and "offsets" (when token times are set), "id", "p",
 // "t_dtw"}, ...], adjacent tokens merged while they split a UTF-8 character.

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "gtest/gtest.h"
@@ -143,6 +144,26 @@ TEST(Output, JsonFullMergesTokensThatSplitAUtf8Character) {
   const std::string j = FormatJson(segs, JsonInfo(), token_text);
   EXPECT_NE(j.find("\"text\": \" \xc3\xa9\",\n\t\t\t\t\t\"id\": 1,"), std::string::npos) << j;
   EXPECT_EQ(j.find("\"id\": 2"), std::string::npos) << j;
+}
+
+// whisper-cli -ls: "<token bytes>\t<p as std::ostream prints a float>\n" per token, specials
+// included; "é" (C3 A9) split over two tokens lands whole on the second token's line.
+TEST(Output, ScoreLinesPerToken) {
+  const std::map<Token, std::string> text = {{50363, "[_BEG_]"}, {1, " caf"}, {2, "\xC3"}, {3, "\xA9"}, {4, "\xE2\x82"}};
+  auto token_text = [&text](Token t) -> const std::string& { return text.at(t); };
+  std::vector<Segment> segs(2);
+  auto tok = [](Token id, float p) {
+    TokenData d;
+    d.id = id;
+    d.p = p;
+    return d;
+  };
+  segs[0].tokens = {tok(50363, 0.825862f), tok(1, 0.5f), tok(2, 1.0f)};
+  segs[1].tokens = {tok(3, 0.0450098f), tok(4, 1e-7f)};
+  // std::ostream << float: 6 significant digits, shortest of fixed and exponent ("%g").
+  EXPECT_EQ(FormatScore(segs, token_text),
+            "[_BEG_]\t0.825862\n caf\t0.5\n\t1\n\xC3\xA9\t0.0450098\n\xEF\xBF\xBD\t1e-07\n");
+  EXPECT_EQ(FormatScore({}, token_text), "");
 }
 
 TEST(Output, AtomicWriteAndErrors) {

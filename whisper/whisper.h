@@ -373,7 +373,7 @@ typedef void (*whisper_logits_filter_callback)(struct whisper_context* ctx, stru
 
 /* Parameters of whisper_full; same fields, order and defaults as whisper.cpp 1.8.5 (see
  * whisper_full_default_params). Not implemented yet, and an error when set: tdrz_enable,
- * suppress_regex, grammar_rules, vad, debug_mode is accepted (no dumps). */
+ * grammar_rules, vad; debug_mode is accepted (no dumps). */
 struct whisper_full_params {
   enum whisper_sampling_strategy strategy;
   int n_threads;         /* default min(4, hardware threads) */
@@ -402,7 +402,8 @@ struct whisper_full_params {
   bool debug_mode;
   int audio_ctx;         /* encoder context (<= n_audio_ctx), 0 = the model's */
   bool tdrz_enable;      /* tinydiarize: not implemented (error when true) */
-  const char* suppress_regex; /* not implemented (error when set) */
+  const char* suppress_regex; /* tokens whose text matches this ECMAScript regex (whole) are never
+                                 sampled; an invalid regex is an error (-1) */
   const char* initial_prompt; /* text prompt for the first window (tokenized), or NULL */
   bool carry_initial_prompt;  /* prepend the initial prompt to every window */
   const whisper_token* prompt_tokens; /* token prompt instead of initial_prompt */

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <regex>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -96,10 +97,38 @@ bool CheckImplemented(const whisper_full_params& p, const char* func) {
   if (p.vad) field = "vad (voice activity detection)";
   else if (p.grammar_rules != nullptr && p.n_grammar_rules > 0) field = "grammar_rules (grammar-constrained sampling)";
   else if (p.tdrz_enable) field = "tdrz_enable (tinydiarize)";
-  else if (p.suppress_regex != nullptr && p.suppress_regex[0] != '\0') field = "suppress_regex";
   if (field == nullptr) return true;
   Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_full_params.%s is set but not implemented by this runtime\n", func, field);
   return false;
+}
+
+// whisper.cpp's suppress_regex: every token whose text (whisper_token_to_str) matches the whole
+// ECMAScript regex is suppressed at every step, after the logits filter callback. The ids are
+// found once per regex (whisper.cpp matches the vocabulary at each step). False, with a message,
+// for an invalid regex.
+bool PrepareSuppressRegex(whisper_context* ctx, whisper_state* state, const char* regex, bool nst,
+                          const char* func) {
+  if (state->suppress_regex == regex && state->suppress_regex_nst == nst && !state->suppress_ids.empty()) {
+    return true;
+  }
+  state->suppress_regex.clear();
+  state->suppress_ids.clear();
+  try {
+    const std::regex re(regex);
+    if (nst) state->suppress_ids = ctx->non_speech;
+    for (int t = 0; t < whisper_n_vocab(ctx); ++t) {
+      if (std::regex_match(whisper_token_to_str(ctx, t), re)) state->suppress_ids.push_back(t);
+    }
+  } catch (const std::regex_error& e) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_full_params.suppress_regex = '%s': not a valid regular expression (%s)\n",
+        func, regex, e.what());
+    state->suppress_ids.clear();
+    return false;
+  }
+  state->suppress_regex = regex;
+  state->suppress_regex_nst = nst;
+  if (state->suppress_ids.empty()) state->suppress_ids.push_back(-1);  // "matched nothing", cached; skipped below
+  return true;
 }
 
 }  // namespace
@@ -273,6 +302,10 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
   }
   dp.filter.max_initial_ts = params.max_initial_ts;
   dp.filter.suppress = params.suppress_nst ? &ctx->non_speech : nullptr;
+  if (params.suppress_regex != nullptr && params.suppress_regex[0] != '\0') {
+    if (!api::PrepareSuppressRegex(ctx, state, params.suppress_regex, params.suppress_nst, __func__)) return -1;
+    dp.filter.suppress = &state->suppress_ids;
+  }
   api::CallbackBridge bridge{ctx, state, &params};
   if (params.logits_filter_callback != nullptr) {
     dp.filter.hook = api::LogitsFilter;

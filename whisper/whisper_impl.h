@@ -55,6 +55,11 @@ struct whisper_state {
   int lang_id = 0;  // whisper.cpp's initial value
   std::string prompt_text;                  // initial_prompt last tokenized
   std::vector<whisper::Token> prompt_ids;   // its tokens
+  // suppress_regex's ids (plus the non-speech list with suppress_nst), for the regex and
+  // suppress_nst they were made from: a call with the same two reuses them.
+  std::string suppress_regex;
+  bool suppress_regex_nst = false;
+  std::vector<whisper::Token> suppress_ids;
 
   // Abort check for the graph computes of the current call (whisper_full).
   ggml_abort_callback abort_callback = nullptr;

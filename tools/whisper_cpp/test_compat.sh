@@ -118,5 +118,38 @@ for clip in "jfk:$wav:" "long90:$long:-nfa"; do
     fi
   done
 done
+# 5. Token-level output on jfk.wav with whisper-cli -nfa: --suppress-regex (both CLIs must avoid
+# the same tokens: identical .txt), --print-confidence (identical stdout, styles by p), -ls
+# (.score.txt: the same tokens, each p within 0.005).
+regex='^ (ask|country)$'
+"$prefix/bin/whisper-cli" -m "$model" -f "$wav" -t 2 -bs 1 -nfa -ls -otxt --print-confidence --suppress-regex "$regex" \
+  -of "$tmp/wcpp_tok" >"$tmp/wcpp_tok.stdout" 2>"$tmp/wcpp.stderr" || die "whisper-cli exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
+"$ours_cli" --decoding whisper.cpp -m "$model" -f "$wav" -t 2 -bs 1 -ls -otxt --print-confidence --suppress-regex "$regex" \
+  -of "$tmp/ours_tok" >"$tmp/ours_tok.stdout" 2>"$tmp/ours.stderr" || die "our CLI exited $? (log: $(tail -n 3 "$tmp/ours.stderr"))"
+for pair in "txt:$tmp/wcpp_tok.txt:$tmp/ours_tok.txt" "stdout (--print-confidence):$tmp/wcpp_tok.stdout:$tmp/ours_tok.stdout"; do
+  IFS=: read -r what a b <<<"$pair"
+  if cmp -s "$a" "$b"; then
+    echo "test_compat: --suppress-regex '$regex' $what identical ($(wc -c <"$b") bytes)"
+  else
+    diff -u --label whisper-cli --label ours "$a" "$b" | cat -v
+    echo "test_compat: FAILED: --suppress-regex $what differs from whisper-cli's"
+    status=1
+  fi
+done
+if python3 - "$tmp/wcpp_tok.score.txt" "$tmp/ours_tok.score.txt" <<'PY'; then
+import sys
+a = [l.split("\t") for l in open(sys.argv[1], encoding="utf-8").read().splitlines()]
+b = [l.split("\t") for l in open(sys.argv[2], encoding="utf-8").read().splitlines()]
+ok = len(a) == len(b) and len(a) > 10 and all(x[0] == y[0] and abs(float(x[1]) - float(y[1])) <= 0.005
+                                            for x, y in zip(a, b))
+worst = max((abs(float(x[1]) - float(y[1])) for x, y in zip(a, b)), default=0.0)
+print("test_compat: -ls .score.txt: %d tokens vs %d, largest p difference %.6f" % (len(a), len(b), worst))
+sys.exit(0 if ok else 1)
+PY
+  :
+else
+  echo "test_compat: FAILED: -ls .score.txt differs from whisper-cli's (tokens, or a p by more than 0.005)"
+  status=1
+fi
 ((status == 0)) && echo "test_compat: PASSED"
 exit "$status"

@@ -325,6 +325,9 @@ TEST_F(WhisperApiTest, MisuseFailsCleanly) {
   p.vad = true;
   EXPECT_EQ(whisper_full(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size())), -1);
   p = Greedy();
+  p.suppress_regex = "(";  // not a regular expression: an error, not std::regex_error escaping
+  EXPECT_EQ(whisper_full(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size())), -1);
+  p = Greedy();
   p.audio_ctx = 100000;
   EXPECT_EQ(whisper_full(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size())), -5);
   p = whisper_full_default_params(WHISPER_SAMPLING_BEAM_SEARCH);
