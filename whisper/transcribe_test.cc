@@ -156,104 +156,94 @@ struct HistoryRun {
   std::vector<int> seeks;
 };
 
-HistoryRun RunScripted(Transcriber& t, ScriptedModel& model, const SpecialTokens& s, const TranscribeParams& p,
-                       int n_frames_audio) {
-  model.prompts.clear();
-  model.seeks.clear();
-  SegmentList segs;
-  TranscribeStats stats;
-  const absl::Status st = t.Run(model, nullptr, n_frames_audio + 3000, n_frames_audio, p, &segs, &stats);
-  EXPECT_TRUE(st.ok()) << st;
-  return {model.prompts, model.seeks};
-}
+class TranscribeHistory : public ::testing::Test {
+ protected:
+  TranscribeHistory() : model_(s_), t_(s_, 448, [this](Token tok) -> const std::string& { return words_.at(tok); }) {
+    p_.decoding.whisper_cpp = true;
+    p_.decoding.temperature_inc = 0.0f;
+  }
 
-std::vector<Token> Prompt(const SpecialTokens& s, const std::vector<std::vector<Token>>& past) {
-  std::vector<Token> p = {s.prev};
-  for (const auto& w : past) p.insert(p.end(), w.begin(), w.end());
-  p.push_back(s.sot);
-  return p;
-}
+  // One Run on n_frames_audio frames (the mel has 3000 more, as whisper.cpp's padding).
+  HistoryRun Run(int n_frames_audio) {
+    model_.prompts.clear();
+    model_.seeks.clear();
+    SegmentList segs;
+    TranscribeStats stats;
+    const absl::Status st = t_.Run(model_, nullptr, n_frames_audio + 3000, n_frames_audio, p_, &segs, &stats);
+    EXPECT_TRUE(st.ok()) << st;
+    return {model_.prompts, model_.seeks};
+  }
 
-TEST(TranscribeHistory, WhisperCppConditionsWithinACallWhateverConditionOnPreviousText) {
-  const SpecialTokens s = SpecialTokensForVocab(51864);
-  ScriptedModel model(s);
-  std::map<Token, std::string> words = {{10, " a"}, {11, " b"}};
-  Transcriber t(s, 448, [&](Token tok) -> const std::string& { return words.at(tok); });
-  TranscribeParams p;
-  p.decoding.whisper_cpp = true;
-  p.decoding.temperature_inc = 0.0f;
-  p.condition_on_previous_text = false;  // OpenAI's switch: not whisper.cpp's
-  const HistoryRun r = RunScripted(t, model, s, p, 6500);
-  const std::vector<Token> w = {s.beg, 10, s.beg + 500, s.beg + 500, 11, s.beg + 1000, s.beg + 1000};
+  // [prev, past..., sot]
+  std::vector<Token> Prompt(const std::vector<std::vector<Token>>& past) const {
+    std::vector<Token> p = {s_.prev};
+    for (const auto& w : past) p.insert(p.end(), w.begin(), w.end());
+    p.push_back(s_.sot);
+    return p;
+  }
+
+  const SpecialTokens s_ = SpecialTokensForVocab(51864);
+  // The scripted window: [beg, a, beg+500, beg+500, b, beg+1000, beg+1000].
+  const std::vector<Token> w_ = {s_.beg, 10, s_.beg + 500, s_.beg + 500, 11, s_.beg + 1000, s_.beg + 1000};
+  const std::vector<Token> sot_ = {s_.sot};
+  std::map<Token, std::string> words_ = {{10, " a"}, {11, " b"}};
+  ScriptedModel model_;
+  Transcriber t_;
+  TranscribeParams p_;
+};
+
+TEST_F(TranscribeHistory, WhisperCppConditionsWithinACallWhateverConditionOnPreviousText) {
+  p_.condition_on_previous_text = false;  // OpenAI's switch: not whisper.cpp's
+  const HistoryRun r = Run(6500);
   ASSERT_EQ(r.seeks, (std::vector<int>{0, 2000, 4000, 6000}));
   ASSERT_EQ(r.prompts.size(), 4u);
-  EXPECT_EQ(r.prompts[0], (std::vector<Token>{s.sot}));
-  EXPECT_EQ(r.prompts[1], Prompt(s, {w}));
-  EXPECT_EQ(r.prompts[2], Prompt(s, {w, w}));
+  EXPECT_EQ(r.prompts[0], sot_);
+  EXPECT_EQ(r.prompts[1], Prompt({w_}));
+  EXPECT_EQ(r.prompts[2], Prompt({w_, w_}));
   // 500 frames left (5 s): whisper.cpp drops the past (seek + 500 >= seek_end).
-  EXPECT_EQ(r.prompts[3], (std::vector<Token>{s.sot}));
+  EXPECT_EQ(r.prompts[3], sot_);
 
   // OpenAI's rules honour condition_on_previous_text = false: no past at all.
-  p.decoding.whisper_cpp = false;
-  const HistoryRun o = RunScripted(t, model, s, p, 6500);
-  for (const auto& prompt : o.prompts) EXPECT_EQ(prompt, (std::vector<Token>{s.sot}));
+  p_.decoding.whisper_cpp = false;
+  for (const auto& prompt : Run(6500).prompts) EXPECT_EQ(prompt, sot_);
 }
 
-TEST(TranscribeHistory, AttemptsAtHalfTemperatureOrAboveGetNoPastUnderWhisperCppRules) {
-  const SpecialTokens s = SpecialTokensForVocab(51864);
-  ScriptedModel model(s);
-  std::map<Token, std::string> words = {{10, " a"}, {11, " b"}};
-  Transcriber t(s, 448, [&](Token tok) -> const std::string& { return words.at(tok); });
-  TranscribeParams p;
-  p.decoding.whisper_cpp = true;
-  p.decoding.temperature_inc = 0.2f;  // attempts at 0, 0.2, 0.4, 0.6, 0.8, 1.0
-  p.decoding.logprob_thold = 1.0f;    // every attempt's avg logprob (0) is below: all fall back
-  p.decoding.best_of = 1;             // the scripted model has one decoder
-  const HistoryRun r = RunScripted(t, model, s, p, 6500);
-  const std::vector<Token> w = {s.beg, 10, s.beg + 500, s.beg + 500, 11, s.beg + 1000, s.beg + 1000};
+TEST_F(TranscribeHistory, AttemptsAtHalfTemperatureOrAboveGetNoPastUnderWhisperCppRules) {
+  p_.decoding.temperature_inc = 0.2f;  // attempts at 0, 0.2, 0.4, 0.6, 0.8, 1.0
+  p_.decoding.logprob_thold = 1.0f;    // every attempt's avg logprob (0) is below: all fall back
+  p_.decoding.best_of = 1;             // the scripted model has one decoder
+  const HistoryRun r = Run(6500);
   ASSERT_EQ(r.seeks, (std::vector<int>{0, 2000, 4000, 6000}));
   // Window 1: one prompt pass (no past to drop). Window 2: [prev, w, sot] for 0 .. 0.4, then
   // [sot] again from 0.6 on. The accepted attempt (1.0) had no past, so window 3's past is
   // window 2's text alone (whisper.cpp's prompt_past1 = the prompt's past + the new tokens).
-  ASSERT_EQ(r.prompts.size(), 6u);
-  EXPECT_EQ(r.prompts[0], (std::vector<Token>{s.sot}));
-  EXPECT_EQ(r.prompts[1], Prompt(s, {w}));
-  EXPECT_EQ(r.prompts[2], (std::vector<Token>{s.sot}));
-  EXPECT_EQ(r.prompts[3], Prompt(s, {w}));
-  EXPECT_EQ(r.prompts[4], (std::vector<Token>{s.sot}));
-  EXPECT_EQ(r.prompts[5], (std::vector<Token>{s.sot}));  // the last 5 s: no past
+  const std::vector<std::vector<Token>> expect = {sot_, Prompt({w_}), sot_, Prompt({w_}), sot_, sot_};
+  EXPECT_EQ(r.prompts, expect);  // the last: 5 s left, no past
 
   // OpenAI's rules: one prompt pass per window, and a window accepted at 1.0 leaves no past.
-  p.decoding.whisper_cpp = false;
-  const HistoryRun o = RunScripted(t, model, s, p, 6500);
+  p_.decoding.whisper_cpp = false;
+  const HistoryRun o = Run(6500);
   ASSERT_EQ(o.prompts.size(), o.seeks.size());
-  for (const auto& prompt : o.prompts) EXPECT_EQ(prompt, (std::vector<Token>{s.sot}));
+  for (const auto& prompt : o.prompts) EXPECT_EQ(prompt, sot_);
 }
 
-TEST(TranscribeHistory, KeepPastStartsFromThePreviousRunsText) {
-  const SpecialTokens s = SpecialTokensForVocab(51864);
-  ScriptedModel model(s);
-  std::map<Token, std::string> words = {{10, " a"}, {11, " b"}};
-  Transcriber t(s, 448, [&](Token tok) -> const std::string& { return words.at(tok); });
-  TranscribeParams p;
-  p.decoding.whisper_cpp = true;
-  p.decoding.temperature_inc = 0.0f;
+TEST_F(TranscribeHistory, KeepPastStartsFromThePreviousRunsText) {
   // Windows at 0 and 2000; the second has 500 frames left, so whisper.cpp drops the past before
   // it, and it ends at beg + 500 (5 s, the audio's end): the run ends with that window's text.
-  RunScripted(t, model, s, p, 2500);
-  const std::vector<Token> w = {s.beg, 10, s.beg + 500};
-  p.keep_past = true;
+  Run(2500);
+  const std::vector<Token> last = {s_.beg, 10, s_.beg + 500};
+  p_.keep_past = true;
   const Token initial[2] = {20, 21};
-  p.initial_prompt = initial;
-  p.n_initial_prompt = 2;
-  const HistoryRun r = RunScripted(t, model, s, p, 2500);
+  p_.initial_prompt = initial;
+  p_.n_initial_prompt = 2;
+  const HistoryRun r = Run(2500);
   // whisper.cpp puts the new initial prompt in front of the kept past (its std::rotate).
   ASSERT_FALSE(r.prompts.empty());
-  EXPECT_EQ(r.prompts[0], Prompt(s, {{20, 21}, w}));
-  p.keep_past = false;
-  const HistoryRun f = RunScripted(t, model, s, p, 2500);
+  EXPECT_EQ(r.prompts[0], Prompt({{20, 21}, last}));
+  p_.keep_past = false;
+  const HistoryRun f = Run(2500);
   ASSERT_FALSE(f.prompts.empty());
-  EXPECT_EQ(f.prompts[0], Prompt(s, {{20, 21}}));
+  EXPECT_EQ(f.prompts[0], Prompt({{20, 21}}));
 }
 
 }  // namespace
