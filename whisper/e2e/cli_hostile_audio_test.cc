@@ -4,8 +4,11 @@
 // chunks of a 4-byte id, a 32-bit little-endian size and the data, padded to even length;
 // "fmt " = format tag, channels, rate, byte rate, block align, bits [, cbSize, extension]).
 // Lossless re-encodings of the same samples must give the same transcript as 16-bit PCM.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -163,6 +166,19 @@ class CliHostileAudioTest : public ::testing::Test {
     return ParseSegments(run.out);
   }
 
+  // Checks the cases of `all` named in `names` (each must exist), in that order.
+  void CheckNamed(const std::vector<Case>& all, const std::vector<std::string>& names,
+                  const std::vector<CliSegment>& pcm16, const std::vector<CliSegment>& jfk,
+                  const std::function<int64_t(const Case&)>& duration_ms) {
+    for (const std::string& n : names) {
+      auto it = std::find_if(all.begin(), all.end(), [&n](const Case& c) { return c.name == n; });
+      ASSERT_NE(it, all.end()) << n;
+      Check(*it, pcm16, jfk, duration_ms(*it));
+    }
+  }
+  void CheckSizeCases(const std::vector<std::string>& names);
+  void CheckFormatCases(const std::vector<std::string>& names);
+
   static std::vector<int16_t> jfk_, cut_;
   std::string dir_;
 };
@@ -171,15 +187,11 @@ std::vector<int16_t> CliHostileAudioTest::jfk_;
 std::vector<int16_t> CliHostileAudioTest::cut_;
 
 // Sizes that lie: placeholders left by streaming writers (0xFFFFFFFF, 0), chunks longer or
-// shorter than the file, a trailing half sample. Full jfk.wav, so the transcript is known.
-TEST_F(CliHostileAudioTest, SizeFieldsThatLie) {
-  ASSERT_EQ(jfk_.size(), 176000u);
-  const std::string pcm = Pcm16(jfk_);
-  const std::vector<CliSegment> jfk = Reference("jfk_ref.wav", Riff({FmtChunk({}), DataChunk(pcm)}));
-  ASSERT_FALSE(jfk.empty());
-  EXPECT_EQ(jfk[0].text.find(" And so my fellow Americans"), 0u) << jfk[0].text;
+// shorter than the file, a trailing half sample. Full jfk.wav, so the transcript is known. The
+// cases are split over two tests so that shards stay short under ASan.
+std::vector<Case> SizeCases(const std::string& pcm) {
   const std::string fmt = FmtChunk({});
-  const std::vector<Case> cases = {
+  return {
       {"riff_and_data_ffffffff", Riff({fmt, DataChunk(pcm, 0xFFFFFFFF)}, 0xFFFFFFFF), Expect::kSameAsJfk},
       {"data_ffffffff", Riff({fmt, DataChunk(pcm, 0xFFFFFFFF)}), Expect::kSameAsJfk},
       {"riff_0", Riff({fmt, DataChunk(pcm)}, 0), Expect::kSameAsJfk},
@@ -188,16 +200,31 @@ TEST_F(CliHostileAudioTest, SizeFieldsThatLie) {
       {"data_0", Riff({fmt, DataChunk(pcm, 0)}, 0), Expect::kError, "contains no audio"},
       {"data_shorter_than_file", Riff({fmt, DataChunk(pcm, pcm.size() / 2)}), Expect::kTranscribes},
   };
-  for (const Case& c : cases) Check(c, {}, jfk, 11000);
 }
 
-// The same 2 s of speech in every sample format WAV carries, plus hostile headers.
-TEST_F(CliHostileAudioTest, SampleFormatsAndHeaders) {
-  const std::string pcm = Pcm16(cut_);
-  const std::vector<CliSegment> ref = Reference("cut_ref.wav", Riff({FmtChunk({}), DataChunk(pcm)}));
-  ASSERT_FALSE(ref.empty());
+void CliHostileAudioTest::CheckSizeCases(const std::vector<std::string>& names) {
+  ASSERT_EQ(jfk_.size(), 176000u);
+  const std::string pcm = Pcm16(jfk_);
+  const std::vector<CliSegment> jfk = Reference("jfk_ref.wav", Riff({FmtChunk({}), DataChunk(pcm)}));
+  ASSERT_FALSE(jfk.empty());
+  EXPECT_EQ(jfk[0].text.find(" And so my fellow Americans"), 0u) << jfk[0].text;
+  CheckNamed(SizeCases(pcm), names, {}, jfk, [](const Case&) { return 11000; });
+}
+
+const std::vector<std::vector<std::string>> kSizeGroups = {
+    {"riff_and_data_ffffffff", "data_ffffffff", "riff_0"},
+    {"data_longer_than_file", "half_sample_at_end", "data_0", "data_shorter_than_file"},
+};
+
+TEST_F(CliHostileAudioTest, PlaceholderSizes) { CheckSizeCases(kSizeGroups[0]); }
+TEST_F(CliHostileAudioTest, ChunksThatDisagreeWithTheFile) { CheckSizeCases(kSizeGroups[1]); }
+
+// The same 2 s of speech in every sample format WAV carries, plus hostile headers; split over
+// four tests (as the size cases) so that shards stay short under ASan.
+std::vector<Case> FormatCases(const std::vector<int16_t>& cut) {
+  const std::string pcm = Pcm16(cut);
   std::string u8, s24, s32, f32, f64, alaw, ch8;
-  for (int16_t v : cut_) {
+  for (int16_t v : cut) {
     u8.push_back(static_cast<char>((v >> 8) + 128));
     Put(&s24, static_cast<uint32_t>(v) << 8, 3);
     Put(&s32, static_cast<uint32_t>(v) << 16, 4);
@@ -229,7 +256,7 @@ TEST_F(CliHostileAudioTest, SampleFormatsAndHeaders) {
     Put(&nan_f32, bits, 4);
   }
   const std::string list_odd = std::string("LIST") + std::string("\x05\x00\x00\x00", 4) + "abcde" + '\0';
-  const std::vector<Case> cases = {
+  return {
       {"s24", Riff({FmtChunk({1, 1, 16000, 24}), DataChunk(s24)}), Expect::kSameAsPcm16},
       {"s32", Riff({FmtChunk({1, 1, 16000, 32}), DataChunk(s32)}), Expect::kSameAsPcm16},
       {"f32", Riff({FmtChunk({3, 1, 16000, 32}), DataChunk(f32)}), Expect::kSameAsPcm16},
@@ -258,8 +285,27 @@ TEST_F(CliHostileAudioTest, SampleFormatsAndHeaders) {
       {"samples_160", Riff({FmtChunk({}), DataChunk(pcm.substr(0, 320))}), Expect::kError, "shorter than 100 ms"},
       {"samples_399", Riff({FmtChunk({}), DataChunk(pcm.substr(0, 798))}), Expect::kError, "shorter than 100 ms"},
   };
-  for (const Case& c : cases) Check(c, ref, {}, c.name == "rate_8000" ? 4000 : 2000);
 }
+
+void CliHostileAudioTest::CheckFormatCases(const std::vector<std::string>& names) {
+  const std::string pcm = Pcm16(cut_);
+  const std::vector<CliSegment> ref = Reference("cut_ref.wav", Riff({FmtChunk({}), DataChunk(pcm)}));
+  ASSERT_FALSE(ref.empty());
+  CheckNamed(FormatCases(cut_), names, ref, {}, [](const Case& c) { return c.name == "rate_8000" ? 4000 : 2000; });
+}
+
+const std::vector<std::vector<std::string>> kFormatGroups = {
+    {"s24", "s32", "f32", "f64"},
+    {"extensible", "odd_chunk_with_pad", "channels_8"},
+    {"u8", "alaw", "rate_8000", "rate_192000"},
+    {"nan_inf_f32", "rate_1", "rate_0", "channels_0", "channels_65535", "bits_0", "no_data_chunk", "no_fmt_chunk",
+     "header_only", "truncated_in_fmt", "samples_0", "samples_1", "samples_160", "samples_399"},
+};
+
+TEST_F(CliHostileAudioTest, IntegerAndFloatSamples) { CheckFormatCases(kFormatGroups[0]); }
+TEST_F(CliHostileAudioTest, ExtensibleOddChunksAndChannels) { CheckFormatCases(kFormatGroups[1]); }
+TEST_F(CliHostileAudioTest, LossyAndResampledSamples) { CheckFormatCases(kFormatGroups[2]); }
+TEST_F(CliHostileAudioTest, HostileHeadersAndTooFewSamples) { CheckFormatCases(kFormatGroups[3]); }
 
 // Compressed containers cut short: a FLAC that stops at half decodes what is there with a warning
 // that names the file and both frame counts; an MP3 cut inside its first frames is one error line
@@ -295,6 +341,20 @@ TEST_F(CliHostileAudioTest, ThreadCountsGiveIdenticalTranscripts) {
     ASSERT_FALSE(run.out.empty());
     if (first.empty()) first = run.out;
     EXPECT_EQ(run.out, first) << "-t " << t;
+  }
+}
+
+// Every case is in exactly one group (no model needed).
+TEST(CliHostileAudioCases, EachCaseRunsInExactlyOneTest) {
+  const std::vector<int16_t> cut(32000, 100);
+  const std::string pcm = Pcm16(cut);
+  for (const auto& [cases, groups] : {std::make_pair(SizeCases(pcm), kSizeGroups),
+                                      std::make_pair(FormatCases(cut), kFormatGroups)}) {
+    std::multiset<std::string> grouped, all;
+    for (const auto& g : groups) grouped.insert(g.begin(), g.end());
+    for (const Case& c : cases) all.insert(c.name);
+    EXPECT_EQ(grouped, all);
+    EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), all.size());
   }
 }
 
