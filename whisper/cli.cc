@@ -5,8 +5,9 @@
 // model or audio error, 2 a usage error.
 //
 // Deliberate differences from whisper-cli, also listed in --help and the README: decoding follows
-// OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; an unknown flag is exit 2 (whisper-cli prints usage and exits 0); features not implemented yet
-// (VAD, grammars, DTW, diarization, -owts) are exit 2 when requested.
+// OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; an unknown flag is
+// exit 2 (whisper-cli prints usage and exits 0); features not implemented yet (VAD, grammars,
+// DTW, diarization, -owts) are exit 2 when requested.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
