@@ -1,5 +1,7 @@
-// Checks ggml/fp16.h against the compiler's own IEEE 754 binary16 type (_Float16, g++ >= 12 on
-// x86-64: conversions go through libgcc's __extendhfsf2 / __truncsfhf2, round to nearest even).
+// Checks ggml/fp16.h against the compiler's own IEEE 754 binary16 type: _Float16 (g++ >= 12 on
+// x86-64: conversions go through libgcc's __extendhfsf2 / __truncsfhf2, round to nearest even),
+// or on AArch64 __fp16 (IEEE format unless -mfp16-format=alternative; the hardware's fcvt,
+// round to nearest even), since g++ 12 has no _Float16 in C++ there.
 #include "ggml/fp16.h"
 
 #include <stdint.h>
@@ -14,13 +16,17 @@
 
 namespace {
 
-#if !defined(__FLT16_MAX__) && defined(__clang__)
+#if defined(__aarch64__)
+using RefHalf = __fp16;
+#elif !defined(__FLT16_MAX__) && defined(__clang__)
 // clang before 15 has no _Float16 on x86-64 (the fuzz config, --config=fuzz, builds with
 // clang-14): there is no reference to compare against, so the test reports itself skipped.
 TEST(Fp16Test, NeedsCompilerFloat16) { GTEST_SKIP() << "this clang has no _Float16 on x86-64 (clang >= 15 or g++ >= 12 has)"; }
 #define GGML_FP16_TEST_NO_FLOAT16 1
 #elif !defined(__FLT16_MAX__)
 #error "fp16_test needs the compiler's _Float16 (g++ >= 12 on x86-64) as the reference"
+#else
+using RefHalf = _Float16;
 #endif
 
 #if !defined(GGML_FP16_TEST_NO_FLOAT16)
@@ -39,14 +45,14 @@ float BitsFloat(uint32_t u) {
 
 // The reference conversions.
 uint16_t RefToHalf(float f) {
-  const _Float16 h = static_cast<_Float16>(f);
+  const RefHalf h = static_cast<RefHalf>(f);
   uint16_t bits;
   memcpy(&bits, &h, 2);
   return bits;
 }
 
 float RefToFloat(uint16_t bits) {
-  _Float16 h;
+  RefHalf h;
   memcpy(&h, &bits, 2);
   return static_cast<float>(h);
 }

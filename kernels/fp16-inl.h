@@ -2,10 +2,13 @@
 // vectors, bit-exact with ggml/fp16.h on every target: round to nearest even, NaN stays a quiet
 // NaN, overflow goes to +-inf, subnormals are kept.
 //
-// Why not just hn::PromoteTo/DemoteTo: on AVX2 and AVX3 (F16C) Highway 1.0.3 uses vcvtph2ps /
-// vcvtps2ph, which are exact and round to nearest even, so we use them there. On SSE4, SSSE3 and
-// SCALAR it emulates both directions in software that truncates instead of rounding and maps
-// inf/NaN to finite values, so those targets use the integer code below.
+// Why not just hn::PromoteTo/DemoteTo everywhere: where the hardware converts, Highway 1.0.3 uses
+// it, and the hardware is exact and rounds to nearest even: x86 with F16C (AVX2, AVX3, AVX3_DL:
+// vcvtph2ps / vcvtps2ph) and every A64 target (NEON's fcvtl / fcvtn, SVE's fcvt; __ARM_FP has
+// the half-precision bit on all of A64). On SSE4, SSSE3, EMU128 and SCALAR it emulates both
+// directions in software that truncates instead of rounding and maps inf/NaN to finite values,
+// so those targets use the integer code below. GGML_WHISPER_HW_F16 says which applies to the
+// target being compiled (Highway's HWY_HAVE_FLOAT16 does not: it is 1 on SSSE3 too).
 //
 // Include after hwy/highway.h, inside the foreach_target dance (textual header).
 #if defined(GGML_WHISPER_KERNELS_FP16_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -19,6 +22,14 @@
 
 #include "hwy/highway.h"
 
+#undef GGML_WHISPER_HW_F16
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2) || \
+    (HWY_ARCH_ARM_A64 && (HWY_TARGET & (HWY_NEON | HWY_SVE | HWY_SVE2 | HWY_SVE_256 | HWY_SVE2_128)))
+#define GGML_WHISPER_HW_F16 1
+#else
+#define GGML_WHISPER_HW_F16 0
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace ggml_cpu {
 namespace HWY_NAMESPACE {
@@ -27,7 +38,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Loads hn::Lanes(df) f16 values from `p` (any alignment) and widens them to f32 exactly.
 template <class DF>
 HWY_INLINE hn::Vec<DF> LoadF16AsF32(DF df, const uint16_t* HWY_RESTRICT p) {
-#if HWY_TARGET <= HWY_AVX2
+#if GGML_WHISPER_HW_F16
   const hn::Rebind<hwy::float16_t, DF> dh;
   return hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(p)));
 #else
@@ -56,7 +67,7 @@ HWY_INLINE hn::Vec<DF> LoadF16AsF32(DF df, const uint16_t* HWY_RESTRICT p) {
 // Narrows `v` to f16 (round to nearest even) and stores hn::Lanes(df) values to `p` (any alignment).
 template <class DF>
 HWY_INLINE void StoreF32AsF16(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT p) {
-#if HWY_TARGET <= HWY_AVX2
+#if GGML_WHISPER_HW_F16
   const hn::Rebind<hwy::float16_t, DF> dh;
   hn::StoreU(hn::DemoteTo(dh, v), dh, reinterpret_cast<hwy::float16_t*>(p));
 #else

@@ -28,8 +28,11 @@ constexpr size_t kMC = 128;   // rows of a per packed block: a multiple of every
 constexpr size_t kNRMax = 12;
 
 // Columns (b rows) per micro-kernel: 2 x kNR accumulators plus 3 live registers must fit the
-// register file (32 vectors on AVX-512, 16 elsewhere).
-#if HWY_TARGET <= HWY_AVX3
+// register file: 32 vectors on AVX-512 and on every A64 target (NEON's v0-v31, SVE's z0-z31),
+// 16 on AVX2/SSE4/SSSE3. Highway 1.0.3 has no capability macro for the register count, so it is
+// decided by architecture and, within x86 (whose targets are ordered), by target.
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3) || \
+    (HWY_ARCH_ARM_A64 && (HWY_TARGET & (HWY_NEON | HWY_SVE | HWY_SVE2 | HWY_SVE_256 | HWY_SVE2_128)))
 constexpr size_t kNR = 12;
 #else
 constexpr size_t kNR = 6;
@@ -73,51 +76,65 @@ HWY_INLINE void PackBPanel(const float* HWY_RESTRICT b, size_t ldb, size_t cols,
   }
 }
 
+// Writes one row of a c tile: the first `mr` (<= 2 * Lanes(d)) lanes of v0:v1, added to the row
+// when `accumulate`.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE void StoreTileRow(D d, V v0, V v1, float* HWY_RESTRICT row, size_t mr,
+                             bool accumulate) {
+  const size_t N = hn::Lanes(d);
+  if (mr == 2 * N) {
+    if (accumulate) {
+      v0 = hn::Add(v0, hn::LoadU(d, row));
+      v1 = hn::Add(v1, hn::LoadU(d, row + N));
+    }
+    hn::StoreU(v0, d, row);
+    hn::StoreU(v1, d, row + N);
+    return;
+  }
+  HWY_ALIGN float buf[2 * hn::MaxLanes(d)];
+  hn::Store(v0, d, buf);
+  hn::Store(v1, d, buf + N);
+  for (size_t i = 0; i < mr; ++i) row[i] = accumulate ? row[i] + buf[i] : buf[i];
+}
+
 // c tile (kNR rows of c, 2 vectors of m) = [c +] sum_k ap[k][:] * bp[k][j]. Only the first
-// `mr` lanes of each row and the first `nr` rows are written.
+// `mr` lanes of each row and the first `nr` rows are written. The accumulators are named
+// variables, not an array: SVE vectors are sizeless types, which cannot be array elements; the
+// pairs at j >= kNR are never touched and compile away.
 template <class D>
 HWY_INLINE void MicroKernel(D d, size_t kc, const float* HWY_RESTRICT ap,
                             const float* HWY_RESTRICT bp, float* HWY_RESTRICT c, size_t ldc,
                             size_t mr, size_t nr, bool accumulate) {
   using V = hn::Vec<D>;
+  static_assert(kNR == 6 || kNR == 12, "the accumulators below are written out for 12 columns");
   const size_t N = hn::Lanes(d);
-  V acc0[kNR], acc1[kNR];
-  HWY_UNROLL(16)
-  for (size_t j = 0; j < kNR; ++j) {
-    acc0[j] = hn::Zero(d);
-    acc1[j] = hn::Zero(d);
-  }
+#define GGML_MK_DECLARE(j) HWY_MAYBE_UNUSED V c0_##j = hn::Zero(d), c1_##j = hn::Zero(d);
+  GGML_MK_DECLARE(0) GGML_MK_DECLARE(1) GGML_MK_DECLARE(2) GGML_MK_DECLARE(3)
+  GGML_MK_DECLARE(4) GGML_MK_DECLARE(5) GGML_MK_DECLARE(6) GGML_MK_DECLARE(7)
+  GGML_MK_DECLARE(8) GGML_MK_DECLARE(9) GGML_MK_DECLARE(10) GGML_MK_DECLARE(11)
+#undef GGML_MK_DECLARE
   for (size_t k = 0; k < kc; ++k) {
     const V a0 = hn::Load(d, ap + k * 2 * N);
     const V a1 = hn::Load(d, ap + k * 2 * N + N);
     const float* HWY_RESTRICT bk = bp + k * kNR;
-    HWY_UNROLL(16)
-    for (size_t j = 0; j < kNR; ++j) {
-      const V bj = hn::Set(d, bk[j]);
-      acc0[j] = hn::MulAdd(a0, bj, acc0[j]);
-      acc1[j] = hn::MulAdd(a1, bj, acc1[j]);
-    }
+#define GGML_MK_STEP(j)                        \
+  if constexpr (j < kNR) {                     \
+    const V bj = hn::Set(d, bk[j]);            \
+    c0_##j = hn::MulAdd(a0, bj, c0_##j);       \
+    c1_##j = hn::MulAdd(a1, bj, c1_##j);       \
   }
-  if (mr == 2 * N) {
-    for (size_t j = 0; j < nr; ++j) {
-      float* HWY_RESTRICT row = c + j * ldc;
-      V r0 = acc0[j], r1 = acc1[j];
-      if (accumulate) {
-        r0 = hn::Add(r0, hn::LoadU(d, row));
-        r1 = hn::Add(r1, hn::LoadU(d, row + N));
-      }
-      hn::StoreU(r0, d, row);
-      hn::StoreU(r1, d, row + N);
-    }
-  } else {
-    HWY_ALIGN float buf[2 * hn::MaxLanes(d)];
-    for (size_t j = 0; j < nr; ++j) {
-      float* HWY_RESTRICT row = c + j * ldc;
-      hn::Store(acc0[j], d, buf);
-      hn::Store(acc1[j], d, buf + N);
-      for (size_t i = 0; i < mr; ++i) row[i] = accumulate ? row[i] + buf[i] : buf[i];
-    }
+    GGML_MK_STEP(0) GGML_MK_STEP(1) GGML_MK_STEP(2) GGML_MK_STEP(3)
+    GGML_MK_STEP(4) GGML_MK_STEP(5) GGML_MK_STEP(6) GGML_MK_STEP(7)
+    GGML_MK_STEP(8) GGML_MK_STEP(9) GGML_MK_STEP(10) GGML_MK_STEP(11)
+#undef GGML_MK_STEP
   }
+#define GGML_MK_STORE(j) \
+  if constexpr (j < kNR) \
+    if (j < nr) StoreTileRow(d, c0_##j, c1_##j, c + j * ldc, mr, accumulate);
+  GGML_MK_STORE(0) GGML_MK_STORE(1) GGML_MK_STORE(2) GGML_MK_STORE(3)
+  GGML_MK_STORE(4) GGML_MK_STORE(5) GGML_MK_STORE(6) GGML_MK_STORE(7)
+  GGML_MK_STORE(8) GGML_MK_STORE(9) GGML_MK_STORE(10) GGML_MK_STORE(11)
+#undef GGML_MK_STORE
 }
 
 // The packed path over one block of c (see matmul.h). `work` holds kWorkFloats floats, aligned
@@ -155,34 +172,56 @@ HWY_INLINE void MulMatPacked(D d, size_t K, const TA* HWY_RESTRICT a, size_t lda
   }
 }
 
-// c[j * ldc + i] = dot(a row i, b row j) for i < kRA, j < kRB: kRA x kRB vector accumulators
-// over K, then one horizontal sum each. Each loaded vector feeds kRA or kRB FMAs.
+// Horizontal sum of one DotTile accumulator plus the scalar tail k in [k_end, K).
+template <class D, typename TA, class V = hn::Vec<D>>
+HWY_INLINE float FinishDot(D d, V acc, const TA* HWY_RESTRICT a, const float* HWY_RESTRICT b,
+                           size_t k_end, size_t K) {
+  float sum = hn::GetLane(hn::SumOfLanes(d, acc));
+  for (size_t k = k_end; k < K; ++k) sum += ScalarAsF32(a[k]) * b[k];
+  return sum;
+}
+
+// c[j * ldc + i] = dot(a row i, b row j) for i < kRA (1 or 4), j < kRB (1..4): kRA x kRB vector
+// accumulators over K, then one horizontal sum each. Each loaded vector feeds kRA or kRB FMAs.
+// Named accumulators, not arrays (sizeless SVE vectors); unused ones compile away.
 template <size_t kRA, size_t kRB, class D, typename TA>
 HWY_INLINE void DotTile(D d, size_t K, const TA* HWY_RESTRICT a, size_t lda,
                         const float* HWY_RESTRICT b, size_t ldb, float* HWY_RESTRICT c,
                         size_t ldc) {
   using V = hn::Vec<D>;
+  static_assert(kRA == 1 || kRA == 4, "rows of a per tile");
+  static_assert(1 <= kRB && kRB <= 4, "rows of b per tile");
   const size_t N = hn::Lanes(d);
-  V acc[kRA][kRB];
-  for (size_t i = 0; i < kRA; ++i) {
-    for (size_t j = 0; j < kRB; ++j) acc[i][j] = hn::Zero(d);
-  }
+#define GGML_DT_DECLARE(i)                                                \
+  HWY_MAYBE_UNUSED V c##i##0 = hn::Zero(d), c##i##1 = hn::Zero(d), \
+                     c##i##2 = hn::Zero(d), c##i##3 = hn::Zero(d);
+  GGML_DT_DECLARE(0) GGML_DT_DECLARE(1) GGML_DT_DECLARE(2) GGML_DT_DECLARE(3)
+#undef GGML_DT_DECLARE
   size_t k = 0;
   for (; k + N <= K; k += N) {
-    V vb[kRB];
-    for (size_t j = 0; j < kRB; ++j) vb[j] = hn::LoadU(d, b + j * ldb + k);
-    for (size_t i = 0; i < kRA; ++i) {
-      const V va = LoadAsF32(d, a + i * lda + k);
-      for (size_t j = 0; j < kRB; ++j) acc[i][j] = hn::MulAdd(va, vb[j], acc[i][j]);
-    }
+    const V b0 = hn::LoadU(d, b + k);
+    const V b1 = kRB > 1 ? hn::LoadU(d, b + 1 * ldb + k) : b0;
+    const V b2 = kRB > 2 ? hn::LoadU(d, b + 2 * ldb + k) : b0;
+    const V b3 = kRB > 3 ? hn::LoadU(d, b + 3 * ldb + k) : b0;
+#define GGML_DT_ROW(i)                                            \
+  if constexpr (i < kRA) {                                        \
+    const V va = LoadAsF32(d, a + i * lda + k);                   \
+    c##i##0 = hn::MulAdd(va, b0, c##i##0);                        \
+    if constexpr (kRB > 1) c##i##1 = hn::MulAdd(va, b1, c##i##1); \
+    if constexpr (kRB > 2) c##i##2 = hn::MulAdd(va, b2, c##i##2); \
+    if constexpr (kRB > 3) c##i##3 = hn::MulAdd(va, b3, c##i##3); \
   }
-  for (size_t i = 0; i < kRA; ++i) {
-    for (size_t j = 0; j < kRB; ++j) {
-      float sum = hn::GetLane(hn::SumOfLanes(d, acc[i][j]));
-      for (size_t kk = k; kk < K; ++kk) sum += ScalarAsF32(a[i * lda + kk]) * b[j * ldb + kk];
-      c[j * ldc + i] = sum;
-    }
+    GGML_DT_ROW(0) GGML_DT_ROW(1) GGML_DT_ROW(2) GGML_DT_ROW(3)
+#undef GGML_DT_ROW
   }
+#define GGML_DT_OUT(i, j)           \
+  if constexpr (i < kRA && j < kRB) \
+    c[j * ldc + i] = FinishDot(d, c##i##j, a + i * lda, b + j * ldb, k, K);
+  GGML_DT_OUT(0, 0) GGML_DT_OUT(0, 1) GGML_DT_OUT(0, 2) GGML_DT_OUT(0, 3)
+  GGML_DT_OUT(1, 0) GGML_DT_OUT(1, 1) GGML_DT_OUT(1, 2) GGML_DT_OUT(1, 3)
+  GGML_DT_OUT(2, 0) GGML_DT_OUT(2, 1) GGML_DT_OUT(2, 2) GGML_DT_OUT(2, 3)
+  GGML_DT_OUT(3, 0) GGML_DT_OUT(3, 1) GGML_DT_OUT(3, 2) GGML_DT_OUT(3, 3)
+#undef GGML_DT_OUT
 }
 
 // DotTile with a run-time number of b rows (1..4).

@@ -16,8 +16,9 @@
 //   N = 64 .. 2048: a [N, N] x b [N, N], as whisper.cpp's `whisper-bench -w 2` (the figures of
 //                   ../shared/reference/perf_anchors.md).
 // Rows:
-//   FmaPeak/<AVX512|AVX2>/threads:<1|2>   the FP32 FMA peak of this machine, this run (12
-//                                         accumulators, as perf_anchors.md measures it)
+//   FmaPeak/threads:<1|2>                 the FP32 FMA peak of the target the kernels dispatch
+//                                         to, this run (12 accumulators, as perf_anchors.md
+//                                         measures it), on any architecture
 //   MulMat/<type>/<shape>/threads:<1|2>   shape attn_384x384x1500, ..., square_64, ...
 //   OpenBLAS/F32/<shape>/threads:<1|2>    cblas_sgemm on the same F32 data with
 //                                         openblas_set_num_threads to match; run last so that
@@ -39,7 +40,6 @@
 //          --benchmark_min_time=0.1
 #include <cblas.h>
 #include <ctype.h>
-#include <immintrin.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +63,52 @@
 #include "kernels/graph_compute.h"
 #include "kernels/quant_traits.h"
 #include "kernels/threadpool.h"
+
+// The FMA peak loop, compiled for every Highway target and dispatched like the kernels.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/mul_mat_types_benchmark.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ggml_cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// perf_anchors.md's method: 12 independent accumulators (enough to cover FMA latency x pipes),
+// each updated by one vector FMA per step: 2 * Lanes * 12 FLOP per step. The accumulators are
+// named variables, not an array: GCC keeps an array in memory (and SVE vectors cannot be array
+// elements), and the loop would then measure store-to-load forwarding instead of the FMA units.
+// Returns a value derived from every accumulator; *lanes = Lanes of the vectors used.
+float FmaPeakLoop(int64_t steps, size_t* lanes) {
+  const hn::ScalableTag<float> d;
+  *lanes = hn::Lanes(d);
+  auto a0 = hn::Set(d, 0.0f), a1 = hn::Set(d, 0.1f), a2 = hn::Set(d, 0.2f), a3 = hn::Set(d, 0.3f);
+  auto a4 = hn::Set(d, 0.4f), a5 = hn::Set(d, 0.5f), a6 = hn::Set(d, 0.6f), a7 = hn::Set(d, 0.7f);
+  auto a8 = hn::Set(d, 0.8f), a9 = hn::Set(d, 0.9f), a10 = hn::Set(d, 1.0f), a11 = hn::Set(d, 1.1f);
+  const auto mul = hn::Set(d, 0.9999999f), add = hn::Set(d, 1e-7f);
+  for (int64_t i = 0; i < steps; ++i) {
+    a0 = hn::MulAdd(a0, mul, add), a1 = hn::MulAdd(a1, mul, add);
+    a2 = hn::MulAdd(a2, mul, add), a3 = hn::MulAdd(a3, mul, add);
+    a4 = hn::MulAdd(a4, mul, add), a5 = hn::MulAdd(a5, mul, add);
+    a6 = hn::MulAdd(a6, mul, add), a7 = hn::MulAdd(a7, mul, add);
+    a8 = hn::MulAdd(a8, mul, add), a9 = hn::MulAdd(a9, mul, add);
+    a10 = hn::MulAdd(a10, mul, add), a11 = hn::MulAdd(a11, mul, add);
+  }
+  const auto sum = hn::Add(hn::Add(hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)),
+                                   hn::Add(hn::Add(a4, a5), hn::Add(a6, a7))),
+                           hn::Add(hn::Add(a8, a9), hn::Add(a10, a11)));
+  return hn::GetLane(hn::SumOfLanes(d, sum));
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ggml_cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ggml_cpu {
+HWY_EXPORT(FmaPeakLoop);
+}  // namespace ggml_cpu
 
 namespace {
 
@@ -94,7 +140,7 @@ const ggml_type kTypes[] = {GGML_TYPE_F32,  GGML_TYPE_F16,  GGML_TYPE_Q8_0, GGML
                             GGML_TYPE_Q5_1, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1};
 constexpr int kNumTypes = sizeof(kTypes) / sizeof(kTypes[0]);
 constexpr int kBlas = kNumTypes;  // column index of the OpenBLAS rows
-constexpr int kPeakShape = -1;    // "shape" of the FMA peak rows; column 0 AVX-512, 1 AVX2
+constexpr int kPeakShape = -1;    // "shape" of the FMA peak rows (column 0)
 const int kThreadCounts[] = {1, 2};
 
 // "F32", "Q4_0", ...: ggml_type_name in upper case, as perf_anchors.md writes the types.
@@ -234,72 +280,24 @@ void BM_OpenBlas(benchmark::State& state, Shape s, int nth) {
 }
 
 // ---- FP32 FMA peak, measured in the same run --------------------------------------------------
-// perf_anchors.md's method: 12 independent accumulators (enough to cover FMA latency x pipes),
-// each updated by one vector FMA per step: 2 * lanes * 12 FLOP per step. The accumulators are
-// named variables, not an array: GCC keeps an array in memory, and the loop then measures
-// store-to-load forwarding instead of the FMA units. Compiled for AVX-512 / AVX2 with target
-// attributes (the build is baseline x86-64); the rows are skipped on CPUs without the ISA.
+// FmaPeakLoop (above) on the dispatched target: 12 accumulators x 2 * Lanes FLOP per step.
 constexpr int kFmaAccumulators = 12;
 constexpr int64_t kFmaSteps = 1 << 16;
 
-#define FMA_STEP_12(FMA)                                                                          \
-  a0 = FMA(a0, mul, add), a1 = FMA(a1, mul, add), a2 = FMA(a2, mul, add), a3 = FMA(a3, mul, add), \
-  a4 = FMA(a4, mul, add), a5 = FMA(a5, mul, add), a6 = FMA(a6, mul, add), a7 = FMA(a7, mul, add), \
-  a8 = FMA(a8, mul, add), a9 = FMA(a9, mul, add), a10 = FMA(a10, mul, add), a11 = FMA(a11, mul, add)
-
-__attribute__((target("avx512f"))) float FmaLoopAvx512() {
-  __m512 a0 = _mm512_set1_ps(0.0f), a1 = _mm512_set1_ps(0.1f), a2 = _mm512_set1_ps(0.2f),
-         a3 = _mm512_set1_ps(0.3f), a4 = _mm512_set1_ps(0.4f), a5 = _mm512_set1_ps(0.5f),
-         a6 = _mm512_set1_ps(0.6f), a7 = _mm512_set1_ps(0.7f), a8 = _mm512_set1_ps(0.8f),
-         a9 = _mm512_set1_ps(0.9f), a10 = _mm512_set1_ps(1.0f), a11 = _mm512_set1_ps(1.1f);
-  const __m512 mul = _mm512_set1_ps(0.9999999f), add = _mm512_set1_ps(1e-7f);
-  for (int64_t i = 0; i < kFmaSteps; ++i) FMA_STEP_12(_mm512_fmadd_ps);
-  const __m512 sum = _mm512_add_ps(
-      _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
-                    _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7))),
-      _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
-  alignas(64) float out[16];
-  _mm512_store_ps(out, sum);
-  return out[0] + out[15];
-}
-
-__attribute__((target("avx2,fma"))) float FmaLoopAvx2() {
-  __m256 a0 = _mm256_set1_ps(0.0f), a1 = _mm256_set1_ps(0.1f), a2 = _mm256_set1_ps(0.2f),
-         a3 = _mm256_set1_ps(0.3f), a4 = _mm256_set1_ps(0.4f), a5 = _mm256_set1_ps(0.5f),
-         a6 = _mm256_set1_ps(0.6f), a7 = _mm256_set1_ps(0.7f), a8 = _mm256_set1_ps(0.8f),
-         a9 = _mm256_set1_ps(0.9f), a10 = _mm256_set1_ps(1.0f), a11 = _mm256_set1_ps(1.1f);
-  const __m256 mul = _mm256_set1_ps(0.9999999f), add = _mm256_set1_ps(1e-7f);
-  for (int64_t i = 0; i < kFmaSteps; ++i) FMA_STEP_12(_mm256_fmadd_ps);
-  const __m256 sum = _mm256_add_ps(
-      _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
-                    _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7))),
-      _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
-  alignas(32) float out[8];
-  _mm256_store_ps(out, sum);
-  return out[0] + out[7];
-}
-
-#undef FMA_STEP_12
-
 struct FmaArgs {
-  bool avx512;
   float sink[GGML_THREADPOOL_MAX_THREADS];
+  size_t lanes[GGML_THREADPOOL_MAX_THREADS];
 };
 
 void FmaWork(void* arg, int ith, int /*nth*/) {
   FmaArgs* a = static_cast<FmaArgs*>(arg);
-  a->sink[ith] = a->avx512 ? FmaLoopAvx512() : FmaLoopAvx2();
+  a->sink[ith] = HWY_DYNAMIC_DISPATCH(ggml_cpu::FmaPeakLoop)(kFmaSteps, &a->lanes[ith]);
 }
 
 // Every thread of the pool runs the FMA loop; GFLOP/s summed over threads.
-void BM_FmaPeak(benchmark::State& state, bool avx512, int nth) {
-  __builtin_cpu_init();
-  if (avx512 ? !__builtin_cpu_supports("avx512f") : !__builtin_cpu_supports("fma")) {
-    state.SkipWithError("CPU lacks this ISA");
-    return;
-  }
+void BM_FmaPeak(benchmark::State& state, int nth) {
   ggml_threadpool* tp = Pool(nth);
-  FmaArgs args{avx512, {}};
+  FmaArgs args{};
   for (auto _ : state) {
     if (tp == nullptr || !ggml_threadpool_run(tp, nth, FmaWork, &args)) {
       state.SkipWithError(ggml_last_error());
@@ -307,7 +305,7 @@ void BM_FmaPeak(benchmark::State& state, bool avx512, int nth) {
     }
     benchmark::DoNotOptimize(args.sink);
   }
-  const double flops = 2.0 * (avx512 ? 16 : 8) * kFmaAccumulators * kFmaSteps * nth;
+  const double flops = 2.0 * static_cast<double>(args.lanes[0]) * kFmaAccumulators * kFmaSteps * nth;
   state.counters["GFLOP/s"] = benchmark::Counter(
       flops * 1e-9 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
@@ -348,15 +346,14 @@ class TableReporter : public benchmark::ConsoleReporter {
   }
 
   // Markdown table: one row per shape (squares or Whisper shapes), one column per type, then
-  // OpenBLAS, F32 / OpenBLAS and the best type's share of the measured FMA peak of the ISA the
-  // kernels dispatch to (AVX-512 for the AVX3* targets, else AVX2).
+  // OpenBLAS, F32 / OpenBLAS and the best type's share of the measured FMA peak of the target
+  // the kernels dispatch to.
   void PrintTable(int nth, bool squares) const {
-    const bool avx512 = strncmp(ggml_cpu_target_name(), "AVX3", 4) == 0;
-    const double peak = Get(nth, kPeakShape, avx512 ? 0 : 1);
+    const double peak = Get(nth, kPeakShape, 0);
     printf("\nGFLOP/s, %d thread%s, %s; %s FMA peak %.1f\n", nth, nth == 1 ? "" : "s",
            squares ? "square N x N x N (whisper-bench -w 2; compare perf_anchors.md)"
                    : "Whisper tiny shapes (M x K x N)",
-           avx512 ? "AVX-512" : "AVX2", peak);
+           ggml_cpu_target_name(), peak);
     printf("| %s |", squares ? "N" : "shape");
     for (ggml_type t : kTypes) printf(" %s |", TypeName(t).c_str());
     printf(" OpenBLAS | F32/OpenBLAS | best/peak |\n|---|");
@@ -400,12 +397,9 @@ void Register(const std::string& name, Cell cell, benchmark::internal::Benchmark
 
 void RegisterAll() {
   for (int nth : kThreadCounts) {
-    for (bool avx512 : {true, false}) {
-      const std::string name =
-          std::string("FmaPeak/") + (avx512 ? "AVX512" : "AVX2") + "/threads:" + std::to_string(nth);
-      Register(name, {avx512 ? 0 : 1, kPeakShape, nth},
-               benchmark::RegisterBenchmark(name.c_str(), BM_FmaPeak, avx512, nth));
-    }
+    const std::string name = "FmaPeak/threads:" + std::to_string(nth);
+    Register(name, {0, kPeakShape, nth},
+             benchmark::RegisterBenchmark(name.c_str(), BM_FmaPeak, nth));
   }
   for (int nth : kThreadCounts) {
     for (int si = 0; si < kNumShapes; ++si) {
@@ -473,3 +467,4 @@ int main(int argc, char** argv) {
   for (auto& p : Pools()) ggml_threadpool_free(p.second);
   return 0;
 }
+#endif  // HWY_ONCE

@@ -7,7 +7,13 @@
 //     ReorderWidenMulAccumulate (vpmaddwd on x86; one 512-bit op per block on AVX3);
 //   - AVX3_DL: weight codes as unsigned bytes times int8 activations with one AVX512-VNNI
 //     vpdpbusd per block; the weight offset (8, 16 or 128) is removed by starting the
-//     accumulator at -offset * sum(y), computed once per activation block.
+//     accumulator at -offset * sum(y), computed once per activation block;
+//   - SVE, SVE2, SVE_256, SVE2_128: signed int8 weight codes (offset already removed: every
+//     type's codes fit int8) times int8 activations with SVE's sdot (4-way int8 dot into int32
+//     lanes, part of base SVE), two per block on 128-bit halves, whatever the vector length;
+//   - NEON (and the x86 targets below AVX3_DL): int16 widening as above, which Highway 1.0.3
+//     maps to vmlal_s16/vmlal_high_s16 (widening multiply-accumulate) on A64. NEON's own sdot
+//     needs the dotprod extension, which Highway's NEON target does not require.
 // The lanes are converted to float once per block and scaled by d_x * d_y with one MulAdd, as
 // ggml's x86 kernels do; the lanes of a row are added once at its end. Activation blocks are
 // decoded once for 4 weight rows.
@@ -25,6 +31,7 @@
 
 #include "ggml/fp16.h"
 #include "hwy/highway.h"
+#include "kernels/fp16-inl.h"
 #include "kernels/quant_types.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -36,19 +43,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Lanes(d) == MaxLanes(d). Fixed-width targets give that for any cap; on scalable targets
 // (SVE, RVV) the cap is the 128-bit minimum vector so the equality still holds.
 #if HWY_HAVE_SCALABLE
-using DI16 = hn::CappedTag<int16_t, 8>;  // code lanes of one dot-product chunk
 using DF32 = hn::CappedTag<float, 4>;    // float lanes of the Q8 quantizer
 #else
-using DI16 = hn::CappedTag<int16_t, kQK>;
 using DF32 = hn::CappedTag<float, kQK>;
 #endif
 
-// Broadcast of one fp16 scale as float, exact on every target. AVX2 and up have F16C
-// (vcvtph2ps); Highway 1.0.3's emulation elsewhere maps inf/NaN to finite values (see
-// fp16-inl.h), so other targets convert the scalar with ggml/fp16.h.
+// Broadcast of one fp16 scale as float, exact on every target: the hardware conversion where
+// there is one (GGML_WHISPER_HW_F16, fp16-inl.h); Highway 1.0.3's emulation elsewhere maps
+// inf/NaN to finite values, so other targets convert the scalar with ggml/fp16.h.
 template <class DF>
 HWY_INLINE hn::Vec<DF> BroadcastF16(DF df, ggml_fp16_t h) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#if GGML_WHISPER_HW_F16
   const hn::Rebind<hwy::float16_t, DF> dh;
   const hn::RebindToUnsigned<decltype(dh)> du;
   return hn::PromoteTo(df, hn::BitCast(dh, hn::Set(du, h)));
@@ -59,20 +64,32 @@ HWY_INLINE hn::Vec<DF> BroadcastF16(DF df, ggml_fp16_t h) {
 
 // ------------------------------ Code decoders: Lanes(d) signed codes starting at element e0
 
-// Q8 codes (weights of Q8_0 or any activation block), int8 -> int16.
+// Q8 codes (weights of Q8_0 or any activation block) as int16 lanes, or int8 lanes as stored.
 template <class D>
 HWY_INLINE hn::Vec<D> LoadQ8Chunk(D d, const int8_t* qs, size_t e0) {
-  const hn::Rebind<int8_t, D> d8;
-  return hn::PromoteTo(d, hn::LoadU(d8, qs + e0));
+  if constexpr (sizeof(hn::TFromD<D>) == 1) {
+    return hn::LoadU(d, qs + e0);
+  } else {
+    const hn::Rebind<int8_t, D> d8;
+    return hn::PromoteTo(d, hn::LoadU(d8, qs + e0));
+  }
 }
 
 // Unsigned 4-bit codes (q in [0, 15]) of elements [e0, e0 + Lanes(d)) from qs[16] in ggml's
 // nibble order: element j < 16 is the low nibble of qs[j], element j >= 16 the high nibble of
-// qs[j - 16]. A chunk is either inside one half or (Lanes = 32) is the whole block.
+// qs[j - 16]. A chunk is either inside one half or (Lanes = 32) is the whole block. Lanes are
+// int16, or (int8 lanes, one half block) the bytes themselves.
 template <class D>
 HWY_INLINE hn::Vec<D> LoadNibbleChunk(D d, const uint8_t* qs, size_t e0) {
   constexpr size_t kN = hn::MaxLanes(D());
   static_assert(kN <= kQK / 2 || kN == kQK, "a chunk is one half block or the whole block");
+  if constexpr (sizeof(hn::TFromD<D>) == 1) {
+    static_assert(kN <= kQK / 2, "int8 chunks are within one half block");
+    const hn::RebindToUnsigned<D> du;
+    const size_t half = e0 / (kQK / 2);
+    const auto bytes = hn::LoadU(du, qs + (e0 - half * (kQK / 2)));
+    return hn::BitCast(d, half == 0 ? hn::And(bytes, hn::Set(du, 0x0F)) : hn::ShiftRight<4>(bytes));
+  } else
 #if HWY_TARGET != HWY_SCALAR  // (Combine does not exist there; kN is 1)
   if constexpr (kN == kQK) {
     const hn::Half<D> dh;
@@ -168,6 +185,10 @@ struct DecodeQ8_0 {
 
 // sum_j x_j * y_j of one block as int32 lanes (only their total matters): codes widened to
 // int16, multiplied pairwise into int32 with ReorderWidenMulAccumulate (vpmaddwd on x86).
+// Fixed-width targets only (its activations are an array of vectors); SVE has SdotBlockDot.
+#if !HWY_HAVE_SCALABLE
+using DI16 = hn::CappedTag<int16_t, kQK>;  // code lanes of one dot-product chunk
+
 template <class Decoder>
 struct WidenBlockDot {
   using D32 = hn::Repartition<int32_t, DI16>;
@@ -176,15 +197,19 @@ struct WidenBlockDot {
   static_assert(kQK % kN == 0, "a block must be a whole number of chunks");
 
   struct Activations {  // one activation block, widened once for all weight rows
+    // User-provided, so that it is compiled for this target: GCC compiles an implicit default
+    // constructor without the target's attributes, and NEON's Vec128() then fails to inline.
+    template <class BlockY>
+    HWY_INLINE explicit Activations(const BlockY& by) {
+      const DI16 d16;
+      for (size_t c = 0; c < kChunks; ++c) y[c] = LoadQ8Chunk(d16, by.qs, c * kN);
+    }
     hn::Vec<DI16> y[kChunks];
   };
 
   template <class BlockY>
   static HWY_INLINE Activations Load(const BlockY& by) {
-    const DI16 d16;
-    Activations a;
-    for (size_t c = 0; c < kChunks; ++c) a.y[c] = LoadQ8Chunk(d16, by.qs, c * kN);
-    return a;
+    return Activations(by);
   }
 
   static HWY_INLINE hn::Vec<D32> Dot(const typename Decoder::Block& bx, const Activations& a) {
@@ -199,6 +224,7 @@ struct WidenBlockDot {
     return hn::Add(sum0, sum1);
   }
 };
+#endif  // !HWY_HAVE_SCALABLE
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3_DL
 #define GGML_WHISPER_QUANT_HAVE_VNNI 1
@@ -292,6 +318,43 @@ struct VnniBlockDot {
 
 template <class Decoder>
 using BlockDot = VnniBlockDot<Decoder>;
+
+#elif HWY_ARCH_ARM_A64 && (HWY_TARGET & (HWY_SVE | HWY_SVE2 | HWY_SVE_256 | HWY_SVE2_128))
+#define GGML_WHISPER_QUANT_HAVE_SDOT 1
+
+// ------------------------------ Block dot products: SVE sdot (every SVE target)
+
+// sum_j x_j * y_j of one block as int32 lanes: the weight codes decoded to signed int8 (every
+// type's values fit: [-8, 7], [0, 15], [-16, 15], [0, 31], [-128, 127]) and multiplied with the
+// int8 activations by svdot_s32, four products per int32 lane, exactly. Each half block is one
+// 16-lane int8 vector (128 bits, SVE's minimum length); on longer vectors the lanes past 16 are
+// zero (predicated loads), so the result is the same for every vector length.
+template <class Decoder>
+struct SdotBlockDot {
+  using D8 = hn::CappedTag<int8_t, kQK / 2>;
+  using D32 = hn::Repartition<int32_t, D8>;
+
+  // Sizeless SVE vectors cannot be struct members: the activations stay in memory (L1), and
+  // Dot reloads them per weight row.
+  struct Activations {
+    const int8_t* qs;
+  };
+
+  template <class BlockY>
+  static HWY_INLINE Activations Load(const BlockY& by) {
+    return Activations{by.qs};
+  }
+
+  static HWY_INLINE hn::Vec<D32> Dot(const typename Decoder::Block& bx, const Activations& a) {
+    const D8 d8;
+    const D32 d32;
+    auto sum = svdot_s32(hn::Zero(d32), Decoder::Codes(d8, bx, 0), hn::LoadU(d8, a.qs));
+    return svdot_s32(sum, Decoder::Codes(d8, bx, kQK / 2), hn::LoadU(d8, a.qs + kQK / 2));
+  }
+};
+
+template <class Decoder>
+using BlockDot = SdotBlockDot<Decoder>;
 #else
 template <class Decoder>
 using BlockDot = WidenBlockDot<Decoder>;
@@ -299,47 +362,74 @@ using BlockDot = WidenBlockDot<Decoder>;
 
 // ------------------------------ Row dot products
 
-// s[r] = dot(x row r, y) for kRows rows of x starting at x_row (row stride x_nb1 bytes), over
-// nb blocks. Each activation block is loaded once for all kRows rows. Per block and row: the
-// integer lanes are converted to float and accumulated with one MulAdd by d_x * d_y.
+// acc += d_x * d_y * (x . y) for one weight block, and for the asymmetric types
+// acc_min += m_x * s_y: the integer lanes converted to float once, one MulAdd.
+template <class Decoder, class DF, class DF1, class Activations>
+HWY_INLINE void AccumulateBlock(DF df, DF1 df1, const typename Decoder::Block& bx,
+                                const Activations& act, hn::Vec<DF> dy, ggml_fp16_t sy,
+                                hn::Vec<DF>& acc, hn::Vec<DF1>& acc_min) {
+  const auto block_sum = hn::ConvertTo(df, BlockDot<Decoder>::Dot(bx, act));
+  acc = hn::MulAdd(hn::Mul(BroadcastF16(df, bx.d), dy), block_sum, acc);
+  if constexpr (Decoder::kHasMin) {
+    acc_min = hn::MulAdd(BroadcastF16(df1, bx.m), BroadcastF16(df1, sy), acc_min);
+  } else {
+    (void)df1;
+    (void)sy;
+    (void)acc_min;
+  }
+}
+
+// s[r] = dot(x row r, y) for kRows (1 or 4) rows of x starting at x_row (row stride x_nb1
+// bytes), over nb blocks. Each activation block is loaded once for all kRows rows. Per block and
+// row: the integer lanes are converted to float and accumulated with one MulAdd by d_x * d_y.
+// The per-row accumulators are named variables (sizeless SVE vectors cannot be array elements),
+// which also keeps them in registers.
 template <size_t kRows, class Decoder, class BlockY>
 HWY_INLINE void DotRowsT(int64_t nb, const uint8_t* x_row, size_t x_nb1, const BlockY* y,
                          float* s) {
+  static_assert(kRows == 1 || kRows == 4, "one row or four");
   using BlockX = typename Decoder::Block;
   using Dot = BlockDot<Decoder>;
   const typename Dot::D32 d32;
   const hn::Rebind<float, decltype(d32)> df;
   const hn::CappedTag<float, 1> df1;  // m_x * s_y of the asymmetric types: one lane suffices
+  // sy is only read by the asymmetric types' BlockY (Q8_1); Q8_0 has no s.
+  auto sum_of = [](const BlockY& by) -> ggml_fp16_t {
+    if constexpr (Decoder::kHasMin) {
+      return by.s;
+    } else {
+      (void)by;
+      return 0;
+    }
+  };
 
   const BlockX* x[kRows];
-  hn::Vec<decltype(df)> acc[kRows];
-  hn::Vec<decltype(df1)> acc_min[kRows];
-  for (size_t r = 0; r < kRows; ++r) {
-    x[r] = reinterpret_cast<const BlockX*>(x_row + r * x_nb1);
-    acc[r] = hn::Zero(df);
-    acc_min[r] = hn::Zero(df1);
-  }
+  for (size_t r = 0; r < kRows; ++r) x[r] = reinterpret_cast<const BlockX*>(x_row + r * x_nb1);
+  auto acc0 = hn::Zero(df), acc1 = hn::Zero(df), acc2 = hn::Zero(df), acc3 = hn::Zero(df);
+  auto min0 = hn::Zero(df1), min1 = hn::Zero(df1), min2 = hn::Zero(df1), min3 = hn::Zero(df1);
 
   for (int64_t i = 0; i < nb; ++i) {
     const BlockY& by = y[i];
     const typename Dot::Activations act = Dot::Load(by);
     const auto dy = BroadcastF16(df, by.d);
-    // Fully unrolled so that acc[] stays in registers (GCC otherwise keeps it in memory and the
-    // store-to-load latency of each row's MulAdd chain bounds the loop).
-    HWY_UNROLL(4)
-    for (size_t r = 0; r < kRows; ++r) {
-      const BlockX& bx = x[r][i];
-      const auto block_sum = hn::ConvertTo(df, Dot::Dot(bx, act));
-      acc[r] = hn::MulAdd(hn::Mul(BroadcastF16(df, bx.d), dy), block_sum, acc[r]);
-      if constexpr (Decoder::kHasMin) {
-        acc_min[r] = hn::MulAdd(BroadcastF16(df1, bx.m), BroadcastF16(df1, by.s), acc_min[r]);
-      }
+    const ggml_fp16_t sy = sum_of(by);
+    AccumulateBlock<Decoder>(df, df1, x[0][i], act, dy, sy, acc0, min0);
+    if constexpr (kRows == 4) {
+      AccumulateBlock<Decoder>(df, df1, x[1][i], act, dy, sy, acc1, min1);
+      AccumulateBlock<Decoder>(df, df1, x[2][i], act, dy, sy, acc2, min2);
+      AccumulateBlock<Decoder>(df, df1, x[3][i], act, dy, sy, acc3, min3);
     }
   }
-  for (size_t r = 0; r < kRows; ++r) {
-    float total = hn::GetLane(hn::SumOfLanes(df, acc[r]));
-    if constexpr (Decoder::kHasMin) total += hn::GetLane(acc_min[r]);
-    s[r] = total;
+  auto finish = [&](hn::Vec<decltype(df)> acc, hn::Vec<decltype(df1)> acc_min) {
+    float total = hn::GetLane(hn::SumOfLanes(df, acc));
+    if constexpr (Decoder::kHasMin) total += hn::GetLane(acc_min);
+    return total;
+  };
+  s[0] = finish(acc0, min0);
+  if constexpr (kRows == 4) {
+    s[1] = finish(acc1, min1);
+    s[2] = finish(acc2, min2);
+    s[3] = finish(acc3, min3);
   }
 }
 
@@ -382,13 +472,14 @@ HWY_INLINE void QuantizeRowQ8(const float* HWY_RESTRICT x, BlockY* HWY_RESTRICT 
   constexpr size_t kVecs = kQK / kN;
   static_assert(kQK % kN == 0, "a block must be a whole number of vectors");
 
+  // Two passes over the block's 32 floats (the second from L1): sizeless SVE vectors cannot
+  // be kept in an array between them.
   for (int64_t i = 0; i < k / kQK; ++i, x += kQK) {
-    hn::Vec<DF32> v[kVecs];
     auto vmax = hn::Zero(df);
     for (size_t c = 0; c < kVecs; ++c) {
-      v[c] = hn::LoadU(df, x + c * kN);
+      const auto v = hn::LoadU(df, x + c * kN);
       // Eq(v, v) is false for NaN: those lanes contribute 0 (the reference skips them).
-      vmax = hn::Max(vmax, hn::IfThenElseZero(hn::Eq(v[c], v[c]), hn::Abs(v[c])));
+      vmax = hn::Max(vmax, hn::IfThenElseZero(hn::Eq(v, v), hn::Abs(v)));
     }
     const float amax = hn::GetLane(hn::MaxOfLanes(df, vmax));
     const float d = amax / 127.0f;
@@ -397,7 +488,7 @@ HWY_INLINE void QuantizeRowQ8(const float* HWY_RESTRICT x, BlockY* HWY_RESTRICT 
     const auto vid = hn::Set(df, id);
     auto sum = hn::Zero(di);
     for (size_t c = 0; c < kVecs; ++c) {
-      const auto q = RoundToQ8(df, hn::Mul(v[c], vid));
+      const auto q = RoundToQ8(df, hn::Mul(hn::LoadU(df, x + c * kN), vid));
       hn::StoreU(hn::DemoteTo(d8, q), d8, y[i].qs + c * kN);
       if constexpr (kWithSum) sum = hn::Add(sum, q);
     }
