@@ -53,7 +53,13 @@ void LogAcceptedNames(const char* what, const char* name) {
 }
 
 // Lower bits are better targets, so capping at `bit` disables every bit below it.
-void ApplyLimit(int64_t bit) { hwy::DisableTargets(bit == 0 ? 0 : bit - 1); }
+// The limit in force (a target bit, 0 for none).
+std::atomic<int64_t> g_limit{0};
+
+void ApplyLimit(int64_t bit) {
+  g_limit.store(bit, std::memory_order_relaxed);
+  hwy::DisableTargets(bit == 0 ? 0 : bit - 1);
+}
 
 }  // namespace
 
@@ -77,7 +83,12 @@ void InitDispatchSlow() {
 
 std::vector<int64_t> CompiledAndSupportedTargets() {
   InitDispatchOnce();
-  return hwy::SupportedAndGeneratedTargets();
+  std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  // On aarch64, Highway 1.0.3's SupportedAndGeneratedTargets() leaves the chosen target at
+  // SVE2 on a CPU whose best target is SVE2_128 or SVE_256 (seen under qemu-aarch64 -cpu
+  // max,sve-max-vq=1 and =2): re-applying the limit makes the next dispatch choose again.
+  ApplyLimit(g_limit.load(std::memory_order_relaxed));
+  return targets;
 }
 
 }  // namespace ggml_cpu

@@ -1,6 +1,7 @@
 // ggml_cpu_target_name / ggml_cpu_set_target_limit: the cap really changes which code runs.
 #include "kernels/dispatch.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <string>
@@ -35,6 +36,15 @@ TEST(DispatchTest, LimitEachTargetThenRestore) {
   EXPECT_STREQ(ggml_cpu_target_name(), "SCALAR");
   ASSERT_TRUE(ggml_cpu_set_target_limit(nullptr));
   EXPECT_EQ(ggml_cpu_target_name(), best);
+}
+
+// The CPU model decides the target: tools/test_aarch64.sh runs this binary under qemu-aarch64
+// with GGML_EXPECT_TARGET set per -cpu model (NEON on cortex-a53, SVE2_128 on a 128-bit SVE2
+// CPU, SVE_256 at 256 bits, SVE2 at 512, SVE on a64fx). Skipped when unset.
+TEST(DispatchTest, DispatchesToTheExpectedTarget) {
+  const char* want = getenv("GGML_EXPECT_TARGET");
+  if (want == nullptr || want[0] == '\0') GTEST_SKIP() << "GGML_EXPECT_TARGET is not set";
+  EXPECT_STREQ(ggml_cpu_target_name(), want);
 }
 
 TEST(DispatchTest, UnknownNameIsAnErrorAndKeepsTheCap) {

@@ -25,6 +25,17 @@ APT_PACKAGES=(
   libcpp-httplib-dev                                # HTTP for //whisper:server
   curl                                              # the server's end-to-end test
   sndfile-programs                                  # sndfile-convert: the 90 s WAV of tools/whisper_cpp/test_compat.sh
+  g++-aarch64-linux-gnu                             # --config=aarch64: the cross compiler (//toolchain)
+  qemu-user                                         # qemu-aarch64: runs the aarch64 tests (tools/test_aarch64.sh)
+)
+
+# The arm64 builds of the libraries above, for --config=aarch64 (Debian multiarch: their
+# libraries go to /usr/lib/aarch64-linux-gnu beside the amd64 ones; the headers are the same
+# files). Needs `dpkg --add-architecture arm64`, done below before apt-get update.
+ARM64_PACKAGES=(
+  libabsl-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64 libbenchmark-dev:arm64 libhwy-dev:arm64
+  libsndfile1-dev:arm64 libsamplerate0-dev:arm64 libkissfft-dev:arm64 libopenblas-dev:arm64
+  zlib1g-dev:arm64 libcpp-httplib-dev:arm64
 )
 
 # PyPI packages, pinned for repeatable runs: the Python bindings' test runner and NumPy (arrays
@@ -34,18 +45,21 @@ APT_PACKAGES=(
 PIP_PACKAGES=(pytest==9.2.0 numpy==2.4.6 "ray[data]==2.60.0" openai==3.57.0)
 
 missing=()
-for p in "${APT_PACKAGES[@]}"; do
+for p in "${APT_PACKAGES[@]}" "${ARM64_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "setup: installing apt packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    dpkg --add-architecture arm64 || { echo "setup: dpkg --add-architecture arm64 failed" >&2; exit 1; }
+  fi
   apt-get update -qq || { echo "setup: apt-get update failed" >&2; exit 1; }
   for p in "${missing[@]}"; do
     apt-get install -y -qq "$p" >/dev/null || { echo "setup: FAILED to install apt package '$p'" >&2; exit 1; }
   done
 else
-  echo "setup: apt packages already installed (${#APT_PACKAGES[@]})"
+  echo "setup: apt packages already installed (${#APT_PACKAGES[@]} + ${#ARM64_PACKAGES[@]} arm64)"
 fi
 
 PYTHON="${PYTHON:-python3}"

@@ -54,6 +54,9 @@ step "tools/test_consumer.sh" tools/test_consumer.sh
 step "tools/test_python_package.sh" tools/test_python_package.sh
 step "tools/batch/test_ray.sh" tools/batch/test_ray.sh
 step "tools/whisper_cpp/test_compat.sh" tools/whisper_cpp/test_compat.sh
+# aarch64: cross-build //... and run the kernel tests per Arm target (NEON, SVE, SVE2, SVE_256,
+# SVE2_128) and the jfk.wav transcripts under qemu-aarch64.
+step "tools/test_aarch64.sh" tools/test_aarch64.sh
 
 if ((${#failed[@]})); then
   echo "test: ${#failed[@]} step(s) failed:" >&2
