@@ -79,7 +79,13 @@ for entry in "${models[@]}"; do
   log "== qemu -cpu $cpu: expecting dispatch to $want; cases: $filter"
   # The dispatched target of this model: DispatchTest.DispatchesToTheExpectedTarget.
   run_test "$cpu" "$bin/kernels/dispatch_test" "*" GGML_EXPECT_TARGET="$want"
-  for t in "${kernel_tests[@]}"; do run_test "$cpu" "$bin/kernels/$t" "$filter"; done
+  for t in "${kernel_tests[@]}"; do
+    # At 512 bits qemu emulates matmul_test's SVE cases in over 5 minutes; the SVE and SVE2
+    # matmul code is vector-length agnostic and runs whole at 128 bits (max,sve-max-vq=1) and,
+    # as SVE_256, at 256.
+    [[ "$t" == matmul_test && ( "$cpu" == max,sve-max-vq=4 || "$cpu" == a64fx ) ]] && continue
+    run_test "$cpu" "$bin/kernels/$t" "$filter"
+  done
   for t in "${unparameterized_tests[@]}"; do run_test "$cpu" "$bin/$t" "*"; done
   if [[ "$cpu" == cortex-a53 || "$cpu" == max,sve-max-vq=1 ]]; then
     for t in "${executor_tests[@]}"; do run_test "$cpu" "$bin/kernels/$t" "$filter"; done
