@@ -3,7 +3,7 @@
 //     excepted), everything is inside the buffer and aligned, views point into their sources;
 //   - lower bound <= buffer size <= sum of all tensor sizes, and buffer size <= kMaxOverLowerBound
 //     x the live-bytes lower bound;
-//   - computing the graph with the scalar oracle (kernels/ref_ops.h) gives bit-identical outputs
+//   - computing the graph with the scalar oracle (cpu/ref_ops.h) gives bit-identical outputs
 //     (and cache writes) to a naive placement where no two tensors share bytes, and INPUT tensors
 //     are intact afterwards;
 //   - alloc_graph after reserve makes no heap allocation.
@@ -18,9 +18,9 @@
 #include "alloc/gallocr.h"
 #include "alloc/graph_liveness.h"
 #include "alloc/random_graph.h"
+#include "cpu/ref_ops.h"
 #include "ggml/ggml.h"
 #include "gtest/gtest.h"
-#include "kernels/ref_ops.h"
 #include "testing/alloc_counter.h"
 
 namespace alloc_testing {

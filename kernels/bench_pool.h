@@ -1,6 +1,6 @@
 // A minimal persistent thread pool for the kernels/ benchmarks only: `nth` threads run
 // fn(ith, nth) and the caller waits; workers spin between runs (benchmarks want no wake-up
-// latency). The graph executor has its own pool (kernels/threadpool.h).
+// latency). The graph executor has its own pool (cpu/threadpool.h).
 #ifndef GGML_WHISPER_KERNELS_BENCH_POOL_H_
 #define GGML_WHISPER_KERNELS_BENCH_POOL_H_
 

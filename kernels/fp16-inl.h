@@ -35,17 +35,16 @@ namespace ggml_cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Loads hn::Lanes(df) f16 values from `p` (any alignment) and widens them to f32 exactly.
+// Widens hn::Lanes(df) f16 values (the bits, as uint16 lanes) to f32 exactly.
 template <class DF>
-HWY_INLINE hn::Vec<DF> LoadF16AsF32(DF df, const uint16_t* HWY_RESTRICT p) {
+HWY_INLINE hn::Vec<DF> F16BitsToF32(DF df, hn::Vec<hn::Rebind<uint16_t, DF>> h16) {
 #if GGML_WHISPER_HW_F16
   const hn::Rebind<hwy::float16_t, DF> dh;
-  return hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(p)));
+  return hn::PromoteTo(df, hn::BitCast(dh, h16));
 #else
   const hn::RebindToUnsigned<DF> du;
   const hn::RebindToSigned<DF> di;
-  const hn::Rebind<uint16_t, DF> du16;
-  const auto h = hn::PromoteTo(du, hn::LoadU(du16, p));
+  const auto h = hn::PromoteTo(du, h16);
   const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
   const auto em = hn::And(h, hn::Set(du, 0x7FFFu));      // exponent and mantissa
   const auto exp = hn::And(em, hn::Set(du, 0x7C00u));
@@ -62,6 +61,13 @@ HWY_INLINE hn::Vec<DF> LoadF16AsF32(DF df, const uint16_t* HWY_RESTRICT p) {
   bits = hn::IfThenElse(hn::Eq(exp, hn::Zero(du)), sub, bits);
   return hn::BitCast(df, hn::Or(bits, sign));
 #endif
+}
+
+// Loads hn::Lanes(df) f16 values from `p` (any alignment) and widens them to f32 exactly.
+template <class DF>
+HWY_INLINE hn::Vec<DF> LoadF16AsF32(DF df, const uint16_t* HWY_RESTRICT p) {
+  const hn::Rebind<uint16_t, DF> du16;
+  return F16BitsToF32(df, hn::LoadU(du16, p));
 }
 
 // Narrows `v` to f16 (round to nearest even) and stores hn::Lanes(df) values to `p` (any alignment).

@@ -14,9 +14,14 @@
 //   - NEON (and the x86 targets below AVX3_DL): int16 widening as above, which Highway 1.0.3
 //     maps to vmlal_s16/vmlal_high_s16 (widening multiply-accumulate) on A64. NEON's own sdot
 //     needs the dotprod extension, which Highway's NEON target does not require.
-// The lanes are converted to float once per block and scaled by d_x * d_y with one MulAdd, as
-// ggml's x86 kernels do; the lanes of a row are added once at its end. Activation blocks are
-// decoded once for 4 weight rows.
+// Each block's int32 lanes are then added to one integer (exact), and the block's float term is
+// formed and added to the row's sum in block order with the reference's expressions
+// (quant_ref.cc, ggml's vec_dot_*_ref): for 4 rows at once as one 4-lane vector (one row per
+// lane, the 4 block sums by an exact integer transpose, the f16 scales widened together). So
+// every target, SIMD or scalar, x86 or Arm, gives the reference's bits, and a quantized model
+// transcribes identically on every CPU. (ggml's SIMD kernels keep float lanes per row instead,
+// whose summation order differs per target: on jfk.wav q8_0 that changed a token between AVX3_DL
+// and NEON.) Activation blocks are decoded once for 4 weight rows.
 
 // Per-target include guard (Highway's toggle pattern, hwy/examples/skeleton-inl.h).
 #if defined(GGML_WHISPER_KERNELS_QUANT_OPS_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -28,6 +33,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <type_traits>
 
 #include "ggml/fp16.h"
 #include "hwy/highway.h"
@@ -47,20 +54,6 @@ using DF32 = hn::CappedTag<float, 4>;    // float lanes of the Q8 quantizer
 #else
 using DF32 = hn::CappedTag<float, kQK>;
 #endif
-
-// Broadcast of one fp16 scale as float, exact on every target: the hardware conversion where
-// there is one (GGML_WHISPER_HW_F16, fp16-inl.h); Highway 1.0.3's emulation elsewhere maps
-// inf/NaN to finite values, so other targets convert the scalar with ggml/fp16.h.
-template <class DF>
-HWY_INLINE hn::Vec<DF> BroadcastF16(DF df, ggml_fp16_t h) {
-#if GGML_WHISPER_HW_F16
-  const hn::Rebind<hwy::float16_t, DF> dh;
-  const hn::RebindToUnsigned<decltype(dh)> du;
-  return hn::PromoteTo(df, hn::BitCast(dh, hn::Set(du, h)));
-#else
-  return hn::Set(df, ggml_fp16_to_fp32(h));
-#endif
-}
 
 // ------------------------------ Code decoders: Lanes(d) signed codes starting at element e0
 
@@ -136,6 +129,19 @@ struct DecodeQ4_0 {
   static HWY_INLINE hn::Vec<D> Codes(D d, const Block& b, size_t e0) {
     return hn::Sub(LoadNibbleChunk(d, b.qs, e0), hn::Set(d, 8));
   }
+  // This block's term of the row sum: the reference's expression, evaluated in its order.
+  static HWY_INLINE float Scale(int32_t isum, const Block& b, float dy, float sy) {
+    (void)sy;
+    return static_cast<float>(isum) * ggml_fp16_to_fp32(b.d) * dy;
+  }
+  // The same per lane (one weight row per lane): IEEE products and sums, no contraction
+  // (-ffp-contract=off), so each lane has the scalar expression's bits.
+  template <class V>
+  static HWY_INLINE V ScaleLanes(V isum, V dx, V dy, V mx, V sy) {
+    (void)mx;
+    (void)sy;
+    return hn::Mul(hn::Mul(isum, dx), dy);
+  }
 };
 
 struct DecodeQ4_1 {
@@ -145,6 +151,19 @@ struct DecodeQ4_1 {
   template <class D>
   static HWY_INLINE hn::Vec<D> Codes(D d, const Block& b, size_t e0) {
     return LoadNibbleChunk(d, b.qs, e0);
+  }
+  // This block's term of the row sum: the reference's expression, evaluated in its order.
+  static HWY_INLINE float Scale(int32_t isum, const Block& b, float dy, float sy) {
+    (void)sy;
+    return (ggml_fp16_to_fp32(b.d) * dy) * static_cast<float>(isum) + ggml_fp16_to_fp32(b.m) * sy;
+  }
+  // The same per lane (one weight row per lane): IEEE products and sums, no contraction
+  // (-ffp-contract=off), so each lane has the scalar expression's bits.
+  template <class V>
+  static HWY_INLINE V ScaleLanes(V isum, V dx, V dy, V mx, V sy) {
+    (void)mx;
+    (void)sy;
+    return hn::Add(hn::Mul(hn::Mul(dx, dy), isum), hn::Mul(mx, sy));
   }
 };
 
@@ -158,6 +177,19 @@ struct DecodeQ5_0 {
     const hn::Vec<D> low = LoadNibbleChunk(d, b.qs, e0);
     return hn::Sub(low, hn::IfThenZeroElse(LoadHighBitMask(d, b.qh, e0), hn::Set(d, 16)));
   }
+  // This block's term of the row sum: the reference's expression, evaluated in its order.
+  static HWY_INLINE float Scale(int32_t isum, const Block& b, float dy, float sy) {
+    (void)sy;
+    return static_cast<float>(isum) * ggml_fp16_to_fp32(b.d) * dy;
+  }
+  // The same per lane (one weight row per lane): IEEE products and sums, no contraction
+  // (-ffp-contract=off), so each lane has the scalar expression's bits.
+  template <class V>
+  static HWY_INLINE V ScaleLanes(V isum, V dx, V dy, V mx, V sy) {
+    (void)mx;
+    (void)sy;
+    return hn::Mul(hn::Mul(isum, dx), dy);
+  }
 };
 
 struct DecodeQ5_1 {
@@ -169,6 +201,19 @@ struct DecodeQ5_1 {
     const hn::Vec<D> low = LoadNibbleChunk(d, b.qs, e0);
     return hn::Or(low, hn::IfThenElseZero(LoadHighBitMask(d, b.qh, e0), hn::Set(d, 16)));
   }
+  // This block's term of the row sum: the reference's expression, evaluated in its order.
+  static HWY_INLINE float Scale(int32_t isum, const Block& b, float dy, float sy) {
+    (void)sy;
+    return (ggml_fp16_to_fp32(b.d) * dy) * static_cast<float>(isum) + ggml_fp16_to_fp32(b.m) * sy;
+  }
+  // The same per lane (one weight row per lane): IEEE products and sums, no contraction
+  // (-ffp-contract=off), so each lane has the scalar expression's bits.
+  template <class V>
+  static HWY_INLINE V ScaleLanes(V isum, V dx, V dy, V mx, V sy) {
+    (void)mx;
+    (void)sy;
+    return hn::Add(hn::Mul(hn::Mul(dx, dy), isum), hn::Mul(mx, sy));
+  }
 };
 
 struct DecodeQ8_0 {
@@ -178,6 +223,19 @@ struct DecodeQ8_0 {
   template <class D>
   static HWY_INLINE hn::Vec<D> Codes(D d, const Block& b, size_t e0) {
     return LoadQ8Chunk(d, b.qs, e0);
+  }
+  // This block's term of the row sum: the reference's expression, evaluated in its order.
+  static HWY_INLINE float Scale(int32_t isum, const Block& b, float dy, float sy) {
+    (void)sy;
+    return static_cast<float>(isum) * (ggml_fp16_to_fp32(b.d) * dy);
+  }
+  // The same per lane (one weight row per lane): IEEE products and sums, no contraction
+  // (-ffp-contract=off), so each lane has the scalar expression's bits.
+  template <class V>
+  static HWY_INLINE V ScaleLanes(V isum, V dx, V dy, V mx, V sy) {
+    (void)mx;
+    (void)sy;
+    return hn::Mul(isum, hn::Mul(dx, dy));
   }
 };
 
@@ -362,88 +420,123 @@ using BlockDot = WidenBlockDot<Decoder>;
 
 // ------------------------------ Row dot products
 
-// acc += d_x * d_y * (x . y) for one weight block, and for the asymmetric types
-// acc_min += m_x * s_y: the integer lanes converted to float once, one MulAdd.
-template <class Decoder, class DF, class DF1, class Activations>
-HWY_INLINE void AccumulateBlock(DF df, DF1 df1, const typename Decoder::Block& bx,
-                                const Activations& act, hn::Vec<DF> dy, ggml_fp16_t sy,
-                                hn::Vec<DF>& acc, hn::Vec<DF1>& acc_min) {
-  const auto block_sum = hn::ConvertTo(df, BlockDot<Decoder>::Dot(bx, act));
-  acc = hn::MulAdd(hn::Mul(BroadcastF16(df, bx.d), dy), block_sum, acc);
-  if constexpr (Decoder::kHasMin) {
-    acc_min = hn::MulAdd(BroadcastF16(df1, bx.m), BroadcastF16(df1, sy), acc_min);
+// Exact sum of a block dot's int32 lanes (|sum| <= 32 * 128 * 127, far from overflow).
+template <class D32>
+HWY_INLINE int32_t BlockSum(D32 d32, hn::Vec<D32> v) {
+  return hn::GetLane(hn::SumOfLanes(d32, v));
+}
+
+#if HWY_TARGET != HWY_SCALAR  // (no 4-lane vectors there)
+// The int32 lanes of a block dot folded (exact integer adds) to 4 lanes.
+template <class D32>
+HWY_INLINE auto FoldTo4(D32 d32, hn::Vec<D32> v) {
+  if constexpr (hn::MaxLanes(D32()) <= 4) {
+    (void)d32;
+    return v;
   } else {
-    (void)df1;
-    (void)sy;
-    (void)acc_min;
+    const hn::Half<D32> dh;
+    return FoldTo4(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
   }
 }
 
-// s[r] = dot(x row r, y) for kRows (1 or 4) rows of x starting at x_row (row stride x_nb1
-// bytes), over nb blocks. Each activation block is loaded once for all kRows rows. Per block and
-// row: the integer lanes are converted to float and accumulated with one MulAdd by d_x * d_y.
-// The per-row accumulators are named variables (sizeless SVE vectors cannot be array elements),
-// which also keeps them in registers.
-template <size_t kRows, class Decoder, class BlockY>
-HWY_INLINE void DotRowsT(int64_t nb, const uint8_t* x_row, size_t x_nb1, const BlockY* y,
+// [sum(a), sum(b), sum(c), sum(d)] of four 4-lane int32 vectors, exactly (a 4 x 4 transpose by
+// interleaving, with integer adds).
+template <class D4, class V = hn::Vec<D4>>
+HWY_INLINE V SumsOf4(D4 d4, V a, V b, V c, V d) {
+  const V ab = hn::Add(hn::InterleaveLower(d4, a, b), hn::InterleaveUpper(d4, a, b));
+  const V cd = hn::Add(hn::InterleaveLower(d4, c, d), hn::InterleaveUpper(d4, c, d));
+  // ab = [a0+a2, b0+b2, a1+a3, b1+b3], cd likewise: pair the 64-bit halves.
+  return hn::Add(hn::ConcatLowerLower(d4, cd, ab), hn::ConcatUpperUpper(d4, cd, ab));
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// s[r] = dot(x row r, y) for one row of x over nb blocks: per block, the integer dot summed
+// exactly and scaled as the reference does (Decoder::Scale), in block order.
+template <class Decoder, class BlockY>
+HWY_INLINE float QuantDotRow(int64_t nb, const typename Decoder::Block* x, const BlockY* y) {
+  using Dot = BlockDot<Decoder>;
+  const typename Dot::D32 d32;
+  float sum = 0.0f;
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockY& by = y[i];
+    float sy = 0.0f;
+    if constexpr (Decoder::kHasMin) sy = ggml_fp16_to_fp32(by.s);
+    sum += Decoder::Scale(BlockSum(d32, Dot::Dot(x[i], Dot::Load(by))), x[i],
+                          ggml_fp16_to_fp32(by.d), sy);
+  }
+  return sum;
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// Four f16 values as f32 lanes [a, b, c, d]. Packed in a general register and moved over as
+// one 64-bit lane: four 16-bit stores read back by one vector load would miss store forwarding.
+template <class DF>
+HWY_INLINE hn::Vec<DF> F16x4ToF32(DF df, uint16_t a, uint16_t b, uint16_t c, uint16_t d) {
+  const hn::Rebind<uint16_t, DF> du16;
+  const hn::Repartition<uint64_t, decltype(du16)> du64;
+  const uint64_t packed = uint64_t{a} | uint64_t{b} << 16 | uint64_t{c} << 32 | uint64_t{d} << 48;
+  return F16BitsToF32(df, hn::BitCast(du16, hn::Set(du64, packed)));
+}
+
+// The same for 4 rows at once (row stride x_nb1 bytes): each activation block is loaded once;
+// the 4 rows' block sums are formed exactly as one 4-lane integer vector, and the reference's
+// float expression runs lane by lane (one row per lane, IEEE operations in the reference's
+// order), so every lane has QuantDotRow's bits.
+template <class Decoder, class BlockY>
+HWY_INLINE void DotRows4(int64_t nb, const uint8_t* x_row, size_t x_nb1, const BlockY* y,
                          float* s) {
-  static_assert(kRows == 1 || kRows == 4, "one row or four");
   using BlockX = typename Decoder::Block;
   using Dot = BlockDot<Decoder>;
   const typename Dot::D32 d32;
-  const hn::Rebind<float, decltype(d32)> df;
-  const hn::CappedTag<float, 1> df1;  // m_x * s_y of the asymmetric types: one lane suffices
-  // sy is only read by the asymmetric types' BlockY (Q8_1); Q8_0 has no s.
-  auto sum_of = [](const BlockY& by) -> ggml_fp16_t {
-    if constexpr (Decoder::kHasMin) {
-      return by.s;
-    } else {
-      (void)by;
-      return 0;
-    }
-  };
-
-  const BlockX* x[kRows];
-  for (size_t r = 0; r < kRows; ++r) x[r] = reinterpret_cast<const BlockX*>(x_row + r * x_nb1);
-  auto acc0 = hn::Zero(df), acc1 = hn::Zero(df), acc2 = hn::Zero(df), acc3 = hn::Zero(df);
-  auto min0 = hn::Zero(df1), min1 = hn::Zero(df1), min2 = hn::Zero(df1), min3 = hn::Zero(df1);
-
+  // 4 int32 lanes: D32 itself where it has 4 (SVE's capped tag; DFromV of a sizeless vector
+  // would be the full-length tag), else the 128-bit tag of the folded vector.
+  using D32 = typename Dot::D32;
+  using D4 = std::conditional_t<hn::MaxLanes(D32()) <= 4, D32,
+                                hn::DFromV<decltype(FoldTo4(D32(), hn::Zero(D32())))>>;
+  const D4 d4;
+  const hn::Rebind<float, D4> df;
+  static_assert(hn::MaxLanes(D4()) == 4, "one lane per row");
+  const BlockX* x0 = reinterpret_cast<const BlockX*>(x_row);
+  const BlockX* x1 = reinterpret_cast<const BlockX*>(x_row + x_nb1);
+  const BlockX* x2 = reinterpret_cast<const BlockX*>(x_row + 2 * x_nb1);
+  const BlockX* x3 = reinterpret_cast<const BlockX*>(x_row + 3 * x_nb1);
+  auto sum = hn::Zero(df);
   for (int64_t i = 0; i < nb; ++i) {
     const BlockY& by = y[i];
     const typename Dot::Activations act = Dot::Load(by);
-    const auto dy = BroadcastF16(df, by.d);
-    const ggml_fp16_t sy = sum_of(by);
-    AccumulateBlock<Decoder>(df, df1, x[0][i], act, dy, sy, acc0, min0);
-    if constexpr (kRows == 4) {
-      AccumulateBlock<Decoder>(df, df1, x[1][i], act, dy, sy, acc1, min1);
-      AccumulateBlock<Decoder>(df, df1, x[2][i], act, dy, sy, acc2, min2);
-      AccumulateBlock<Decoder>(df, df1, x[3][i], act, dy, sy, acc3, min3);
+    const auto isum = SumsOf4(d4, FoldTo4(d32, Dot::Dot(x0[i], act)),
+                              FoldTo4(d32, Dot::Dot(x1[i], act)),
+                              FoldTo4(d32, Dot::Dot(x2[i], act)),
+                              FoldTo4(d32, Dot::Dot(x3[i], act)));
+    const auto dx = F16x4ToF32(df, x0[i].d, x1[i].d, x2[i].d, x3[i].d);
+    const hn::Rebind<uint16_t, decltype(df)> du16;
+    const auto dy = F16BitsToF32(df, hn::Set(du16, by.d));
+    auto mx = hn::Zero(df), sy = hn::Zero(df);
+    if constexpr (Decoder::kHasMin) {
+      mx = F16x4ToF32(df, x0[i].m, x1[i].m, x2[i].m, x3[i].m);
+      sy = F16BitsToF32(df, hn::Set(du16, by.s));
     }
+    sum = hn::Add(sum, Decoder::ScaleLanes(hn::ConvertTo(df, isum), dx, dy, mx, sy));
   }
-  auto finish = [&](hn::Vec<decltype(df)> acc, hn::Vec<decltype(df1)> acc_min) {
-    float total = hn::GetLane(hn::SumOfLanes(df, acc));
-    if constexpr (Decoder::kHasMin) total += hn::GetLane(acc_min);
-    return total;
-  };
-  s[0] = finish(acc0, min0);
-  if constexpr (kRows == 4) {
-    s[1] = finish(acc1, min1);
-    s[2] = finish(acc2, min2);
-    s[3] = finish(acc3, min3);
-  }
+  hn::StoreU(sum, df, s);
 }
+#endif  // HWY_TARGET != HWY_SCALAR
 
-// s[r] = dot(x row r, y) for r in [0, nrows); n elements per row, a multiple of kQK.
+// s[r] = dot(x row r, y) for r in [0, nrows); n elements per row, a multiple of kQK. Groups of
+// 4 rows where the target has 4-lane vectors (not SCALAR), then single rows.
 template <class Decoder, class BlockY>
 HWY_INLINE void VecDotRows(int64_t n, int64_t nrows, const typename Decoder::Block* x, size_t x_nb1,
                            const BlockY* y, float* s) {
   const int64_t nb = n / kQK;
   const uint8_t* x_row = reinterpret_cast<const uint8_t*>(x);
   int64_t r = 0;
-  for (; r + 4 <= nrows; r += 4) {
-    DotRowsT<4, Decoder>(nb, x_row + r * x_nb1, x_nb1, y, s + r);
+#if HWY_TARGET != HWY_SCALAR
+  for (; r + 4 <= nrows; r += 4) DotRows4<Decoder>(nb, x_row + r * x_nb1, x_nb1, y, s + r);
+#endif
+  for (; r < nrows; ++r) {
+    s[r] = QuantDotRow<Decoder>(nb, reinterpret_cast<const typename Decoder::Block*>(x_row + r * x_nb1), y);
   }
-  for (; r < nrows; ++r) DotRowsT<1, Decoder>(nb, x_row + r * x_nb1, x_nb1, y, s + r);
 }
 
 // ------------------------------ Q8 quantization of activations

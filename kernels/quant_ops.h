@@ -1,6 +1,6 @@
 // SIMD kernels for ggml's legacy quantized types, dispatched once per call to the best Highway
-// target of the CPU (SSSE3, SSE4, AVX2, AVX3, and AVX3_DL using AVX512-VNNI on x86; scalar
-// fallback): Q8 quantization of activation rows, and dot products of quantized weight rows with
+// target of the CPU (SSSE3, SSE4, AVX2, AVX3, and AVX3_DL using AVX512-VNNI on x86; NEON, and
+// SVE/SVE2/SVE_256/SVE2_128 using sdot on Arm; scalar fallback): Q8 quantization of activation rows, and dot products of quantized weight rows with
 // quantized activations.
 // Block layouts: quant_types.h. Scalar oracles: quant_ref.h. Type-erased table: quant_traits.h.
 //
@@ -29,11 +29,10 @@ void quantize_row_q8_1(const float* x, block_q8_1* y, int64_t k);
 //   s[r] = sum_{i < n} x_r[i] * y[i],  r in [0, nrows),
 // where x_r is the row starting at byte offset r * x_nb1 from x (ggml's nb1 of the weight
 // tensor) and holds n / 32 blocks, y holds n / 32 blocks, and s has nrows floats.
-// Accuracy: code products are summed exactly in int32 lanes; each lane's partial sum is scaled
-// by d_x * d_y and accumulated in float, then the lanes are added. That association differs
-// from the *_ref functions (one float term per block), so the two agree to float rounding:
-// |s[r] - ref| <= (2 * n / 32 + 8) * FLT_EPSILON * (sum_i |x_i * y_i| + sum_blocks |m_x * s_y|)
-// over the dequantized values (the m term for Q4_1 / Q5_1 only).
+// Accuracy: bit-identical to the *_ref functions (ggml's vec_dot_*_ref) on every target: each
+// block's code products are summed exactly as integers, and the block's float term is formed
+// and added to the row's sum in block order exactly as the reference does. So results do not
+// depend on the CPU (x86 or Arm, any vector length). NaN or inf scales give NaN or inf.
 // Typical use (mul_mat, one activation row against many weight rows):
 //   quantize_row_q8_0(b_row, y, ne00);                     // once per activation row
 //   vec_dot_q4_0_q8_0(ne00, ne01, a, a->nb[1], y, dst_row); // all weight rows

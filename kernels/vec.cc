@@ -36,14 +36,6 @@ void MulRowsBroadcastF32(size_t n, size_t nrows, const float* x, size_t x_stride
     BinaryRow(hn::ScalableTag<float>(), n, x + r * x_stride, b, y + r * y_stride, OpMul());
   }
 }
-float DotF32(size_t n, const float* a, const float* b) {
-  return DotRow(hn::ScalableTag<float>(), n, a, b);
-}
-float DotF16F32(size_t n, const ggml_fp16_t* a, const float* b) {
-  return DotRow(hn::ScalableTag<float>(), n, a, b);
-}
-float SumF32(size_t n, const float* x) { return SumRow(hn::ScalableTag<float>(), n, x); }
-float MaxF32(size_t n, const float* x) { return MaxRow(hn::ScalableTag<float>(), n, x); }
 size_t ArgmaxF32(size_t n, const float* x) { return ArgmaxRow(hn::ScalableTag<float>(), n, x); }
 void ConvertF32ToF16(size_t n, const float* x, ggml_fp16_t* y) {
   F32ToF16Row(hn::ScalableTag<float>(), n, x, y);
@@ -66,10 +58,6 @@ HWY_EXPORT(MulF32);
 HWY_EXPORT(ScaleF32);
 HWY_EXPORT(AddRowsBroadcastF32);
 HWY_EXPORT(MulRowsBroadcastF32);
-HWY_EXPORT(DotF32);
-HWY_EXPORT(DotF16F32);
-HWY_EXPORT(SumF32);
-HWY_EXPORT(MaxF32);
 HWY_EXPORT(ArgmaxF32);
 HWY_EXPORT(ConvertF32ToF16);
 HWY_EXPORT(ConvertF16ToF32);
@@ -95,22 +83,6 @@ void MulRowsBroadcastF32(size_t n, size_t nrows, const float* x, size_t x_stride
                          float* y, size_t y_stride) {
   InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(MulRowsBroadcastF32)(n, nrows, x, x_stride, b, y, y_stride);
-}
-float DotF32(size_t n, const float* a, const float* b) {
-  InitDispatchOnce();
-  return HWY_DYNAMIC_DISPATCH(DotF32)(n, a, b);
-}
-float DotF16F32(size_t n, const ggml_fp16_t* a, const float* b) {
-  InitDispatchOnce();
-  return HWY_DYNAMIC_DISPATCH(DotF16F32)(n, a, b);
-}
-float SumF32(size_t n, const float* x) {
-  InitDispatchOnce();
-  return HWY_DYNAMIC_DISPATCH(SumF32)(n, x);
-}
-float MaxF32(size_t n, const float* x) {
-  InitDispatchOnce();
-  return HWY_DYNAMIC_DISPATCH(MaxF32)(n, x);
 }
 size_t ArgmaxF32(size_t n, const float* x) {
   InitDispatchOnce();

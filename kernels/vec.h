@@ -35,17 +35,6 @@ void AddRowsBroadcastF32(size_t n, size_t nrows, const float* x, size_t x_stride
 void MulRowsBroadcastF32(size_t n, size_t nrows, const float* x, size_t x_stride, const float* b,
                          float* y, size_t y_stride);
 
-// Returns sum_i a[i] * b[i] with f32 accumulation in several vector accumulators (the order
-// depends on the target's vector width). Error bound: |err| <= n * 2^-23 * sum |a[i] b[i]|.
-float DotF32(size_t n, const float* a, const float* b);
-// As DotF32 with a in f16, widened exactly to f32 (b stays f32, unlike ggml_vec_dot_f16 which
-// rounds b to f16 first, so the result is at least as accurate).
-float DotF16F32(size_t n, const ggml_fp16_t* a, const float* b);
-
-// Returns sum_i x[i] (f32 accumulators; 0 for n == 0). Same error bound as DotF32.
-float SumF32(size_t n, const float* x);
-// Returns max_i x[i]; -INFINITY for n == 0. NaN inputs give an unspecified value.
-float MaxF32(size_t n, const float* x);
 // Returns the lowest i with x[i] == max (ties go to the lowest index, as whisper's greedy
 // sampler expects); 0 for n == 0, or if no element equals the max (NaN input).
 size_t ArgmaxF32(size_t n, const float* x);

@@ -77,75 +77,16 @@ TEST_P(VecTest, RowsBroadcastOddStride) {
 // Integer-valued inputs: every partial sum is exact, so the dot must equal the exact value.
 // Random inputs: |err| <= (n/4 + 16) * 2^-24 * sum|a b| (four accumulators, each a sequential
 // sum of at most n/4 terms, then a log-depth reduction); dropping any term would exceed this.
-TEST_P(VecTest, DotF32) {
+TEST_P(VecTest, Argmax) {
   test::ExpectDispatchedTo(GetParam());
-  for (size_t n : Sizes()) {
-    const std::vector<float> ia = IntegerRow(n + 1, 5), ib = IntegerRow(n + 1, 6);
-    double exact = 0;
-    for (size_t i = 0; i < n; ++i) exact += double(ia[i + 1]) * ib[i + 1];
-    EXPECT_EQ(DotF32(n, ia.data() + 1, ib.data() + 1), exact) << n;
-
-    const std::vector<float> a = RandomRow(n, 7), b = RandomRow(n, 8);
-    double ref = 0, mag = 0;
-    for (size_t i = 0; i < n; ++i) {
-      ref += double(a[i]) * b[i];
-      mag += fabs(double(a[i]) * b[i]);
-    }
-    EXPECT_NEAR(DotF32(n, a.data(), b.data()), ref, (n / 4.0 + 16) * 0x1p-24 * mag) << n;
-  }
-}
-
-TEST_P(VecTest, DotF16F32) {
-  test::ExpectDispatchedTo(GetParam());
-  for (size_t n : Sizes()) {
-    const std::vector<float> af = RandomRow(n + 1, 9), b = RandomRow(n + 1, 10);
-    std::vector<ggml_fp16_t> a(n + 1);
-    for (size_t i = 0; i <= n; ++i) a[i] = ggml_fp32_to_fp16(af[i]);
-    double ref = 0, mag = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const double p = double(ggml_fp16_to_fp32(a[i + 1])) * b[i + 1];
-      ref += p;
-      mag += fabs(p);
-    }
-    EXPECT_NEAR(DotF16F32(n, a.data() + 1, b.data() + 1), ref, (n / 4.0 + 16) * 0x1p-24 * mag)
-        << n;
-    // Exact case: small integers are exact in f16.
-    const std::vector<float> ia = IntegerRow(n, 11), ib = IntegerRow(n, 12);
-    std::vector<ggml_fp16_t> ih(n);
-    double exact = 0;
-    for (size_t i = 0; i < n; ++i) {
-      ih[i] = ggml_fp32_to_fp16(ia[i]);
-      exact += double(ia[i]) * ib[i];
-    }
-    EXPECT_EQ(DotF16F32(n, ih.data(), ib.data()), exact) << n;
-  }
-}
-
-TEST_P(VecTest, SumMaxArgmax) {
-  test::ExpectDispatchedTo(GetParam());
-  EXPECT_EQ(SumF32(0, nullptr), 0.0f);
-  EXPECT_EQ(MaxF32(0, nullptr), -INFINITY);
   EXPECT_EQ(ArgmaxF32(0, nullptr), 0u);
   for (size_t n : Sizes()) {
-    const std::vector<float> ix = IntegerRow(n, 13, 1000);
-    double exact = 0;
-    for (float v : ix) exact += v;
-    EXPECT_EQ(SumF32(n, ix.data()), exact) << n;
-
-    std::vector<float> x = RandomRow(n, 14);
-    double ref = 0, mag = 0;
-    for (float v : x) {
-      ref += v;
-      mag += fabs(v);
-    }
-    EXPECT_NEAR(SumF32(n, x.data()), ref, (n / 2.0 + 16) * 0x1p-24 * mag) << n;
-
+    const std::vector<float> x = RandomRow(n, 14);
     // The max placed at every interesting position, with a tie later in the row.
     for (size_t pos : {size_t{0}, n / 2, n - 1}) {
       std::vector<float> y = x;
       y[pos] = 5.0f;
       if (pos + 2 < n) y[n - 1] = 5.0f;  // tie: the lower index must win
-      EXPECT_EQ(MaxF32(n, y.data()), 5.0f) << n << " " << pos;
       EXPECT_EQ(ArgmaxF32(n, y.data()), pos) << n << " " << pos;
     }
     // All equal: index 0.

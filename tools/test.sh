@@ -38,7 +38,7 @@ done
 # than ASan, hence the explicit timeout; the API test runs only its concurrent cases.
 step "bazel test --config=tsan (threads)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 -- \
-  //kernels:threadpool_test //kernels:graph_compute_test //kernels:graph_compute_block_test
+  //cpu:threadpool_test //cpu:graph_compute_test //cpu:graph_compute_block_test
 step "bazel test --config=tsan //whisper/e2e:whisper_api_test (concurrent cases)" \
   "$bazel" test --config=tsan --test_timeout=1800 \
   --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*' \

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "kernels/graph_compute.h"
+#include "cpu/graph_compute.h"
 
 namespace whisper {
 namespace {

@@ -30,8 +30,8 @@
 #include "absl/status/statusor.h"
 #include "alloc/buffer.h"
 #include "alloc/gallocr.h"
+#include "cpu/threadpool.h"
 #include "ggml/ggml.h"
-#include "kernels/threadpool.h"
 #include "whisper/decoder.h"
 #include "whisper/encoder.h"
 #include "whisper/model.h"
@@ -42,10 +42,10 @@ namespace whisper {
 enum class Graph { kEncoder, kCross, kDecoder };
 
 // An executor to compute the state's graphs with instead of the multithreaded SIMD one
-// (kernels/graph_compute.h), for tests: computes graph->nodes[0 .. n_nodes) in order on the
+// (cpu/graph_compute.h), for tests: computes graph->nodes[0 .. n_nodes) in order on the
 // calling thread (every tensor placed, the inputs filled); returns false with ggml_last_error()
-// set when a node fails. The scalar oracle ggml_ref_graph_compute (kernels/ref_ops.h, testonly
-// //kernels:ref_ops) is one; production code passes none.
+// set when a node fails. The scalar oracle ggml_ref_graph_compute (cpu/ref_ops.h, testonly
+// //cpu:ref_ops) is one; production code passes none.
 using GraphComputeFn = bool (*)(ggml_cgraph* graph);
 
 // Wall time (steady clock) spent in Encode (encoder + cross graphs, mel copy included) and in
@@ -135,7 +135,7 @@ class WhisperState {
 
   const WhisperModel& model_;
   const int n_threads_;
-  const GraphComputeFn compute_;  // nullptr: the SIMD executor (kernels/graph_compute.h)
+  const GraphComputeFn compute_;  // nullptr: the SIMD executor (cpu/graph_compute.h)
 
   ggml_context* kv_ctx_ = nullptr;  // metadata of the state buffer's tensors (no_alloc)
   ggml_backend_buffer_t kv_buffer_ = nullptr;

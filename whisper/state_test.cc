@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "cpu/ref_ops.h"
 #include "ggml/fp16.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/ref_ops.h"
 #include "testing/alloc_counter.h"
 #include "whisper/naive_forward.h"
 #include "whisper/synthetic_model.h"

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "cpu/graph_compute.h"
+#include "cpu/threadpool.h"
 #include "ggml/ggml.h"
 #include "ggml/graph.h"
 #include "ggml/ops.h"
-#include "kernels/graph_compute.h"
-#include "kernels/threadpool.h"
 
 namespace whisper {
 namespace {

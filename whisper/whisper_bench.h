@@ -2,7 +2,7 @@
 // whisper_bench_ggml_mul_mat[_str], with their sizes as parameters so tests can run them small.
 // They follow whisper.cpp 1.8.5 (src/whisper.cpp, "Temporary interface needed for exposing ggml
 // interface") line for line in what they measure and print, and differ in three ways: they run
-// on this runtime's kernels (kernels/graph_compute.h, one thread pool per call), a failed
+// on this runtime's kernels (cpu/graph_compute.h, one thread pool per call), a failed
 // allocation or bad thread count is an error string instead of a crash, and the memcpy
 // benchmark perturbs its source deterministically instead of with rand().
 #ifndef GGML_WHISPER_WHISPER_WHISPER_BENCH_H_

@@ -1,6 +1,6 @@
 // The regression gate's workloads: small, fixed ggml graphs with deterministic inputs that
 // exercise the hot paths of a Whisper forward pass through the public API only (ggml/ops.h for the
-// graph, kernels/graph_compute.h for the executor). Timed by //tools/gate:gate_benchmark and
+// graph, cpu/graph_compute.h for the executor). Timed by //tools/gate:gate_benchmark and
 // counted (instructions, under callgrind) by //tools/gate:gate_workload.
 //
 // The gate builds these sources against two commits of the library (it copies tools/gate/ into
@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cpu/graph_compute.h"
+#include "cpu/threadpool.h"
 #include "ggml/ggml.h"
 #include "ggml/graph.h"
-#include "kernels/graph_compute.h"
-#include "kernels/threadpool.h"
 
 namespace gate {
 
@@ -59,7 +59,7 @@ class GateGraph {
   // observable and lets runs be compared.
   double OutputChecksum() const;
 
-  // For tests: the graph (to recompute it with kernels/ref_ops.h) and its output.
+  // For tests: the graph (to recompute it with cpu/ref_ops.h) and its output.
   ggml_cgraph* graph() { return graph_; }
   const ggml_tensor* output() const { return out_; }
 

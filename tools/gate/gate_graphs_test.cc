@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/ref_ops.h"
 #include "gtest/gtest.h"
-#include "kernels/ref_ops.h"
 
 namespace gate {
 namespace {
@@ -18,7 +18,7 @@ std::vector<float> OutputCopy(const GateGraph& g) {
 }
 
 // Every workload, computed by the executor, matches the scalar double-accumulating oracle
-// (kernels/ref_ops.h) recomputing the same graph from the same inputs.
+// (cpu/ref_ops.h) recomputing the same graph from the same inputs.
 TEST(GateGraphs, ExecutorMatchesReferenceOps) {
   for (Workload w :
        {Workload::kMulMatF16, Workload::kMulMatQ8_0, Workload::kSoftmax, Workload::kEncoderLayer}) {

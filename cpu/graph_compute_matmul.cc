@@ -16,10 +16,10 @@
 #include <string.h>
 
 #include "absl/status/status.h"
+#include "cpu/graph_compute_ops.h"
 #include "ggml/fp16.h"
 #include "ggml/ops.h"
 #include "kernels/conv.h"
-#include "kernels/graph_compute_ops.h"
 #include "kernels/matmul.h"
 #include "kernels/quant_matmul.h"
 #include "kernels/quant_traits.h"

@@ -1,6 +1,6 @@
 // Scalar reference evaluator (see ref_ops.h). Each op is a direct transcription of its
 // definition in ggml/ops.h over 4-D indices, with strided element access.
-#include "kernels/ref_ops.h"
+#include "cpu/ref_ops.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -15,8 +15,8 @@
 //   ggml_threadpool_free(tp);
 //
 // Highway 1.0.3 has no hwy::ThreadPool (see ../shared/reference/style.md), hence this file.
-#ifndef GGML_WHISPER_KERNELS_THREADPOOL_H_
-#define GGML_WHISPER_KERNELS_THREADPOOL_H_
+#ifndef GGML_WHISPER_CPU_THREADPOOL_H_
+#define GGML_WHISPER_CPU_THREADPOOL_H_
 
 #include <stdbool.h>
 
@@ -63,4 +63,4 @@ void ggml_threadpool_barrier(struct ggml_threadpool* tp);
 }
 #endif
 
-#endif  // GGML_WHISPER_KERNELS_THREADPOOL_H_
+#endif  // GGML_WHISPER_CPU_THREADPOOL_H_

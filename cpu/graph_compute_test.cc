@@ -1,4 +1,4 @@
-// ggml_graph_compute, op by op, against the reference evaluator (kernels/ref_ops.h) on every
+// ggml_graph_compute, op by op, against the reference evaluator (cpu/ref_ops.h) on every
 // Highway target this CPU supports: odd row lengths, permuted/transposed (strided) sources,
 // broadcast shapes. Every graph also runs with 1, 2, 3 and 8 threads, which must agree bit for
 // bit (RunAndReference).
@@ -10,7 +10,7 @@
 // MUL_MAT: the f32 summation bound gamma_K * sum_k |a b| (gamma_K = K u / (1 - K u), u = 2^-24),
 // plus, for quantized a, the error of quantizing b to Q8 (half a step of each block's scale,
 // with the fp16 rounding of the scale) times |a|.
-#include "kernels/graph_compute.h"
+#include "cpu/graph_compute.h"
 
 #include <math.h>
 
@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "cpu/graph_compute_test_util.h"
 #include "ggml/ggml.h"
 #include "ggml/ops.h"
 #include "gtest/gtest.h"
 #include "hwy/tests/hwy_gtest.h"
-#include "kernels/graph_compute_test_util.h"
 #include "kernels/quant_traits.h"
 #include "kernels/test_util.h"
 

@@ -1,6 +1,6 @@
 // The graph executor (see graph_compute.h): plan, checks, the per-node loop on the pool, and the
 // op table. The ops themselves are in graph_compute_ops.cc and graph_compute_matmul.cc.
-#include "kernels/graph_compute.h"
+#include "cpu/graph_compute.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "cpu/graph_compute_ops.h"
 #include "ggml/ops.h"
-#include "kernels/graph_compute_ops.h"
 
 namespace ggml_cpu {
 namespace exec {

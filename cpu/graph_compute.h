@@ -25,14 +25,14 @@
 //   std::vector<uint8_t> work(plan.work_size);            // once; reuse for every compute
 //   plan.work_data = work.data();
 //   if (ggml_graph_compute(graph, &plan) != GGML_STATUS_SUCCESS) log(ggml_last_error());
-#ifndef GGML_WHISPER_KERNELS_GRAPH_COMPUTE_H_
-#define GGML_WHISPER_KERNELS_GRAPH_COMPUTE_H_
+#ifndef GGML_WHISPER_CPU_GRAPH_COMPUTE_H_
+#define GGML_WHISPER_CPU_GRAPH_COMPUTE_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu/threadpool.h"
 #include "ggml/graph.h"
-#include "kernels/threadpool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,4 +80,4 @@ enum ggml_status ggml_graph_compute(struct ggml_cgraph* graph, struct ggml_cplan
 }
 #endif
 
-#endif  // GGML_WHISPER_KERNELS_GRAPH_COMPUTE_H_
+#endif  // GGML_WHISPER_CPU_GRAPH_COMPUTE_H_

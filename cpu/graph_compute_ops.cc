@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <algorithm>
+
+#include "cpu/graph_compute_ops.h"
 #include "ggml/fp16.h"
 #include "ggml/ops.h"
 #include "kernels/activations.h"
-#include "kernels/graph_compute_ops.h"
 #include "kernels/norm.h"
 #include "kernels/softmax.h"
 #include "kernels/vec.h"
@@ -66,6 +68,30 @@ void ForMyRows(const ComputeParams& p, ggml_tensor* dst, const Fn& fn) {
     RowIndex(dst->ne, r, &i1, &i2, &i3);
     fn(i1, i2, i3, reinterpret_cast<float*>(RowPtr(dst, i1, i2, i3)));
   }
+}
+
+// Iterates over this thread's rows of dst as runs of consecutive i1 within one (i2, i3):
+// fn(i1_begin, i1_end, i2, i3). Within a run, rows of dst (and of a same-shaped source) are
+// nb[1] bytes apart, so a multi-row kernel can take the whole run in one call.
+template <class Fn>
+void ForMyRowRuns(const ComputeParams& p, const ggml_tensor* dst, const Fn& fn) {
+  int64_t begin, end;
+  SplitRange(ggml_nrows(dst), p.ith, p.nth, &begin, &end);
+  const int64_t ne1 = dst->ne[1];
+  for (int64_t r = begin; r < end;) {
+    int64_t i1, i2, i3;
+    RowIndex(dst->ne, r, &i1, &i2, &i3);
+    const int64_t run = std::min(end - r, ne1 - i1);
+    fn(i1, i1 + run, i2, i3);
+    r += run;
+  }
+}
+
+// Row stride of t in floats, or 0 if its rows are not float-aligned or its elements not
+// contiguous (then the caller goes row by row).
+size_t FloatRowStride(const ggml_tensor* t) {
+  if (t->nb[0] != sizeof(float) || t->nb[1] % sizeof(float) != 0) return 0;
+  return t->nb[1] / sizeof(float);
 }
 
 }  // namespace
@@ -183,14 +209,31 @@ void ForwardScale(const ComputeParams& p, ggml_tensor* dst) {
 }
 
 // ---- NORM, RMS_NORM, UNARY (kernels/norm.h, kernels/activations.h) ---------------------------------
-// One kernel call per row; a strided source row is gathered into the result row first and
-// transformed in place (the kernels allow y == x).
+// NORM and RMS_NORM: one kernel call per run of this thread's rows when the source's rows are
+// contiguous (the common case); else per row, a strided source row gathered into the result row
+// and normalized in place (the kernels allow y == x). UNARY: one call per row.
 
 void ForwardNorm(const ComputeParams& p, ggml_tensor* dst) {
   const ggml_tensor* a = dst->src[0];
   const bool rms = dst->op == GGML_OP_RMS_NORM;
   const float eps = ggml_get_op_params_f32(dst, 0);
   const size_t n = static_cast<size_t>(dst->ne[0]);
+  auto norm_rows = [&](size_t nrows, const float* x, size_t x_stride, float* y, size_t y_stride) {
+    if (rms) {
+      RmsNormRowsF32(n, nrows, x, x_stride, eps, nullptr, y, y_stride);
+    } else {
+      LayerNormRowsF32(n, nrows, x, x_stride, eps, nullptr, nullptr, y, y_stride);
+    }
+  };
+  const size_t x_stride = FloatRowStride(a), y_stride = FloatRowStride(dst);
+  if (x_stride != 0 && y_stride != 0) {
+    ForMyRowRuns(p, dst, [&](int64_t i1_begin, int64_t i1_end, int64_t i2, int64_t i3) {
+      norm_rows(static_cast<size_t>(i1_end - i1_begin),
+                reinterpret_cast<const float*>(RowPtr(a, i1_begin, i2, i3)), x_stride,
+                reinterpret_cast<float*>(RowPtr(dst, i1_begin, i2, i3)), y_stride);
+    });
+    return;
+  }
   ForMyRows(p, dst, [&](int64_t i1, int64_t i2, int64_t i3, float* y) {
     const float* x = y;
     if (a->nb[0] == sizeof(float)) {
@@ -198,11 +241,7 @@ void ForwardNorm(const ComputeParams& p, ggml_tensor* dst) {
     } else {
       GatherRowF32(dst->ne[0], RowPtr(a, i1, i2, i3), a->nb[0], y);
     }
-    if (rms) {
-      RmsNormRowsF32(n, 1, x, n, eps, nullptr, y, n);
-    } else {
-      LayerNormRowsF32(n, 1, x, n, eps, nullptr, nullptr, y, n);
-    }
+    norm_rows(1, x, n, y, n);
   });
 }
 
@@ -232,9 +271,11 @@ void ForwardUnary(const ComputeParams& p, ggml_tensor* dst) {
 }
 
 // ---- SOFT_MAX (kernels/softmax.h) ---------------------------------------------------------------------
-// One SoftmaxRowsF32 call per row (row index i1 selects the mask row; strides 0 because the call
-// covers that single row). A strided source row or mask row is gathered into the result row /
-// added there first. A row that is entirely -inf gives 0 (the kernel's rule; ggml gives NaN).
+// One SoftmaxRowsF32 call per run of this thread's rows when the source's rows are contiguous
+// and the mask (if any) has contiguous float rows: the kernel takes absolute row indices, so
+// mask row i1 applies to source row i1 in every (i2, i3). Otherwise per row: a strided source
+// row or mask row is gathered into the result row / added there first. A row that is entirely
+// -inf gives 0 (the kernel's rule; ggml gives NaN).
 
 void ForwardSoftMax(const ComputeParams& p, ggml_tensor* dst) {
   const ggml_tensor* a = dst->src[0];
@@ -243,6 +284,23 @@ void ForwardSoftMax(const ComputeParams& p, ggml_tensor* dst) {
   SoftmaxParams params;
   params.scale = ggml_get_op_params_f32(dst, 0);
   const bool mask_direct = mask != nullptr && mask->nb[0] == sizeof(float);
+  const size_t x_stride = FloatRowStride(a), y_stride = FloatRowStride(dst);
+  const size_t mask_stride = mask == nullptr ? 0 : FloatRowStride(mask);
+  if (x_stride != 0 && y_stride != 0 && (mask == nullptr || mask_stride != 0)) {
+    SoftmaxParams run_params = params;
+    if (mask != nullptr) {
+      run_params.mask = reinterpret_cast<const float*>(RowPtr(mask, 0, 0, 0));
+      run_params.mask_stride = mask_stride;
+    }
+    ForMyRowRuns(p, dst, [&](int64_t i1_begin, int64_t i1_end, int64_t i2, int64_t i3) {
+      // x and y point at row 0 of this (i2, i3): the kernel indexes rows absolutely.
+      SoftmaxRowsF32(static_cast<size_t>(n), static_cast<size_t>(i1_begin),
+                     static_cast<size_t>(i1_end),
+                     reinterpret_cast<const float*>(RowPtr(a, 0, i2, i3)), x_stride,
+                     reinterpret_cast<float*>(RowPtr(dst, 0, i2, i3)), y_stride, run_params);
+    });
+    return;
+  }
   ForMyRows(p, dst, [&](int64_t i1, int64_t i2, int64_t i3, float* y) {
     const float* x = y;
     if (a->nb[0] == sizeof(float) && (mask == nullptr || mask_direct)) {

@@ -12,7 +12,7 @@
 //     waker changes the condition and then reads `n_sleepers`. Both are sequentially consistent,
 //     so either the waker sees the sleeper and notifies it (after taking the mutex, which the
 //     sleeper holds until it is inside wait()), or the sleeper sees the new condition.
-#include "kernels/threadpool.h"
+#include "cpu/threadpool.h"
 
 #include <atomic>
 #include <condition_variable>

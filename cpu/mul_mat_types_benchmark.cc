@@ -29,10 +29,10 @@
 // F32 / OpenBLAS, and the best type's fraction of the measured peak.
 // The benchmark context records the dispatched Highway target and the OpenBLAS build.
 //
-//   bazel run //kernels:mul_mat_types_benchmark
+//   bazel run //cpu:mul_mat_types_benchmark
 //   OPENBLAS_CORETYPE=SkylakeX bazel run ...   OpenBLAS's AVX-512 sgemm on CPUs newer than the
 //                                              OpenBLAS build (see openblas_config in the context)
-//   GGML_CPU_TARGET=AVX2 bazel run //kernels:mul_mat_types_benchmark -- --benchmark_filter=square
+//   GGML_CPU_TARGET=AVX2 bazel run //cpu:mul_mat_types_benchmark -- --benchmark_filter=square
 //
 // Each row runs for at least 0.2 s (--benchmark_min_time overrides it); about 75 s in all. On a
 // shared machine, spread repetitions over the run; the tables then show each row's best:
@@ -53,6 +53,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "cpu/graph_compute.h"
+#include "cpu/threadpool.h"
 #include "ggml/fp16.h"
 #include "ggml/ggml.h"
 #include "ggml/graph.h"
@@ -60,13 +62,11 @@
 #include "ggml/types.h"
 #include "hwy/targets.h"
 #include "kernels/dispatch.h"
-#include "kernels/graph_compute.h"
 #include "kernels/quant_traits.h"
-#include "kernels/threadpool.h"
 
 // The FMA peak loop, compiled for every Highway target and dispatched like the kernels.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "kernels/mul_mat_types_benchmark.cc"
+#define HWY_TARGET_INCLUDE "cpu/mul_mat_types_benchmark.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 

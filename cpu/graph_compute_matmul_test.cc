@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "cpu/graph_compute.h"
+#include "cpu/graph_compute_test_util.h"
 #include "ggml/ggml.h"
 #include "ggml/ops.h"
 #include "gtest/gtest.h"
 #include "hwy/tests/hwy_gtest.h"
-#include "kernels/graph_compute.h"
-#include "kernels/graph_compute_test_util.h"
 #include "kernels/quant_traits.h"
 #include "kernels/test_util.h"
 

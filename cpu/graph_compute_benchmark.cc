@@ -6,17 +6,17 @@
 //   - EncoderBlock: a Whisper-tiny encoder layer (n_state 384, 6 heads, 1500 positions, F16
 //     weights: LN, QKV, softmax(QK^T / 8), V, out proj, LN, GELU MLP, residuals), ms per layer.
 //
-//   bazel run -c opt //kernels:graph_compute_benchmark
+//   bazel run -c opt //cpu:graph_compute_benchmark
 #include <math.h>
 
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "cpu/graph_compute.h"
+#include "cpu/threadpool.h"
 #include "ggml/ggml.h"
 #include "ggml/graph.h"
 #include "ggml/ops.h"
-#include "kernels/graph_compute.h"
-#include "kernels/threadpool.h"
 
 namespace {
 

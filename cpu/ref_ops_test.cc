@@ -1,6 +1,6 @@
 // The reference evaluator checked against values worked out by hand (small shapes) and against
 // identities (a quantized mul_mat equals the mul_mat of its dequantized weights).
-#include "kernels/ref_ops.h"
+#include "cpu/ref_ops.h"
 
 #include <math.h>
 

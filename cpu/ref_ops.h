@@ -1,5 +1,5 @@
 // Scalar reference evaluator for every op in ggml/ops.h: the oracle that the graph executor
-// (kernels/graph_compute.h), the allocator and the Whisper model tests are checked against.
+// (cpu/graph_compute.h), the allocator and the Whisper model tests are checked against.
 //
 // It follows each op's definition in ggml/ops.h (ggml's semantics, ggml/src/ggml-cpu/ops.cpp)
 // literally, one element at a time, with no SIMD and no threads:
@@ -26,8 +26,8 @@
 // oracle. Usage:
 //   // tensors of `graph` have data (ggml arena or an allocator buffer); inputs are filled
 //   if (!ggml_ref_graph_compute(graph)) fprintf(stderr, "%s\n", ggml_last_error());
-#ifndef GGML_WHISPER_KERNELS_REF_OPS_H_
-#define GGML_WHISPER_KERNELS_REF_OPS_H_
+#ifndef GGML_WHISPER_CPU_REF_OPS_H_
+#define GGML_WHISPER_CPU_REF_OPS_H_
 
 #include <stdbool.h>
 
@@ -53,4 +53,4 @@ bool ggml_ref_graph_compute(struct ggml_cgraph* graph);
 }
 #endif
 
-#endif  // GGML_WHISPER_KERNELS_REF_OPS_H_
+#endif  // GGML_WHISPER_CPU_REF_OPS_H_

@@ -1,4 +1,4 @@
-#include "kernels/threadpool.h"
+#include "cpu/threadpool.h"
 
 #include <atomic>
 #include <chrono>

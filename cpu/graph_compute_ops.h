@@ -1,4 +1,4 @@
-// Internal to the graph executor (kernels/graph_compute.h): the per-op forward functions, their
+// Internal to the graph executor (cpu/graph_compute.h): the per-op forward functions, their
 // checks and their scratch sizes. Not a public API.
 //
 // Every forward function computes one thread's share of a node (ggml's
@@ -9,8 +9,8 @@
 //
 // Files: graph_compute_ops.cc (element-wise, row and data-movement ops), graph_compute_matmul.cc
 // (MUL_MAT, GET_ROWS, IM2COL: the ops with a type-dependent kernel or scratch).
-#ifndef GGML_WHISPER_KERNELS_GRAPH_COMPUTE_OPS_H_
-#define GGML_WHISPER_KERNELS_GRAPH_COMPUTE_OPS_H_
+#ifndef GGML_WHISPER_CPU_GRAPH_COMPUTE_OPS_H_
+#define GGML_WHISPER_CPU_GRAPH_COMPUTE_OPS_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,8 +19,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "cpu/threadpool.h"
 #include "ggml/ggml.h"
-#include "kernels/threadpool.h"
 
 namespace ggml_cpu {
 namespace exec {
@@ -120,4 +120,4 @@ void ForwardIm2Col(const ComputeParams& p, ggml_tensor* node);
 }  // namespace exec
 }  // namespace ggml_cpu
 
-#endif  // GGML_WHISPER_KERNELS_GRAPH_COMPUTE_OPS_H_
+#endif  // GGML_WHISPER_CPU_GRAPH_COMPUTE_OPS_H_

@@ -2,7 +2,7 @@
 // a causal mask, output projection, GELU MLP, residuals, the shape of Whisper's decoder layer)
 // against the reference evaluator on every target; zero heap allocation during compute; plan
 // sizes; and the error / abort paths.
-#include "kernels/graph_compute.h"
+#include "cpu/graph_compute.h"
 
 #include <math.h>
 #include <string.h>
@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "cpu/graph_compute_test_util.h"
 #include "ggml/ggml.h"
 #include "ggml/ops.h"
 #include "gtest/gtest.h"
 #include "hwy/tests/hwy_gtest.h"
-#include "kernels/graph_compute_test_util.h"
 #include "kernels/matmul.h"
 #include "kernels/test_util.h"
 #include "testing/alloc_counter.h"

@@ -1,8 +1,8 @@
 // Helpers for the graph executor tests: random tensors, value snapshots, and the harness that
 // runs a graph with 1, 2, 3 and 8 threads (checking the results are bit-identical) and then with
-// the reference evaluator (kernels/ref_ops.h).
-#ifndef GGML_WHISPER_KERNELS_GRAPH_COMPUTE_TEST_UTIL_H_
-#define GGML_WHISPER_KERNELS_GRAPH_COMPUTE_TEST_UTIL_H_
+// the reference evaluator (cpu/ref_ops.h).
+#ifndef GGML_WHISPER_CPU_GRAPH_COMPUTE_TEST_UTIL_H_
+#define GGML_WHISPER_CPU_GRAPH_COMPUTE_TEST_UTIL_H_
 
 #include <math.h>
 #include <stdint.h>
@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "cpu/graph_compute.h"
+#include "cpu/ref_ops.h"
+#include "cpu/threadpool.h"
 #include "ggml/ggml.h"
 #include "ggml/graph.h"
 #include "gtest/gtest.h"
-#include "kernels/graph_compute.h"
 #include "kernels/quant_traits.h"
-#include "kernels/ref_ops.h"
-#include "kernels/threadpool.h"
 
 namespace ggml_cpu {
 namespace test {
@@ -165,4 +165,4 @@ inline void ExpectExact(const Outcome& o, const std::string& what) {
 }  // namespace test
 }  // namespace ggml_cpu
 
-#endif  // GGML_WHISPER_KERNELS_GRAPH_COMPUTE_TEST_UTIL_H_
+#endif  // GGML_WHISPER_CPU_GRAPH_COMPUTE_TEST_UTIL_H_
