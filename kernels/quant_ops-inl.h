@@ -427,7 +427,21 @@ HWY_INLINE int32_t BlockSum(D32 d32, hn::Vec<D32> v) {
 }
 
 #if HWY_TARGET != HWY_SCALAR  // (no 4-lane vectors there)
-// The int32 lanes of a block dot folded (exact integer adds) to 4 lanes.
+// Per 128-bit block of the result: [sum(a), sum(b), sum(c), sum(d)] over that block's 4 int32
+// lanes of each input (a 4 x 4 transpose by interleaving within 128-bit blocks, integer adds:
+// exact). Works for any vector width; wider results are folded by FoldTo4.
+template <class D32, class V = hn::Vec<D32>>
+HWY_INLINE V SumsOf4PerBlock(D32 d32, V a, V b, V c, V d) {
+  const hn::Repartition<int64_t, D32> d64;
+  const V ab = hn::Add(hn::InterleaveLower(d32, a, b), hn::InterleaveUpper(d32, a, b));
+  const V cd = hn::Add(hn::InterleaveLower(d32, c, d), hn::InterleaveUpper(d32, c, d));
+  // ab = [a0+a2, b0+b2, a1+a3, b1+b3] per block, cd likewise: pair their 64-bit halves.
+  const auto ab64 = hn::BitCast(d64, ab), cd64 = hn::BitCast(d64, cd);
+  return hn::Add(hn::BitCast(d32, hn::InterleaveLower(d64, ab64, cd64)),
+                 hn::BitCast(d32, hn::InterleaveUpper(d64, ab64, cd64)));
+}
+
+// The int32 lanes of a vector folded (exact integer adds of its halves) to 4 lanes.
 template <class D32>
 HWY_INLINE auto FoldTo4(D32 d32, hn::Vec<D32> v) {
   if constexpr (hn::MaxLanes(D32()) <= 4) {
@@ -437,16 +451,6 @@ HWY_INLINE auto FoldTo4(D32 d32, hn::Vec<D32> v) {
     const hn::Half<D32> dh;
     return FoldTo4(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
   }
-}
-
-// [sum(a), sum(b), sum(c), sum(d)] of four 4-lane int32 vectors, exactly (a 4 x 4 transpose by
-// interleaving, with integer adds).
-template <class D4, class V = hn::Vec<D4>>
-HWY_INLINE V SumsOf4(D4 d4, V a, V b, V c, V d) {
-  const V ab = hn::Add(hn::InterleaveLower(d4, a, b), hn::InterleaveUpper(d4, a, b));
-  const V cd = hn::Add(hn::InterleaveLower(d4, c, d), hn::InterleaveUpper(d4, c, d));
-  // ab = [a0+a2, b0+b2, a1+a3, b1+b3], cd likewise: pair the 64-bit halves.
-  return hn::Add(hn::ConcatLowerLower(d4, cd, ab), hn::ConcatUpperUpper(d4, cd, ab));
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR
@@ -480,7 +484,8 @@ HWY_INLINE hn::Vec<DF> F16x4ToF32(DF df, uint16_t a, uint16_t b, uint16_t c, uin
 }
 
 // The same for 4 rows at once (row stride x_nb1 bytes): each activation block is loaded once;
-// the 4 rows' block sums are formed exactly as one 4-lane integer vector, and the reference's
+// the 4 rows' block sums are formed exactly as one 4-lane integer vector (transposed per
+// 128-bit block, then folded), and the reference's
 // float expression runs lane by lane (one row per lane, IEEE operations in the reference's
 // order), so every lane has QuantDotRow's bits.
 template <class Decoder, class BlockY>
@@ -505,10 +510,8 @@ HWY_INLINE void DotRows4(int64_t nb, const uint8_t* x_row, size_t x_nb1, const B
   for (int64_t i = 0; i < nb; ++i) {
     const BlockY& by = y[i];
     const typename Dot::Activations act = Dot::Load(by);
-    const auto isum = SumsOf4(d4, FoldTo4(d32, Dot::Dot(x0[i], act)),
-                              FoldTo4(d32, Dot::Dot(x1[i], act)),
-                              FoldTo4(d32, Dot::Dot(x2[i], act)),
-                              FoldTo4(d32, Dot::Dot(x3[i], act)));
+    const auto isum = FoldTo4(d32, SumsOf4PerBlock(d32, Dot::Dot(x0[i], act), Dot::Dot(x1[i], act),
+                                                   Dot::Dot(x2[i], act), Dot::Dot(x3[i], act)));
     const auto dx = F16x4ToF32(df, x0[i].d, x1[i].d, x2[i].d, x3[i].d);
     const hn::Rebind<uint16_t, decltype(df)> du16;
     const auto dy = F16BitsToF32(df, hn::Set(du16, by.d));
