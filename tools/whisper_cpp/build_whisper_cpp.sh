@@ -7,10 +7,17 @@
 # Idempotent: a stamp records the sdist hash and the CMake flags; a complete build is reused.
 # Concurrent runs are serialized with flock. GGML_NATIVE=ON: the build is for this machine's CPU.
 #
-# Usage: build_whisper_cpp.sh                 builds if needed; last stdout line: the prefix
-#        build_whisper_cpp.sh --print-flags   builds if needed; last stdout line: cc flags to
-#                                             compile and link a C program against it, e.g.
-#                                             cc prog.c $(build_whisper_cpp.sh --print-flags)
+# Usage: build_whisper_cpp.sh [--f32-accum] [--print-flags]
+#   (no flag)       builds if needed; last stdout line: the prefix
+#   --print-flags   builds if needed; last stdout line: cc flags to compile and link a C program
+#                   against it, e.g.  cc prog.c $(build_whisper_cpp.sh --print-flags)
+#   --f32-accum     the build for output comparisons: on a CPU with AVX512-FP16 (Intel Sapphire
+#                   Rapids and later) GGML_NATIVE=ON makes ggml 1.8.5 accumulate F16 dot products
+#                   in half precision (simd-mappings.h, __AVX512FP16__: _mm512_fmadd_ph), which
+#                   changes transcripts (jfk.wav beam search: " and so my fellow ...", one
+#                   segment); -mno-avx512fp16 keeps every other native feature and ggml's F32
+#                   accumulation, as on every other x86-64 CPU. Elsewhere it is the plain build.
+#                   Speed comparisons use the plain build (what a whisper.cpp user gets).
 # Env: WHISPER_CPP_CACHE (default ~/.cache/ggml_whisper/whisper.cpp-1.8.5), PYTHON (python3).
 # Progress goes to stderr, tool output to <cache>/log/*.log; a failure ends with one line
 # "build_whisper_cpp: FAILED at step '<step>': ..." on stderr, exit status 1.
@@ -29,12 +36,28 @@ LIBS=(whisper ggml ggml-cpu ggml-base)
 SYSLIBS="-lstdc++ -lm -fopenmp -lpthread -ldl"
 
 cache="${WHISPER_CPP_CACHE:-$HOME/.cache/ggml_whisper/whisper.cpp-1.8.5}"
+mode=prefix
+f32_accum=0
+for arg in "$@"; do
+  case "$arg" in
+    --print-flags) mode=flags ;;
+    --f32-accum) f32_accum=1 ;;
+    *) echo "build_whisper_cpp: unknown argument '$arg' (usage: build_whisper_cpp.sh [--f32-accum] [--print-flags])" >&2
+       exit 1 ;;
+  esac
+done
+if ((f32_accum)) && grep -qw avx512_fp16 /proc/cpuinfo 2>/dev/null; then
+  CMAKE_FLAGS+=(-DCMAKE_C_FLAGS=-mno-avx512fp16 -DCMAKE_CXX_FLAGS=-mno-avx512fp16)
+  cache="$cache-f32-accum"
+fi
 python="${PYTHON:-python3}"
 src="$cache/src/$PKG-$PKG_VERSION/whisper.cpp"
 build="$cache/build"
 prefix="$cache/prefix"
 stamp="$cache/.stamp"
-stamp_key="$SDIST_SHA256 ${CMAKE_FLAGS[*]}"
+# GGML_NATIVE=ON compiles for this CPU: a cache carried to another CPU model is rebuilt.
+cpu_model="$(grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- || true)"
+stamp_key="$SDIST_SHA256 ${CMAKE_FLAGS[*]} cpu:${cpu_model# }"
 
 step="arguments"
 fail() { echo "build_whisper_cpp: FAILED at step '$step': $*" >&2; exit 1; }
@@ -48,12 +71,6 @@ run() {
   fi
 }
 
-mode=prefix
-case "${1:-}" in
-  "") ;;
-  --print-flags) mode=flags ;;
-  *) fail "unknown argument '$1' (usage: build_whisper_cpp.sh [--print-flags])" ;;
-esac
 
 step="tools"
 if ! command -v cmake >/dev/null; then

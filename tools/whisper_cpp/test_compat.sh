@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The compatibility-program check: testdata/whisper_cpp_compat/compat.c, a C program written
-# against whisper.cpp's whisper.h, is built once against whisper.cpp 1.8.5 (build_whisper_cpp.sh,
-# cached) and once against ours (//testdata/whisper_cpp_compat:compat, bazel run -c opt); both
-# run on models/ggml-tiny.en.bin (greedy, then beam search 5 on a fresh state) and must print the
+# against whisper.cpp's whisper.h, is built once against whisper.cpp 1.8.5 (build_whisper_cpp.sh
+# --f32-accum, cached: F32 accumulation even on AVX512-FP16 CPUs, as ours does) and once against
+# ours (//testdata/whisper_cpp_compat:compat, bazel run -c opt); both run on models/ggml-tiny.en.bin (greedy, then beam search 5 on a fresh state) and must print the
 # same:
 #   - jfk.wav with whisper.cpp's default flash attention: greedy byte for byte, beam search too
 #     but for timestamps within 40 ms (compare_compat.py; whisper.cpp's flash attention computes
@@ -47,7 +47,7 @@ dst.close()
 PY
 
 # 1. whisper.cpp: build (or reuse) it, then compile compat.c against it.
-flags="$("$here/build_whisper_cpp.sh" --print-flags | tail -n 1)" || die "build_whisper_cpp.sh failed"
+flags="$("$here/build_whisper_cpp.sh" --f32-accum --print-flags | tail -n 1)" || die "build_whisper_cpp.sh failed"
 # $flags is unquoted on purpose: it is a list of compiler arguments.
 # shellcheck disable=SC2086
 cc -std=c99 -Wall -Wextra -Werror -O2 "$src" $flags -o "$tmp/compat_whisper_cpp" \
@@ -99,7 +99,7 @@ done
 
 # 4. The CLIs: whisper-cli 1.8.5 and ours with --decoding whisper.cpp, greedy, write every text
 # format; each file must be byte-identical.
-prefix="$("$here/build_whisper_cpp.sh" | tail -n 1)" || die "build_whisper_cpp.sh failed"
+prefix="$("$here/build_whisper_cpp.sh" --f32-accum | tail -n 1)" || die "build_whisper_cpp.sh failed"
 formats=(txt srt vtt lrc csv)
 out_flags=(-otxt -osrt -ovtt -olrc -ocsv)
 for clip in "jfk:$wav:" "long90:$long:-nfa"; do
