@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs every test: all Bazel tests, then all of them again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, the threaded ones under ThreadSanitizer, every fuzz target for a
-# minute (tools/fuzz/run_fuzzers.sh), then the external-consumer
-# check (tools/test_consumer.sh), `pip install ./python` (tools/test_python_package.sh), the Ray
-# batch job on a local two-node cluster (tools/batch/test_ray.sh) and the whisper.cpp
-# compatibility check (tools/whisper_cpp/test_compat.sh: compat.c built against
-# whisper.cpp 1.8.5 from source and against ours prints the same).
+# UndefinedBehaviorSanitizer together (--config=sanitize: one instrumented build), the threaded
+# ones under ThreadSanitizer, every fuzz target for a minute (tools/fuzz/run_fuzzers.sh), then the
+# external-consumer check (tools/test_consumer.sh), `pip install ./python`
+# (tools/test_python_package.sh), the Ray batch job on a local two-node cluster
+# (tools/batch/test_ray.sh), the whisper.cpp compatibility check
+# (tools/whisper_cpp/test_compat.sh: compat.c built against whisper.cpp 1.8.5 from source and
+# against ours prints the same) and the aarch64 cross build under qemu (tools/test_aarch64.sh).
 # Every step runs even if an earlier one failed (and the first keeps going past failing targets),
-# so one run reports everything; the exit status is non-zero if any step failed.
+# so one run reports everything; the exit status is non-zero if any step failed. Each step's wall
+# time is printed after it and again in a table at the end (CI's budget is 60 minutes).
 # Extra arguments go to the first `bazel test` (e.g. tools/test.sh --test_output=all).
 # Env: BAZEL (default "bazel"); SANITIZE_TARGETS (default "//..."); FUZZ_SECONDS (default 60).
 set -euo pipefail
@@ -15,24 +17,28 @@ cd "$(dirname "$0")/.."
 bazel="${BAZEL:-bazel}"
 read -r -a sanitize_targets <<<"${SANITIZE_TARGETS:-//...}"
 failed=()
+times=()
+t_all=$SECONDS
 
 step() {  # step <name> <command...>
-  local name="$1"
+  local name="$1" t0=$SECONDS result=passed
   shift
   echo "test: $name"
   if ! "$@"; then
     echo "test: FAILED: $name" >&2
     failed+=("$name")
+    result=FAILED
   fi
+  echo "test: $name: $result in $((SECONDS - t0)) s"
+  times+=("$(printf '%6d s  %-6s  %s' $((SECONDS - t0)) "$result" "$name")")
 }
 
 step "bazel test //... $*" "$bazel" test --keep_going "$@" -- //...
 # Tests tagged no_sanitizers load instrumented code into an uninstrumented program (the Python
 # extension module into python3), which the sanitizer runtimes refuse.
-for config in asan ubsan; do
-  step "bazel test --config=$config ${sanitize_targets[*]}" \
-    "$bazel" test --config="$config" --keep_going --test_tag_filters=-no_sanitizers -- "${sanitize_targets[@]}"
-done
+# ASan and UBSan in one build and run (.bazelrc's --config=sanitize).
+step "bazel test --config=sanitize (ASan + UBSan) ${sanitize_targets[*]}" \
+  "$bazel" test --config=sanitize --keep_going --test_tag_filters=-no_sanitizers -- "${sanitize_targets[@]}"
 # ThreadSanitizer on what runs threads: the pool, the graph executor, and several whisper_states on
 # one context at once (whisper_full_parallel, abort from another thread). TSan runs ~5x slower
 # than ASan, hence the explicit timeout; the API test runs only its concurrent cases.
@@ -58,6 +64,9 @@ step "tools/whisper_cpp/test_compat.sh" tools/whisper_cpp/test_compat.sh
 # SVE2_128) and the jfk.wav transcripts under qemu-aarch64.
 step "tools/test_aarch64.sh" tools/test_aarch64.sh
 
+echo "test: wall time per step:"
+printf '%s\n' "${times[@]}"
+echo "test: total $((SECONDS - t_all)) s"
 if ((${#failed[@]})); then
   echo "test: ${#failed[@]} step(s) failed:" >&2
   printf '  %s\n' "${failed[@]}" >&2

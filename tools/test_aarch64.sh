@@ -9,7 +9,8 @@
 #      GCC 12: NEON, SVE, SVE2, SVE_256, SVE2_128 (and SCALAR). The log shows, per model and
 #      test, the targets that ran; dispatch_test checks the dispatched target of each model;
 #   2. end to end: the aarch64 CLI transcribes jfk.wav with tiny.en, greedy, on the NEON model,
-#      with models/ggml-tiny.en.bin (F16) and its q8_0 and q5_0 quantizations; the token ids
+#      with models/ggml-tiny.en.bin (F16) and its q8_0 quantization (E2E_TYPES adds others, e.g.
+#      "f16 q8_0 q5_0": each costs ~80 s under qemu, so CI runs the two); the token ids
 #      (from -ojf) must equal the x86-64 CLI's for the same file, and for F16 also
 #      faster-whisper's (testdata/jfk_faster_whisper_tokens.json). The quantized dot products
 #      are bit-identical to ggml's scalar reference on every target (kernels/quant_ops.h), so
@@ -21,7 +22,8 @@
 # executor tests (graph_compute*) on cortex-a53 and the 128-bit SVE2 model.
 #
 # Usage: tools/test_aarch64.sh            (after tools/setup.sh; the model from tools/get_model.sh)
-# Env: BAZEL (default "bazel"); QEMU (default "qemu-aarch64"); SKIP_E2E=1 skips step 2.
+# Env: BAZEL (default "bazel"); QEMU (default "qemu-aarch64"); SKIP_E2E=1 skips step 2;
+#      E2E_TYPES (default "f16 q8_0"): the model types step 2 transcribes with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel="${BAZEL:-bazel}"
@@ -106,7 +108,8 @@ if [[ "${SKIP_E2E:-0}" != 1 ]]; then
   token_ids() {
     python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(" ".join(str(t["id"]) for s in j["transcription"] for t in s["tokens"]))' "$1"
   }
-  for type in f16 q8_0 q5_0; do
+  read -r -a e2e_types <<<"${E2E_TYPES:-f16 q8_0}"
+  for type in "${e2e_types[@]}"; do
     file="$model"
     if [[ "$type" != f16 ]]; then
       file="$work/ggml-tiny.en-$type.bin"
