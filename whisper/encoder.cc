@@ -1,5 +1,6 @@
 #include "whisper/encoder.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/status/status.h"
@@ -15,8 +16,10 @@ absl::Status BuildError(const char* what) {
 }
 
 // Self-attention without mask over n_ctx positions (encoder): x [S, n_ctx] -> x + Attn(LN(x)).
+// The queries go in blocks of `query_block` positions (see encoder.h), so the graph
+// allocator holds one block's scores [n_ctx, block, n_head] at a time instead of all of them.
 ggml_tensor* EncoderAttention(ggml_context* ctx, const AttentionWeights& w, ggml_tensor* x,
-                              int n_head) {
+                              int n_head, int query_block) {
   const int64_t S = x->ne[0];
   const int64_t n_ctx = x->ne[1];
   const int64_t d = S / n_head;
@@ -30,17 +33,28 @@ ggml_tensor* EncoderAttention(ggml_context* ctx, const AttentionWeights& w, ggml
   ggml_tensor* Q = ggml_permute(ctx, ggml_reshape_3d(ctx, q, d, n_head, n_ctx), 0, 2, 1, 3);
   ggml_tensor* K = ggml_permute(
       ctx, ggml_cpy(ctx, k, ggml_new_tensor_3d(ctx, GGML_TYPE_F16, d, n_head, n_ctx)), 0, 2, 1, 3);
-  // KQ[h][i][j] = K_j . Q_i: [n_ctx (keys), n_ctx (queries), n_head].
-  ggml_tensor* kq = ggml_mul_mat(ctx, K, Q);
-  kq = ggml_soft_max_ext(ctx, kq, nullptr, 1.0f / std::sqrt(static_cast<float>(d)), 0.0f);
-  // V: F16 [n_ctx, d, n_head] (rows along time) so that V x softmax gives [d, n_ctx, n_head].
+  // V: F16 [n_ctx, d, n_head] (rows along time) so that V x softmax gives [d, n, n_head].
   ggml_tensor* V = ggml_cpy(
       ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, v, d, n_head, n_ctx), 1, 2, 0, 3),
       ggml_new_tensor_3d(ctx, GGML_TYPE_F16, n_ctx, d, n_head));
-  ggml_tensor* kqv = ggml_mul_mat(ctx, V, kq);
-  // [d, n_ctx, n_head] -> [d, n_head, n_ctx] -> [S, n_ctx].
-  cur = ggml_cont_2d(ctx, ggml_permute(ctx, kqv, 0, 2, 1, 3), S, n_ctx);
-  cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, cur), w.o_b);
+  if (Q == nullptr || K == nullptr || V == nullptr) return nullptr;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  ggml_tensor* attn = nullptr;  // [S, queries so far]
+  // ceil(n_ctx / query_block) blocks of equal size (+-1), so no block is a short remainder.
+  const int64_t n_blocks = (n_ctx + query_block - 1) / query_block;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const int64_t i0 = b * n_ctx / n_blocks;
+    const int64_t n = (b + 1) * n_ctx / n_blocks - i0;
+    ggml_tensor* Qb = n == n_ctx ? Q : ggml_view_3d(ctx, Q, d, n, n_head, Q->nb[1], Q->nb[2], i0 * Q->nb[1]);
+    // KQ[h][i][j] = K_j . Q_i: [n_ctx (keys), n (queries), n_head].
+    ggml_tensor* kq = ggml_soft_max_ext(ctx, ggml_mul_mat(ctx, K, Qb), nullptr, scale, 0.0f);
+    ggml_tensor* kqv = ggml_mul_mat(ctx, V, kq);  // [d, n, n_head]
+    // [d, n, n_head] -> [d, n_head, n] -> [S, n].
+    ggml_tensor* block = ggml_cont_2d(ctx, ggml_permute(ctx, kqv, 0, 2, 1, 3), S, n);
+    attn = attn == nullptr ? block : ggml_concat(ctx, attn, block, 1);
+    if (attn == nullptr) return nullptr;
+  }
+  cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, attn), w.o_b);
   return ggml_add(ctx, cur, x);
 }
 
@@ -57,11 +71,14 @@ ggml_tensor* MlpBlock(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x) {
   return ggml_add(ctx, cur, x);
 }
 
-int EncoderGraphSize(const WhisperHparams& h) { return 64 + 48 * h.n_audio_layer; }
+int EncoderGraphSize(const WhisperHparams& h, int query_block) {
+  const int blocks = (h.n_audio_ctx + std::max(1, query_block) - 1) / std::max(1, query_block);
+  return 64 + (48 + 8 * blocks) * h.n_audio_layer;
+}
 int CrossGraphSize(const WhisperHparams& h) { return 16 + 16 * h.n_text_layer; }
 
 absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperModel& model,
-                                               int n_ctx, ggml_tensor* embd) {
+                                               int n_ctx, ggml_tensor* embd, int query_block) {
   const WhisperHparams& h = model.hparams();
   const WhisperWeights& w = model.weights();
   const int64_t S = h.n_audio_state;
@@ -69,13 +86,16 @@ absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperM
     return absl::InvalidArgumentError(
         absl::StrFormat("encoder: n_ctx %d is not in [1, n_audio_ctx = %d]", n_ctx, h.n_audio_ctx));
   }
+  if (query_block < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat("encoder: query_block %d is not >= 1", query_block));
+  }
   if (embd == nullptr || embd->type != GGML_TYPE_F32 || embd->ne[0] != S || embd->ne[1] < n_ctx ||
       !ggml_is_contiguous(embd)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("encoder: embd must be contiguous F32 [%d, >= %d]", S, n_ctx));
   }
   EncoderGraph g;
-  g.graph = ggml_new_graph_custom(ctx, EncoderGraphSize(h));
+  g.graph = ggml_new_graph_custom(ctx, EncoderGraphSize(h, query_block));
   if (g.graph == nullptr) return BuildError("encoder graph");
   g.mel = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2 * n_ctx, h.n_mels);
   if (g.mel == nullptr) return BuildError("encoder mel input");
@@ -94,7 +114,7 @@ absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperM
   if (cur == nullptr) return BuildError("encoder conv stem");
 
   for (int il = 0; il < h.n_audio_layer; ++il) {
-    cur = EncoderAttention(ctx, w.encoder[il].attn, cur, h.n_audio_head);
+    cur = EncoderAttention(ctx, w.encoder[il].attn, cur, h.n_audio_head, query_block);
     cur = MlpBlock(ctx, w.encoder[il].mlp, cur);
     if (cur == nullptr) return BuildError(absl::StrCat("encoder layer ", il).c_str());
   }

@@ -28,8 +28,20 @@
 
 namespace whisper {
 
-// Graph capacity (nodes, and separately leafs) of the encoder / cross graphs of `hparams`.
-int EncoderGraphSize(const WhisperHparams& hparams);
+// The encoder's self-attention takes its queries in blocks: ceil(n_ctx / kEncoderQueryBlock)
+// blocks of equal size (+-1). Per block: scores [n_ctx, block, n_head] F32, softmax, times V;
+// then the blocks are concatenated along positions (ggml_concat, dim 1). The graph allocator
+// reuses one block's score buffer for the next: tiny.en's 30 s window holds
+// 1500 x 250 x 6 x 4 B = 9 MB of scores at a time instead of 54 MB, and its encoder compute
+// buffer is 29 MB instead of 71 MB (whisper/encoder_test.cc). Each score and each output is the
+// same dot product as in one [n_ctx, n_ctx, n_head] product, computed in the same order
+// (kernels/matmul.h's packed path for every block of >= kMulMatPackedMinN = 16 positions, which
+// equal blocks of more than 128 are), so the encoder's output bytes do not change.
+inline constexpr int kEncoderQueryBlock = 256;
+
+// Graph capacity (nodes, and separately leafs) of the encoder / cross graphs of `hparams`, the
+// encoder's for query blocks of `query_block` positions.
+int EncoderGraphSize(const WhisperHparams& hparams, int query_block = kEncoderQueryBlock);
 int CrossGraphSize(const WhisperHparams& hparams);
 
 struct EncoderGraph {
@@ -42,12 +54,15 @@ struct EncoderGraph {
 };
 
 // Builds the encoder graph for n_ctx positions (1 <= n_ctx <= n_audio_ctx) into `ctx`, a
-// no_alloc metadata context with room for EncoderGraphSize() tensors plus the graph.
-// `embd` is the caller's persistent F32 tensor of ne [S, >= n_ctx] (contiguous) that the
-// encoder output is copied into. Errors: InvalidArgument for a bad n_ctx or embd shape;
-// Internal (with ggml_last_error()) when a constructor fails (metadata context too small).
+// no_alloc metadata context with room for EncoderGraphSize(hparams, query_block) tensors plus
+// the graph. `embd` is the caller's persistent F32 tensor of ne [S, >= n_ctx] (contiguous) that
+// the encoder output is copied into. `query_block` (>= 1) is the self-attention's block of
+// query positions (kEncoderQueryBlock; tests compare other sizes, n_ctx meaning one block).
+// Errors: InvalidArgument for a bad n_ctx, query_block or embd shape; Internal (with
+// ggml_last_error()) when a constructor fails (metadata context too small).
 absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperModel& model,
-                                               int n_ctx, ggml_tensor* embd);
+                                               int n_ctx, ggml_tensor* embd,
+                                               int query_block = kEncoderQueryBlock);
 
 // Builds the graph that fills `cross_k` and `cross_v` (F16, 1-D, >= n_text_layer * n_ctx * S
 // elements each) from the first n_ctx columns of `embd`. Errors as BuildEncoderGraph.

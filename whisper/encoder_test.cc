@@ -1,0 +1,141 @@
+// The encoder's blocked self-attention (kEncoderQueryBlock, encoder.h): the same bytes as one
+// [n_ctx, n_ctx, n_head] score product for any block size, and the compute buffer the graph
+// allocator measures for tiny.en's 30 s window with and without blocks.
+#include "whisper/encoder.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alloc/gallocr.h"
+#include "cpu/graph_compute.h"
+#include "gtest/gtest.h"
+#include "testdata/paths.h"
+#include "whisper/model.h"
+#include "whisper/synthetic_model.h"
+
+namespace whisper {
+namespace {
+
+struct ContextDeleter {
+  void operator()(ggml_context* c) const { ggml_free(c); }
+};
+using ContextPtr = std::unique_ptr<ggml_context, ContextDeleter>;
+struct GallocrDeleter {
+  void operator()(ggml_gallocr* g) const { ggml_gallocr_free(g); }
+};
+using GallocrPtr = std::unique_ptr<ggml_gallocr, GallocrDeleter>;
+
+struct EncoderRun {
+  size_t buffer_bytes = 0;  // ggml_gallocr_get_buffer_size after reserving the graph
+  std::vector<float> out;   // [S, n_ctx], when computed
+};
+
+// Builds the encoder graph of `model` for n_ctx positions with `query_block`, reserves it, and,
+// if `mel` ([n_mels][2 n_ctx]) is given, computes it on one thread.
+EncoderRun RunEncoder(const WhisperModel& model, int n_ctx, int query_block, const std::vector<float>* mel) {
+  const WhisperHparams& h = model.hparams();
+  EncoderRun run;
+  const size_t embd_bytes = sizeof(float) * h.n_audio_state * h.n_audio_ctx;
+  ContextPtr data(ggml_init({ggml_tensor_overhead() + embd_bytes + 64, nullptr, false}));
+  const int graph_size = EncoderGraphSize(h, query_block);
+  ContextPtr meta(ggml_init({2 * graph_size * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size) + 1024,
+                             nullptr, true}));
+  EXPECT_NE(data, nullptr);
+  EXPECT_NE(meta, nullptr);
+  if (data == nullptr || meta == nullptr) return run;
+  ggml_tensor* embd = ggml_new_tensor_2d(data.get(), GGML_TYPE_F32, h.n_audio_state, h.n_audio_ctx);
+  absl::StatusOr<EncoderGraph> g = BuildEncoderGraph(meta.get(), model, n_ctx, embd, query_block);
+  EXPECT_TRUE(g.ok()) << g.status();
+  if (!g.ok()) return run;
+  GallocrPtr galloc(ggml_gallocr_new());
+  EXPECT_TRUE(ggml_gallocr_reserve(galloc.get(), g->graph)) << ggml_last_error();
+  run.buffer_bytes = ggml_gallocr_get_buffer_size(galloc.get(), 0);
+  if (mel == nullptr) return run;
+  EXPECT_TRUE(ggml_gallocr_alloc_graph(galloc.get(), g->graph)) << ggml_last_error();
+  std::memcpy(g->mel->data, mel->data(), ggml_nbytes(g->mel));
+  ggml_cplan plan = ggml_graph_plan(g->graph, 1, nullptr);
+  std::vector<uint8_t> work(plan.work_size);
+  plan.work_data = work.empty() ? nullptr : work.data();
+  EXPECT_EQ(ggml_graph_compute(g->graph, &plan), GGML_STATUS_SUCCESS) << ggml_last_error();
+  const float* out = static_cast<const float*>(embd->data);
+  run.out.assign(out, out + static_cast<size_t>(h.n_audio_state) * n_ctx);
+  return run;
+}
+
+std::vector<float> RandomMel(int n_mels, int n_frames) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.5f);
+  std::vector<float> mel(static_cast<size_t>(n_mels) * n_frames);
+  for (float& v : mel) v = u(rng);
+  return mel;
+}
+
+// A synthetic model (random weights) with 4 heads of 16 and 2 layers over up to 300 positions.
+// Blocks of at most 256 split 300 into 150 + 150 and 257 into 129 + 128; at most 40, into 8 and 7
+// blocks of 36 to 38. Every block has >= 16 positions (kernels/matmul.h's packed path, as the
+// unblocked product), so the bytes must be equal.
+TEST(EncoderTest, BlockedAttentionIsBitIdenticalToOneBlock) {
+  SyntheticModelOptions o;
+  o.hparams.n_audio_ctx = 300;
+  o.hparams.n_audio_state = 64;
+  o.hparams.n_audio_head = 4;
+  o.hparams.n_audio_layer = 2;
+  o.hparams.n_text_state = 64;  // the loader requires n_text_state == n_audio_state
+  const std::string path = WriteTempFile("encoder_test.bin", MakeSyntheticModel(o).bytes);
+  absl::StatusOr<std::unique_ptr<WhisperModel>> model = WhisperModel::Load(path);
+  ASSERT_TRUE(model.ok()) << model.status();
+  for (int n_ctx : {300, 257, 40, 20}) {
+    const std::vector<float> mel = RandomMel(o.hparams.n_mels, 2 * n_ctx);
+    const EncoderRun one = RunEncoder(**model, n_ctx, n_ctx, &mel);
+    ASSERT_EQ(one.out.size(), static_cast<size_t>(64) * n_ctx);
+    for (int block : {kEncoderQueryBlock, 40}) {
+      const EncoderRun blocked = RunEncoder(**model, n_ctx, block, &mel);
+      ASSERT_EQ(blocked.out.size(), one.out.size());
+      EXPECT_EQ(std::memcmp(blocked.out.data(), one.out.data(), sizeof(float) * one.out.size()), 0)
+          << "n_ctx " << n_ctx << ", query block " << block;
+    }
+  }
+}
+
+TEST(EncoderTest, RejectsBadQueryBlock) {
+  SyntheticModelOptions o;
+  const std::string path = WriteTempFile("encoder_test_small.bin", MakeSyntheticModel(o).bytes);
+  absl::StatusOr<std::unique_ptr<WhisperModel>> model = WhisperModel::Load(path);
+  ASSERT_TRUE(model.ok()) << model.status();
+  ContextPtr meta(ggml_init({1 << 20, nullptr, true}));
+  ContextPtr data(ggml_init({1 << 20, nullptr, false}));
+  ggml_tensor* embd = ggml_new_tensor_2d(data.get(), GGML_TYPE_F32, 32, 16);
+  absl::StatusOr<EncoderGraph> g = BuildEncoderGraph(meta.get(), **model, 16, embd, 0);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(g.status().message()).find("query_block 0"), std::string::npos) << g.status();
+}
+
+// tiny.en's full window (1500 positions, 6 heads): unblocked, the score tensor alone is
+// 1500 * 1500 * 6 * 4 B = 54,000,000 B; in 6 blocks of 250, one block's is 9,000,000 B
+// (plus the concatenated attention output, [384, <= 1500] F32, up to 2.3 MB, twice while the next
+// block is appended). #12's target is an encoder compute buffer of at most 30 MB.
+TEST(EncoderTest, TinyEnComputeBufferShrinks) {
+  const std::string path = testdata::ModelPath("ggml-tiny.en.bin");
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) GTEST_FAIL() << testdata::MissingModelHint(path);
+  absl::StatusOr<std::unique_ptr<WhisperModel>> model = WhisperModel::Load(path);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const int n_ctx = (*model)->hparams().n_audio_ctx;
+  ASSERT_EQ(n_ctx, 1500);
+  const size_t one = RunEncoder(**model, n_ctx, n_ctx, nullptr).buffer_bytes;
+  const size_t blocked = RunEncoder(**model, n_ctx, kEncoderQueryBlock, nullptr).buffer_bytes;
+  std::printf("encoder compute buffer, tiny.en, 1500 positions: one block %.2f MB, blocks of %d %.2f MB\n",
+              one / 1e6, kEncoderQueryBlock, blocked / 1e6);
+  EXPECT_GT(one, 54000000u);
+  EXPECT_LE(blocked, 30000000u);
+}
+
+}  // namespace
+}  // namespace whisper
