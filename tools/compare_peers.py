@@ -10,15 +10,18 @@ the per-round ratios (pairwise, so a noisy round cancels out).
 Systems and configurations (same Whisper tiny.en weights for all):
   ours            bazel-bin whisper/cli (-c opt) on models/ggml-tiny.en.bin: greedy (-bs 1) and
                   default (beam search 5, best-of 5); "ours-avx2" is greedy capped at AVX2
-                  (GGML_CPU_TARGET=AVX2), the ISA of the whisper.cpp wheel below.
+                  (GGML_CPU_TARGET=AVX2).
   faster-whisper  pip `faster-whisper` (CTranslate2) on models/faster-whisper-tiny.en (the
                   directory tools/get_model.sh converts from), compute types int8 and float32,
                   greedy (beam_size=1) and beam 5; no VAD, condition_on_previous_text=True,
                   temperature fallback on (its defaults), as whisper-cli.
-  whisper.cpp     pip `pywhispercpp` (its bundled whisper.cpp) on OUR converted
-                  models/ggml-tiny.en.bin: greedy and beam 5, no_context=False (whisper-cli's
-                  default), language en.
-Audio: jfk.wav (11 s) and a 60 s clip made here: (jfk.wav + 4 s of silence) x 4.
+  whisper.cpp     whisper-cli 1.8.5 built from source for this CPU (GGML_NATIVE=ON, OpenMP,
+                  tools/whisper_cpp/build_whisper_cpp.sh, cached) on OUR converted
+                  models/ggml-tiny.en.bin: greedy (-bs 1) and its defaults (beam 5, best-of 5,
+                  flash attention on), as ours. Not the pywhispercpp wheel: an AVX2 build.
+Audio: jfk.wav (11 s); "60s", a 60 s clip made here: (jfk.wav + 4 s of silence) x 4; "long",
+../shared/data/long_speech.flac (3.5 min of real speech, 7+ windows) as 16-bit WAV
+(sndfile-convert, from tools/setup.sh).
 
 Columns: wall = process start to exit (includes interpreter start-up and imports for the Python
 peers); work = model load + transcription, timed inside the process (our CLI's "total time");
@@ -27,8 +30,10 @@ transcript (segment texts joined, whitespace collapsed) is identical to ours in 
 x_wall / x_work = median over rounds of (this / ours in the same mode).
 
 Usage (from the repo root):
-  python3 tools/compare_peers.py --threads 1,2 --rounds 5 [--json out.json] [--only ours,fw]
-Needs: pip install faster-whisper pywhispercpp; tools/setup.sh (model files); bazel.
+  python3 tools/compare_peers.py --threads 1,2 --rounds 5 --audio jfk,long [--json out.json]
+                                 [--only ours,fw,wcpp]
+Needs: pip install faster-whisper; tools/setup.sh (model files, sndfile-convert); bazel; cmake
+(build_whisper_cpp.sh installs it when run as root).
 """
 
 import argparse
@@ -71,37 +76,16 @@ def child_faster_whisper(args):
     return {"text": text, "work_s": time.perf_counter() - t0, "import_s": t_import}
 
 
-def child_whisper_cpp(args):
-    t0 = time.perf_counter()
-    from pywhispercpp.model import Model
-    import _pywhispercpp as pw
-    t_import = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    params = dict(n_threads=args.threads, language="en", no_context=False, print_progress=False,
-                  print_realtime=False, print_timestamps=False)
-    if args.beam > 1:
-        model = Model(args.model, params_sampling_strategy=1, redirect_whispercpp_logs_to=None,
-                      beam_search={"beam_size": args.beam, "patience": -1.0}, **params)
-    else:
-        model = Model(args.model, params_sampling_strategy=0, redirect_whispercpp_logs_to=None,
-                      greedy={"best_of": 5}, **params)
-    audio = load_wav_f32(args.audio)
-    segments = model.transcribe(audio)
-    return {"text": [s.text for s in segments], "work_s": time.perf_counter() - t0,
-            "import_s": t_import, "system_info": pw.whisper_print_system_info()}
-
-
 def child_main(argv):
     ap = argparse.ArgumentParser()
-    ap.add_argument("--child", required=True, choices=["faster-whisper", "whisper.cpp"])
+    ap.add_argument("--child", required=True, choices=["faster-whisper"])
     ap.add_argument("--model", required=True)
     ap.add_argument("--audio", required=True)
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--beam", type=int, default=1)
     ap.add_argument("--compute-type", default="float32")
     args = ap.parse_args(argv)
-    fn = child_faster_whisper if args.child == "faster-whisper" else child_whisper_cpp
-    print("RESULT " + json.dumps(fn(args)), flush=True)
+    print("RESULT " + json.dumps(child_faster_whisper(args)), flush=True)
 
 
 # ---- Parent side ------------------------------------------------------------------------------
@@ -147,7 +131,7 @@ class Config:
         wall, rss, rc, out, err = run_measured(self.cmd_fn(audio, threads), env)
         if rc != 0:
             raise RuntimeError(f"{self.label} on {audio} exited {rc}:\n{err[-3000:]}")
-        if self.system == "ours":
+        if self.system in ("ours", "whisper.cpp"):  # whisper-cli's stdout and timings
             texts = [m.group(1) for m in re.finditer(r"^\[[^\]]*\]\s+(.*)$", out, re.M)]
             m = re.search(r"total time =\s*([\d.]+) ms", err)
             work = float(m.group(1)) / 1000.0 if m else float("nan")
@@ -164,7 +148,7 @@ class Config:
                 **extra}
 
 
-def build_configs(cli, args):
+def build_configs(cli, wcpp_cli, args):
     model = os.path.join(REPO, "models", "ggml-tiny.en.bin")
     ct2 = os.path.join(REPO, "models", "faster-whisper-tiny.en")
     me = os.path.abspath(__file__)
@@ -178,9 +162,8 @@ def build_configs(cli, args):
                                  audio, "--threads", str(t), "--beam", str(beam),
                                  "--compute-type", ct]
 
-    def wcpp(beam):
-        return lambda audio, t: [py, me, "--child", "whisper.cpp", "--model", model, "--audio",
-                                 audio, "--threads", str(t), "--beam", str(beam)]
+    def wcpp(extra):
+        return lambda audio, t: [wcpp_cli, "-m", model, "-f", audio, "-t", str(t), *extra]
 
     configs = [
         Config("ours", "greedy", "ours greedy", ours(["-bs", "1"])),
@@ -194,8 +177,10 @@ def build_configs(cli, args):
                "ours greedy"),
         Config("faster-whisper", "beam5", "fw float32 bs 5", fw("float32", 5), None,
                "ours default (bs 5)"),
-        Config("whisper.cpp", "greedy", "whisper.cpp greedy", wcpp(1), None, "ours greedy"),
-        Config("whisper.cpp", "beam5", "whisper.cpp bs 5", wcpp(5), None, "ours default (bs 5)"),
+        Config("whisper.cpp", "greedy", "whisper.cpp greedy", wcpp(["-bs", "1"]), None,
+               "ours greedy"),
+        Config("whisper.cpp", "beam5", "whisper.cpp default (bs 5)", wcpp([]), None,
+               "ours default (bs 5)"),
     ]
     for c in configs[:2]:
         c.ours_key = c.label
@@ -213,6 +198,29 @@ def build_cli(bazel):
     dst = os.path.join(tempfile.mkdtemp(prefix="compare_peers_"), "whisper-cli")
     shutil.copy2(os.path.join(bin_dir, "whisper", "cli"), dst)
     return dst
+
+
+def build_whisper_cpp():
+    """whisper-cli 1.8.5 built for this CPU (build_whisper_cpp.sh, cached); a private copy."""
+    script = os.path.join(REPO, "tools", "whisper_cpp", "build_whisper_cpp.sh")
+    p = subprocess.run([script], cwd=REPO, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"compare_peers: {script} failed:\n{p.stderr[-3000:]}")
+    prefix = p.stdout.strip().splitlines()[-1]
+    dst = os.path.join(tempfile.mkdtemp(prefix="compare_peers_wcpp_"), "whisper-cli")
+    shutil.copy2(os.path.join(prefix, "bin", "whisper-cli"), dst)
+    return dst
+
+
+def flac_to_wav(src, dst):
+    """16-bit PCM WAV of `src` (16 kHz mono already); returns its duration in seconds."""
+    if shutil.which("sndfile-convert") is None:
+        sys.exit("compare_peers: sndfile-convert not found (Debian sndfile-programs: tools/setup.sh)")
+    subprocess.run(["sndfile-convert", "-pcm16", src, dst], check=True, stdout=subprocess.DEVNULL)
+    with wave.open(dst) as w:
+        if w.getnchannels() != 1 or w.getframerate() != 16000:
+            sys.exit(f"compare_peers: {src}: expected 16 kHz mono")
+        return w.getnframes() / w.getframerate()
 
 
 def print_table(results, configs, audios, threads_list):
@@ -248,9 +256,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (repetitions)")
-    ap.add_argument("--audio", default="jfk,60s", help="jfk and/or 60s")
+    ap.add_argument("--audio", default="jfk,long", help="comma-separated: jfk, 60s, long")
     ap.add_argument("--only", default=None, help="systems: ours,fw,wcpp")
     ap.add_argument("--cli", default=None, help="our whisper-cli binary (default: build it)")
+    ap.add_argument("--whisper-cpp-cli", default=None,
+                    help="whisper.cpp's whisper-cli (default: build_whisper_cpp.sh's)")
     ap.add_argument("--bazel", default=os.environ.get("BAZEL", "bazel"))
     ap.add_argument("--json", default=None, help="write every run here")
     ap.add_argument("--show-texts", action="store_true", help="print each distinct transcript")
@@ -269,11 +279,17 @@ def main():
             clip = os.path.join(tmp, "jfk_x4_60s.wav")
             secs = make_60s_clip(jfk, clip)
             audios[f"jfk x4 {secs:.0f} s"] = clip
+        elif name == "long":
+            wav = os.path.join(tmp, "long_speech.wav")
+            secs = flac_to_wav(os.path.join(shared, "data", "long_speech.flac"), wav)
+            audios[f"long_speech {secs:.0f} s"] = wav
         else:
-            ap.error(f"unknown audio '{name}' (jfk, 60s)")
+            ap.error(f"unknown audio '{name}' (jfk, 60s, long)")
     threads_list = [int(t) for t in args.threads.split(",")]
     cli = args.cli or build_cli(args.bazel)
-    configs = build_configs(cli, args)
+    wanted = set(args.only.split(",")) if args.only else {"wcpp"}
+    wcpp_cli = args.whisper_cpp_cli or (build_whisper_cpp() if "wcpp" in wanted else None)
+    configs = build_configs(cli, wcpp_cli, args)
     print(f"compare_peers: {len(configs)} configurations x {len(audios)} inputs x "
           f"{len(threads_list)} thread counts x {args.rounds} rounds", flush=True)
 
