@@ -53,7 +53,9 @@ ggml_tensor* SelfAttention(ggml_context* ctx, ggml_cgraph* graph, const Attentio
   return ggml_add(ctx, cur, x);
 }
 
-// x + CrossAttn(LN(x)) for layer il over the window's n_audio_ctx encoder positions.
+// x + CrossAttn(LN(x)) for layer il over the window's n_audio_ctx encoder positions, the tokens
+// in blocks of at most kDecoderQueryBlock (a long prompt's scores [n_audio_ctx, n_tokens, n_head]
+// one block at a time).
 ggml_tensor* CrossAttention(ggml_context* ctx, const AttentionWeights& w, const DecoderKv& kv,
                             int il, const StepShape& s, ggml_tensor* x) {
   const size_t es = ggml_element_size(kv.k);
@@ -63,19 +65,21 @@ ggml_tensor* CrossAttention(ggml_context* ctx, const AttentionWeights& w, const 
   if (q == nullptr) return nullptr;
   ggml_tensor* Q = ggml_permute(ctx, ggml_reshape_3d(ctx, q, s.d, s.n_head, s.n_tokens), 0, 2, 1, 3);
   ggml_tensor* K = ggml_view_3d(ctx, kv.k, s.d, s.n_audio_ctx, s.n_head, es * s.S, es * s.d, layer);
-  ggml_tensor* kq = ggml_mul_mat(ctx, K, Q);  // [n_audio_ctx, n_tokens, n_head]
-  kq = ggml_soft_max_ext(ctx, kq, nullptr, std::pow(static_cast<float>(s.d), -0.25f), 0.0f);
   ggml_tensor* V = ggml_view_3d(ctx, kv.v, s.n_audio_ctx, s.d, s.n_head, es * s.n_audio_ctx,
                                 es * s.n_audio_ctx * s.d, layer);
-  ggml_tensor* kqv = ggml_mul_mat(ctx, V, kq);  // [d, n_tokens, n_head]
-  cur = ggml_cont_2d(ctx, ggml_permute(ctx, kqv, 0, 2, 1, 3), s.S, s.n_tokens);
+  // softmax(K^T Q * d^-0.25) V (K was scaled by d^-0.25 in the cross graph), [S, n_tokens].
+  cur = BlockedAttention(ctx, Q, K, V, std::pow(static_cast<float>(s.d), -0.25f), kDecoderQueryBlock);
+  if (cur == nullptr) return nullptr;
   cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, cur), w.o_b);
   return ggml_add(ctx, cur, x);
 }
 
 }  // namespace
 
-int DecoderGraphSize(const WhisperHparams& h) { return 64 + 80 * h.n_text_layer; }
+int DecoderGraphSize(const WhisperHparams& h) {
+  const int blocks = (h.n_text_ctx + kDecoderQueryBlock - 1) / kDecoderQueryBlock;
+  return 64 + (80 + 8 * blocks) * h.n_text_layer;
+}
 
 absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperModel& model,
                                                const DecoderKv& self_kv, const DecoderKv& cross_kv,

@@ -25,6 +25,13 @@
 
 namespace whisper {
 
+// Cross-attention takes the step's tokens in blocks of at most this many (BlockedAttention,
+// whisper/encoder.h): a prompt pass of n_tokens holds one block's scores
+// [n_audio_ctx, <= 64, n_head] F32 at a time (tiny.en: 2.3 MB instead of up to 16 MB at 448
+// tokens). Steps of <= 64 tokens (every sampling step) are one block; longer ones split into
+// equal blocks of > 32, so every product keeps its summation order and the logits their bytes.
+inline constexpr int kDecoderQueryBlock = 64;
+
 // Graph capacity (nodes, and separately leafs) of a decoder step of `hparams`.
 int DecoderGraphSize(const WhisperHparams& hparams);
 

@@ -15,9 +15,8 @@ absl::Status BuildError(const char* what) {
   return absl::InternalError(absl::StrCat(what, ": ", ggml_last_error()));
 }
 
-// Self-attention without mask over n_ctx positions (encoder): x [S, n_ctx] -> x + Attn(LN(x)).
-// The queries go in blocks of `query_block` positions (see encoder.h), so the graph
-// allocator holds one block's scores [n_ctx, block, n_head] at a time instead of all of them.
+// Self-attention without mask over n_ctx positions (encoder): x [S, n_ctx] -> x + Attn(LN(x)),
+// the queries in blocks of at most `query_block` positions (BlockedAttention).
 ggml_tensor* EncoderAttention(ggml_context* ctx, const AttentionWeights& w, ggml_tensor* x,
                               int n_head, int query_block) {
   const int64_t S = x->ne[0];
@@ -37,28 +36,35 @@ ggml_tensor* EncoderAttention(ggml_context* ctx, const AttentionWeights& w, ggml
   ggml_tensor* V = ggml_cpy(
       ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, v, d, n_head, n_ctx), 1, 2, 0, 3),
       ggml_new_tensor_3d(ctx, GGML_TYPE_F16, n_ctx, d, n_head));
-  if (Q == nullptr || K == nullptr || V == nullptr) return nullptr;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  ggml_tensor* attn = nullptr;  // [S, queries so far]
-  // ceil(n_ctx / query_block) blocks of equal size (+-1), so no block is a short remainder.
-  const int64_t n_blocks = (n_ctx + query_block - 1) / query_block;
-  for (int64_t b = 0; b < n_blocks; ++b) {
-    const int64_t i0 = b * n_ctx / n_blocks;
-    const int64_t n = (b + 1) * n_ctx / n_blocks - i0;
-    ggml_tensor* Qb = n == n_ctx ? Q : ggml_view_3d(ctx, Q, d, n, n_head, Q->nb[1], Q->nb[2], i0 * Q->nb[1]);
-    // KQ[h][i][j] = K_j . Q_i: [n_ctx (keys), n (queries), n_head].
-    ggml_tensor* kq = ggml_soft_max_ext(ctx, ggml_mul_mat(ctx, K, Qb), nullptr, scale, 0.0f);
-    ggml_tensor* kqv = ggml_mul_mat(ctx, V, kq);  // [d, n, n_head]
-    // [d, n, n_head] -> [d, n_head, n] -> [S, n].
-    ggml_tensor* block = ggml_cont_2d(ctx, ggml_permute(ctx, kqv, 0, 2, 1, 3), S, n);
-    attn = attn == nullptr ? block : ggml_concat(ctx, attn, block, 1);
-    if (attn == nullptr) return nullptr;
-  }
+  ggml_tensor* attn = BlockedAttention(ctx, Q, K, V, 1.0f / std::sqrt(static_cast<float>(d)), query_block);
+  if (attn == nullptr) return nullptr;
   cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, attn), w.o_b);
   return ggml_add(ctx, cur, x);
 }
 
 }  // namespace
+
+ggml_tensor* BlockedAttention(ggml_context* ctx, ggml_tensor* Q, ggml_tensor* K, ggml_tensor* V, float scale,
+                              int query_block) {
+  if (Q == nullptr || K == nullptr || V == nullptr || query_block < 1) return nullptr;
+  const int64_t d = Q->ne[0], n_q = Q->ne[1], n_head = Q->ne[2];
+  ggml_tensor* attn = nullptr;  // [d * n_head, queries so far]
+  // ceil(n_q / query_block) blocks of equal size (+-1), so no block is a short remainder.
+  const int64_t n_blocks = (n_q + query_block - 1) / query_block;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const int64_t i0 = b * n_q / n_blocks;
+    const int64_t n = (b + 1) * n_q / n_blocks - i0;
+    ggml_tensor* Qb = n == n_q ? Q : ggml_view_3d(ctx, Q, d, n, n_head, Q->nb[1], Q->nb[2], i0 * Q->nb[1]);
+    // KQ[h][i][j] = K_j . Q_i: [n_kv (keys), n (queries), n_head].
+    ggml_tensor* kq = ggml_soft_max_ext(ctx, ggml_mul_mat(ctx, K, Qb), nullptr, scale, 0.0f);
+    ggml_tensor* kqv = ggml_mul_mat(ctx, V, kq);  // [d, n, n_head]
+    // [d, n, n_head] -> [d, n_head, n] -> [d * n_head, n].
+    ggml_tensor* block = ggml_cont_2d(ctx, ggml_permute(ctx, kqv, 0, 2, 1, 3), d * n_head, n);
+    attn = attn == nullptr ? block : ggml_concat(ctx, attn, block, 1);
+    if (attn == nullptr) return nullptr;
+  }
+  return attn;
+}
 
 ggml_tensor* LayerNorm(ggml_context* ctx, ggml_tensor* x, ggml_tensor* w, ggml_tensor* b) {
   return ggml_add(ctx, ggml_mul(ctx, ggml_norm(ctx, x, kLayerNormEps), w), b);

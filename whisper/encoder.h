@@ -70,6 +70,15 @@ absl::StatusOr<ggml_cgraph*> BuildCrossGraph(ggml_context* ctx, const WhisperMod
                                              int n_ctx, ggml_tensor* embd, ggml_tensor* cross_k,
                                              ggml_tensor* cross_v);
 
+// Shared by the encoder and decoder builders: unmasked attention softmax(K^T Q * scale) V with
+// the queries in ceil(n_q / query_block) equal blocks (see kEncoderQueryBlock), concatenated.
+//   Q: [d, n_q, n_head] (any strides, e.g. a permuted view), K: [d, n_kv, n_head],
+//   V: [n_kv, d, n_head] (time along rows) -> [d * n_head, n_q] F32, heads side by side.
+// Returns NULL when an op rejects its shapes or the metadata context is full (ggml_last_error()
+// says why), or for query_block < 1 (the callers' constants; no message).
+ggml_tensor* BlockedAttention(ggml_context* ctx, ggml_tensor* Q, ggml_tensor* K, ggml_tensor* V, float scale,
+                              int query_block);
+
 // Shared by the encoder and decoder builders: LN(x) * w + b, with eps 1e-5.
 ggml_tensor* LayerNorm(ggml_context* ctx, ggml_tensor* x, ggml_tensor* w, ggml_tensor* b);
 // x + MLP(LN(x)): fc2(GELU(fc1(LN(x)) + b1)) + b2, then the residual.

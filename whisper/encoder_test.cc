@@ -1,6 +1,7 @@
-// The encoder's blocked self-attention (kEncoderQueryBlock, encoder.h): the same bytes as one
-// [n_ctx, n_ctx, n_head] score product for any block size, and the compute buffer the graph
-// allocator measures for tiny.en's 30 s window with and without blocks.
+// Blocked attention (BlockedAttention, kEncoderQueryBlock in encoder.h, kDecoderQueryBlock in
+// decoder.h): the same bytes as one [n_kv, n_q, n_head] score product whenever every block has
+// >= 16 queries, in the encoder graph and alone; and the compute buffer the graph allocator
+// measures for tiny.en's 30 s window with and without blocks.
 #include "whisper/encoder.h"
 
 #include <sys/stat.h>
@@ -14,6 +15,8 @@
 
 #include "alloc/gallocr.h"
 #include "cpu/graph_compute.h"
+#include "ggml/fp16.h"
+#include "ggml/ops.h"
 #include "gtest/gtest.h"
 #include "testdata/paths.h"
 #include "whisper/model.h"
@@ -100,6 +103,49 @@ TEST(EncoderTest, BlockedAttentionIsBitIdenticalToOneBlock) {
       EXPECT_EQ(std::memcmp(blocked.out.data(), one.out.data(), sizeof(float) * one.out.size()), 0)
           << "n_ctx " << n_ctx << ", query block " << block;
     }
+  }
+}
+
+// BlockedAttention alone, as the decoder's cross-attention uses it (blocks of at most
+// kDecoderQueryBlock = 64 tokens): Q a permuted view of q [S, n_q], K [d, n_kv, n_head] and
+// V [n_kv, d, n_head] F16. Equal blocks of >= 16 queries give the bytes of one block.
+std::vector<float> RunBlockedAttention(int n_q, int query_block) {
+  const int d = 16, n_head = 3, n_kv = 150;
+  ContextPtr ctx(ggml_init({64 << 20, nullptr, false}));
+  EXPECT_NE(ctx, nullptr);
+  if (ctx == nullptr) return {};
+  ggml_tensor* q = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, d * n_head, n_q);
+  ggml_tensor* k = ggml_new_tensor_3d(ctx.get(), GGML_TYPE_F16, d, n_kv, n_head);
+  ggml_tensor* v = ggml_new_tensor_3d(ctx.get(), GGML_TYPE_F16, n_kv, d, n_head);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int64_t i = 0; i < ggml_nelements(q); ++i) static_cast<float*>(q->data)[i] = u(rng);
+  for (ggml_tensor* t : {k, v}) {
+    for (int64_t i = 0; i < ggml_nelements(t); ++i) static_cast<ggml_fp16_t*>(t->data)[i] = ggml_fp32_to_fp16(u(rng));
+  }
+  ggml_tensor* Q = ggml_permute(ctx.get(), ggml_reshape_3d(ctx.get(), q, d, n_head, n_q), 0, 2, 1, 3);
+  ggml_tensor* out = BlockedAttention(ctx.get(), Q, k, v, 0.5f, query_block);
+  EXPECT_NE(out, nullptr) << ggml_last_error();
+  if (out == nullptr) return {};
+  EXPECT_EQ(out->ne[0], d * n_head);
+  EXPECT_EQ(out->ne[1], n_q);
+  ggml_cgraph* graph = ggml_new_graph(ctx.get());
+  EXPECT_TRUE(ggml_build_forward_expand(graph, out)) << ggml_last_error();
+  ggml_cplan plan = ggml_graph_plan(graph, 1, nullptr);
+  std::vector<uint8_t> work(plan.work_size);
+  plan.work_data = work.empty() ? nullptr : work.data();
+  EXPECT_EQ(ggml_graph_compute(graph, &plan), GGML_STATUS_SUCCESS) << ggml_last_error();
+  const float* o = static_cast<const float*>(out->data);
+  return std::vector<float>(o, o + ggml_nelements(out));
+}
+
+TEST(EncoderTest, BlockedAttentionAloneIsBitIdenticalToOneBlock) {
+  for (int n_q : {448, 100, 65, 20}) {
+    const std::vector<float> one = RunBlockedAttention(n_q, n_q);
+    const std::vector<float> blocked = RunBlockedAttention(n_q, 64);
+    ASSERT_EQ(one.size(), static_cast<size_t>(48) * n_q);
+    ASSERT_EQ(blocked.size(), one.size());
+    EXPECT_EQ(std::memcmp(blocked.data(), one.data(), sizeof(float) * one.size()), 0) << "n_q " << n_q;
   }
 }
 
