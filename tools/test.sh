@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: all Bazel tests, then all of them again under AddressSanitizer and
 # UndefinedBehaviorSanitizer (two builds; the heaviest model tests under ASan only), the threaded
-# ones under ThreadSanitizer, every fuzz target for FUZZ_SECONDS (tools/fuzz/run_fuzzers.sh), then the
-# external-consumer check (tools/test_consumer.sh), `pip install ./python`
+# ones under ThreadSanitizer, every fuzz target for FUZZ_SECONDS (tools/fuzz/run_fuzzers.sh),
+# then the external-consumer check (tools/test_consumer.sh), `pip install ./python`
 # (tools/test_python_package.sh), the Ray batch job on a local two-node cluster
 # (tools/batch/test_ray.sh), the whisper.cpp compatibility check
 # (tools/whisper_cpp/test_compat.sh: compat.c built against whisper.cpp 1.8.5 from source and
