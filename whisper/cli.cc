@@ -177,8 +177,7 @@ int Run(int argc, char** argv) {
   sink.quiet = p.no_prints;
   whisper_log_set(LogToSink, &sink);
 
-  whisper_context_params cparams = whisper_context_default_params();
-  cparams.use_gpu = false;
+  const whisper_context_params cparams = ToWhisperContextParams(p);
   whisper_context* ctx = whisper_init_from_file_with_params(p.model.c_str(), cparams);
   if (ctx == nullptr) return FailFromLog(sink, "cannot load model '" + p.model + "'");
   whisper_ggml_set_decoding(ctx, p.decoding == "whisper.cpp" ? WHISPER_GGML_DECODING_WHISPER_CPP

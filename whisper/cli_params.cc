@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "whisper/dtw.h"
 
 namespace whisper {
 namespace {
@@ -226,7 +227,7 @@ const std::vector<Flag>& Flags() {
       List("-f", "--file", "FNAME", &CliParams::files, "input audio file path (repeatable; - = stdin)"),
       Ignored(String("-oved", "--ov-e-device", "DNAME", &CliParams::openvino_encode_device,
                      "the OpenVINO device used for encode inference")),
-      NotImplemented(String("-dtw", "--dtw", "MODEL", &CliParams::dtw, "compute token-level timestamps")),
+      String("-dtw", "--dtw", "MODEL", &CliParams::dtw, "compute token-level timestamps"),
       Switch("-ls", "--log-score", &CliParams::log_score, "log best decoder scores of tokens"),
       Ignored(Switch("-ng", "--no-gpu", &CliParams::use_gpu, "disable GPU", /*value=*/false)),
       Ignored(Int("-dev", "--device", "N", &CliParams::gpu_device, 0, INT_MAX, "GPU device ID")),
@@ -321,6 +322,12 @@ absl::StatusOr<CliParams> ParseArgs(const std::vector<std::string>& args) {
         "the input at the same position",
         p.output_files.size(), p.files.size()));
   }
+  if (!p.dtw.empty() && AlignmentHeadsPresetByName(p.dtw.c_str()) == AheadsPreset::kNone) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "-dtw: unknown DTW preset '", p.dtw,
+        "' (expected tiny.en, tiny, base.en, base, small.en, small, medium.en, medium, large.v1, large.v2, "
+        "large.v3 or large.v3.turbo)"));
+  }
   if (p.diarize && p.tinydiarize) {
     return absl::InvalidArgumentError("cannot use both -di/--diarize and -tdrz/--tinydiarize");
   }
@@ -348,6 +355,16 @@ absl::StatusOr<CliParams> ParseCliParams(int argc, const char* const* argv) {
   return ParseArgs(args);
 }
 
+whisper_context_params ToWhisperContextParams(const CliParams& p) {
+  whisper_context_params c = whisper_context_default_params();
+  c.use_gpu = false;
+  if (!p.dtw.empty()) {
+    c.dtw_token_timestamps = true;
+    c.dtw_aheads_preset = static_cast<whisper_alignment_heads_preset>(AlignmentHeadsPresetByName(p.dtw.c_str()));
+  }
+  return c;
+}
+
 whisper_full_params ToWhisperFullParams(const CliParams& p) {
   whisper_full_params w =
       whisper_full_default_params(p.beam_size > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
@@ -367,6 +384,8 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.no_context = p.decoding == "whisper.cpp" || p.max_context == 0;
   w.offset_ms = p.offset_t_ms;
   w.duration_ms = p.duration_ms;
+  // -dtw: whisper-cli reports t_dtw in -ojf only; word times (OpenAI's rules) also need the
+  // token times -ml and -ojf read.
   w.token_timestamps = p.output_json_full || p.max_len > 0;
   w.thold_pt = p.word_thold;
   w.max_len = p.max_len;

@@ -95,7 +95,7 @@ struct CliParams {
   std::string grammar;            // --grammar: GBNF grammar text or file (not implemented)
   std::string grammar_rule;       // --grammar-rule: top-level rule (only used with --grammar)
   float grammar_penalty = 100.0f;  // --grammar-penalty: logit scale (only used with --grammar)
-  std::string dtw;                // -dtw: DTW alignment-heads preset (not implemented)
+  std::string dtw;                // -dtw: alignment-heads preset of DTW token timestamps ("" = off)
 
   // --- voice activity detection (--vad is not implemented; the others only apply with it) ---
   bool vad = false;                           // --vad: transcribe detected speech only
@@ -146,6 +146,10 @@ absl::StatusOr<CliParams> ParseCliParams(int argc, const char* const* argv);
 // (-ojf or -ml > 0); -nf sets temperature_inc 0. String fields point into `p`, which must outlive
 // the result. Callbacks are unset.
 whisper_full_params ToWhisperFullParams(const CliParams& p);
+
+// whisper_context_params for these flags, as whisper-cli's main() fills them: -dtw MODEL turns
+// on DTW token timestamps with that model's alignment heads (whisper_alignment_heads_preset).
+whisper_context_params ToWhisperContextParams(const CliParams& p);
 
 // The usage text: every flag with its default; flags this runtime accepts without acting on them
 // are marked "(ignored: CPU runtime)" or "(not implemented: the CLI exits 2 when set)".

@@ -346,7 +346,6 @@ TEST(CliParams, StringValues) {
       {nullptr, "--suppress-regex", &CliParams::suppress_regex},
       {nullptr, "--grammar", &CliParams::grammar},
       {nullptr, "--grammar-rule", &CliParams::grammar_rule},
-      {"-dtw", "--dtw", &CliParams::dtw},
       {"-vm", "--vad-model", &CliParams::vad_model},
       {"-oved", "--ov-e-device", &CliParams::openvino_encode_device},
   };
@@ -437,9 +436,9 @@ TEST(CliParams, UnimplementedFeaturesAreRecordedAsSpelled) {
                                        "--grammar-rule", "root", "-owts", "-fp", "f.ttf", "-tdrz", "-pc",
                                        "--print-confidence", "--log-score", "--suppress-regex", "^x", "--vad"});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_THAT(p->unimplemented_flags, ElementsAre("--vad", "-dtw", "--grammar", "-owts", "-tdrz"));
+  EXPECT_THAT(p->unimplemented_flags, ElementsAre("--vad", "--grammar", "-owts", "-tdrz"));
   EXPECT_EQ(p->unimplemented, "--vad");
-  // Implemented, so not in the list: -pc, --print-confidence, --log-score, --suppress-regex.
+  // Implemented, so not in the list: -dtw, -pc, --print-confidence, --log-score, --suppress-regex.
   EXPECT_TRUE(p->print_colors);
   EXPECT_TRUE(p->print_confidence);
   EXPECT_TRUE(p->log_score);
@@ -568,17 +567,39 @@ TEST(CliUsage, ListsEveryFlagWithItsDefault) {
   EXPECT_THAT(UsageLine(u, "--grammar-penalty"), HasSubstr("[100.00 ]"));
 }
 
+// -dtw takes whisper-cli's preset names (cli.cpp: tiny .. large.v3.turbo) and nothing else; it
+// turns DTW token timestamps on in the context parameters.
+TEST(CliParams, DtwPresets) {
+  for (const char* name : {"tiny.en", "tiny", "base.en", "base", "small.en", "small", "medium.en", "medium",
+                           "large.v1", "large.v2", "large.v3", "large.v3.turbo"}) {
+    absl::StatusOr<CliParams> p = Parse({"--dtw", name});
+    ASSERT_TRUE(p.ok()) << name << ": " << p.status();
+    const whisper_context_params c = ToWhisperContextParams(*p);
+    EXPECT_TRUE(c.dtw_token_timestamps) << name;
+    EXPECT_NE(c.dtw_aheads_preset, WHISPER_AHEADS_NONE) << name;
+  }
+  absl::StatusOr<CliParams> p = Parse({"-dtw", "tiny.en"});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(ToWhisperContextParams(*p).dtw_aheads_preset, WHISPER_AHEADS_TINY_EN);
+  EXPECT_EQ(ToWhisperContextParams(*p).use_gpu, false);
+  p = Parse({});
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(ToWhisperContextParams(*p).dtw_token_timestamps);
+  EXPECT_THAT(ParseError({"-dtw", "tiny-en"}), StartsWith("-dtw: unknown DTW preset 'tiny-en' (expected tiny.en,"));
+  EXPECT_THAT(ParseError({"-dtw"}), StartsWith("-dtw needs a value"));
+}
+
 TEST(CliUsage, MarksIgnoredAndUnimplementedFlags) {
   const std::string u = CliUsage("whisper-cli");
   for (const char* f : {"-ng", "-fa", "-nfa", "-dev", "-oved"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(ignored: CPU runtime)")) << f;
   }
-  for (const char* f : {"-di", "-tdrz", "-owts", "-dtw", "--grammar", "--vad"}) {
+  for (const char* f : {"-di", "-tdrz", "-owts", "--grammar", "--vad"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(not implemented: the CLI exits 2 when set)")) << f;
   }
   for (const char* f : {"-bs", "-p", "-ojf", "-of", "-ps", "-pc", "-sns", "-debug", "--carry-initial-prompt",
                         "-vt", "-fp", "--grammar-rule", "--version", "--list-languages", "--print-confidence", "-ls",
-                        "--suppress-regex"}) {
+                        "--suppress-regex", "-dtw"}) {
     EXPECT_THAT(UsageLine(u, f), Not(HasSubstr("(ignored"))) << f;
     EXPECT_THAT(UsageLine(u, f), Not(HasSubstr("(not implemented"))) << f;
   }

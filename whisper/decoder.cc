@@ -1,5 +1,6 @@
 #include "whisper/decoder.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/status/status.h"
@@ -56,8 +57,11 @@ ggml_tensor* SelfAttention(ggml_context* ctx, ggml_cgraph* graph, const Attentio
 // x + CrossAttn(LN(x)) for layer il over the window's n_audio_ctx encoder positions, the tokens
 // in blocks of at most kDecoderQueryBlock (a long prompt's scores [n_audio_ctx, n_tokens, n_head]
 // one block at a time).
-ggml_tensor* CrossAttention(ggml_context* ctx, const AttentionWeights& w, const DecoderKv& kv,
-                            int il, const StepShape& s, ggml_tensor* x) {
+// For each alignment head i of layer il (heads[i].layer == il), copies its logits
+// [n_audio_ctx, n_tokens] into slice i of aheads_qk (appending the copies to `graph`).
+ggml_tensor* CrossAttention(ggml_context* ctx, ggml_cgraph* graph, const AttentionWeights& w, const DecoderKv& kv,
+                            int il, const StepShape& s, ggml_tensor* x, const AlignmentHead* heads,
+                            int n_heads, ggml_tensor* aheads_qk) {
   const size_t es = ggml_element_size(kv.k);
   const size_t layer = es * s.n_audio_ctx * s.S * il;
   ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
@@ -67,8 +71,19 @@ ggml_tensor* CrossAttention(ggml_context* ctx, const AttentionWeights& w, const 
   ggml_tensor* K = ggml_view_3d(ctx, kv.k, s.d, s.n_audio_ctx, s.n_head, es * s.S, es * s.d, layer);
   ggml_tensor* V = ggml_view_3d(ctx, kv.v, s.n_audio_ctx, s.d, s.n_head, es * s.n_audio_ctx,
                                 es * s.n_audio_ctx * s.d, layer);
+  const float scale = std::pow(static_cast<float>(s.d), -0.25f);
+  for (int i = 0; i < n_heads; ++i) {
+    if (heads[i].layer != il) continue;
+    const size_t h = static_cast<size_t>(heads[i].head);
+    ggml_tensor* Kh = ggml_view_2d(ctx, K, s.d, s.n_audio_ctx, K->nb[1], h * K->nb[2]);
+    ggml_tensor* Qh = ggml_view_2d(ctx, Q, s.d, s.n_tokens, Q->nb[1], h * Q->nb[2]);
+    ggml_tensor* qk = ggml_scale(ctx, ggml_mul_mat(ctx, Kh, Qh), scale);  // [n_audio_ctx, n_tokens]
+    ggml_tensor* dst = ggml_view_2d(ctx, aheads_qk, s.n_audio_ctx, s.n_tokens, aheads_qk->nb[1],
+                                    static_cast<size_t>(i) * aheads_qk->nb[2]);
+    if (!ggml_build_forward_expand(graph, ggml_cpy(ctx, qk, dst))) return nullptr;
+  }
   // softmax(K^T Q * d^-0.25) V (K was scaled by d^-0.25 in the cross graph), [S, n_tokens].
-  cur = BlockedAttention(ctx, Q, K, V, std::pow(static_cast<float>(s.d), -0.25f), kDecoderQueryBlock);
+  cur = BlockedAttention(ctx, Q, K, V, scale, kDecoderQueryBlock);
   if (cur == nullptr) return nullptr;
   cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, cur), w.o_b);
   return ggml_add(ctx, cur, x);
@@ -76,14 +91,15 @@ ggml_tensor* CrossAttention(ggml_context* ctx, const AttentionWeights& w, const 
 
 }  // namespace
 
-int DecoderGraphSize(const WhisperHparams& h) {
+int DecoderGraphSize(const WhisperHparams& h, int n_aheads) {
   const int blocks = (h.n_text_ctx + kDecoderQueryBlock - 1) / kDecoderQueryBlock;
-  return 64 + (80 + 8 * blocks) * h.n_text_layer;
+  return 64 + (80 + 8 * blocks) * h.n_text_layer + 8 * std::max(0, n_aheads);
 }
 
 absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperModel& model,
                                                const DecoderKv& self_kv, const DecoderKv& cross_kv,
-                                               int n_audio_ctx, int n_tokens, int n_past) {
+                                               int n_audio_ctx, int n_tokens, int n_past,
+                                               const AlignmentHead* aheads, int n_aheads) {
   const WhisperHparams& h = model.hparams();
   const WhisperWeights& w = model.weights();
   StepShape s;
@@ -115,9 +131,27 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
     }
   }
 
+  if (n_aheads < 0 || (n_aheads > 0 && aheads == nullptr)) {
+    return absl::InvalidArgumentError("decoder: alignment heads: a negative count or no array");
+  }
+  for (int i = 0; i < n_aheads; ++i) {
+    if (aheads[i].layer < 0 || aheads[i].layer >= h.n_text_layer || aheads[i].head < 0 ||
+        aheads[i].head >= h.n_text_head) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "decoder: alignment head %d is layer %d head %d, outside %d layers of %d heads", i, aheads[i].layer,
+          aheads[i].head, h.n_text_layer, h.n_text_head));
+    }
+  }
+
   DecoderGraph g;
-  g.graph = ggml_new_graph_custom(ctx, DecoderGraphSize(h));
+  g.graph = ggml_new_graph_custom(ctx, DecoderGraphSize(h, n_aheads));
   if (g.graph == nullptr) return BuildError("decoder graph");
+  if (n_aheads > 0) {
+    g.aheads_qk = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, n_audio_ctx, n_tokens, n_aheads);
+    if (g.aheads_qk == nullptr) return BuildError("decoder alignment heads output");
+    ggml_set_name(g.aheads_qk, "aheads_qk");
+    ggml_set_output(g.aheads_qk);
+  }
   g.tokens = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_tokens);
   if (g.tokens == nullptr) return BuildError("decoder tokens input");
   ggml_set_name(g.tokens, "tokens");
@@ -130,7 +164,7 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
   for (int il = 0; il < h.n_text_layer; ++il) {
     const DecoderLayerWeights& lw = w.decoder[il];
     cur = SelfAttention(ctx, g.graph, lw.attn, self_kv, il, s, cur);
-    cur = CrossAttention(ctx, lw.cross, cross_kv, il, s, cur);
+    cur = CrossAttention(ctx, g.graph, lw.cross, cross_kv, il, s, cur, aheads, n_aheads, g.aheads_qk);
     cur = MlpBlock(ctx, lw.mlp, cur);
     if (cur == nullptr) return BuildError(absl::StrCat("decoder layer ", il));
   }

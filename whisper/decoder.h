@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "ggml/ggml.h"
 #include "ggml/graph.h"
+#include "whisper/dtw.h"
 #include "whisper/model.h"
 
 namespace whisper {
@@ -32,8 +33,9 @@ namespace whisper {
 // equal blocks of > 32, so every product keeps its summation order and the logits their bytes.
 inline constexpr int kDecoderQueryBlock = 64;
 
-// Graph capacity (nodes, and separately leafs) of a decoder step of `hparams`.
-int DecoderGraphSize(const WhisperHparams& hparams);
+// Graph capacity (nodes, and separately leafs) of a decoder step of `hparams` that also outputs
+// n_aheads alignment heads.
+int DecoderGraphSize(const WhisperHparams& hparams, int n_aheads = 0);
 
 struct DecoderKv {
   ggml_tensor* k = nullptr;  // F16, 1-D
@@ -44,6 +46,10 @@ struct DecoderGraph {
   ggml_cgraph* graph = nullptr;
   ggml_tensor* tokens = nullptr;  // input (INPUT flag): I32 ne = [n_tokens]
   ggml_tensor* logits = nullptr;  // output (OUTPUT flag): F32 ne = [n_vocab, 1]
+  // With alignment heads (output, written by copies in the graph): each head's cross-attention
+  // logits K^T Q / sqrt(d) before the softmax, F32 ne = [n_audio_ctx, n_tokens, n_aheads] (heads
+  // in the order given).
+  ggml_tensor* aheads_qk = nullptr;
 };
 
 // Builds the step into `ctx` (a no_alloc metadata context with room for DecoderGraphSize()
@@ -51,10 +57,14 @@ struct DecoderGraph {
 // `cross_kv` holds the cross K/V of a window of n_audio_ctx positions (layout of
 // whisper/encoder.h). Errors: InvalidArgument when n_tokens < 1, n_past < 0,
 // n_past + n_tokens > n_text_ctx, n_audio_ctx is not in [1, hparams.n_audio_ctx], or a cache is
-// too small or not F16; Internal (with ggml_last_error()) when a constructor fails.
+// too small or not F16, or an alignment head outside the model; Internal (with
+// ggml_last_error()) when a constructor fails. aheads[0 .. n_aheads) (sorted by layer, see
+// whisper/dtw.h) adds the aheads_qk output for DTW timestamps; the context then needs
+// DecoderGraphSize(hparams, n_aheads).
 absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperModel& model,
                                                const DecoderKv& self_kv, const DecoderKv& cross_kv,
-                                               int n_audio_ctx, int n_tokens, int n_past);
+                                               int n_audio_ctx, int n_tokens, int n_past,
+                                               const AlignmentHead* aheads = nullptr, int n_aheads = 0);
 
 }  // namespace whisper
 

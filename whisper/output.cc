@@ -131,6 +131,40 @@ std::string FormatCsv(const std::vector<Segment>& raw) {
   return out;
 }
 
+// The words of a segment with word times (Segment::word_begin): each from a word-start token to
+// the next one, its text tokens' (id < eot) bytes (UTF-8 repaired), the first one's t0, the last
+// one's t1, and their mean probability (faster-whisper's Word.probability).
+static nlohmann::ordered_json WordsJson(const Segment& s, Token eot,
+                                        const std::function<const std::string&(Token)>& token_text) {
+  nlohmann::ordered_json words = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < s.tokens.size();) {
+    if (!s.word_begin[k] || s.tokens[k].id >= eot || s.tokens[k].t0 < 0) {
+      ++k;
+      continue;
+    }
+    std::string text;
+    double p = 0.0;
+    int n = 0;
+    const int64_t t0 = s.tokens[k].t0;
+    int64_t t1 = s.tokens[k].t1;
+    do {
+      const TokenData& d = s.tokens[k];
+      if (d.id < eot) {
+        text += token_text(d.id);
+        p += d.p;
+        ++n;
+        t1 = std::max(t1, d.t1);
+      }
+      ++k;
+    } while (k < s.tokens.size() && !s.word_begin[k]);
+    words.push_back({{"text", RepairUtf8(text)},
+                     {"timestamps", {{"from", FormatTimestamp(t0, true)}, {"to", FormatTimestamp(t1, true)}}},
+                     {"offsets", {{"from", CsToMs(t0)}, {"to", CsToMs(t1)}}},
+                     {"p", p / n}});
+  }
+  return words;
+}
+
 std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
                        const std::function<const std::string&(Token)>& token_text) {
   const std::vector<Segment> segments = Repaired(raw);
@@ -176,6 +210,9 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
         tokens.push_back(std::move(tok));
       }
       list.back()["tokens"] = std::move(tokens);
+      if (s.word_begin.size() == s.tokens.size()) {
+        list.back()["words"] = WordsJson(s, SpecialTokensForVocab(info.n_vocab).eot, token_text);
+      }
     }
   }
   j["transcription"] = std::move(list);
@@ -232,6 +269,16 @@ std::vector<Segment> CollectSegments(whisper_context* ctx, whisper_state* state)
       t.t_dtw = d.t_dtw;
       t.vlen = d.vlen;
       s.tokens.push_back(t);
+    }
+    // Word starts, when whisper_full computed word times (DTW with OpenAI's rules).
+    for (int j = 0; j < n_tokens; ++j) {
+      const int w = state != nullptr ? whisper_ggml_full_get_token_word_start_from_state(state, i, j)
+                                     : whisper_ggml_full_get_token_word_start(ctx, i, j);
+      if (w < 0) {
+        s.word_begin.clear();
+        break;
+      }
+      s.word_begin.push_back(static_cast<uint8_t>(w));
     }
   }
   return out;

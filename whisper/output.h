@@ -56,7 +56,9 @@ std::string FormatCsv(const std::vector<Segment>& segments);
 std::string FormatScore(const std::vector<Segment>& segments, const std::function<const std::string&(Token)>& token_text);
 // With token_text (whisper-cli -ojf), each segment also lists its tokens as whisper-cli's full
 // JSON does: [{"text", "timestamps" and "offsets" (when token times are set), "id", "p",
-// "t_dtw"}, ...], adjacent tokens merged while they split a UTF-8 character.
+// "t_dtw"}, ...], adjacent tokens merged while they split a UTF-8 character; a segment with word
+// times (Segment::word_begin, from -dtw) also lists "words": [{"text", "timestamps", "offsets",
+// "p" (the mean of its tokens')}, ...] (an extension: whisper-cli has no word list).
 std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& info,
                        const std::function<const std::string&(Token)>& token_text = nullptr);
 

@@ -14,6 +14,7 @@ Segment& SegmentList::Append() {
   s.t0 = s.t1 = 0;
   s.text.clear();
   s.tokens.clear();
+  s.word_begin.clear();
   s.no_speech_prob = 0.0f;
   s.speaker_turn_next = false;
   return s;
@@ -99,7 +100,10 @@ int WrapLastSegment(const SpecialTokens& s, int max_len, bool split_on_word,
     }
     const std::string& txt = token_text(tok.id);
     const int len = Utf8Length(txt);
-    const bool boundary_ok = !split_on_word || (!txt.empty() && txt[0] == ' ');
+    // With word timestamps a word starts where they say (merged punctuation included).
+    const bool words = seg.word_begin.size() == seg.tokens.size();
+    const bool word_start = words ? seg.word_begin[i] != 0 : (!txt.empty() && txt[0] == ' ');
+    const bool boundary_ok = !split_on_word || word_start;
     if (acc + len > max_len && acc > 0 && boundary_ok) {
       // seg becomes tokens [0, i); a new last segment takes [i, end) from tok.t0 to seg.t1.
       Segment& next = list->Append();
@@ -108,9 +112,23 @@ int WrapLastSegment(const SpecialTokens& s, int max_len, bool split_on_word,
       next.t1 = head.t1;
       next.no_speech_prob = head.no_speech_prob;
       next.speaker_turn_next = head.speaker_turn_next;
-      next.tokens.assign(head.tokens.begin() + static_cast<std::ptrdiff_t>(i), head.tokens.end());
+      const auto cut = static_cast<std::ptrdiff_t>(i);
+      next.tokens.assign(head.tokens.begin() + cut, head.tokens.end());
+      int64_t head_end = tok.t0;
+      if (words) {
+        // The piece ends where its last word ends; the tail starts a word even if cut inside one.
+        next.word_begin.assign(head.word_begin.begin() + cut, head.word_begin.end());
+        next.word_begin[0] = 1;
+        head.word_begin.resize(i);
+        for (size_t k = i; k-- > 0;) {
+          if (head.tokens[k].id < s.eot) {
+            head_end = std::min(head.tokens[k].t1, tok.t0);
+            break;
+          }
+        }
+      }
       head.tokens.resize(i);
-      head.t1 = tok.t0;
+      head.t1 = head_end;
       head.speaker_turn_next = false;
       head.text.swap(text);
       text.clear();

@@ -39,6 +39,8 @@ WhisperState::~WhisperState() {
   ggml_gallocr_free(enc_alloc_);
   ggml_gallocr_free(cross_alloc_);
   ggml_gallocr_free(dec_alloc_);
+  ggml_gallocr_free(align_alloc_);
+  ggml_free(align_ctx_);
   ggml_free(enc_ctx_);
   ggml_free(cross_ctx_);
   ggml_free(dec_ctx_);
@@ -262,6 +264,61 @@ absl::Status WhisperState::Decode(int decoder, const int32_t* tokens, int n_toke
   return absl::OkStatus();
 }
 
+absl::Status WhisperState::SetAlignmentHeads(const std::vector<AlignmentHead>& heads) {
+  const WhisperHparams& h = model_.hparams();
+  aheads_.clear();
+  ggml_gallocr_free(align_alloc_);
+  ggml_free(align_ctx_);
+  align_alloc_ = nullptr;
+  align_ctx_ = nullptr;
+  if (heads.empty()) return absl::OkStatus();
+  const int n_heads = static_cast<int>(heads.size());
+  align_ctx_ = NewMetaContext(DecoderGraphSize(h, n_heads));
+  align_alloc_ = ggml_gallocr_new();
+  if (align_ctx_ == nullptr || align_alloc_ == nullptr) return GgmlError("SetAlignmentHeads: graph context");
+  absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(align_ctx_, model_, self_kv_[0], cross_kv_, h.n_audio_ctx,
+                                                     MaxAlignTokens(h), 0, heads.data(), n_heads);
+  if (!g.ok()) return g.status();
+  if (!ggml_gallocr_reserve(align_alloc_, g->graph) || !ggml_gallocr_alloc_graph(align_alloc_, g->graph)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("SetAlignmentHeads: reserving the alignment graph: ", ggml_last_error()));
+  }
+  if (compute_ == nullptr) {
+    const size_t need = ggml_graph_plan(g->graph, n_threads_, threadpool_).work_size;
+    if (need > work_.size()) work_.resize(need);
+  }
+  ggml_reset(align_ctx_);
+  aheads_ = heads;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const float*> WhisperState::Align(const int32_t* tokens, int n_tokens) {
+  const Clock::time_point t0 = Clock::now();
+  const WhisperHparams& h = model_.hparams();
+  if (aheads_.empty()) return absl::FailedPreconditionError("Align: no alignment heads (SetAlignmentHeads)");
+  if (encoded_n_ctx_ == 0) return absl::FailedPreconditionError("Align: no window encoded yet (call Encode first)");
+  if (tokens == nullptr) return absl::InvalidArgumentError("Align: tokens is null");
+  for (int i = 0; i < n_tokens; ++i) {
+    if (tokens[i] < 0 || tokens[i] >= h.n_vocab) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "Align: tokens[%d] = %d is not in [0, n_vocab = %d]", i, tokens[i], h.n_vocab));
+    }
+  }
+  ggml_reset(align_ctx_);
+  absl::StatusOr<DecoderGraph> g =
+      BuildDecoderGraph(align_ctx_, model_, self_kv_[0], cross_kv_, encoded_n_ctx_, n_tokens, 0, aheads_.data(),
+                        static_cast<int>(aheads_.size()));
+  if (!g.ok()) return g.status();
+  if (!ggml_gallocr_alloc_graph(align_alloc_, g->graph)) return GgmlError("Align: placing the alignment graph");
+  memcpy(g->tokens->data, tokens, sizeof(int32_t) * n_tokens);
+  absl::Status s = Compute(g->graph, "Align: alignment graph");
+  if (!s.ok()) return s;
+  timings_.decode_ms += MsSince(t0);
+  timings_.n_decode++;
+  timings_.n_decode_tokens += n_tokens;
+  return static_cast<const float*>(g->aheads_qk->data);
+}
+
 const float* WhisperState::logits(int decoder) const {
   if (decoder < 0 || decoder >= n_decoders()) return nullptr;
   return logits_[decoder].data();
@@ -296,6 +353,8 @@ size_t WhisperState::compute_buffer_size(Graph which) const {
       return ggml_gallocr_get_buffer_size(cross_alloc_, 0);
     case Graph::kDecoder:
       return ggml_gallocr_get_buffer_size(dec_alloc_, 0);
+    case Graph::kAlign:
+      return align_alloc_ == nullptr ? 0 : ggml_gallocr_get_buffer_size(align_alloc_, 0);
   }
   return 0;
 }

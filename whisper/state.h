@@ -21,6 +21,7 @@
 #ifndef GGML_WHISPER_WHISPER_STATE_H_
 #define GGML_WHISPER_WHISPER_STATE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -33,13 +34,14 @@
 #include "cpu/threadpool.h"
 #include "ggml/ggml.h"
 #include "whisper/decoder.h"
+#include "whisper/dtw.h"
 #include "whisper/encoder.h"
 #include "whisper/model.h"
 
 namespace whisper {
 
 // The three compute graphs, for compute_buffer_size().
-enum class Graph { kEncoder, kCross, kDecoder };
+enum class Graph { kEncoder, kCross, kDecoder, kAlign };
 
 // An executor to compute the state's graphs with instead of the multithreaded SIMD one
 // (cpu/graph_compute.h), for tests: computes graph->nodes[0 .. n_nodes) in order on the
@@ -96,6 +98,25 @@ class WhisperState {
   // token not in [0, n_vocab); Internal when the step cannot be built, placed or computed.
   absl::Status Decode(int decoder, const int32_t* tokens, int n_tokens, int n_past);
 
+  // DTW timestamps (whisper/dtw.h): keeps `heads` (sorted by layer) for Align and reserves an
+  // allocator of its own for the alignment graph at n_tokens = kMaxAlignTokens, so that Align
+  // makes no heap allocation within that. Call before transcribing; an empty list turns it off.
+  // Errors: InvalidArgument for a head outside the model; ResourceExhausted / Internal when the
+  // graph cannot be reserved.
+  absl::Status SetAlignmentHeads(const std::vector<AlignmentHead>& heads);
+  int n_alignment_heads() const { return static_cast<int>(aheads_.size()); }
+
+  // The alignment pass: decodes tokens[0 .. n_tokens) at positions 0 .. n_tokens - 1 of decoder
+  // 0's cache (overwriting it; call after the window's decoding) against the last Encode's
+  // window and returns the alignment heads' cross-attention logits, F32 ne = [n_audio_ctx,
+  // n_tokens, n_alignment_heads] contiguous, valid until the next Align. Errors:
+  // FailedPrecondition before SetAlignmentHeads or the first Encode; the errors of Decode.
+  absl::StatusOr<const float*> Align(const int32_t* tokens, int n_tokens);
+
+  // Longest sequence the alignment allocator is reserved for: a window's text (at most
+  // n_text_ctx / 2 tokens are sampled) with the sot sequence, <|notimestamps|> and <|endoftext|>.
+  static int MaxAlignTokens(const WhisperHparams& h) { return std::min(h.n_text_ctx, h.n_text_ctx / 2 + 8); }
+
   // The n_vocab logits of decoder's last Decode (zeros before it). nullptr for a bad index.
   const float* logits(int decoder) const;
 
@@ -150,6 +171,9 @@ class WhisperState {
   ggml_gallocr_t enc_alloc_ = nullptr;
   ggml_gallocr_t cross_alloc_ = nullptr;
   ggml_gallocr_t dec_alloc_ = nullptr;
+  ggml_context* align_ctx_ = nullptr;    // DTW: the alignment graph (made by SetAlignmentHeads)
+  ggml_gallocr_t align_alloc_ = nullptr;
+  std::vector<AlignmentHead> aheads_;
 
   EncoderGraph enc_graph_;
   ggml_cgraph* cross_graph_ = nullptr;

@@ -124,7 +124,7 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
     stats->n_windows++;
     stats->n_fallbacks += result_.n_fallbacks;
 
-    const int advance = SeekAdvance(special_, result_.tokens, result_.seek_delta, seek_end - seek);
+    int advance = SeekAdvance(special_, result_.tokens, result_.seek_delta, seek_end - seek);
     const bool no_speech = result_.no_speech_prob > dp.no_speech_thold && result_.avg_logprob < dp.logprob_thold;
     if (no_speech) {
       stats->n_no_speech++;
@@ -132,6 +132,10 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
       window_segments_.Clear();
       AppendSegments(special_, result_.token_data, seek, result_.seek_delta, token_text_, params.segments,
                      result_.no_speech_prob, &window_segments_);
+      if (params.word_timestamps != nullptr) {
+        st = AlignWindow(backend, params, seek, seek_end, n_history, &advance);
+        if (!st.ok()) return st;
+      }
       // Clamp to the audio: a timestamp may name a time past the end of short audio.
       int64_t end_cs = params.audio_duration_cs > 0 ? params.audio_duration_cs : seek_end;
       if (params.duration_ms > 0) end_cs = std::min<int64_t>(end_cs, seek_end);
@@ -147,9 +151,13 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
         s.tokens.assign(w.tokens.begin(), w.tokens.end());
         s.no_speech_prob = w.no_speech_prob;
         s.speaker_turn_next = w.speaker_turn_next;
+        s.word_begin.assign(w.word_begin.begin(), w.word_begin.end());
         int pieces = 1;
         if (params.token_timestamps != nullptr) {
-          params.token_timestamps->Compute(special_, token_text_, params.thold_pt, params.thold_ptsum, &s);
+          // Word timestamps already timed the tokens (OpenAI's rules); else the heuristic does.
+          if (s.word_begin.empty()) {
+            params.token_timestamps->Compute(special_, token_text_, params.thold_pt, params.thold_ptsum, &s);
+          }
           pieces = WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_, segments);
         }
         // One call per decoded segment (n_new > 1 when -ml split it), as whisper.cpp calls
@@ -179,6 +187,33 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
     seek += advance;
   }
   report(100);
+  return absl::OkStatus();
+}
+
+absl::Status Transcriber::AlignWindow(ModelBackend& backend, const TranscribeParams& params, int seek, int seek_end,
+                                      int n_history, int* advance) {
+  const bool wcpp = params.decoding.whisper_cpp;
+  WordTimestamps& words = *params.word_timestamps;
+  const int sot_len = special_.multilingual ? 3 : 1;  // sot (language, task): prompt_[n_history ..]
+  const std::vector<Token>& seq =
+      words.Sequence(special_, prompt_.data() + n_history, sot_len, window_segments_, 0, window_segments_.size());
+  if (seq.empty()) return absl::OkStatus();
+  absl::StatusOr<ModelBackend::AlignmentLogits> qk = backend.Align(seq.data(), static_cast<int>(seq.size()));
+  if (!qk.ok()) return qk.status();
+  // The window's content frames (faster-whisper's segment_size; whisper.cpp also stops at the
+  // window's last timestamp), halved by the encoder's stride-2 convolution.
+  int n_frames = std::min(3000, seek_end - seek);
+  if (wcpp) n_frames = std::min(n_frames, result_.seek_delta);
+  n_frames = std::min(qk->n_audio_ctx, std::max(1, n_frames / 2));
+  absl::Status st = words.Compute(special_, token_text_, qk->qk, qk->n_heads, qk->n_audio_ctx, n_frames, sot_len,
+                                  seek, !wcpp, &window_segments_, 0, window_segments_.size());
+  if (!st.ok()) return st;
+  // transcribe.py: unless the window ended on a single timestamp, the next starts at the last
+  // word's end.
+  const std::vector<Token>& t = result_.tokens;
+  const size_t n = t.size();
+  const bool single_ending = n >= 2 && special_.IsTimestamp(t[n - 1]) && !special_.IsTimestamp(t[n - 2]);
+  if (!wcpp && !single_ending && words.last_end() > seek) *advance = static_cast<int>(words.last_end() - seek);
   return absl::OkStatus();
 }
 

@@ -24,6 +24,7 @@
 #include "whisper/segments.h"
 #include "whisper/token_timestamps.h"
 #include "whisper/tokens.h"
+#include "whisper/word_timestamps.h"
 
 namespace whisper {
 
@@ -34,6 +35,20 @@ class ModelBackend : public DecoderBackend {
   // starting at frame `seek`; window frames at or past n_frames_valid are 0.0 (OpenAI's
   // pad_or_trim). audio_ctx 0 = the model's n_audio_ctx.
   virtual absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx, int n_frames_valid) = 0;
+
+  // DTW timestamps: the alignment pass over `tokens` against the last encoded window (see
+  // WhisperState::Align): qk has ne = [n_audio_ctx, n_tokens, n_heads]. The default has no
+  // alignment heads (FailedPrecondition).
+  struct AlignmentLogits {
+    const float* qk = nullptr;
+    int n_heads = 0;
+    int n_audio_ctx = 0;
+  };
+  virtual absl::StatusOr<AlignmentLogits> Align(const Token* tokens, int n_tokens) {
+    (void)tokens;
+    (void)n_tokens;
+    return absl::FailedPreconditionError("this backend has no alignment heads (DTW timestamps)");
+  }
 };
 
 // Callbacks of a transcription, as plain function pointers and one user pointer so that a C API
@@ -84,6 +99,11 @@ struct TranscribeParams {
   // audio), every new segment's tokens get times, then segments longer than max_len characters
   // are split (whisper.cpp max_len / split_on_word).
   TokenTimestamps* token_timestamps = nullptr;
+  // DTW timestamps (whisper/word_timestamps.h): when set (Begin already called), each window's
+  // segments are aligned (backend.Align) before they join the list: t_dtw for every text token,
+  // and with OpenAI's rules word times (token t0/t1, Segment::word_begin), segment bounds moved
+  // to the words, and the next window starting at the last word's end (transcribe.py).
+  WordTimestamps* word_timestamps = nullptr;
   float thold_pt = 0.01f;
   float thold_ptsum = 0.01f;
   int max_len = 0;
@@ -116,6 +136,10 @@ class Transcriber {
  private:
   SpecialTokens special_;
   int n_text_ctx_;
+  // DTW timestamps of window_segments_ (params.word_timestamps); may move *advance.
+  absl::Status AlignWindow(ModelBackend& backend, const TranscribeParams& params, int seek, int seek_end,
+                           int n_history, int* advance);
+
   std::function<const std::string&(Token)> token_text_;
   std::unique_ptr<WindowDecoder> decoder_;
   int decoder_beam_size_ = -1;

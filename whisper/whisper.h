@@ -86,8 +86,11 @@ typedef struct whisper_aheads {
 } whisper_aheads;
 
 /* Context parameters. use_gpu, flash_attn and gpu_device are accepted and ignored (CPU runtime;
- * attention is computed on the CPU). dtw_token_timestamps = true makes init fail with a message
- * until DTW timestamps exist. */
+ * attention is computed on the CPU). dtw_token_timestamps = true sets every text token's t_dtw
+ * (whisper.cpp's -dtw: one teacher-forced decoder pass per window over its text, the alignment
+ * heads of dtw_aheads_preset, OpenAI's timing.py); init fails with a message when the preset does
+ * not fit the model. With WHISPER_GGML_DECODING_OPENAI it also gives word times (see
+ * whisper_ggml_full_get_token_word_start). */
 struct whisper_context_params {
   bool use_gpu;    /* default true (ignored) */
   bool flash_attn; /* default true (ignored) */
@@ -96,7 +99,7 @@ struct whisper_context_params {
   enum whisper_alignment_heads_preset dtw_aheads_preset; /* default WHISPER_AHEADS_NONE */
   int dtw_n_top;                                       /* default -1 */
   struct whisper_aheads dtw_aheads;                    /* default {0, NULL} */
-  size_t dtw_mem_size;                                 /* default 128 MiB (unused) */
+  size_t dtw_mem_size;                                 /* default 128 MiB (unused: sized from the model) */
 };
 
 /* One decoded token (see whisper_full_get_token_data). */
@@ -109,7 +112,7 @@ typedef struct whisper_token_data {
   float ptsum;       /* summed probability of all timestamp tokens */
   int64_t t0;        /* start, centiseconds; -1 unless token_timestamps */
   int64_t t1;        /* end, centiseconds; -1 unless token_timestamps */
-  int64_t t_dtw;     /* DTW time, centiseconds; always -1 (not implemented) */
+  int64_t t_dtw;     /* DTW time at which the token ends, centiseconds; -1 without dtw_token_timestamps */
   float vlen;        /* voice-length heuristic of the text (token_timestamps) */
 } whisper_token_data;
 
@@ -561,6 +564,16 @@ enum whisper_ggml_decoding {
   WHISPER_GGML_DECODING_OPENAI = 1,
 };
 WHISPER_API int whisper_ggml_set_decoding(struct whisper_context* ctx, enum whisper_ggml_decoding decoding);
+
+/* Word timestamps (extension): with dtw_token_timestamps and WHISPER_GGML_DECODING_OPENAI,
+ * whisper_full times words as faster-whisper's word_timestamps=True does (cross-attention DTW,
+ * OpenAI's timing.py): a word's text tokens run from its first token's t0 to its last token's t1
+ * (centiseconds), and segment t0/t1 move to their words. Returns 1 when token i_token of segment
+ * i_segment starts a word, 0 when it does not (a later token of a word, or a timestamp), -1 when
+ * the segment has no word times or an index is out of range. */
+WHISPER_API int whisper_ggml_full_get_token_word_start_from_state(struct whisper_state* state, int i_segment,
+                                                                  int i_token);
+WHISPER_API int whisper_ggml_full_get_token_word_start(struct whisper_context* ctx, int i_segment, int i_token);
 
 /* Sets the log callback of this library and of the ggml layer under it (ggml's messages arrive
  * prefixed "ggml: " and newline-terminated, like whisper's). NULL restores the default (stderr;

@@ -19,6 +19,13 @@
 #include "whisper/whisper_impl.h"
 
 namespace whisper {
+
+static_assert(static_cast<int>(AheadsPreset::kTinyEn) == WHISPER_AHEADS_TINY_EN &&
+                  static_cast<int>(AheadsPreset::kNTopMost) == WHISPER_AHEADS_N_TOP_MOST &&
+                  static_cast<int>(AheadsPreset::kCustom) == WHISPER_AHEADS_CUSTOM &&
+                  static_cast<int>(AheadsPreset::kLargeV3Turbo) == WHISPER_AHEADS_LARGE_V3_TURBO,
+              "AheadsPreset mirrors whisper_alignment_heads_preset");
+
 namespace api {
 namespace {
 
@@ -59,12 +66,24 @@ whisper_context* InitFromModel(absl::StatusOr<std::unique_ptr<WhisperModel>> mod
     Log(GGML_LOG_LEVEL_ERROR, "%s: %s\n", func, std::string(model.status().message()).c_str());
     return nullptr;
   }
+  std::vector<AlignmentHead> aheads;
   if (params.dtw_token_timestamps) {
-    Log(GGML_LOG_LEVEL_ERROR,
-        "%s: whisper_context_params.dtw_token_timestamps = true: DTW token timestamps are not implemented\n", func);
-    return nullptr;
+    std::vector<AlignmentHead> custom;
+    for (size_t i = 0; params.dtw_aheads.heads != nullptr && i < params.dtw_aheads.n_heads; ++i) {
+      custom.push_back({params.dtw_aheads.heads[i].n_text_layer, params.dtw_aheads.heads[i].n_head});
+    }
+    const WhisperHparams& h = (*model)->hparams();
+    absl::StatusOr<std::vector<AlignmentHead>> heads =
+        AlignmentHeadsFor(static_cast<AheadsPreset>(params.dtw_aheads_preset), params.dtw_n_top, custom.data(),
+                          custom.size(), h.n_text_layer, h.n_text_head);
+    if (!heads.ok()) {
+      Log(GGML_LOG_LEVEL_ERROR, "%s: dtw_token_timestamps: %s\n", func, std::string(heads.status().message()).c_str());
+      return nullptr;
+    }
+    aheads = std::move(*heads);
   }
   auto* ctx = new whisper_context();
+  ctx->aheads = std::move(aheads);
   ctx->model = std::move(*model);
   ctx->params = params;
   const WhisperVocab& vocab = ctx->model->vocab();
@@ -174,6 +193,19 @@ bool EnsureInference(whisper_state* state, int n_decoders, int n_threads, const 
     return false;
   }
   state->ws = std::move(*ws);
+  const std::vector<AlignmentHead>& aheads = state->ctx->aheads;
+  if (!aheads.empty()) {
+    absl::Status st = state->ws->SetAlignmentHeads(aheads);
+    if (!st.ok()) {
+      Log(GGML_LOG_LEVEL_ERROR, "%s: DTW timestamps: %s\n", func, std::string(st.message()).c_str());
+      state->ws.reset();
+      return false;
+    }
+    if (state->word_timestamps == nullptr) {
+      const WhisperHparams& h = state->ctx->model->hparams();
+      state->word_timestamps = std::make_unique<WordTimestamps>(WhisperState::MaxAlignTokens(h), h.n_audio_ctx);
+    }
+  }
   return true;
 }
 
@@ -255,6 +287,21 @@ absl::Status StateBackend::Decode(int decoder, const Token* tokens, int n_tokens
     s_->n_decode++;
   }
   return st;
+}
+
+absl::StatusOr<ModelBackend::AlignmentLogits> StateBackend::Align(const Token* tokens, int n_tokens) {
+  absl::Status st = CheckAbort("alignment pass");
+  if (!st.ok()) return st;
+  const int64_t t0 = NowUs();
+  absl::StatusOr<const float*> qk = s_->ws->Align(tokens, n_tokens);
+  s_->t_prompt_us += NowUs() - t0;
+  s_->n_prompt++;
+  if (!qk.ok()) return qk.status();
+  AlignmentLogits out;
+  out.qk = *qk;
+  out.n_heads = s_->ws->n_alignment_heads();
+  out.n_audio_ctx = s_->ws->n_audio_ctx();
+  return out;
 }
 
 }  // namespace api

@@ -393,6 +393,10 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
     tp.max_len = params.max_len;
     tp.split_on_word = params.split_on_word;
   }
+  if (ctx->params.dtw_token_timestamps && state->word_timestamps != nullptr) {
+    state->word_timestamps->Begin();
+    tp.word_timestamps = state->word_timestamps.get();
+  }
   tp.hooks.user = &bridge;
   tp.hooks.encoder_begin = api::EncoderBegin;
   tp.hooks.progress = api::Progress;
@@ -657,6 +661,16 @@ float whisper_full_get_token_p_from_state(struct whisper_state* state, int i, in
 }
 float whisper_full_get_token_p(struct whisper_context* ctx, int i, int j) {
   return whisper_full_get_token_p_from_state(DefaultState(ctx), i, j);
+}
+
+int whisper_ggml_full_get_token_word_start_from_state(struct whisper_state* state, int i, int j) {
+  if (TokenAt(state, i, j, __func__) == nullptr) return -1;
+  const whisper::Segment& s = state->results[i];
+  if (s.word_begin.size() != s.tokens.size()) return -1;
+  return s.word_begin[j] != 0 ? 1 : 0;
+}
+int whisper_ggml_full_get_token_word_start(struct whisper_context* ctx, int i, int j) {
+  return whisper_ggml_full_get_token_word_start_from_state(DefaultState(ctx), i, j);
 }
 
 // ---- VAD (issue: Silero VAD as a ggml graph; not implemented yet) -----------------------------

@@ -21,6 +21,7 @@
 #include "whisper/tokenizer.h"
 #include "whisper/transcribe.h"
 #include "whisper/whisper.h"
+#include "whisper/word_timestamps.h"
 
 struct whisper_context {
   std::unique_ptr<whisper::WhisperModel> model;
@@ -33,6 +34,9 @@ struct whisper_context {
   int64_t t_start_us = 0;
   whisper_timings timings{};  // filled by whisper_get_timings
   std::atomic<int> decoding{WHISPER_GGML_DECODING_WHISPER_CPP};  // whisper_ggml_set_decoding
+  // DTW timestamps (params.dtw_token_timestamps): the alignment heads, checked against the model
+  // at init; every state's inference buffers get them.
+  std::vector<whisper::AlignmentHead> aheads;
 };
 
 struct whisper_state {
@@ -51,6 +55,7 @@ struct whisper_state {
 
   std::unique_ptr<whisper::Transcriber> transcriber;
   whisper::TokenTimestamps token_timestamps;
+  std::unique_ptr<whisper::WordTimestamps> word_timestamps;  // with DTW timestamps (made with ws)
   whisper::SegmentList results;
   int lang_id = 0;  // whisper.cpp's initial value
   std::string prompt_text;                  // initial_prompt last tokenized
@@ -97,6 +102,7 @@ class StateBackend : public ModelBackend {
   const float* logits(int decoder) const override { return s_->ws->logits(decoder); }
   void CopyKv(int src, int dst, int n_tokens) override { s_->ws->CopyKv(src, dst, n_tokens); }
   int n_decoders() const override { return s_->ws->n_decoders(); }
+  absl::StatusOr<AlignmentLogits> Align(const Token* tokens, int n_tokens) override;
 
  private:
   absl::Status CheckAbort(const char* what) const;

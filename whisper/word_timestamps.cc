@@ -1,0 +1,301 @@
+#include "whisper/word_timestamps.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/string_view.h"
+
+namespace whisper {
+namespace {
+
+constexpr double kTokensPerSecond = 50.0;  // audio positions per second (20 ms each)
+constexpr absl::string_view kPunctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";  // string.punctuation
+constexpr absl::string_view kPrepended = "\"'\xE2\x80\x9C\xC2\xBF([{-";             // "'“¿([{-
+constexpr absl::string_view kAppended =
+    "\"'.\xE3\x80\x82,\xEF\xBC\x8C!\xEF\xBC\x81?\xEF\xBC\x9F:\xEF\xBC\x9A\xE2\x80\x9D)]}\xE3\x80\x81";  // "'.。,，!！?？:：”)]}、
+constexpr absl::string_view kSentenceEnd = ".\xE3\x80\x82!\xEF\xBC\x81?\xEF\xBC\x9F";  // .。!！?？
+
+// Python's `a in b` for strings: a is a substring of b (the empty string always is). Byte
+// substrings of valid UTF-8 match whole characters, so this equals the code-point test.
+bool In(absl::string_view a, absl::string_view b) { return b.find(a) != absl::string_view::npos; }
+
+absl::string_view Strip(absl::string_view s) {
+  const char* ws = " \t\n\r\v\f";
+  const size_t b = s.find_first_not_of(ws);
+  if (b == absl::string_view::npos) return {};
+  const size_t e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+// True when `s` ends inside a UTF-8 character that later bytes could complete (a lead byte
+// followed by fewer continuation bytes than it announces).
+bool EndsIncomplete(const std::string& s) {
+  const size_t n = s.size();
+  for (size_t back = 1; back <= 3 && back <= n; ++back) {
+    const unsigned char c = static_cast<unsigned char>(s[n - back]);
+    if ((c & 0xC0) == 0x80) continue;  // continuation: look further back
+    int need = 0;
+    if (c >= 0xC2 && c <= 0xDF) need = 1;
+    else if (c >= 0xE0 && c <= 0xEF) need = 2;
+    else if (c >= 0xF0 && c <= 0xF4) need = 3;
+    return need >= static_cast<int>(back);
+  }
+  return false;
+}
+
+double Round2(double x) { return std::nearbyint(x * 100.0) / 100.0; }
+int64_t ToCs(double seconds) { return static_cast<int64_t>(std::llround(seconds * 100.0)); }
+
+double Median(std::vector<double>* v) {
+  std::sort(v->begin(), v->end());
+  const size_t n = v->size();
+  return n % 2 ? (*v)[n / 2] : 0.5 * ((*v)[n / 2 - 1] + (*v)[n / 2]);
+}
+
+}  // namespace
+
+WordTimestamps::WordTimestamps(int max_tokens, int max_frames)
+    : aligner_(max_tokens, max_frames) {
+  sequence_.reserve(max_tokens);
+  jumps_.resize(max_tokens + 1);
+  text_.reserve(max_tokens);
+  text_segment_.reserve(max_tokens);
+  words_.resize(max_tokens + 1);
+  for (Word& w : words_) w.text.reserve(32);
+  piece_.reserve(64);
+  durations_.reserve(max_tokens);
+}
+
+WordTimestamps::Word& WordTimestamps::NewWord() {
+  if (n_words_ == words_.size()) words_.emplace_back();
+  Word& w = words_[n_words_++];
+  w.text.clear();
+  w.token_begin = w.token_end = 0;
+  w.start = w.end = 0.0;
+  return w;
+}
+
+const std::vector<Token>& WordTimestamps::Sequence(const SpecialTokens& special, const Token* sot_sequence,
+                                                   int sot_len, const SegmentList& segments, size_t first,
+                                                   size_t n) {
+  sequence_.clear();
+  sequence_.insert(sequence_.end(), sot_sequence, sot_sequence + sot_len);
+  sequence_.push_back(special.not_);
+  const size_t before = sequence_.size();
+  for (size_t s = first; s < first + n && s < segments.size(); ++s) {
+    for (const TokenData& t : segments[s].tokens) {
+      if (special.IsText(t.id)) sequence_.push_back(t.id);
+    }
+  }
+  if (sequence_.size() == before) {
+    sequence_.clear();
+    return sequence_;
+  }
+  sequence_.push_back(special.eot);
+  return sequence_;
+}
+
+absl::Status WordTimestamps::Compute(const SpecialTokens& special,
+                                     const std::function<const std::string&(Token)>& token_text, const float* qk,
+                                     int n_heads, int row_stride, int n_frames, int sot_len, int64_t seek,
+                                     bool openai, SegmentList* segments, size_t first, size_t n) {
+  last_end_ = -1;
+  const size_t last = std::min(first + n, segments->size());
+  text_.clear();
+  text_segment_.clear();
+  for (size_t s = first; s < last; ++s) {
+    Segment& seg = (*segments)[s];
+    seg.word_begin.clear();
+    for (TokenData& t : seg.tokens) {
+      if (special.IsText(t.id)) {
+        text_.push_back(&t);
+        text_segment_.push_back(static_cast<int>(s - first));
+      }
+    }
+  }
+  if (last > first) last_end_ = (*segments)[last - 1].t1;
+  const int n_text = static_cast<int>(text_.size());
+  if (n_text == 0) return absl::OkStatus();
+  if (static_cast<size_t>(n_text) + 1 > jumps_.size()) {
+    return absl::InvalidArgumentError("word timestamps: more text tokens than the sequence limit");
+  }
+  absl::Status st = aligner_.Align(qk, n_heads, sot_len + n_text + 2, row_stride, n_frames, sot_len,
+                                   DtwAligner::kMedianFilterWidth, jumps_.data());
+  if (!st.ok()) return st;
+  // whisper.cpp's t_dtw: the time at which the path leaves the token's row.
+  for (int k = 0; k < n_text; ++k) text_[k]->t_dtw = seek + 2 * static_cast<int64_t>(jumps_[k + 1]);
+  if (!openai) return absl::OkStatus();
+
+  // 1. Words (split_tokens_on_unicode, then split_tokens_on_spaces); <|endoftext|> is the last.
+  n_words_ = 0;
+  piece_.clear();
+  int piece_begin = 0;
+  auto add_piece = [&](int end) {
+    const absl::string_view strip = Strip(piece_);
+    const bool starts_word = n_words_ == 0 || (!piece_.empty() && piece_[0] == ' ') || In(strip, kPunctuation);
+    Word& w = starts_word ? NewWord() : words_[n_words_ - 1];
+    if (starts_word) w.token_begin = piece_begin;
+    w.text += piece_;
+    w.token_end = end;
+    piece_.clear();
+    piece_begin = end;
+  };
+  for (int k = 0; k < n_text; ++k) {
+    piece_ += token_text(text_[k]->id);
+    if (!EndsIncomplete(piece_)) add_piece(k + 1);
+  }
+  if (piece_begin < n_text) add_piece(n_text);  // an unfinished character before <|endoftext|>
+  const size_t n_words = n_words_;                // the <|endoftext|> word is not timed
+
+  // 2. Times from the jumps.
+  for (size_t i = 0; i < n_words; ++i) {
+    Word& w = words_[i];
+    w.start = jumps_[w.token_begin] / kTokensPerSecond;
+    w.end = jumps_[w.token_end] / kTokensPerSecond;
+  }
+
+  // 3. Median duration; sentence marks not longer than twice it.
+  std::vector<double>& durations = durations_;
+  durations.clear();
+  for (size_t i = 0; i < n_words; ++i) {
+    const double d = words_[i].end - words_[i].start;
+    if (d != 0.0) durations.push_back(d);
+  }
+  const double median = durations.empty() ? 0.0 : std::min(0.7, Median(&durations));
+  const double max_duration = 2.0 * median;
+  if (!durations.empty()) {
+    for (size_t i = 1; i < n_words; ++i) {
+      Word& w = words_[i];
+      if (w.end - w.start > max_duration) {
+        if (In(w.text, kSentenceEnd)) {
+          w.end = w.start + max_duration;
+        } else if (In(words_[i - 1].text, kSentenceEnd)) {
+          w.start = w.end - max_duration;
+        }
+      }
+    }
+  }
+
+  // 4. merge_punctuations.
+  if (n_words >= 2) {
+    for (size_t i = n_words - 1, j = n_words - 1; i-- > 0;) {
+      Word& prev = words_[i];
+      Word& next = words_[j];
+      const absl::string_view strip = Strip(prev.text);
+      if (!prev.text.empty() && prev.text[0] == ' ' && In(strip, kPrepended)) {
+        next.text.insert(0, prev.text);
+        next.token_begin = prev.token_begin;
+        prev.text.clear();
+        prev.token_end = prev.token_begin;
+      } else {
+        j = i;
+      }
+    }
+    for (size_t i = 0, j = 1; j < n_words; ++j) {
+      Word& prev = words_[i];
+      Word& next = words_[j];
+      if ((prev.text.empty() || prev.text.back() != ' ') && In(next.text, kAppended)) {
+        prev.text += next.text;
+        prev.token_end = next.token_end;
+        next.text.clear();
+        next.token_begin = next.token_end;
+      } else {
+        i = j;
+      }
+    }
+  }
+
+  // 5. Words per segment, the segment-boundary rules, and the results.
+  const double offset = static_cast<double>(seek) / 100.0;
+  size_t wi = 0;
+  int text_index = 0;  // first text token of the current segment
+  double last_word_end = -1.0;
+  for (size_t s = first; s < last; ++s) {
+    Segment& seg = (*segments)[s];
+    int seg_text = 0;
+    for (const TokenData& t : seg.tokens) seg_text += special.IsText(t.id);
+    size_t w_first = wi;  // the segment's words: non-empty ones among [w_first, wi)
+    int saved = 0;
+    while (wi < n_words && saved < seg_text) {
+      Word& w = words_[wi];
+      if (!w.text.empty()) {
+        w.start = Round2(offset + w.start);
+        w.end = Round2(offset + w.end);
+      }
+      saved += w.token_end - w.token_begin;
+      ++wi;
+    }
+    Word* first_word = nullptr;
+    Word* second_word = nullptr;
+    Word* last_word = nullptr;
+    for (size_t i = w_first; i < wi; ++i) {
+      if (words_[i].text.empty()) continue;
+      if (first_word == nullptr) {
+        first_word = &words_[i];
+      } else if (second_word == nullptr) {
+        second_word = &words_[i];
+      }
+      last_word = &words_[i];
+    }
+    text_index += seg_text;
+    if (first_word == nullptr) continue;
+    double seg_start = seg.t0 / 100.0;
+    double seg_end = seg.t1 / 100.0;
+    Word& w0 = *first_word;
+    if (w0.end - last_speech_s_ > median * 4 &&
+        (w0.end - w0.start > max_duration ||
+         (second_word != nullptr && second_word->end - w0.start > max_duration * 2))) {
+      if (second_word != nullptr && second_word->end - second_word->start > max_duration) {
+        const double boundary = std::max(second_word->end / 2, second_word->end - max_duration);
+        w0.end = second_word->start = boundary;
+      }
+      w0.start = std::max(0.0, w0.end - max_duration);
+    }
+    if (seg_start < w0.end && seg_start - 0.5 > w0.start) {
+      w0.start = std::max(0.0, std::min(w0.end - median, seg_start));
+    } else {
+      seg_start = w0.start;
+    }
+    Word& wl = *last_word;
+    if (seg_end > wl.start && seg_end + 0.5 < wl.end) {
+      wl.end = std::max(wl.start + median, seg_end);
+    } else {
+      seg_end = wl.end;
+    }
+    last_speech_s_ = seg_end;
+    last_word_end = wl.end;
+    seg.t0 = ToCs(seg_start);
+    seg.t1 = ToCs(seg_end);
+  }
+
+  // Token times and word starts from the words (in whichever segment each token is).
+  for (size_t i = 0; i < n_words; ++i) {
+    const Word& w = words_[i];
+    if (w.text.empty() || w.token_end <= w.token_begin) continue;
+    const int64_t ws = ToCs(w.start);
+    const int64_t we = std::max(ws, ToCs(w.end));
+    for (int k = w.token_begin; k < w.token_end; ++k) {
+      TokenData& t = *text_[k];
+      t.t0 = k == w.token_begin ? ws : std::clamp<int64_t>(seek + 2 * int64_t{jumps_[k]}, ws, we);
+      t.t1 = k + 1 == w.token_end ? we : std::clamp<int64_t>(seek + 2 * int64_t{jumps_[k + 1]}, ws, we);
+    }
+    Segment& seg = (*segments)[first + text_segment_[w.token_begin]];
+    if (seg.word_begin.size() != seg.tokens.size()) seg.word_begin.assign(seg.tokens.size(), 0);
+    seg.word_begin[text_[w.token_begin] - seg.tokens.data()] = 1;
+  }
+  // Timestamp tokens: the time they name.
+  for (size_t s = first; s < last; ++s) {
+    for (TokenData& t : (*segments)[s].tokens) {
+      if (special.IsTimestamp(t.id)) t.t0 = t.t1 = seek + 2 * int64_t{t.id - special.beg};
+    }
+  }
+  if (last_word_end >= 0.0) {
+    last_end_ = ToCs(last_word_end);
+    last_speech_s_ = last_word_end;
+  } else if (last > first) {
+    last_speech_s_ = (*segments)[last - 1].t1 / 100.0;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace whisper

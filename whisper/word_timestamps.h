@@ -1,0 +1,90 @@
+// Word-level timestamps of one window's segments from DTW over the cross-attention (whisper/dtw.h),
+// as faster-whisper 1.2.1 computes them for word_timestamps=True (transcribe.py
+// add_word_timestamps and find_alignment; OpenAI whisper/timing.py add_word_timestamps):
+//   1. the window's text tokens, plus <|endoftext|>, are split into words: pieces that decode to
+//      whole UTF-8 characters, joined unless a piece starts with a space, is punctuation
+//      (Python's string.punctuation) or is special (tokenizer.split_tokens_on_spaces);
+//   2. a word spans from the DTW jump of its first token to the jump after its last one;
+//   3. the median non-zero word duration (at most 0.7 s) bounds words: a sentence mark longer than
+//      twice the median is cut, and so is the word after one;
+//   4. punctuation merges into its neighbour (prepended "'"“¿([{- into the next word, appended
+//      "'.。,，!！?？:：”)]}、 into the previous one);
+//   5. per segment: the first word after a pause and the segment's first and last words are
+//      bounded by the median, then the segment's start and end move to its first word's start and
+//      last word's end (unless the word is much longer: then the word is cut to the segment).
+// Times are rounded to 10 ms like faster-whisper's round(t, 2).
+//
+// Results go into the segments: each text token gets t0/t1 (a word's first token starts at the
+// word's start, its last token ends at the word's end, tokens inside keep their DTW times within
+// the word), t_dtw (whisper.cpp's meaning: the DTW time at which the token ends), and
+// Segment::word_begin marks each word's first token. With whisper.cpp's rules (`openai` false)
+// only t_dtw is set, as whisper.cpp 1.8.5's -dtw does.
+#ifndef GGML_WHISPER_WHISPER_WORD_TIMESTAMPS_H_
+#define GGML_WHISPER_WHISPER_WORD_TIMESTAMPS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "whisper/dtw.h"
+#include "whisper/segments.h"
+#include "whisper/tokens.h"
+
+namespace whisper {
+
+class WordTimestamps {
+ public:
+  // Scratch for sequences of up to max_tokens tokens and windows of up to max_frames audio
+  // positions (n_audio_ctx); Compute makes no heap allocation within those and within the word
+  // and token counts seen before.
+  WordTimestamps(int max_tokens, int max_frames);
+
+  // Starts a transcription (faster-whisper's last_speech_timestamp = 0).
+  void Begin() { last_speech_s_ = 0.0; }
+
+  // The sequence to align segments[first, first + n): sot_sequence, <|notimestamps|>, their text
+  // tokens (id < eot), <|endoftext|>. Empty when the segments hold no text token. Valid until the
+  // next call.
+  const std::vector<Token>& Sequence(const SpecialTokens& special, const Token* sot_sequence, int sot_len,
+                                     const SegmentList& segments, size_t first, size_t n);
+
+  // Times segments[first, first + n) (the window starting at `seek` centiseconds) from the
+  // alignment logits of the last Sequence(): qk as DtwAligner::Align takes them (n_heads,
+  // row_stride), n_frames = the window's content frames / 2. openai: the full word rules above,
+  // else t_dtw only. Errors: those of DtwAligner::Align.
+  absl::Status Compute(const SpecialTokens& special, const std::function<const std::string&(Token)>& token_text,
+                       const float* qk, int n_heads, int row_stride, int n_frames, int sot_len, int64_t seek,
+                       bool openai, SegmentList* segments, size_t first, size_t n);
+
+  // faster-whisper's get_end after the last Compute: the end of the last word of those segments
+  // (centiseconds), or the last segment's end if none has words; -1 when there were no segments.
+  int64_t last_end() const { return last_end_; }
+
+ private:
+  struct Word {
+    std::string text;
+    int token_begin = 0;  // text-token index range [token_begin, token_end) of the window
+    int token_end = 0;
+    double start = 0.0;   // seconds from the window start
+    double end = 0.0;
+  };
+  Word& NewWord();
+
+  DtwAligner aligner_;
+  std::vector<Token> sequence_;
+  std::vector<int> jumps_;
+  std::vector<TokenData*> text_;     // the window's text tokens, in order
+  std::vector<int> text_segment_;    // segment index (from `first`) of each text token
+  std::vector<Word> words_;          // a pool: elements keep their string capacity
+  size_t n_words_ = 0;
+  std::string piece_;
+  std::vector<double> durations_;
+  double last_speech_s_ = 0.0;
+  int64_t last_end_ = -1;
+};
+
+}  // namespace whisper
+
+#endif  // GGML_WHISPER_WHISPER_WORD_TIMESTAMPS_H_
