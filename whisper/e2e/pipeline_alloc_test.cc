@@ -16,12 +16,14 @@
 #include "testing/alloc_counter.h"
 #include "whisper/audio.h"
 #include "whisper/decoding.h"
+#include "whisper/dtw.h"
 #include "whisper/e2e/cli_runner.h"
 #include "whisper/e2e/reference.h"
 #include "whisper/mel.h"
 #include "whisper/model.h"
 #include "whisper/state.h"
 #include "whisper/transcribe.h"
+#include "whisper/word_timestamps.h"
 
 namespace whisper {
 namespace {
@@ -54,6 +56,17 @@ class CountingBackend : public ModelBackend {
   }
   const float* logits(int d) const override { return state_->logits(d); }
   int n_decoders() const override { return state_->n_decoders(); }
+  absl::StatusOr<AlignmentLogits> Align(const Token* tokens, int n) override {
+    Start();
+    absl::StatusOr<const float*> qk = state_->Align(tokens, n);
+    Stop();
+    if (!qk.ok()) return qk.status();
+    AlignmentLogits out;
+    out.qk = *qk;
+    out.n_heads = state_->n_alignment_heads();
+    out.n_audio_ctx = state_->n_audio_ctx();
+    return out;
+  }
 
   void Reset() { allocations_ = n_encode_ = n_decode_ = 0; }
   int64_t allocations() const { return allocations_; }
@@ -212,6 +225,50 @@ TEST_F(PipelineAllocTest, WindowDecoderRunsWithoutAllocationAfterFirstUse) {
       EXPECT_EQ(std::vector<int>(result.tokens.begin(), result.tokens.end()), ref[0]);
     }
   }
+}
+
+// DTW word timestamps (the CLI's -dtw tiny.en): one Transcriber warmed on jfk.wav, then the
+// whole of its Run on jfk.mp3 (encoder, beam search, the alignment pass, DTW, word rules, the
+// segment list) makes no heap allocation, and the words were really timed.
+TEST_F(PipelineAllocTest, WordTimestampsRunWithoutAllocationAfterFirstUse) {
+  const WhisperHparams& hp = model_->hparams();
+  auto heads = AlignmentHeadsFor(AheadsPreset::kTinyEn, 0, nullptr, 0, hp.n_text_layer, hp.n_text_head);
+  ASSERT_TRUE(heads.ok()) << heads.status();
+  ASSERT_TRUE(state_->SetAlignmentHeads(*heads).ok());
+  WordTimestamps words(WhisperState::MaxAlignTokens(hp), hp.n_audio_ctx);
+  TranscribeParams params = params_;
+  params.word_timestamps = &words;
+  CountingBackend backend(state_.get(), /*count=*/false);  // Run is counted as a whole
+  auto token_text = [&](Token t) -> const std::string& { return model_->vocab().token(t); };
+  Transcriber transcriber(model_->special(), hp.n_text_ctx, token_text);
+  SegmentList segments;
+  TranscribeStats stats;
+  for (int i = 0; i < 2; ++i) {
+    int64_t mel_allocations = 0;
+    const MelView mv = ComputeMel(i, &mel_allocations);
+    ASSERT_NE(mv.data, nullptr);
+    params.audio_duration_cs = (static_cast<int64_t>(audio_[i].size()) + 159) / 160;
+    words.Begin();
+    AllocCounter::Start();
+    const absl::Status st = transcriber.Run(backend, mv.data, static_cast<int>(mv.n_len), n_valid(i), params,
+                                            &segments, &stats);
+    const int64_t allocations = AllocCounter::Stop();
+    ASSERT_TRUE(st.ok()) << st;
+    ASSERT_EQ(segments.size(), 2u);
+    int n_words = 0;
+    for (size_t k = 0; k < segments.size(); ++k) {
+      ASSERT_EQ(segments[k].word_begin.size(), segments[k].tokens.size());
+      for (uint8_t b : segments[k].word_begin) n_words += b;
+    }
+    EXPECT_EQ(n_words, 22);  // faster-whisper's 22 words (testdata/word_timestamps_faster_whisper.json)
+    if (i == 1) {
+      EXPECT_EQ(allocations, 0) << "Transcriber::Run with word timestamps on the second file";
+    } else {
+      std::printf("word timestamps: Transcriber::Run, first use: %lld allocations\n",
+                  static_cast<long long>(allocations));
+    }
+  }
+  ASSERT_TRUE(state_->SetAlignmentHeads({}).ok());
 }
 
 }  // namespace
