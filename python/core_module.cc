@@ -25,10 +25,12 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "whisper/audio.h"
+#include "whisper/dtw.h"
 #include "whisper/whisper.h"
 
 namespace py = pybind11;
@@ -125,6 +127,9 @@ struct SegmentOut {
   std::vector<whisper_token> tokens;  // text tokens (< eot)
   std::vector<float> token_logprobs;
   float no_speech_prob = 0.0f;
+  // Word times (a context made with dtw): (t0, t1 centiseconds, bytes, mean token p) per word.
+  bool has_words = false;
+  std::vector<std::tuple<int64_t, int64_t, std::string, float>> words;
 };
 
 struct ContextHolder {
@@ -161,7 +166,14 @@ class Transcription {
       if (ret_ != 0 && !aborted_) throw std::runtime_error(error_);
       return py::none();
     }
-    return py::make_tuple(seg.t0, seg.t1, py::bytes(seg.text), seg.tokens, seg.token_logprobs, seg.no_speech_prob);
+    py::object words = py::none();
+    if (seg.has_words) {
+      py::list list;
+      for (const auto& [t0, t1, text, p] : seg.words) list.append(py::make_tuple(t0, t1, py::bytes(text), p));
+      words = std::move(list);
+    }
+    return py::make_tuple(seg.t0, seg.t1, py::bytes(seg.text), seg.tokens, seg.token_logprobs, seg.no_speech_prob,
+                          words);
   }
 
   // Stops the run (abort callback) and waits for the worker; safe to call twice.
@@ -196,12 +208,27 @@ class Transcription {
       s.text = whisper_full_get_segment_text_from_state(state, i);
       s.no_speech_prob = whisper_full_get_segment_no_speech_prob_from_state(state, i);
       const int nt = whisper_full_n_tokens_from_state(state, i);
+      s.has_words = nt > 0 && whisper_ggml_full_get_token_word_start_from_state(state, i, 0) >= 0;
+      int n_in_word = 0;
       for (int j = 0; j < nt; ++j) {
         const whisper_token_data d = whisper_full_get_token_data_from_state(state, i, j);
         if (d.id >= eot) continue;
         s.tokens.push_back(d.id);
         s.token_logprobs.push_back(d.plog);
+        if (!s.has_words) continue;
+        // A word: its first token's t0 to its last token's t1; probability: the mean of its tokens'.
+        if (whisper_ggml_full_get_token_word_start_from_state(state, i, j) == 1 || s.words.empty()) {
+          if (!s.words.empty()) std::get<3>(s.words.back()) /= static_cast<float>(n_in_word);
+          s.words.emplace_back(d.t0, d.t1, std::string(), 0.0f);
+          n_in_word = 0;
+        }
+        auto& w = s.words.back();
+        std::get<1>(w) = std::max(std::get<1>(w), d.t1);
+        std::get<2>(w) += whisper_token_to_str(ctx, d.id);
+        std::get<3>(w) += d.p;
+        ++n_in_word;
       }
+      if (!s.words.empty() && n_in_word > 0) std::get<3>(s.words.back()) /= static_cast<float>(n_in_word);
       std::lock_guard<std::mutex> lock(self->mu_);
       self->queue_.push_back(std::move(s));
     }
@@ -267,11 +294,20 @@ class Transcription {
 
 class Model {
  public:
-  Model(const std::string& path, const std::string& decoding) : holder_(std::make_shared<ContextHolder>()) {
+  // dtw: "" or a -dtw preset name (whisper/dtw.h): DTW token timestamps, and under OpenAI's rules
+  // word times in every segment.
+  Model(const std::string& path, const std::string& decoding, const std::string& dtw)
+      : holder_(std::make_shared<ContextHolder>()) {
     if (decoding != "openai" && decoding != "whisper.cpp") {
       throw py::value_error("decoding is '" + decoding + "', expected 'openai' or 'whisper.cpp'");
     }
     whisper_context_params cp = whisper_context_default_params();
+    if (!dtw.empty()) {
+      const whisper::AheadsPreset preset = whisper::AlignmentHeadsPresetByName(dtw.c_str());
+      if (preset == whisper::AheadsPreset::kNone) throw py::value_error("dtw preset '" + dtw + "' is unknown");
+      cp.dtw_token_timestamps = true;
+      cp.dtw_aheads_preset = static_cast<whisper_alignment_heads_preset>(preset);
+    }
     t_error.clear();
     {
       py::gil_scoped_release release;
@@ -290,6 +326,11 @@ class Model {
   }
 
   bool multilingual() const { return whisper_is_multilingual(holder_->ctx) != 0; }
+  // (n_vocab, n_audio_layer, n_text_layer): enough to name the model for its alignment heads.
+  py::tuple Dims() const {
+    return py::make_tuple(whisper_model_n_vocab(holder_->ctx), whisper_model_n_audio_layer(holder_->ctx),
+                          whisper_model_n_text_layer(holder_->ctx));
+  }
 
   // (lang_id, probabilities of every language) of the first 30 s, on a state of its own.
   py::tuple DetectLanguage(const py::array_t<float, py::array::c_style | py::array::forcecast>& audio,
@@ -396,8 +437,10 @@ PYBIND11_MODULE(_core, m) {
       .def("close", &Transcription::Close, "Stops the run and frees its state.");
 
   py::class_<Model>(m, "Model")
-      .def(py::init<const std::string&, const std::string&>(), py::arg("path"), py::arg("decoding") = "openai")
+      .def(py::init<const std::string&, const std::string&, const std::string&>(), py::arg("path"),
+           py::arg("decoding") = "openai", py::arg("dtw") = "")
       .def_property_readonly("multilingual", &Model::multilingual)
+      .def_property_readonly("dims", &Model::Dims)
       .def("detect_language", &Model::DetectLanguage, py::arg("audio"), py::arg("n_threads"))
       .def("transcribe", &Model::Transcribe, py::arg("audio"), py::arg("options"))
       .def("token_text", &Model::TokenText)

@@ -7,7 +7,8 @@
 // Deliberate differences from whisper-cli, also listed in --help and the README: decoding follows
 // OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; an unknown flag is
 // exit 2 (whisper-cli prints usage and exits 0); features not implemented yet (VAD, grammars,
-// DTW, diarization, -owts) are exit 2 when requested.
+// diarization, -owts) are exit 2 when requested; -dtw under OpenAI's rules also times words
+// (-ojf "words", -ml 1 -sow).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

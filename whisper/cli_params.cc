@@ -426,7 +426,9 @@ std::string CliUsage(const char* argv0) {
                   "  - decoding follows OpenAI's transcribe.py (faster-whisper's transcripts) unless\n"
                   "    --decoding whisper.cpp (whisper.cpp's transcripts);\n"
                   "  - the model defaults to models/ggml-tiny.en.bin; an unknown flag exits 2;\n"
-                  "  - flags marked 'not implemented' exit 2, flags marked 'ignored' print a notice.\n\n");
+                  "  - flags marked 'not implemented' exit 2, flags marked 'ignored' print a notice;\n"
+                  "  - -dtw MODEL under OpenAI's rules also times words (-ojf lists them; -ml 1 -sow\n"
+                  "    prints one per line), as faster-whisper's word_timestamps=True.\n\n");
   return out;
 }
 

@@ -134,7 +134,7 @@ DtwAligner::DtwAligner(int max_tokens, int max_frames)
 }
 
 absl::Status DtwAligner::Align(const float* qk, int n_heads, int n_tokens, int row_stride, int n_frames,
-                               int sot_len, int median_width, int* jumps) {
+                               int sot_len, int median_width, int* jumps, bool softmax_all) {
   const int n_text = n_tokens - sot_len - 2;
   if (qk == nullptr || jumps == nullptr) return absl::InvalidArgumentError("DTW: null qk or jumps");
   if (n_heads < 1 || sot_len < 1 || n_text < 1 || n_tokens > max_tokens_ || n_frames < 1 ||
@@ -153,12 +153,13 @@ absl::Status DtwAligner::Align(const float* qk, int n_heads, int n_tokens, int r
   const int pad = median_width / 2;
   std::fill(matrix_.begin(), matrix_.begin() + static_cast<size_t>(T) * F, 0.0f);
   for (int h = 0; h < n_heads; ++h) {
-    // Softmax of each token's row over the first F positions.
+    // Softmax of each token's row over the first F positions (or all of them), keeping F.
+    const int S = softmax_all ? row_stride : F;
     for (int r = 0; r < T; ++r) {
       const float* src = qk + (static_cast<size_t>(h) * T + r) * row_stride;
       float* dst = head_.data() + static_cast<size_t>(r) * F;
       float mx = -std::numeric_limits<float>::infinity();
-      for (int f = 0; f < F; ++f) {
+      for (int f = 0; f < S; ++f) {
         if (!std::isfinite(src[f])) {
           return absl::InvalidArgumentError(absl::StrFormat(
               "DTW: cross-attention logit of head %d, token %d, frame %d is not finite", h, r, f));
@@ -166,12 +167,9 @@ absl::Status DtwAligner::Align(const float* qk, int n_heads, int n_tokens, int r
         mx = std::max(mx, src[f]);
       }
       double sum = 0.0;
-      for (int f = 0; f < F; ++f) {
-        dst[f] = std::exp(src[f] - mx);
-        sum += dst[f];
-      }
+      for (int f = 0; f < S; ++f) sum += std::exp(src[f] - mx);
       const float inv = static_cast<float>(1.0 / sum);
-      for (int f = 0; f < F; ++f) dst[f] *= inv;
+      for (int f = 0; f < F; ++f) dst[f] = std::exp(src[f] - mx) * inv;
     }
     // Standardise each position over the tokens (population std, as torch.std_mean(unbiased=False)).
     for (int f = 0; f < F; ++f) {

@@ -83,8 +83,11 @@ class DtwAligner {
   // each). Errors: InvalidArgument for a null pointer, n_heads < 1, sot_len < 1, n_text < 1,
   // n_tokens > max_tokens, n_frames not in [1, min(row_stride, max_frames)], a median width
   // that is not odd and positive, or a non-finite logit.
+  // softmax_all: softmax each row over all row_stride positions before keeping the first n_frames,
+  // as whisper.cpp 1.8.5 does (it saves the attention after the decoder's own softmax); false:
+  // over the kept n_frames, as timing.py and CTranslate2.
   absl::Status Align(const float* qk, int n_heads, int n_tokens, int row_stride, int n_frames, int sot_len,
-                     int median_width, int* jumps);
+                     int median_width, int* jumps, bool softmax_all = false);
 
  private:
   int max_tokens_;

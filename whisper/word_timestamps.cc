@@ -120,7 +120,7 @@ absl::Status WordTimestamps::Compute(const SpecialTokens& special,
     return absl::InvalidArgumentError("word timestamps: more text tokens than the sequence limit");
   }
   absl::Status st = aligner_.Align(qk, n_heads, sot_len + n_text + 2, row_stride, n_frames, sot_len,
-                                   DtwAligner::kMedianFilterWidth, jumps_.data());
+                                   DtwAligner::kMedianFilterWidth, jumps_.data(), /*softmax_all=*/!openai);
   if (!st.ok()) return st;
   // whisper.cpp's t_dtw: the time at which the path leaves the token's row.
   for (int k = 0; k < n_text; ++k) text_[k]->t_dtw = seek + 2 * static_cast<int64_t>(jumps_[k + 1]);

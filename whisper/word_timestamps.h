@@ -18,7 +18,7 @@
 // word's start, its last token ends at the word's end, tokens inside keep their DTW times within
 // the word), t_dtw (whisper.cpp's meaning: the DTW time at which the token ends), and
 // Segment::word_begin marks each word's first token. With whisper.cpp's rules (`openai` false)
-// only t_dtw is set, as whisper.cpp 1.8.5's -dtw does.
+// only t_dtw is set, as whisper.cpp 1.8.5's -dtw does (with its softmax over the whole window).
 #ifndef GGML_WHISPER_WHISPER_WORD_TIMESTAMPS_H_
 #define GGML_WHISPER_WHISPER_WORD_TIMESTAMPS_H_
 

@@ -14,7 +14,8 @@ the Segment and TranscriptionInfo fields) runs with only its import changed. Dif
     directory or a model size name; device must be "cpu" or "auto"; compute_type is accepted
     and ignored (the file's own weight types are used);
   - decoding follows OpenAI's rules (as faster-whisper does) unless decoding="whisper.cpp";
-  - word_timestamps and vad_filter are not implemented yet (NotImplementedError when True);
+  - vad_filter is not implemented yet (NotImplementedError when True); word_timestamps=True
+    loads a second context of the same (memory-mapped) file with the model's alignment heads;
   - options without an equivalent accept their default only (ValueError otherwise): patience 1,
     length_penalty 1, repetition_penalty 1, no_repeat_ngram_size 0, compression_ratio_threshold
     2.4, prompt_reset_on_temperature 0.5, suppress_tokens [-1] or [], prefix None;
@@ -157,6 +158,20 @@ def _require_default(name, value, default):
         raise ValueError("%s=%r is not supported by ggml_whisper (only the default %r)" % (name, value, default))
 
 
+def _alignment_preset(dims):
+    """whisper-cli's -dtw preset for a model of dims (n_vocab, n_audio_layer, n_text_layer): the
+    released Whisper sizes (OpenAI's _ALIGNMENT_HEADS); None for anything else. large-v1 and v2
+    have the same shape: v2's heads are used."""
+    n_vocab, n_audio_layer, n_text_layer = dims
+    if n_vocab == 51864:
+        return {4: "tiny.en", 6: "base.en", 12: "small.en", 24: "medium.en"}.get(n_text_layer)
+    if n_vocab == 51865:
+        return {4: "tiny", 6: "base", 12: "small", 24: "medium", 32: "large.v2"}.get(n_text_layer)
+    if n_vocab == 51866:
+        return {(32, 32): "large.v3", (32, 4): "large.v3.turbo"}.get((n_audio_layer, n_text_layer))
+    return None
+
+
 class WhisperModel:
     """A loaded Whisper model (one whisper_context), shared by every transcribe() call.
 
@@ -184,6 +199,9 @@ class WhisperModel:
                 "model %r not found: ggml_whisper loads whisper.cpp ggml model files (run tools/get_model.sh, "
                 "or convert with //tools:convert); model size names are not downloaded" % path)
         self._model = _core.Model(path, decoding)
+        self._decoding = decoding
+        self._words = None  # the context for word_timestamps=True, made when first needed
+        self._words_lock = threading.Lock()
         self._threads = cpu_threads if cpu_threads > 0 else min(4, os.cpu_count() or 1)
         self.model_path = path
 
@@ -222,12 +240,11 @@ class WhisperModel:
         runs on a worker thread and each next() waits, without the GIL, for the next segment);
         `info` is ready at once (language detection, when needed, runs here). Raises ValueError
         for bad audio or options, FileNotFoundError for a missing file, NotImplementedError for
-        word_timestamps / vad_filter, RuntimeError if decoding fails (raised by the iterator).
+        vad_filter, RuntimeError if decoding fails (raised by the iterator). word_timestamps=True
+        times words as faster-whisper does (cross-attention DTW; segments move to their words).
         """
         if unsupported:
             raise TypeError("transcribe() got unsupported arguments: %s" % ", ".join(sorted(unsupported)))
-        if word_timestamps:
-            raise NotImplementedError("word_timestamps=True: word-level timestamps are not implemented yet")
         if vad_filter:
             raise NotImplementedError("vad_filter=True: voice activity detection is not implemented yet")
         if task not in ("transcribe", "translate"):
@@ -294,8 +311,20 @@ class WhisperModel:
         info = TranscriptionInfo(language=language, language_probability=language_probability,
                                  duration=duration, duration_after_vad=duration, all_language_probs=all_probs,
                                  transcription_options=options)
-        run = self._model.transcribe(samples, o)
+        run = (self._word_model() if word_timestamps else self._model).transcribe(samples, o)
         return _Segments(run), info
+
+    def _word_model(self):
+        """The context with DTW timestamps on (made at the first word_timestamps=True call: the
+        model file is memory-mapped, so its weights are shared with self._model's pages)."""
+        with self._words_lock:
+            if self._words is None:
+                preset = _alignment_preset(self._model.dims)
+                if preset is None:
+                    raise ValueError("word_timestamps=True: no alignment heads are known for a model of dims %s "
+                                     "(n_vocab, n_audio_layer, n_text_layer)" % (self._model.dims,))
+                self._words = _core.Model(self.model_path, self._decoding, preset)
+            return self._words
 
 
 class _Segments:
@@ -318,14 +347,19 @@ class _Segments:
             if item is None:
                 self.close()
                 raise StopIteration
-            t0, t1, text_bytes, tokens, logprobs, no_speech_prob = item
+            t0, t1, text_bytes, tokens, logprobs, no_speech_prob, word_items = item
             text = self._text(text_bytes)
+            words = None
+            if word_items is not None:
+                words = [Word(start=w0 / 100.0, end=w1 / 100.0,
+                              word=wb.decode("utf-8", errors="replace"), probability=float(p))
+                         for w0, w1, wb, p in word_items]
             self._id += 1
             return Segment(id=self._id, seek=int(t0), start=t0 / 100.0, end=t1 / 100.0, text=text,
                            tokens=list(tokens),
                            avg_logprob=float(sum(logprobs) / len(logprobs)) if logprobs else 0.0,
                            compression_ratio=_compression_ratio(text), no_speech_prob=float(no_speech_prob),
-                           words=None, temperature=None)
+                           words=words, temperature=None)
 
     def _text(self, text_bytes: bytes) -> str:
         # Token bytes can split a UTF-8 character across segments: keep an incomplete tail for the

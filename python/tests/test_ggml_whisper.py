@@ -75,6 +75,24 @@ def test_jfk_beam5_equals_faster_whisper_and_the_cli(model):
     assert info.duration == pytest.approx(11.0)
 
 
+def test_word_timestamps_equal_faster_whisper(model):
+    # faster-whisper 1.2.1 word_timestamps=True, greedy, temperature 0 (the reference's options).
+    with open(os.path.join(ROOT, "testdata", "word_timestamps_faster_whisper.json")) as f:
+        ref = next(r for r in json.load(f)["runs"] if r["audio"] == "jfk.wav" and r["beam_size"] == 1)
+    segments, _ = model.transcribe(JFK, beam_size=1, temperature=0.0, word_timestamps=True)
+    segs = list(segments)
+    assert [s.text for s in segs] == [s["text"] for s in ref["segments"]]
+    for s, r in zip(segs, ref["segments"]):
+        assert (s.start, s.end) == pytest.approx((r["start"], r["end"]), abs=0.021)
+        assert [w.word for w in s.words] == [w["word"] for w in r["words"]]
+        for w, rw in zip(s.words, r["words"]):
+            assert (w.start, w.end) == pytest.approx((rw["start"], rw["end"]), abs=0.021), w
+            assert s.start <= w.start <= w.end <= s.end and 0.0 < w.probability <= 1.0
+    # Without it, no words.
+    segments, _ = model.transcribe(JFK, beam_size=1, temperature=0.0)
+    assert all(s.words is None for s in segments)
+
+
 def test_segment_fields(model):
     segments, _ = model.transcribe(JFK)
     segs = list(segments)
@@ -146,8 +164,6 @@ def test_bad_inputs_raise(model, tmp_path):
         model.transcribe(JFK, patience=2)
     with pytest.raises(ValueError, match="temperature"):
         model.transcribe(JFK, temperature=[0.0, 0.5, 0.6])
-    with pytest.raises(NotImplementedError, match="word"):
-        model.transcribe(JFK, word_timestamps=True)
     with pytest.raises(NotImplementedError, match="voice activity"):
         model.transcribe(JFK, vad_filter=True)
     with pytest.raises(TypeError, match="hotwords"):

@@ -11,7 +11,8 @@
 #     before it) with flash attention off in whisper.cpp: byte for byte, greedy and beam search.
 # Then whisper-cli 1.8.5 and our CLI (--decoding whisper.cpp -bs 1) write -otxt -osrt -ovtt
 # -olrc -ocsv for jfk.wav (whisper-cli's defaults) and for the 90 s clip (whisper-cli -nfa): each
-# file must be byte-identical.
+# file must be byte-identical. -ls, --print-confidence and --suppress-regex on jfk.wav, and -dtw
+# tiny.en's t_dtw on both clips, must agree too.
 # Usage: tools/whisper_cpp/test_compat.sh
 # Env: GGML_WHISPER_SHARED (default <repo>/../shared), BAZEL (default "bazel"), and
 #      build_whisper_cpp.sh's WHISPER_CPP_CACHE. Needs sndfile-convert (Debian sndfile-programs,
@@ -151,5 +152,32 @@ else
   echo "test_compat: FAILED: -ls .score.txt differs from whisper-cli's (tokens, or a p by more than 0.005)"
   status=1
 fi
+# 6. -dtw tiny.en (DTW token timestamps) with whisper-cli -nfa, greedy: -ojf's tokens must be the
+# same and each t_dtw equal, but for at most 1% of them within 20 ms (measured: jfk.wav all equal,
+# the 90 s clip 250 of 251).
+for clip in "jfk:$wav" "long90:$long"; do
+  IFS=: read -r name audio <<<"$clip"
+  "$prefix/bin/whisper-cli" -m "$model" -f "$audio" -t 2 -bs 1 -nfa -np -dtw tiny.en -ojf -of "$tmp/wcpp_dtw_$name" \
+    >/dev/null 2>"$tmp/wcpp.stderr" || die "whisper-cli -dtw exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
+  "$ours_cli" --decoding whisper.cpp -m "$model" -f "$audio" -t 2 -bs 1 -np -dtw tiny.en -ojf -of "$tmp/ours_dtw_$name" \
+    >/dev/null 2>"$tmp/ours.stderr" || die "our CLI -dtw exited $? (log: $(tail -n 3 "$tmp/ours.stderr"))"
+  if python3 - "$tmp/wcpp_dtw_$name.json" "$tmp/ours_dtw_$name.json" "$name" <<'PY'; then
+import json, sys
+tok = lambda p: [(t["text"], t["t_dtw"]) for s in json.load(open(p))["transcription"] for t in s["tokens"]]
+a, b = tok(sys.argv[1]), tok(sys.argv[2])
+timed = [(x[1], y[1]) for x, y in zip(a, b) if x[1] >= 0 or y[1] >= 0]
+differ = [d for d in timed if d[0] != d[1]]
+ok = [x[0] for x in a] == [y[0] for y in b] and len(timed) > 10 and len(differ) <= len(timed) // 100 and \
+    all(abs(x - y) <= 2 for x, y in differ)
+print("test_compat: -dtw %s: %d tokens vs %d, %d timed, %d t_dtw differ (largest %d cs)" % (
+    sys.argv[3], len(a), len(b), len(timed), len(differ), max((abs(x - y) for x, y in differ), default=0)))
+sys.exit(0 if ok else 1)
+PY
+    :
+  else
+    echo "test_compat: FAILED: -dtw $name: tokens or t_dtw differ from whisper-cli's"
+    status=1
+  fi
+done
 ((status == 0)) && echo "test_compat: PASSED"
 exit "$status"

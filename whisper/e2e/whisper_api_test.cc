@@ -118,7 +118,7 @@ TEST_F(WhisperApiTest, TokenDataIsConsistent) {
       EXPECT_LE(d.t0, d.t1) << i << "/" << j;
       EXPECT_GE(d.t0, t0) << i << "/" << j;
       EXPECT_LE(d.t1, t1) << i << "/" << j;
-      EXPECT_EQ(d.t_dtw, -1);
+      EXPECT_EQ(d.t_dtw, -1);  // no dtw_token_timestamps
     }
   }
   // Without token_timestamps, token times stay -1 as in whisper.cpp.
@@ -298,6 +298,67 @@ TEST_F(WhisperApiTest, ParallelSplitsAndJoinsTheHalves) {
   EXPECT_NE(first.find("ask not what your country can do for you"), std::string::npos) << first;
   EXPECT_NE(second.find("ask not what your country can do for you"), std::string::npos) << second;
   EXPECT_LE(whisper_full_get_segment_t1(ctx_, n - 1), 4200 + 100);
+}
+
+// DTW token timestamps through the C API (dtw_token_timestamps, tiny.en's preset): under
+// whisper.cpp's rules every text token gets a t_dtw, non-decreasing and inside the audio, and no
+// word marks (whisper.cpp's -dtw); under OpenAI's rules the tokens also start 22 words (faster-
+// whisper's count for jfk.wav greedy, testdata/word_timestamps_faster_whisper.json), each with
+// t0 <= t1 inside its segment. A preset that does not fit the model fails at init.
+TEST_F(WhisperApiTest, DtwTimestamps) {
+  const std::string model = testdata::ModelPath("ggml-tiny.en.bin");
+  whisper_context_params cp = whisper_context_default_params();
+  cp.dtw_token_timestamps = true;
+  cp.dtw_aheads_preset = WHISPER_AHEADS_TINY_EN;
+  whisper_context* ctx = whisper_init_from_file_with_params_no_state(model.c_str(), cp);
+  ASSERT_NE(ctx, nullptr);
+  whisper_state* st = whisper_init_state(ctx);
+  ASSERT_NE(st, nullptr);
+  const int n = static_cast<int>(jfk_->size());
+  for (whisper_ggml_decoding rules : {WHISPER_GGML_DECODING_WHISPER_CPP, WHISPER_GGML_DECODING_OPENAI}) {
+    SCOPED_TRACE(rules == WHISPER_GGML_DECODING_OPENAI ? "OpenAI's rules" : "whisper.cpp's rules");
+    ASSERT_EQ(whisper_ggml_set_decoding(ctx, rules), 0);
+    ASSERT_EQ(whisper_full_with_state(ctx, st, Greedy(), jfk_->data(), n), 0);
+    int64_t last = 0;
+    int n_text = 0, n_words = 0;
+    for (int i = 0; i < whisper_full_n_segments_from_state(st); ++i) {
+      const int64_t s0 = whisper_full_get_segment_t0_from_state(st, i);
+      const int64_t s1 = whisper_full_get_segment_t1_from_state(st, i);
+      for (int j = 0; j < whisper_full_n_tokens_from_state(st, i); ++j) {
+        const whisper_token_data d = whisper_full_get_token_data_from_state(st, i, j);
+        const int w = whisper_ggml_full_get_token_word_start_from_state(st, i, j);
+        if (d.id >= whisper_token_eot(ctx)) continue;
+        ++n_text;
+        EXPECT_GE(d.t_dtw, last) << "segment " << i << " token " << j;
+        EXPECT_LE(d.t_dtw, 1100);
+        last = d.t_dtw;
+        if (rules == WHISPER_GGML_DECODING_WHISPER_CPP) {
+          EXPECT_EQ(w, -1);
+        } else {
+          ASSERT_GE(w, 0);
+          n_words += w;
+          EXPECT_LE(s0, d.t0);
+          EXPECT_LE(d.t0, d.t1);
+          EXPECT_LE(d.t1, s1);
+        }
+      }
+    }
+    EXPECT_GT(n_text, 20);
+    if (rules == WHISPER_GGML_DECODING_OPENAI) EXPECT_EQ(n_words, 22);
+  }
+  whisper_free_state(st);
+  whisper_free(ctx);
+
+  cp.dtw_aheads_preset = WHISPER_AHEADS_BASE_EN;  // layers 3..5: tiny.en has 4
+  EXPECT_EQ(whisper_init_from_file_with_params_no_state(model.c_str(), cp), nullptr);
+  cp.dtw_aheads_preset = WHISPER_AHEADS_N_TOP_MOST;
+  cp.dtw_n_top = 0;
+  EXPECT_EQ(whisper_init_from_file_with_params_no_state(model.c_str(), cp), nullptr);
+  cp.dtw_aheads_preset = WHISPER_AHEADS_CUSTOM;
+  cp.dtw_aheads = {2, nullptr};
+  EXPECT_EQ(whisper_init_from_file_with_params_no_state(model.c_str(), cp), nullptr);
+  cp.dtw_aheads_preset = WHISPER_AHEADS_NONE;
+  EXPECT_EQ(whisper_init_from_file_with_params_no_state(model.c_str(), cp), nullptr);
 }
 
 // Misuse gives errors, never a crash.
