@@ -162,7 +162,9 @@ class Builder {
         return ggml_scale(ctx_, a, rng_.Pick(kScales));
       }
       case 4: {
-        static const ggml_unary_op kOps[] = {GGML_UNARY_OP_GELU, GGML_UNARY_OP_GELU_ERF, GGML_UNARY_OP_SILU};
+        static const ggml_unary_op kOps[] = {GGML_UNARY_OP_GELU, GGML_UNARY_OP_GELU_ERF, GGML_UNARY_OP_SILU,
+                                             GGML_UNARY_OP_RELU, GGML_UNARY_OP_SIGMOID, GGML_UNARY_OP_TANH,
+                                             GGML_UNARY_OP_SQR};
         return ggml_unary(ctx_, a, rng_.Pick(kOps));
       }
       case 5: {

@@ -263,6 +263,21 @@ void ForwardUnary(const ComputeParams& p, ggml_tensor* dst) {
       case GGML_UNARY_OP_GELU_ERF:
         GeluF32(n, x, y, GeluMode::kErf);
         break;
+      case GGML_UNARY_OP_RELU:
+        ReluF32(n, x, y);
+        break;
+      case GGML_UNARY_OP_SIGMOID:
+        SigmoidF32(n, x, y);
+        break;
+      case GGML_UNARY_OP_TANH:
+        TanhF32(n, x, y);
+        break;
+      case GGML_UNARY_OP_SQR:
+        SqrF32(n, x, y);
+        break;
+      case GGML_UNARY_OP_SQRT:
+        SqrtF32(n, x, y);
+        break;
       default:  // SILU
         SiluF32(n, x, y);
         break;

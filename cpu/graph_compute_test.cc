@@ -6,7 +6,8 @@
 // Tolerances: ops without a rounding choice (ADD, MUL, SCALE, copies and F16 conversion,
 // GET_ROWS, IM2COL, CONCAT, PAD, REPEAT, ARGMAX, DIAG_MASK_INF) must equal the reference
 // exactly. NORM / RMS_NORM: float mean and scale vs double: 1e-5 abs + 1e-5 rel. SOFT_MAX:
-// expf and a float scale: 1e-6 abs + 1e-5 rel. UNARY: tanhf/erff/expf: 1e-6 abs + 1e-5 rel.
+// expf and a float scale: 1e-6 abs + 1e-5 rel. UNARY: tanhf/erff/expf: 1e-6 abs + 1e-5 rel; relu
+// exact, sqr and sqrt to rounding.
 // MUL_MAT: the f32 summation bound gamma_K * sum_k |a b| (gamma_K = K u / (1 - K u), u = 2^-24),
 // plus, for quantized a, the error of quantizing b to Q8 (half a step of each block's scale,
 // with the fp16 rounding of the scale) times |a|.
@@ -92,6 +93,12 @@ TEST_P(GraphComputeTest, NormRmsNormUnary) {
       ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_gelu(c.ctx, x), what), 1e-6, 1e-5, "gelu " + what);
       ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_gelu_erf(c.ctx, x), what), 1e-6, 1e-5, "gelu_erf " + what);
       ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_silu(c.ctx, x), what), 1e-6, 1e-5, "silu " + what);
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_relu(c.ctx, x), what), 0.0, 0.0, "relu " + what);
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_sigmoid(c.ctx, x), what), 1e-6, 1e-5, "sigmoid " + what);
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_tanh(c.ctx, x), what), 1e-6, 1e-5, "tanh " + what);
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_sqr(c.ctx, x), what), 0.0, 1e-7, "sqr " + what);
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_sqrt(c.ctx, ggml_sqr(c.ctx, x)), what), 1e-6, 1e-6,
+                  "sqrt " + what);
     }
   }
 }

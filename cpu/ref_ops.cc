@@ -153,6 +153,16 @@ double Unary(ggml_unary_op op, double x) {
       return 0.5 * x * (1.0 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
     case GGML_UNARY_OP_GELU_ERF:
       return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
+    case GGML_UNARY_OP_RELU:
+      return x > 0.0 ? x : 0.0;
+    case GGML_UNARY_OP_SIGMOID:
+      return 1.0 / (1.0 + exp(-x));
+    case GGML_UNARY_OP_TANH:
+      return tanh(x);
+    case GGML_UNARY_OP_SQR:
+      return x * x;
+    case GGML_UNARY_OP_SQRT:
+      return sqrt(x);
     default:  // SILU
       return x / (1.0 + exp(-x));
   }

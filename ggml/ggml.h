@@ -71,6 +71,12 @@ enum ggml_unary_op {
   GGML_UNARY_OP_GELU = 0,      // tanh approximation (ggml_gelu)
   GGML_UNARY_OP_GELU_ERF = 1,  // exact 0.5 x (1 + erf(x / sqrt 2))
   GGML_UNARY_OP_SILU = 2,
+  // For the Silero VAD graph (ggml has SQR and SQRT as ops of their own; here they are unary).
+  GGML_UNARY_OP_RELU = 3,
+  GGML_UNARY_OP_SIGMOID = 4,
+  GGML_UNARY_OP_TANH = 5,
+  GGML_UNARY_OP_SQR = 6,
+  GGML_UNARY_OP_SQRT = 7,
   GGML_UNARY_OP_COUNT,
 };
 

@@ -131,6 +131,11 @@ ggml_tensor* ggml_unary(ggml_context* ctx, ggml_tensor* a, ggml_unary_op op) {
 ggml_tensor* ggml_gelu(ggml_context* ctx, ggml_tensor* a) { return ggml_unary(ctx, a, GGML_UNARY_OP_GELU); }
 ggml_tensor* ggml_gelu_erf(ggml_context* ctx, ggml_tensor* a) { return ggml_unary(ctx, a, GGML_UNARY_OP_GELU_ERF); }
 ggml_tensor* ggml_silu(ggml_context* ctx, ggml_tensor* a) { return ggml_unary(ctx, a, GGML_UNARY_OP_SILU); }
+ggml_tensor* ggml_relu(ggml_context* ctx, ggml_tensor* a) { return ggml_unary(ctx, a, GGML_UNARY_OP_RELU); }
+ggml_tensor* ggml_sigmoid(ggml_context* ctx, ggml_tensor* a) { return ggml_unary(ctx, a, GGML_UNARY_OP_SIGMOID); }
+ggml_tensor* ggml_tanh(ggml_context* ctx, ggml_tensor* a) { return ggml_unary(ctx, a, GGML_UNARY_OP_TANH); }
+ggml_tensor* ggml_sqr(ggml_context* ctx, ggml_tensor* a) { return ggml_unary(ctx, a, GGML_UNARY_OP_SQR); }
+ggml_tensor* ggml_sqrt(ggml_context* ctx, ggml_tensor* a) { return ggml_unary(ctx, a, GGML_UNARY_OP_SQRT); }
 
 ggml_tensor* ggml_mul_mat(ggml_context* ctx, ggml_tensor* a, ggml_tensor* b) {
   GGML_OP_NONNULL("ggml_mul_mat", a);
@@ -393,6 +398,16 @@ const char* ggml_unary_op_name(ggml_unary_op op) {
       return "GELU_ERF";
     case GGML_UNARY_OP_SILU:
       return "SILU";
+    case GGML_UNARY_OP_RELU:
+      return "RELU";
+    case GGML_UNARY_OP_SIGMOID:
+      return "SIGMOID";
+    case GGML_UNARY_OP_TANH:
+      return "TANH";
+    case GGML_UNARY_OP_SQR:
+      return "SQR";
+    case GGML_UNARY_OP_SQRT:
+      return "SQRT";
     default:
       return "UNKNOWN";
   }

@@ -32,6 +32,11 @@ struct ggml_tensor* ggml_unary(struct ggml_context* ctx, struct ggml_tensor* a, 
 struct ggml_tensor* ggml_gelu(struct ggml_context* ctx, struct ggml_tensor* a);      // tanh approx.
 struct ggml_tensor* ggml_gelu_erf(struct ggml_context* ctx, struct ggml_tensor* a);  // exact erf
 struct ggml_tensor* ggml_silu(struct ggml_context* ctx, struct ggml_tensor* a);
+struct ggml_tensor* ggml_relu(struct ggml_context* ctx, struct ggml_tensor* a);     // max(x, 0)
+struct ggml_tensor* ggml_sigmoid(struct ggml_context* ctx, struct ggml_tensor* a);  // 1 / (1 + e^-x)
+struct ggml_tensor* ggml_tanh(struct ggml_context* ctx, struct ggml_tensor* a);
+struct ggml_tensor* ggml_sqr(struct ggml_context* ctx, struct ggml_tensor* a);      // x^2
+struct ggml_tensor* ggml_sqrt(struct ggml_context* ctx, struct ggml_tensor* a);     // NaN for x < 0
 
 // Matrix product as ggml defines it: a ne = [K, M, ne2, ne3], b ne = [K, N, ne12, ne13] with
 // ne12 % ne2 == 0 and ne13 % ne3 == 0 (a is broadcast over b's batch dims). Result F32

@@ -125,7 +125,12 @@ TEST_F(OpsTest, UnaryOpsRecordWhichOne) {
     const char* name;
   } kCases[] = {{ggml_gelu, GGML_UNARY_OP_GELU, "GELU"},
                 {ggml_gelu_erf, GGML_UNARY_OP_GELU_ERF, "GELU_ERF"},
-                {ggml_silu, GGML_UNARY_OP_SILU, "SILU"}};
+                {ggml_silu, GGML_UNARY_OP_SILU, "SILU"},
+                {ggml_relu, GGML_UNARY_OP_RELU, "RELU"},
+                {ggml_sigmoid, GGML_UNARY_OP_SIGMOID, "SIGMOID"},
+                {ggml_tanh, GGML_UNARY_OP_TANH, "TANH"},
+                {ggml_sqr, GGML_UNARY_OP_SQR, "SQR"},
+                {ggml_sqrt, GGML_UNARY_OP_SQRT, "SQRT"}};
   for (const auto& c : kCases) {
     ggml_tensor* r = c.fn(ctx_, a);
     EXPECT_TRUE(HasShape(r, GGML_TYPE_F32, {10, 2}));
@@ -136,7 +141,7 @@ TEST_F(OpsTest, UnaryOpsRecordWhichOne) {
     EXPECT_EQ(ggml_unary(ctx_, a, c.op)->op_params[0], static_cast<int32_t>(c.op));
   }
   EXPECT_EQ(ggml_unary(ctx_, a, static_cast<ggml_unary_op>(GGML_UNARY_OP_COUNT)), nullptr);
-  EXPECT_TRUE(ErrorMentions(log_, {"unknown unary op 3"}));
+  EXPECT_TRUE(ErrorMentions(log_, {"unknown unary op 8"}));
   EXPECT_EQ(ggml_unary(ctx_, a, static_cast<ggml_unary_op>(-1)), nullptr);
   EXPECT_STREQ(ggml_unary_op_name(GGML_UNARY_OP_COUNT), "UNKNOWN");
   EXPECT_EQ(ggml_gelu(ctx_, New(GGML_TYPE_I32, 4)), nullptr);

@@ -64,6 +64,40 @@ HWY_INLINE V Silu(D d, V x) {
   return hn::Div(x, hn::Add(hn::Set(d, 1.0f), e));
 }
 
+// max(x, 0), NaN kept (IfThenElse on x > 0 would turn NaN into 0).
+template <class D, class V>
+HWY_INLINE V Relu(D d, V x) {
+  return hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x);
+}
+
+// 1 / (1 + exp(-x)); -x is capped at 88 so exp stays finite (the result is then ~6e-39).
+template <class D, class V>
+HWY_INLINE V Sigmoid(D d, V x) {
+  const V e = hn::Exp(d, hn::Min(hn::Neg(x), hn::Set(d, 88.0f)));
+  return hn::Div(hn::Set(d, 1.0f), hn::Add(hn::Set(d, 1.0f), e));
+}
+
+struct ReluOp {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const { return Relu(d, x); }
+};
+struct SigmoidOp {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const { return Sigmoid(d, x); }
+};
+struct TanhOp {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const { return hn::Tanh(d, x); }
+};
+struct SqrOp {
+  template <class D, class V>
+  HWY_INLINE V operator()(D, V x) const { return hn::Mul(x, x); }
+};
+struct SqrtOp {
+  template <class D, class V>
+  HWY_INLINE V operator()(D, V x) const { return hn::Sqrt(x); }
+};
+
 struct GeluTanhOp {
   template <class D, class V>
   HWY_INLINE V operator()(D d, V x) const { return GeluTanh(d, x); }

@@ -1,5 +1,6 @@
 // Elementwise activations on f32 rows: GELU (ggml_gelu: tanh approximation; or the exact erf
-// form, ggml_gelu_erf) and SiLU (ggml_silu). Dispatched once per call; `y` may alias `x`.
+// form, ggml_gelu_erf), SiLU (ggml_silu), and ReLU, sigmoid, tanh, x^2 and sqrt (the Silero VAD
+// graph's). Dispatched once per call; `y` may alias `x`.
 // n is the row length (ggml ne[0]); no alignment needed; no allocation.
 #ifndef GGML_WHISPER_KERNELS_ACTIVATIONS_H_
 #define GGML_WHISPER_KERNELS_ACTIVATIONS_H_
@@ -25,6 +26,18 @@ void GeluF32(size_t n, const float* x, float* y, GeluMode mode = GeluMode::kTanh
 
 // y[i] = x[i] / (1 + exp(-x[i])) for i < n (SiLU / swish; max rel. error ~1e-6).
 void SiluF32(size_t n, const float* x, float* y);
+
+// y[i] = max(x[i], 0) (NaN stays NaN: the result of Highway's Max is unspecified for NaN, so
+// it is selected explicitly).
+void ReluF32(size_t n, const float* x, float* y);
+// y[i] = 1 / (1 + exp(-x[i])), with -x capped at 88 (max rel. error ~1e-6; 0 below -88).
+void SigmoidF32(size_t n, const float* x, float* y);
+// y[i] = tanh(x[i]) (Highway's contrib Tanh; max abs. error ~1e-6).
+void TanhF32(size_t n, const float* x, float* y);
+// y[i] = x[i] * x[i].
+void SqrF32(size_t n, const float* x, float* y);
+// y[i] = sqrt(x[i]) (correctly rounded; NaN for x < 0).
+void SqrtF32(size_t n, const float* x, float* y);
 
 }  // namespace ggml_cpu
 

@@ -24,6 +24,8 @@ double RefGeluTanh(double x) {
 }
 double RefGeluErf(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
 double RefSilu(double x) { return x / (1.0 + exp(-x)); }
+double RefSigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+double RefTanh(double x) { return tanh(x); }
 
 // Inputs: a dense ramp over [-12, 12] (both cut-offs and the transition region), the cut-off
 // points themselves, and random values; then the size sweep for tails.
@@ -86,6 +88,60 @@ TEST_P(ActivationsTest, Silu) {
   test::ExpectDispatchedTo(GetParam());
   CheckAgainst([](size_t n, const float* x, float* y) { SiluF32(n, x, y); }, RefSilu, 2e-6,
                1e-30, "silu");
+}
+
+TEST_P(ActivationsTest, Sigmoid) {
+  test::ExpectDispatchedTo(GetParam());
+  CheckAgainst([](size_t n, const float* x, float* y) { SigmoidF32(n, x, y); }, RefSigmoid, 2e-6, 1e-37,
+               "sigmoid");
+  const float far[3] = {-100.0f, 100.0f, 0.0f};
+  float out[3];
+  SigmoidF32(3, far, out);
+  EXPECT_LT(out[0], 1e-37f);
+  EXPECT_EQ(out[1], 1.0f);
+  EXPECT_EQ(out[2], 0.5f);
+}
+
+// Highway documents Tanh to 4 ULP: |y - tanh| <= 4 * 2^-23 * |tanh| (plus the denormal floor).
+TEST_P(ActivationsTest, Tanh) {
+  test::ExpectDispatchedTo(GetParam());
+  CheckAgainst([](size_t n, const float* x, float* y) { TanhF32(n, x, y); }, RefTanh, 4 * 0x1p-23, 1e-37,
+               "tanh");
+}
+
+// ReLU, x^2 and sqrt are exact in f32 (x * x and sqrt are correctly rounded): equal to the scalar
+// float results bit for bit, NaN and signed zeros included.
+TEST_P(ActivationsTest, ReluSqrSqrtExact) {
+  test::ExpectDispatchedTo(GetParam());
+  std::vector<float> x = Inputs();
+  for (float v : {NAN, INFINITY, -INFINITY, 3.4e38f, 1e-45f, -1e-45f}) x.push_back(v);
+  std::vector<float> y(x.size());
+  ReluF32(x.size(), x.data(), y.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (isnan(x[i])) {
+      EXPECT_TRUE(isnan(y[i])) << "relu(NaN)";
+    } else {
+      ASSERT_EQ(y[i], x[i] > 0.0f ? x[i] : 0.0f) << "relu x=" << x[i];
+    }
+  }
+  SqrF32(x.size(), x.data(), y.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!isnan(x[i])) ASSERT_EQ(y[i], x[i] * x[i]) << "sqr x=" << x[i];
+  }
+  SqrtF32(x.size(), x.data(), y.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] < 0.0f || isnan(x[i])) {
+      EXPECT_TRUE(isnan(y[i])) << "sqrt x=" << x[i];
+    } else {
+      ASSERT_EQ(y[i], sqrtf(x[i])) << "sqrt x=" << x[i];
+    }
+  }
+  for (size_t n : test::Sizes()) {  // tails, in place
+    std::vector<float> v = test::RandomRow(n, static_cast<uint32_t>(n), 0.0f, 4.0f);
+    const std::vector<float> orig = v;
+    SqrtF32(n, v.data(), v.data());
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(v[i], sqrtf(orig[i])) << "n=" << n;
+  }
 }
 
 }  // namespace
