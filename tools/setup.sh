@@ -41,8 +41,9 @@ ARM64_PACKAGES=(
 # PyPI packages, pinned for repeatable runs: the Python bindings' test runner and NumPy (arrays
 # as audio input); Ray Data for the batch job (tools/batch/transcribe_ray.py, with pyarrow and
 # pandas for its manifests and blocks); the openai SDK, which the server's test points at
-# //whisper:server's OpenAI-compatible routes.
-PIP_PACKAGES=(pytest==9.2.0 numpy==2.4.6 "ray[data]==2.60.0" openai==3.57.0)
+# //whisper:server's OpenAI-compatible routes; onnx to read the Silero VAD model
+# (tools/convert_vad.py).
+PIP_PACKAGES=(pytest==9.2.0 numpy==2.4.6 "ray[data]==2.60.0" openai==3.57.0 onnx==1.23.2)
 
 missing=()
 for p in "${APT_PACKAGES[@]}" "${ARM64_PACKAGES[@]}"; do
@@ -70,5 +71,6 @@ echo "setup: PyPI packages: ${PIP_PACKAGES[*]}"
 
 if [[ "${1:-}" != "--no-model" && -x tools/get_model.sh ]]; then
   tools/get_model.sh
+  tools/get_vad_model.sh
 fi
 echo "setup: done"

@@ -1,0 +1,280 @@
+#include "whisper/silero_vad.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cpu/graph_compute.h"
+#include "ggml/ops.h"
+
+namespace whisper {
+namespace {
+
+constexpr int kPad = 128;                                     // reflect padding on each side
+constexpr int kInput = SileroVad::kContext + SileroVad::kWindow;  // 576
+constexpr int kPadded = kInput + 2 * kPad;                        // 832
+constexpr int kConvIn[4] = {129, 128, 64, 64};
+constexpr int kConvOut[4] = {128, 64, 64, 128};
+constexpr int kConvStride[4] = {1, 2, 2, 1};
+
+// Little-endian reads from the file's bytes with the field named in errors.
+class Reader {
+ public:
+  Reader(const std::string& path, const std::string& bytes) : path_(path), bytes_(bytes) {}
+  absl::StatusOr<int32_t> I32(const std::string& field) {
+    if (bytes_.size() - pos_ < 4) return Truncated(field, 4);
+    int32_t v;
+    std::memcpy(&v, bytes_.data() + pos_, 4);
+    pos_ += 4;
+    return v;
+  }
+  absl::StatusOr<std::string> Bytes(const std::string& field, size_t n) {
+    if (bytes_.size() - pos_ < n) return Truncated(field, n);
+    std::string s = bytes_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  bool done() const { return pos_ == bytes_.size(); }
+  absl::Status Invalid(const std::string& field, const std::string& what) const {
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": ", field, ": ", what));
+  }
+
+ private:
+  absl::Status Truncated(const std::string& field, size_t n) const {
+    return absl::DataLossError(absl::StrFormat("%s: truncated at byte %zu: %s needs %zu more bytes, %zu left",
+                                               path_, pos_, field, n, bytes_.size() - pos_));
+  }
+  const std::string& path_;
+  const std::string& bytes_;
+  size_t pos_ = 0;
+};
+
+#define VAD_ASSIGN(lhs, expr)            \
+  auto lhs##_or = (expr);                \
+  if (!lhs##_or.ok()) return lhs##_or.status(); \
+  auto lhs = *lhs##_or
+
+}  // namespace
+
+SileroVad::~SileroVad() {
+  ggml_free(graph_ctx_);
+  ggml_free(weights_);
+}
+
+absl::StatusOr<std::unique_ptr<SileroVad>> SileroVad::Load(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return absl::NotFoundError(absl::StrCat(path, ": cannot open the VAD model file"));
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  Reader r(path, bytes);
+
+  VAD_ASSIGN(magic, r.I32("magic"));
+  if (magic != 0x67676d6c) {
+    return r.Invalid("magic", absl::StrFormat("0x%08x, expected 0x67676d6c (a ggml Silero VAD file from "
+                                              "tools/convert_vad.py)", static_cast<uint32_t>(magic)));
+  }
+  VAD_ASSIGN(type_len, r.I32("model type length"));
+  if (type_len < 0 || type_len > 64) return r.Invalid("model type length", absl::StrCat(type_len, ", expected 10"));
+  VAD_ASSIGN(type, r.Bytes("model type", static_cast<size_t>(type_len)));
+  if (type != "silero-16k") return r.Invalid("model type", absl::StrCat("'", type, "', expected 'silero-16k'"));
+  int32_t version[3];
+  for (int i = 0; i < 3; ++i) {
+    VAD_ASSIGN(v, r.I32("version"));
+    version[i] = v;
+  }
+  if (version[0] != 6) {
+    return r.Invalid("version", absl::StrFormat("%d.%d.%d: only Silero VAD v6 (faster-whisper's, framed with "
+                                                "128 samples of reflect padding) is supported",
+                                                version[0], version[1], version[2]));
+  }
+  // The architecture, field by field.
+  const struct {
+    const char* field;
+    int32_t want;
+  } kHparams[] = {{"window size", kWindow}, {"context size", kContext}, {"encoder layers", 4},
+                  {"encoder 0 in", 129},    {"encoder 0 out", 128},     {"encoder 0 kernel", 3},
+                  {"encoder 1 in", 128},    {"encoder 1 out", 64},      {"encoder 1 kernel", 3},
+                  {"encoder 2 in", 64},     {"encoder 2 out", 64},      {"encoder 2 kernel", 3},
+                  {"encoder 3 in", 64},     {"encoder 3 out", 128},     {"encoder 3 kernel", 3},
+                  {"lstm input", 128},      {"lstm hidden", kHidden},   {"final conv in", 128},
+                  {"final conv out", 1}};
+  for (const auto& h : kHparams) {
+    VAD_ASSIGN(v, r.I32(h.field));
+    if (v != h.want) return r.Invalid(h.field, absl::StrCat(v, ", expected ", h.want, " (Silero v6)"));
+  }
+
+  std::unique_ptr<SileroVad> vad(new SileroVad());
+  // Expected tensors and their ne.
+  std::map<std::string, std::pair<std::vector<int64_t>, ggml_tensor**>> want = {
+      {"_model.stft.forward_basis_buffer", {{256, 1, 258}, &vad->basis_}},
+      {"_model.decoder.rnn.weight_ih", {{128, 512}, &vad->w_ih_}},
+      {"_model.decoder.rnn.weight_hh", {{128, 512}, &vad->w_hh_}},
+      {"_model.decoder.rnn.bias_ih", {{512}, &vad->b_ih_}},
+      {"_model.decoder.rnn.bias_hh", {{512}, &vad->b_hh_}},
+      {"_model.decoder.decoder.2.weight", {{128}, &vad->out_w_}},
+      {"_model.decoder.decoder.2.bias", {{1}, &vad->out_b_}},
+  };
+  for (int i = 0; i < 4; ++i) {
+    want[absl::StrCat("_model.encoder.", i, ".reparam_conv.weight")] = {{3, kConvIn[i], kConvOut[i]},
+                                                                          &vad->conv_w_[i]};
+    want[absl::StrCat("_model.encoder.", i, ".reparam_conv.bias")] = {{kConvOut[i]}, &vad->conv_b_[i]};
+  }
+  size_t total = 0;
+  for (const auto& [name, spec] : want) {
+    int64_t n = 1;
+    for (int64_t d : spec.first) n *= d;
+    total += GGML_PAD(static_cast<size_t>(n) * sizeof(float), GGML_MEM_ALIGN) + ggml_tensor_overhead();
+  }
+  const ggml_init_params params = {total + 1024, nullptr, false};
+  vad->weights_ = ggml_init(params);
+  if (vad->weights_ == nullptr) return absl::ResourceExhaustedError(absl::StrCat(path, ": ", ggml_last_error()));
+
+  while (!r.done()) {
+    VAD_ASSIGN(n_dims, r.I32("tensor n_dims"));
+    VAD_ASSIGN(name_len, r.I32("tensor name length"));
+    VAD_ASSIGN(ftype, r.I32("tensor ftype"));
+    if (n_dims < 0 || n_dims > 4) return r.Invalid("tensor n_dims", absl::StrCat(n_dims, ", expected 0..4"));
+    if (name_len < 1 || name_len > 256) {
+      return r.Invalid("tensor name length", absl::StrCat(name_len, ", expected 1..256"));
+    }
+    std::vector<int64_t> ne;
+    for (int i = 0; i < n_dims; ++i) {
+      VAD_ASSIGN(d, r.I32("tensor ne"));
+      ne.push_back(d);
+    }
+    VAD_ASSIGN(name, r.Bytes("tensor name", static_cast<size_t>(name_len)));
+    auto it = want.find(name);
+    if (it == want.end()) return r.Invalid("tensor name", absl::StrCat("'", name, "' is not a Silero v6 tensor"));
+    if (*it->second.second != nullptr) return r.Invalid(name, "appears twice");
+    if (ftype != 0) return r.Invalid(name, absl::StrCat("ftype ", ftype, ", expected 0 (F32; tools/convert_vad.py)"));
+    // whisper.cpp's converter drops size-1 dimensions of squeezed tensors: compare without them.
+    std::vector<int64_t> a = ne, b = it->second.first;
+    auto squeeze = [](std::vector<int64_t>* v) {
+      std::vector<int64_t> out;
+      for (int64_t d : *v) {
+        if (d != 1) out.push_back(d);
+      }
+      *v = out;
+    };
+    squeeze(&a);
+    squeeze(&b);
+    if (a != b) {
+      std::string got, exp;
+      for (int64_t d : ne) absl::StrAppend(&got, got.empty() ? "" : ", ", d);
+      for (int64_t d : it->second.first) absl::StrAppend(&exp, exp.empty() ? "" : ", ", d);
+      return r.Invalid(name, absl::StrCat("ne [", got, "], expected [", exp, "]"));
+    }
+    const std::vector<int64_t>& shape = it->second.first;
+    ggml_tensor* t = ggml_new_tensor(vad->weights_, GGML_TYPE_F32, static_cast<int>(shape.size()), shape.data());
+    if (t == nullptr) return absl::InternalError(absl::StrCat(path, ": ", ggml_last_error()));
+    ggml_set_name(t, name.c_str());
+    VAD_ASSIGN(data, r.Bytes(name + " data", ggml_nbytes(t)));
+    std::memcpy(t->data, data.data(), data.size());
+    *it->second.second = t;
+  }
+  for (const auto& [name, spec] : want) {
+    if (*spec.second == nullptr) return r.Invalid(name, "missing");
+  }
+  absl::Status st = vad->BuildGraph();
+  if (!st.ok()) return st;
+  return vad;
+}
+
+absl::Status SileroVad::BuildGraph() {
+  const ggml_init_params params = {4 * 1024 * 1024, nullptr, false};
+  graph_ctx_ = ggml_init(params);
+  if (graph_ctx_ == nullptr) return absl::ResourceExhaustedError(ggml_last_error());
+  ggml_context* ctx = graph_ctx_;
+  in_ = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, kPadded);
+  h_ = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, kHidden, 1);
+  c_ = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, kHidden, 1);
+  if (in_ == nullptr || h_ == nullptr || c_ == nullptr) return absl::InternalError(ggml_last_error());
+
+  // STFT: [832, 1, 1] * basis [256, 1, 258] stride 128 -> [5, 258]; frames 1..4 of each half.
+  ggml_tensor* x = ggml_reshape_3d(ctx, in_, kPadded, 1, 1);
+  ggml_tensor* stft = ggml_conv_1d(ctx, basis_, x, 128, 0, 1);
+  if (stft == nullptr) return absl::InternalError(ggml_last_error());
+  const size_t es = sizeof(float);
+  ggml_tensor* re = ggml_view_2d(ctx, stft, 4, 129, stft->nb[1], es);
+  ggml_tensor* im = ggml_view_2d(ctx, stft, 4, 129, stft->nb[1], stft->nb[1] * 129 + es);
+  x = ggml_sqrt(ctx, ggml_add(ctx, ggml_sqr(ctx, re), ggml_sqr(ctx, im)));  // [4, 129]
+  for (int i = 0; i < 4; ++i) {
+    x = ggml_conv_1d(ctx, conv_w_[i], ggml_reshape_3d(ctx, ggml_cont(ctx, x), x->ne[0], x->ne[1], 1), kConvStride[i],
+                     1, 1);  // [L, out, 1]
+    if (x == nullptr) return absl::InternalError(ggml_last_error());
+    x = ggml_reshape_2d(ctx, x, x->ne[0], x->ne[1]);
+    x = ggml_relu(ctx, ggml_add(ctx, x, ggml_reshape_2d(ctx, conv_b_[i], 1, kConvOut[i])));
+  }
+  if (x == nullptr || x->ne[0] != 1) return absl::InternalError("VAD graph: the encoder does not end in one frame");
+  x = ggml_reshape_2d(ctx, x, kHidden, 1);  // [128, 1]
+  // LSTM cell, gates i, f, g, o.
+  ggml_tensor* gates = ggml_add(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w_ih_, x), ggml_reshape_2d(ctx, b_ih_, 512, 1)),
+                                ggml_add(ctx, ggml_mul_mat(ctx, w_hh_, h_), ggml_reshape_2d(ctx, b_hh_, 512, 1)));
+  if (gates == nullptr) return absl::InternalError(ggml_last_error());
+  auto gate = [&](int k) { return ggml_view_2d(ctx, gates, kHidden, 1, gates->nb[1], es * kHidden * k); };
+  ggml_tensor* ig = ggml_sigmoid(ctx, gate(0));
+  ggml_tensor* fg = ggml_sigmoid(ctx, gate(1));
+  ggml_tensor* gg = ggml_tanh(ctx, gate(2));
+  ggml_tensor* og = ggml_sigmoid(ctx, gate(3));
+  c_out_ = ggml_add(ctx, ggml_mul(ctx, fg, c_), ggml_mul(ctx, ig, gg));
+  h_out_ = ggml_mul(ctx, og, ggml_tanh(ctx, c_out_));
+  // Output: sigmoid(w . relu(h) + b).
+  prob_ = ggml_sigmoid(ctx, ggml_add(ctx, ggml_mul_mat(ctx, ggml_reshape_2d(ctx, out_w_, kHidden, 1),
+                                                       ggml_relu(ctx, h_out_)),
+                                     ggml_reshape_2d(ctx, out_b_, 1, 1)));
+  if (prob_ == nullptr || h_out_ == nullptr) return absl::InternalError(ggml_last_error());
+  graph_ = ggml_new_graph(ctx);
+  if (graph_ == nullptr || !ggml_build_forward_expand(graph_, prob_) || !ggml_build_forward_expand(graph_, c_out_)) {
+    return absl::InternalError(ggml_last_error());
+  }
+  work_.resize(ggml_graph_plan(graph_, 1, nullptr).work_size);
+  Reset();
+  return absl::OkStatus();
+}
+
+void SileroVad::Reset() {
+  std::memset(h_->data, 0, ggml_nbytes(h_));
+  std::memset(c_->data, 0, ggml_nbytes(c_));
+  std::memset(context_, 0, sizeof(context_));
+}
+
+absl::StatusOr<float> SileroVad::Next(const float* samples) {
+  if (samples == nullptr) return absl::InvalidArgumentError("VAD: samples is null");
+  float* in = static_cast<float*>(in_->data);
+  float* body = in + kPad;  // [context (64), window (512)]
+  std::memcpy(body, context_, sizeof(context_));
+  std::memcpy(body + kContext, samples, sizeof(float) * kWindow);
+  for (int i = 1; i <= kPad; ++i) {
+    in[kPad - i] = body[i];                   // reflect, excluding the edge sample
+    in[kPad + kInput - 1 + i] = body[kInput - 1 - i];
+  }
+  std::memcpy(context_, samples + kWindow - kContext, sizeof(context_));
+  ggml_cplan plan = ggml_graph_plan(graph_, 1, nullptr);
+  plan.work_data = work_.empty() ? nullptr : work_.data();
+  if (ggml_graph_compute(graph_, &plan) != GGML_STATUS_SUCCESS) {
+    return absl::InternalError(absl::StrCat("VAD graph: ", ggml_last_error()));
+  }
+  std::memcpy(h_->data, h_out_->data, ggml_nbytes(h_));
+  std::memcpy(c_->data, c_out_->data, ggml_nbytes(c_));
+  return static_cast<const float*>(prob_->data)[0];
+}
+
+absl::Status SileroVad::Probabilities(const float* samples, int64_t n, std::vector<float>* probs) {
+  if (samples == nullptr || probs == nullptr || n < 0 || n % kWindow != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "VAD: %lld samples: need samples, a result vector and a multiple of %d samples", static_cast<long long>(n),
+        kWindow));
+  }
+  Reset();
+  probs->resize(static_cast<size_t>(n / kWindow));
+  for (int64_t w = 0; w < n / kWindow; ++w) {
+    absl::StatusOr<float> p = Next(samples + w * kWindow);
+    if (!p.ok()) return p.status();
+    (*probs)[static_cast<size_t>(w)] = *p;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace whisper

@@ -1,0 +1,88 @@
+// The Silero VAD v6 model (faster-whisper 1.2.1's faster_whisper/assets/silero_vad_v6.onnx,
+// converted by tools/convert_vad.py into whisper.cpp's Silero file layout) as a ggml graph on this
+// runtime's kernels: speech probabilities of 512-sample windows of 16 kHz audio.
+//
+// Per window (faster-whisper vad.py SileroVADModel.__call__, and the ONNX graph):
+//   input  = the previous window's last 64 samples (zeros for the first) + the window's 512
+//   padded = input reflect-padded by 128 on each side (832 samples; done on the host)
+//   stft   = conv1d(padded, basis [256, 1, 258], stride 128): 5 frames, of which frames 1 .. 4
+//   mag    = sqrt(real^2 + imag^2)                                     [4 frames, 129 bins]
+//   x      = relu(conv1d(x, w_i, pad 1, stride 1, 2, 2, 1) + b_i), i = 0..3 ->     [1, 128]
+//   LSTM   (PyTorch's gates i, f, g, o; h and c carried from window to window):
+//            gates = W_ih x + b_ih + W_hh h + b_hh; c = f c + i g; h = o tanh(c)
+//   prob   = sigmoid(w . relu(h) + b)
+// Ops: ggml_conv_1d (im2col + mul_mat), views, ggml_sqr / ggml_sqrt / ggml_relu / ggml_sigmoid /
+// ggml_tanh, ggml_add / ggml_mul, ggml_mul_mat.
+#ifndef GGML_WHISPER_WHISPER_SILERO_VAD_H_
+#define GGML_WHISPER_WHISPER_SILERO_VAD_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ggml/ggml.h"
+#include "ggml/graph.h"
+
+namespace whisper {
+
+class SileroVad {
+ public:
+  static constexpr int kWindow = 512;   // samples per window (32 ms at 16 kHz)
+  static constexpr int kContext = 64;   // samples of the previous window in front of each
+  static constexpr int kHidden = 128;   // LSTM state
+
+  // Reads a Silero file (layout in tools/convert_vad.py): every size is checked against v6's
+  // architecture before anything is allocated. Errors: NotFound / DataLoss (truncated) /
+  // InvalidArgument naming the file, the field and what was expected (another magic, model type,
+  // version major != 6, other shapes, an unknown or duplicate tensor, F16 data); ResourceExhausted
+  // when memory cannot be had.
+  static absl::StatusOr<std::unique_ptr<SileroVad>> Load(const std::string& path);
+  ~SileroVad();
+  SileroVad(const SileroVad&) = delete;
+  SileroVad& operator=(const SileroVad&) = delete;
+
+  // Clears the LSTM state and the context samples (a new stream).
+  void Reset();
+
+  // Speech probability of the next window: samples[0 .. 512) (16 kHz mono), the context and the
+  // LSTM state carried from the previous call. No heap allocation. Errors: InvalidArgument for a
+  // null pointer; Internal when the graph cannot be computed.
+  absl::StatusOr<float> Next(const float* samples);
+
+  // Probabilities of every window of samples[0 .. n) from a fresh state (n must be a multiple of
+  // 512; faster-whisper pads the audio with zeros first): probs has n / 512 entries afterwards.
+  absl::Status Probabilities(const float* samples, int64_t n, std::vector<float>* probs);
+
+ private:
+  SileroVad() = default;
+  absl::Status BuildGraph();
+
+  ggml_context* weights_ = nullptr;  // the file's tensors (F32)
+  ggml_tensor* basis_ = nullptr;     // ne [256, 1, 258]
+  ggml_tensor* conv_w_[4] = {};      // ne [3, in, out]
+  ggml_tensor* conv_b_[4] = {};      // ne [out]
+  ggml_tensor* w_ih_ = nullptr;      // ne [128, 512]
+  ggml_tensor* w_hh_ = nullptr;
+  ggml_tensor* b_ih_ = nullptr;      // ne [512]
+  ggml_tensor* b_hh_ = nullptr;
+  ggml_tensor* out_w_ = nullptr;     // ne [128]
+  ggml_tensor* out_b_ = nullptr;     // ne [1]
+
+  ggml_context* graph_ctx_ = nullptr;  // the window graph, its tensors' data included
+  ggml_cgraph* graph_ = nullptr;
+  ggml_tensor* in_ = nullptr;          // [832] reflect-padded input
+  ggml_tensor* h_ = nullptr;           // [128, 1] state in
+  ggml_tensor* c_ = nullptr;
+  ggml_tensor* h_out_ = nullptr;       // [128, 1] state out
+  ggml_tensor* c_out_ = nullptr;
+  ggml_tensor* prob_ = nullptr;        // [1, 1]
+  std::vector<uint8_t> work_;
+  float context_[kContext] = {};
+};
+
+}  // namespace whisper
+
+#endif  // GGML_WHISPER_WHISPER_SILERO_VAD_H_

@@ -1,0 +1,107 @@
+// Silero VAD v6 on this runtime's graph against onnxruntime running the same ONNX file as
+// faster-whisper does (testdata/vad_onnxruntime.json, tools/check_vad.py): every window's speech
+// probability within 1e-4, on jfk.wav and on a clip with silences built from it; then bad files.
+#include "whisper/silero_vad.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "testdata/paths.h"
+#include "whisper/audio.h"
+
+namespace whisper {
+namespace {
+
+std::string ModelFile() { return testdata::ModelPath("ggml-silero-v6.bin"); }
+
+std::vector<float> Reference(const std::string& clip) {
+  std::ifstream f("testdata/vad_onnxruntime.json");
+  const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+  for (const auto& c : j["clips"]) {
+    if (c["name"] == clip) return c["probs"].get<std::vector<float>>();
+  }
+  ADD_FAILURE() << "no clip " << clip;
+  return {};
+}
+
+void ExpectProbabilities(SileroVad& vad, std::vector<float> audio, const std::string& clip) {
+  audio.resize((audio.size() + SileroVad::kWindow - 1) / SileroVad::kWindow * SileroVad::kWindow, 0.0f);
+  std::vector<float> probs;
+  ASSERT_TRUE(vad.Probabilities(audio.data(), static_cast<int64_t>(audio.size()), &probs).ok());
+  const std::vector<float> ref = Reference(clip);
+  ASSERT_EQ(probs.size(), ref.size()) << clip;
+  double worst = 0.0;
+  int speech = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    worst = std::max(worst, std::fabs(double(probs[i]) - ref[i]));
+    speech += ref[i] > 0.5f;
+  }
+  std::printf("%s: %zu windows (%d above 0.5), largest difference from onnxruntime %.2e\n", clip.c_str(),
+              ref.size(), speech, worst);
+  EXPECT_LE(worst, 1e-4) << clip;
+  EXPECT_GT(speech, 10) << clip;  // the clips do hold speech
+}
+
+class SileroVadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto vad = SileroVad::Load(ModelFile());
+    ASSERT_TRUE(vad.ok()) << vad.status() << " (tools/setup.sh converts the model)";
+    vad_ = std::move(*vad);
+    auto jfk = LoadAudio16kMono(testdata::SharedData("jfk.wav"));
+    ASSERT_TRUE(jfk.ok()) << jfk.status();
+    jfk_ = std::move(*jfk);
+  }
+  std::unique_ptr<SileroVad> vad_;
+  std::vector<float> jfk_;
+};
+
+TEST_F(SileroVadTest, JfkEqualsOnnxRuntime) { ExpectProbabilities(*vad_, jfk_, "jfk"); }
+
+// 1 s of zeros, jfk.wav's first 3 s, 2 s of zeros, its next 3 s (tools/check_vad.py's "gap"); the
+// state carries through the silences. Twice, to check that Probabilities starts afresh.
+TEST_F(SileroVadTest, ClipWithSilencesEqualsOnnxRuntime) {
+  const size_t sr = 16000;
+  std::vector<float> gap(sr, 0.0f);
+  gap.insert(gap.end(), jfk_.begin(), jfk_.begin() + 3 * sr);
+  gap.insert(gap.end(), 2 * sr, 0.0f);
+  gap.insert(gap.end(), jfk_.begin() + 3 * sr, jfk_.begin() + 6 * sr);
+  ExpectProbabilities(*vad_, gap, "gap");
+  ExpectProbabilities(*vad_, gap, "gap");
+}
+
+// Truncated and altered files: an error naming the file and the field, never a crash.
+TEST(SileroVadFileTest, BadFilesAreErrors) {
+  std::ifstream in(ModelFile(), std::ios::binary);
+  ASSERT_TRUE(in.good()) << ModelFile();
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string path = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") + "/bad.bin";
+  auto load = [&](const std::string& bytes) {
+    std::ofstream(path, std::ios::binary) << bytes;
+    return SileroVad::Load(path).status();
+  };
+  EXPECT_TRUE(absl::IsNotFound(SileroVad::Load(path + ".missing").status()));
+  for (size_t cut : {size_t{0}, size_t{3}, size_t{20}, size_t{100}, size_t{5000}, good.size() - 1}) {
+    const absl::Status st = load(good.substr(0, cut));
+    EXPECT_FALSE(st.ok()) << cut;
+    EXPECT_NE(st.message().find(path), absl::string_view::npos) << st;
+  }
+  std::string bad = good;
+  bad[0] ^= 1;
+  EXPECT_NE(load(bad).message().find("magic"), absl::string_view::npos);
+  bad = good;
+  bad[4 + 4 + 10] = 5;  // version major
+  EXPECT_NE(load(bad).message().find("only Silero VAD v6"), absl::string_view::npos);
+  bad = good;
+  bad[4 + 4 + 10 + 12] = 1;  // window size 512 -> 513
+  EXPECT_NE(load(bad).message().find("window size: 513, expected 512"), absl::string_view::npos) << load(bad);
+  EXPECT_NE(load(good + "x").message().find("truncated"), absl::string_view::npos);
+}
+
+}  // namespace
+}  // namespace whisper
