@@ -6,7 +6,9 @@ on CPU exactly as faster_whisper.vad.SileroVADModel does (512-sample windows, ea
 window's last 64 samples in front, zeros for the first; h and c carried), on:
   - jfk.wav, zero-padded to a multiple of 512 samples;
   - "gap": 1 s of zeros, the first 3 s of jfk.wav, 2 s of zeros, jfk.wav from 3 s to 6 s.
-Writes each clip's per-window probabilities.
+Writes each clip's per-window probabilities, and faster-whisper's get_speech_timestamps (samples)
+with VadOptions() (threshold 0.5, min silence 2000 ms, pad 400 ms), with whisper.cpp's defaults
+(min speech 250 ms, min silence 100 ms, pad 30 ms) and with those plus max_speech_duration_s 2.
 
 Usage (from the repo root; needs `pip install faster-whisper==1.2.1 onnxruntime`):
   python3 tools/check_vad.py [--out testdata/vad_onnxruntime.json]
@@ -29,7 +31,7 @@ def main():
     import faster_whisper
     import onnxruntime
     from faster_whisper import decode_audio
-    from faster_whisper.vad import SileroVADModel
+    from faster_whisper.vad import SileroVADModel, VadOptions, get_speech_timestamps
 
     model_path = os.path.join(os.path.dirname(faster_whisper.__file__), "assets", "silero_vad_v6.onnx")
     model = SileroVADModel(model_path)
@@ -41,8 +43,17 @@ def main():
     for name, audio in (("jfk", jfk), ("gap", gap)):
         padded = np.pad(audio, (0, (-len(audio)) % 512))
         probs = model(padded)
-        out["clips"].append({"name": name, "samples": int(len(padded)),
-                             "probs": [float(round(p, 7)) for p in np.asarray(probs).ravel()]})
+        spans = {}
+        for key, opts in (("default", VadOptions()),
+                          ("whisper_cpp", VadOptions(min_speech_duration_ms=250, min_silence_duration_ms=100,
+                                                     speech_pad_ms=30)),
+                          ("max2s", VadOptions(min_speech_duration_ms=250, min_silence_duration_ms=100,
+                                               speech_pad_ms=30, max_speech_duration_s=2.0))):
+            spans[key] = [[int(x["start"]), int(x["end"])] for x in get_speech_timestamps(audio, opts)]
+        out["clips"].append({"name": name, "samples": int(len(audio)), "padded_samples": int(len(padded)),
+                             "probs": [float(round(p, 7)) for p in np.asarray(probs).ravel()],
+                             "speech": spans})
+        print("  speech:", spans)
         print("%s: %d windows, max %.3f" % (name, len(out["clips"][-1]["probs"]), float(np.max(probs))))
     with open(args.out, "w") as f:
         json.dump(out, f, indent=0)
