@@ -6,9 +6,9 @@
 //
 // Deliberate differences from whisper-cli, also listed in --help and the README: decoding follows
 // OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; an unknown flag is
-// exit 2 (whisper-cli prints usage and exits 0); features not implemented yet (VAD, grammars,
+// exit 2 (whisper-cli prints usage and exits 0); features not implemented yet (grammars,
 // diarization, -owts) are exit 2 when requested; -dtw under OpenAI's rules also times words
-// (-ojf "words", -ml 1 -sow).
+// (-ojf "words", -ml 1 -sow); --vad reads models/ggml-silero-v6.bin unless -vm names a model.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -242,8 +242,9 @@ const std::vector<Flag>& Flags() {
       Float(nullptr, "--grammar-penalty", "N", &CliParams::grammar_penalty, -FLT_MAX, FLT_MAX,
             "scales down logits of nongrammar tokens (only used with --grammar)"),
       Section("Voice Activity Detection (VAD) options",
-              NotImplemented(Switch(nullptr, "--vad", &CliParams::vad, "enable Voice Activity Detection (VAD)"))),
-      String("-vm", "--vad-model", "FNAME", &CliParams::vad_model, "VAD model path (only used with --vad)"),
+              Switch(nullptr, "--vad", &CliParams::vad, "enable Voice Activity Detection (VAD)")),
+      String("-vm", "--vad-model", "FNAME", &CliParams::vad_model,
+             "VAD model path (only used with --vad; default models/ggml-silero-v6.bin)"),
       Float("-vt", "--vad-threshold", "N", &CliParams::vad_threshold, 0.0f, 1.0f,
             "VAD threshold for speech recognition (only used with --vad)"),
       Int("-vspd", "--vad-min-speech-duration-ms", "N", &CliParams::vad_min_speech_duration_ms, 0, INT_MAX,
@@ -396,6 +397,14 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.suppress_regex = p.suppress_regex.empty() ? nullptr : p.suppress_regex.c_str();
   w.initial_prompt = p.prompt.empty() ? nullptr : p.prompt.c_str();
   w.carry_initial_prompt = p.carry_initial_prompt;
+  w.vad = p.vad;
+  w.vad_model_path = p.vad_model.empty() ? kDefaultVadModel : p.vad_model.c_str();
+  w.vad_params.threshold = p.vad_threshold;
+  w.vad_params.min_speech_duration_ms = p.vad_min_speech_duration_ms;
+  w.vad_params.min_silence_duration_ms = p.vad_min_silence_duration_ms;
+  w.vad_params.max_speech_duration_s = p.vad_max_speech_duration_s;
+  w.vad_params.speech_pad_ms = p.vad_speech_pad_ms;
+  w.vad_params.samples_overlap = p.vad_samples_overlap;
   w.greedy.best_of = p.best_of;
   w.beam_search.beam_size = p.beam_size;
   w.temperature = p.temperature;
@@ -427,6 +436,7 @@ std::string CliUsage(const char* argv0) {
                   "    --decoding whisper.cpp (whisper.cpp's transcripts);\n"
                   "  - the model defaults to models/ggml-tiny.en.bin; an unknown flag exits 2;\n"
                   "  - flags marked 'not implemented' exit 2, flags marked 'ignored' print a notice;\n"
+                  "  - --vad without -vm reads models/ggml-silero-v6.bin (tools/setup.sh makes it);\n"
                   "  - -dtw MODEL under OpenAI's rules also times words (-ojf lists them; -ml 1 -sow\n"
                   "    prints one per line), as faster-whisper's word_timestamps=True.\n\n");
   return out;

@@ -28,6 +28,9 @@
 
 namespace whisper {
 
+// --vad's model when -vm is not given (tools/get_vad_model.sh makes it).
+inline constexpr const char* kDefaultVadModel = "models/ggml-silero-v6.bin";
+
 struct CliParams {
   // --- computation ---
   int n_threads = 0;     // -t: threads; 0 = min(4, hardware threads), whisper-cli's default
@@ -97,7 +100,7 @@ struct CliParams {
   float grammar_penalty = 100.0f;  // --grammar-penalty: logit scale (only used with --grammar)
   std::string dtw;                // -dtw: alignment-heads preset of DTW token timestamps ("" = off)
 
-  // --- voice activity detection (--vad is not implemented; the others only apply with it) ---
+  // --- voice activity detection (Silero v6; the others only apply with --vad) ---
   bool vad = false;                           // --vad: transcribe detected speech only
   std::string vad_model;                      // -vm: VAD model file
   float vad_threshold = 0.5f;                 // -vt: speech probability threshold

@@ -436,9 +436,9 @@ TEST(CliParams, UnimplementedFeaturesAreRecordedAsSpelled) {
                                        "--grammar-rule", "root", "-owts", "-fp", "f.ttf", "-tdrz", "-pc",
                                        "--print-confidence", "--log-score", "--suppress-regex", "^x", "--vad"});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_THAT(p->unimplemented_flags, ElementsAre("--vad", "--grammar", "-owts", "-tdrz"));
-  EXPECT_EQ(p->unimplemented, "--vad");
-  // Implemented, so not in the list: -dtw, -pc, --print-confidence, --log-score, --suppress-regex.
+  EXPECT_THAT(p->unimplemented_flags, ElementsAre("--grammar", "-owts", "-tdrz"));
+  EXPECT_EQ(p->unimplemented, "--grammar");
+  // Implemented, so not in the list: --vad, -dtw, -pc, --print-confidence, --log-score, --suppress-regex.
   EXPECT_TRUE(p->print_colors);
   EXPECT_TRUE(p->print_confidence);
   EXPECT_TRUE(p->log_score);
@@ -589,17 +589,40 @@ TEST(CliParams, DtwPresets) {
   EXPECT_THAT(ParseError({"-dtw"}), StartsWith("-dtw needs a value"));
 }
 
+// --vad and its options reach whisper_full_params as whisper-cli passes them; without -vm the
+// model is models/ggml-silero-v6.bin.
+TEST(CliParams, VadOptionsReachTheFullParams) {
+  absl::StatusOr<CliParams> p = Parse({"--vad", "-vt", "0.4", "-vspd", "200", "-vsd", "50", "-vmsd", "10", "-vp",
+                                       "20", "-vo", "0.2"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  whisper_full_params w = ToWhisperFullParams(*p);
+  EXPECT_TRUE(w.vad);
+  EXPECT_STREQ(w.vad_model_path, "models/ggml-silero-v6.bin");
+  EXPECT_FLOAT_EQ(w.vad_params.threshold, 0.4f);
+  EXPECT_EQ(w.vad_params.min_speech_duration_ms, 200);
+  EXPECT_EQ(w.vad_params.min_silence_duration_ms, 50);
+  EXPECT_FLOAT_EQ(w.vad_params.max_speech_duration_s, 10.0f);
+  EXPECT_EQ(w.vad_params.speech_pad_ms, 20);
+  EXPECT_FLOAT_EQ(w.vad_params.samples_overlap, 0.2f);
+  p = Parse({"--vad", "-vm", "my-vad.bin"});
+  ASSERT_TRUE(p.ok());
+  EXPECT_STREQ(ToWhisperFullParams(*p).vad_model_path, "my-vad.bin");
+  p = Parse({});
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(ToWhisperFullParams(*p).vad);
+}
+
 TEST(CliUsage, MarksIgnoredAndUnimplementedFlags) {
   const std::string u = CliUsage("whisper-cli");
   for (const char* f : {"-ng", "-fa", "-nfa", "-dev", "-oved"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(ignored: CPU runtime)")) << f;
   }
-  for (const char* f : {"-di", "-tdrz", "-owts", "--grammar", "--vad"}) {
+  for (const char* f : {"-di", "-tdrz", "-owts", "--grammar"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(not implemented: the CLI exits 2 when set)")) << f;
   }
   for (const char* f : {"-bs", "-p", "-ojf", "-of", "-ps", "-pc", "-sns", "-debug", "--carry-initial-prompt",
                         "-vt", "-fp", "--grammar-rule", "--version", "--list-languages", "--print-confidence", "-ls",
-                        "--suppress-regex", "-dtw"}) {
+                        "--suppress-regex", "-dtw", "--vad"}) {
     EXPECT_THAT(UsageLine(u, f), Not(HasSubstr("(ignored"))) << f;
     EXPECT_THAT(UsageLine(u, f), Not(HasSubstr("(not implemented"))) << f;
   }

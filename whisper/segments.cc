@@ -78,6 +78,51 @@ int SeekAdvance(const SpecialTokens& s, const std::vector<Token>& tokens, int se
   return std::min(seek_delta, full);
 }
 
+bool SplitLastSegmentAtGap(const SpecialTokens& s, int64_t gap_begin, int64_t gap_end,
+                           const std::function<const std::string&(Token)>& token_text, SegmentList* list) {
+  if (list->empty()) return false;
+  {
+    const Segment& seg = list->back();
+    if (!(seg.t0 < gap_begin && seg.t1 > gap_end)) return false;
+  }
+  size_t cut = 0;
+  bool seen_text = false;
+  const std::vector<TokenData>& toks = list->back().tokens;
+  for (size_t k = 0; k < toks.size(); ++k) {
+    if (toks[k].id >= s.eot) continue;
+    if (toks[k].t0 >= gap_begin) {
+      if (!seen_text) return false;  // all the text is after the gap
+      cut = k;
+      break;
+    }
+    seen_text = true;
+  }
+  if (cut == 0) return false;
+  Segment& next = list->Append();
+  Segment& head = (*list)[list->size() - 2];  // Append may have moved the elements
+  const auto at = static_cast<std::ptrdiff_t>(cut);
+  next.t0 = gap_end;
+  next.t1 = head.t1;
+  next.no_speech_prob = head.no_speech_prob;
+  next.speaker_turn_next = head.speaker_turn_next;
+  next.tokens.assign(head.tokens.begin() + at, head.tokens.end());
+  if (head.word_begin.size() == head.tokens.size()) {
+    next.word_begin.assign(head.word_begin.begin() + at, head.word_begin.end());
+    next.word_begin[0] = 1;
+    head.word_begin.resize(cut);
+  }
+  head.tokens.resize(cut);
+  head.t1 = gap_begin;
+  head.speaker_turn_next = false;
+  for (Segment* p : {&head, &next}) {
+    p->text.clear();
+    for (const TokenData& t : p->tokens) {
+      if (t.id < s.eot) p->text += token_text(t.id);
+    }
+  }
+  return true;
+}
+
 int Utf8Length(const std::string& s) {
   int n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;

@@ -84,6 +84,14 @@ int SeekAdvance(const SpecialTokens& special, const std::vector<Token>& tokens, 
 int WrapLastSegment(const SpecialTokens& special, int max_len, bool split_on_word,
                     const std::function<const std::string&(Token)>& token_text, SegmentList* list);
 
+// Splits the LAST segment of `list` when it spans the gap [gap_begin, gap_end) (centiseconds;
+// VAD's removed silence): before the first text token (not the segment's first) whose t0 is at
+// or after gap_begin, the head ending at gap_begin and the tail starting at gap_end, each with the
+// text of its own text tokens (word starts and token times kept). Needs token times (t0 >= 0).
+// Returns true when it split.
+bool SplitLastSegmentAtGap(const SpecialTokens& special, int64_t gap_begin, int64_t gap_end,
+                           const std::function<const std::string&(Token)>& token_text, SegmentList* list);
+
 // Characters (UTF-8 code points) in `s`: bytes that are not continuation bytes.
 int Utf8Length(const std::string& s);
 

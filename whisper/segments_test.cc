@@ -135,6 +135,45 @@ TEST_F(SegmentsTest, WrapSplitsByCharactersAtTokenTimes) {
   EXPECT_EQ(Utf8Length("h\xc3\xa9llo"), 5);
 }
 
+// VAD gaps: <|1.00|> " And" " so" | gap [250, 270) | " my" " friends" <|3.00|>. The first text
+// token at or after 250 is " my" (t0 260): the head ends at the gap's start, the tail starts at
+// its end; each piece's text is its own tokens'. A segment that does not span the gap, or a gap
+// before the second text token, leaves it whole.
+TEST_F(SegmentsTest, SplitAtGap) {
+  SegmentList list;
+  Segment& seg = list.Append();
+  seg.t0 = 100;
+  seg.t1 = 300;
+  seg.tokens = Data({Ts(1.0), 10, 11, 12, 13, Ts(3.0)});
+  const int64_t t0s[] = {100, 100, 140, 260, 280, 300};
+  for (size_t i = 0; i < seg.tokens.size(); ++i) seg.tokens[i].t0 = t0s[i];
+  seg.text = " And so my friends";
+  seg.word_begin = {0, 1, 1, 1, 1, 0};
+  EXPECT_FALSE(SplitLastSegmentAtGap(s, 310, 320, text, &list));  // after the segment
+  EXPECT_FALSE(SplitLastSegmentAtGap(s, 50, 120, text, &list));   // not inside it
+  ASSERT_TRUE(SplitLastSegmentAtGap(s, 250, 270, text, &list));
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].text, " And so");
+  EXPECT_EQ(list[1].text, " my friends");
+  EXPECT_EQ(list[0].t0, 100);
+  EXPECT_EQ(list[0].t1, 250);
+  EXPECT_EQ(list[1].t0, 270);
+  EXPECT_EQ(list[1].t1, 300);
+  EXPECT_EQ(Ids(list[0]), (std::vector<Token>{Ts(1.0), 10, 11}));
+  EXPECT_EQ(Ids(list[1]), (std::vector<Token>{12, 13, Ts(3.0)}));
+  EXPECT_EQ(list[0].word_begin, (std::vector<uint8_t>{0, 1, 1}));
+  EXPECT_EQ(list[1].word_begin, (std::vector<uint8_t>{1, 1, 0}));
+  // A gap whose first later token is the segment's first text token: no split.
+  Segment& one = list.Append();
+  one.t0 = 400;
+  one.t1 = 600;
+  one.tokens = Data({10, 11});
+  one.tokens[0].t0 = 450;
+  one.tokens[1].t0 = 500;
+  EXPECT_FALSE(SplitLastSegmentAtGap(s, 420, 440, text, &list));
+  EXPECT_EQ(list.size(), 3u);
+}
+
 TEST_F(SegmentsTest, WrapLimits) {
   words[20] = "fri";
   words[21] = "ends";

@@ -68,6 +68,11 @@ absl::StatusOr<std::unique_ptr<SileroVad>> SileroVad::Load(const std::string& pa
   std::ifstream f(path, std::ios::binary);
   if (!f) return absl::NotFoundError(absl::StrCat(path, ": cannot open the VAD model file"));
   const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return LoadFromBytes(path, bytes);
+}
+
+absl::StatusOr<std::unique_ptr<SileroVad>> SileroVad::LoadFromBytes(const std::string& path,
+                                                                    const std::string& bytes) {
   Reader r(path, bytes);
 
   VAD_ASSIGN(magic, r.I32("magic"));

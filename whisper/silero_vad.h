@@ -40,6 +40,8 @@ class SileroVad {
   // version major != 6, other shapes, an unknown or duplicate tensor, F16 data); ResourceExhausted
   // when memory cannot be had.
   static absl::StatusOr<std::unique_ptr<SileroVad>> Load(const std::string& path);
+  // The same from the file's bytes; `name` names it in errors.
+  static absl::StatusOr<std::unique_ptr<SileroVad>> LoadFromBytes(const std::string& name, const std::string& bytes);
   ~SileroVad();
   SileroVad(const SileroVad&) = delete;
   SileroVad& operator=(const SileroVad&) = delete;

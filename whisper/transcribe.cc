@@ -158,7 +158,9 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
           if (s.word_begin.empty()) {
             params.token_timestamps->Compute(special_, token_text_, params.thold_pt, params.thold_ptsum, &s);
           }
-          pieces = WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_, segments);
+          pieces = params.n_gaps > 0 ? SplitAtGapsAndWrap(params, segments)
+                                     : WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_,
+                                                       segments);
         }
         // One call per decoded segment (n_new > 1 when -ml split it), as whisper.cpp calls
         // new_segment_callback.
@@ -188,6 +190,39 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
   }
   report(100);
   return absl::OkStatus();
+}
+
+int Transcriber::SplitAtGapsAndWrap(const TranscribeParams& params, SegmentList* segments) {
+  // The last segment moves to gap_pieces_, splits there at each gap it spans, and each piece
+  // comes back through WrapLastSegment (-ml).
+  gap_pieces_.Clear();
+  Segment& moved = gap_pieces_.Append();
+  const Segment& last = segments->back();
+  moved.t0 = last.t0;
+  moved.t1 = last.t1;
+  moved.text.assign(last.text);
+  moved.tokens.assign(last.tokens.begin(), last.tokens.end());
+  moved.word_begin.assign(last.word_begin.begin(), last.word_begin.end());
+  moved.no_speech_prob = last.no_speech_prob;
+  moved.speaker_turn_next = last.speaker_turn_next;
+  segments->Truncate(segments->size() - 1);
+  for (int g = 0; g < params.n_gaps; ++g) {
+    SplitLastSegmentAtGap(special_, params.gaps[2 * g], params.gaps[2 * g + 1], token_text_, &gap_pieces_);
+  }
+  int pieces = 0;
+  for (size_t i = 0; i < gap_pieces_.size(); ++i) {
+    const Segment& p = gap_pieces_[i];
+    Segment& d = segments->Append();
+    d.t0 = p.t0;
+    d.t1 = p.t1;
+    d.text.assign(p.text);
+    d.tokens.assign(p.tokens.begin(), p.tokens.end());
+    d.word_begin.assign(p.word_begin.begin(), p.word_begin.end());
+    d.no_speech_prob = p.no_speech_prob;
+    d.speaker_turn_next = p.speaker_turn_next;
+    pieces += WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_, segments);
+  }
+  return pieces;
 }
 
 absl::Status Transcriber::AlignWindow(ModelBackend& backend, const TranscribeParams& params, int seek, int seek_end,

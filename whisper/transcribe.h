@@ -104,6 +104,12 @@ struct TranscribeParams {
   // and with OpenAI's rules word times (token t0/t1, Segment::word_begin), segment bounds moved
   // to the words, and the next window starting at the last word's end (transcribe.py).
   WordTimestamps* word_timestamps = nullptr;
+  // VAD (whisper_full with vad): gaps [begin, end) of the joined audio (centiseconds; the overlap
+  // and inserted silence between two speech stretches that stood 2 s or more apart). A segment
+  // that spans one is split there (by its token times: token_timestamps must be set), so no
+  // segment covers a long removed silence.
+  const int64_t* gaps = nullptr;  // 2 * n_gaps values: begin, end, begin, end, ...
+  int n_gaps = 0;
   float thold_pt = 0.01f;
   float thold_ptsum = 0.01f;
   int max_len = 0;
@@ -136,6 +142,9 @@ class Transcriber {
  private:
   SpecialTokens special_;
   int n_text_ctx_;
+  // Moves the list's last segment through SplitLastSegmentAtGap (each of params.gaps) and
+  // WrapLastSegment; returns the number of segments it became.
+  int SplitAtGapsAndWrap(const TranscribeParams& params, SegmentList* segments);
   // DTW timestamps of window_segments_ (params.word_timestamps); may move *advance.
   absl::Status AlignWindow(ModelBackend& backend, const TranscribeParams& params, int seek, int seek_end,
                            int n_history, int* advance);
@@ -146,6 +155,7 @@ class Transcriber {
   int decoder_best_of_ = -1;
   WindowResult result_;
   SegmentList window_segments_;  // one window's segments before they join the output
+  SegmentList gap_pieces_;       // a segment split at VAD gaps, before the pieces join the list
   std::vector<Token> past0_;  // the carried initial prompt
   std::vector<Token> past_;   // previous text
   std::vector<Token> prompt_;

@@ -142,8 +142,8 @@ typedef struct whisper_grammar_element {
   uint32_t value;
 } whisper_grammar_element;
 
-/* Voice activity detection parameters (Silero VAD; not implemented yet: vad = true makes
- * whisper_full fail). Defaults: whisper_vad_default_params(). */
+/* Voice activity detection parameters (Silero VAD v6; see whisper_vad_* below and
+ * whisper_full_params.vad). Defaults: whisper_vad_default_params(). */
 typedef struct whisper_vad_params {
   float threshold;             /* speech probability threshold, default 0.5 */
   int min_speech_duration_ms;  /* default 250 */
@@ -445,8 +445,8 @@ struct whisper_full_params {
   size_t n_grammar_rules;
   size_t i_start_rule;
   float grammar_penalty; /* default 100 */
-  bool vad;                   /* not implemented (error when true) */
-  const char* vad_model_path; /* ignored unless vad */
+  bool vad;                   /* transcribe only the speech (whisper.cpp's whisper_vad; see below) */
+  const char* vad_model_path; /* the Silero model (tools/get_vad_model.sh); used with vad */
   whisper_vad_params vad_params;
 };
 
@@ -514,9 +514,15 @@ WHISPER_API float whisper_full_get_token_p_from_state(struct whisper_state* stat
 WHISPER_API float whisper_full_get_segment_no_speech_prob(struct whisper_context* ctx, int i_segment);
 WHISPER_API float whisper_full_get_segment_no_speech_prob_from_state(struct whisper_state* state, int i_segment);
 
-/* ---- Voice activity detection (not implemented yet) -------------------------------------------
- * The parameter structs and their defaults are whisper.cpp's; whisper_vad_init_* return NULL
- * with a message, and the other functions accept NULL (0 / NULL / false). */
+/* ---- Voice activity detection ---------------------------------------------------------------
+ * whisper.cpp 1.8.5's API on Silero VAD v6 (faster-whisper's silero_vad_v6.onnx converted by
+ * tools/convert_vad.py; whisper.cpp's own v5 files are refused with a message): probabilities of
+ * 512-sample windows (the last zero-padded), speech segments by whisper.cpp's rules
+ * (whisper_vad_params), times in centiseconds. With whisper_full_params.vad, whisper_full (and
+ * _with_state) transcribes the speech joined with samples_overlap seconds of overlap and 0.1 s of
+ * silence between, as whisper.cpp does, and maps segment and token times back to the audio;
+ * unlike whisper.cpp, a segment never starts or ends inside removed silence, and one that spans a
+ * removal of 2 s or more is split there. NULL arguments give 0 / NULL / false with a message. */
 struct whisper_vad_context;
 struct whisper_vad_segments;
 struct whisper_vad_context_params {

@@ -94,8 +94,7 @@ void LogitsFilter(void* user, const TokenData* tokens, int n_tokens, float* logi
 // The features of whisper.cpp that this runtime does not have yet: an error naming the field.
 bool CheckImplemented(const whisper_full_params& p, const char* func) {
   const char* field = nullptr;
-  if (p.vad) field = "vad (voice activity detection)";
-  else if (p.grammar_rules != nullptr && p.n_grammar_rules > 0) field = "grammar_rules (grammar-constrained sampling)";
+  if (p.grammar_rules != nullptr && p.n_grammar_rules > 0) field = "grammar_rules (grammar-constrained sampling)";
   else if (p.tdrz_enable) field = "tdrz_enable (tinydiarize)";
   if (field == nullptr) return true;
   Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_full_params.%s is set but not implemented by this runtime\n", func, field);
@@ -228,6 +227,19 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
     Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_full_params.n_threads = %d, expected 1 .. %d\n", __func__,
         params.n_threads, GGML_THREADPOOL_MAX_THREADS);
     return -1;
+  }
+  state->vad_state.active = false;
+  if (params.vad && n_samples > 0) {
+    // whisper.cpp's whisper_vad: only the speech stretches, joined; times are mapped back by the
+    // segment getters (whisper.cpp does this in whisper_full only; here on every state).
+    const absl::Status st = api::FilterSpeech(state, params, samples, n_samples);
+    if (!st.ok()) {
+      Log(GGML_LOG_LEVEL_ERROR, "%s: %s\n", __func__, std::string(st.message()).c_str());
+      return -1;
+    }
+    if (state->vad_state.filtered.empty()) return 0;  // no speech
+    samples = state->vad_state.filtered.data();
+    n_samples = static_cast<int>(state->vad_state.filtered.size());
   }
   if (n_samples > 0) {
     if (n_samples < 1600) {  // whisper.cpp: under 100 ms nothing is processed
@@ -381,7 +393,13 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
   tp.audio_duration_cs = state->mel_n_samples > 0 ? (state->mel_n_samples + 159) / 160 : 0;
   tp.segments.print_special = params.print_special;
   tp.segments.single_segment = params.single_segment;
-  if (params.token_timestamps) {
+  // VAD: segments must not span the removed silence; splitting them needs token times.
+  const bool vad_gaps = state->vad_state.active && !state->vad_state.gaps.empty();
+  if (vad_gaps) {
+    tp.gaps = state->vad_state.gaps.data();
+    tp.n_gaps = static_cast<int>(state->vad_state.gaps.size() / 2);
+  }
+  if (params.token_timestamps || vad_gaps) {
     if (n_samples > 0) {
       state->token_timestamps.Begin(samples, n_samples);
     } else {
@@ -583,16 +601,21 @@ int whisper_full_n_segments(struct whisper_context* ctx) { return whisper_full_n
 int whisper_full_lang_id_from_state(struct whisper_state* state) { return state != nullptr ? state->lang_id : -1; }
 int whisper_full_lang_id(struct whisper_context* ctx) { return whisper_full_lang_id_from_state(DefaultState(ctx)); }
 
+// With VAD, times are mapped from the joined speech back to the audio (whisper.cpp's
+// map_processed_to_original_time), segment ends at least 10 cs after their starts.
 int64_t whisper_full_get_segment_t0_from_state(struct whisper_state* state, int i) {
   const whisper::Segment* s = SegmentAt(state, i, __func__);
-  return s != nullptr ? s->t0 : 0;
+  return s != nullptr ? whisper::api::MapVadTime(state, s->t0, /*is_start=*/true) : 0;
 }
 int64_t whisper_full_get_segment_t0(struct whisper_context* ctx, int i) {
   return whisper_full_get_segment_t0_from_state(DefaultState(ctx), i);
 }
 int64_t whisper_full_get_segment_t1_from_state(struct whisper_state* state, int i) {
   const whisper::Segment* s = SegmentAt(state, i, __func__);
-  return s != nullptr ? s->t1 : 0;
+  if (s == nullptr) return 0;
+  if (!state->vad_state.active) return s->t1;
+  const int64_t t0 = whisper::api::MapVadTime(state, s->t0, /*is_start=*/true);
+  return std::max(whisper::api::MapVadTime(state, s->t1, /*is_start=*/false), t0 + 10);
 }
 int64_t whisper_full_get_segment_t1(struct whisper_context* ctx, int i) {
   return whisper_full_get_segment_t1_from_state(DefaultState(ctx), i);
@@ -650,6 +673,11 @@ whisper_token_data whisper_full_get_token_data_from_state(struct whisper_state* 
     return d;
   }
   std::memcpy(&d, t, sizeof(d));
+  if (state->vad_state.active) {  // token times too (whisper.cpp maps segment times only)
+    if (d.t0 >= 0) d.t0 = whisper::api::MapVadTime(state, d.t0, /*is_start=*/true);
+    if (d.t1 >= 0) d.t1 = whisper::api::MapVadTime(state, d.t1, /*is_start=*/false);
+    if (d.t_dtw >= 0) d.t_dtw = whisper::api::MapVadTime(state, d.t_dtw, /*is_start=*/false);
+  }
   return d;
 }
 whisper_token_data whisper_full_get_token_data(struct whisper_context* ctx, int i, int j) {
@@ -672,37 +700,5 @@ int whisper_ggml_full_get_token_word_start_from_state(struct whisper_state* stat
 int whisper_ggml_full_get_token_word_start(struct whisper_context* ctx, int i, int j) {
   return whisper_ggml_full_get_token_word_start_from_state(DefaultState(ctx), i, j);
 }
-
-// ---- VAD (issue: Silero VAD as a ggml graph; not implemented yet) -----------------------------
-
-struct whisper_vad_context* whisper_vad_init_from_file_with_params(const char* path_model,
-                                                                   struct whisper_vad_context_params) {
-  Log(GGML_LOG_LEVEL_ERROR, "%s: '%s': voice activity detection is not implemented by this runtime yet\n", __func__,
-      path_model != nullptr ? path_model : "(null)");
-  return nullptr;
-}
-struct whisper_vad_context* whisper_vad_init_with_params(struct whisper_model_loader* loader,
-                                                         struct whisper_vad_context_params) {
-  if (loader != nullptr && loader->close != nullptr) loader->close(loader->context);
-  Log(GGML_LOG_LEVEL_ERROR, "%s: voice activity detection is not implemented by this runtime yet\n", __func__);
-  return nullptr;
-}
-bool whisper_vad_detect_speech(struct whisper_vad_context*, const float*, int) { return false; }
-bool whisper_vad_detect_speech_no_reset(struct whisper_vad_context*, const float*, int) { return false; }
-void whisper_vad_reset_state(struct whisper_vad_context*) {}
-int whisper_vad_n_probs(struct whisper_vad_context*) { return 0; }
-float* whisper_vad_probs(struct whisper_vad_context*) { return nullptr; }
-struct whisper_vad_segments* whisper_vad_segments_from_probs(struct whisper_vad_context*, struct whisper_vad_params) {
-  return nullptr;
-}
-struct whisper_vad_segments* whisper_vad_segments_from_samples(struct whisper_vad_context*, struct whisper_vad_params,
-                                                               const float*, int) {
-  return nullptr;
-}
-int whisper_vad_segments_n_segments(struct whisper_vad_segments*) { return 0; }
-float whisper_vad_segments_get_segment_t0(struct whisper_vad_segments*, int) { return 0.0f; }
-float whisper_vad_segments_get_segment_t1(struct whisper_vad_segments*, int) { return 0.0f; }
-void whisper_vad_free_segments(struct whisper_vad_segments*) {}
-void whisper_vad_free(struct whisper_vad_context*) {}
 
 }  // extern "C"

@@ -20,8 +20,40 @@
 #include "whisper/token_timestamps.h"
 #include "whisper/tokenizer.h"
 #include "whisper/transcribe.h"
+#include "whisper/vad_segments.h"
 #include "whisper/whisper.h"
 #include "whisper/word_timestamps.h"
+
+namespace whisper {
+// whisper_full's VAD (params.vad, whisper/whisper_vad.cc): the model (loaded at the first use and
+// kept while vad_model_path stays the same), the speech stretches, the joined audio and the map
+// from its times to the original audio's. Buffers keep their capacity between calls.
+struct VadState {
+  struct Point {
+    int64_t processed;  // centiseconds in the joined audio
+    int64_t original;   // centiseconds in the input
+  };
+  whisper_vad_context* ctx = nullptr;
+  std::string model_path;
+  std::vector<SpeechSpan> spans;
+  int n_spans = 0;
+  std::vector<float> filtered;
+  std::vector<Point> map;
+  // Between two stretches: [speech_end, next_start) of the joined audio holds the overlap and
+  // the inserted silence; a segment starting there starts at the next stretch (next_original),
+  // one ending there ends at the stretch's end (end_original).
+  struct Join {
+    int64_t speech_end, next_start, end_original, next_original;
+  };
+  std::vector<Join> joins;
+  std::vector<int64_t> gaps;  // each join's speech_end, next_start (TranscribeParams::gaps)
+  bool active = false;  // the last whisper_full used VAD: the getters map times
+  VadState() = default;
+  VadState(const VadState&) = delete;
+  VadState& operator=(const VadState&) = delete;
+  ~VadState() { whisper_vad_free(ctx); }
+};
+}  // namespace whisper
 
 struct whisper_context {
   std::unique_ptr<whisper::WhisperModel> model;
@@ -56,6 +88,7 @@ struct whisper_state {
   std::unique_ptr<whisper::Transcriber> transcriber;
   whisper::TokenTimestamps token_timestamps;
   std::unique_ptr<whisper::WordTimestamps> word_timestamps;  // with DTW timestamps (made with ws)
+  whisper::VadState vad_state;
   whisper::SegmentList results;
   int lang_id = 0;  // whisper.cpp's initial value
   std::string prompt_text;                  // initial_prompt last tokenized
@@ -108,6 +141,19 @@ class StateBackend : public ModelBackend {
   absl::Status CheckAbort(const char* what) const;
   whisper_state* s_;
 };
+
+// VAD (whisper/whisper_vad.cc): probabilities of samples' 512-sample windows into vctx (the last
+// one zero-padded), from a fresh LSTM state when `reset`; false with a message on failure.
+bool DetectSpeech(whisper_vad_context* vctx, const float* samples, int n_samples, bool reset, const char* func);
+// whisper_full's VAD: state->vad_state gets the speech stretches of samples (whisper.cpp's rules
+// and params.vad_params), the joined audio (empty when there is no speech) and the time map.
+// Errors: InvalidArgument without vad_model_path; the model's load errors; Internal.
+absl::Status FilterSpeech(whisper_state* state, const whisper_full_params& params, const float* samples,
+                          int n_samples);
+// A time (centiseconds) of the joined audio in the original audio; t itself without VAD.
+// whisper.cpp's linear map, except across a join: a start there moves to the next stretch and an
+// end to the end of the stretch before (whisper.cpp would put either inside the removed silence).
+int64_t MapVadTime(const whisper_state* state, int64_t t, bool is_start);
 
 // Whether `state` may be used with `ctx` (both non-null, state made for ctx); logs otherwise.
 bool CheckPair(const whisper_context* ctx, const whisper_state* state, const char* func);

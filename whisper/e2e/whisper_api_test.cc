@@ -7,7 +7,10 @@
 #include <thread>
 #include <vector>
 
+#include <fstream>
+
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "testdata/paths.h"
 #include "testing/alloc_counter.h"
 #include "whisper/audio.h"
@@ -266,6 +269,81 @@ TEST_F(WhisperApiTest, SecondFullMakesNoHeapAllocation) {
     EXPECT_GE(whisper_full_n_segments_from_state(st), 1);
   }
   ASSERT_EQ(whisper_ggml_set_decoding(ctx_, WHISPER_GGML_DECODING_WHISPER_CPP), 0);
+  whisper_free_state(st);
+}
+
+// whisper.cpp's VAD API on the Silero v6 model: jfk.wav's window probabilities equal
+// onnxruntime's (testdata/vad_onnxruntime.json, within 1e-4; the last window zero-padded as
+// whisper.cpp pads it), the segments are in centiseconds, ordered and inside the audio; bad
+// arguments and files are NULL / false with a message, never a crash.
+TEST_F(WhisperApiTest, VadApi) {
+  const std::string path = testdata::ModelPath("ggml-silero-v6.bin");
+  whisper_vad_context* vctx = whisper_vad_init_from_file_with_params(path.c_str(), whisper_vad_default_context_params());
+  ASSERT_NE(vctx, nullptr) << path << " (tools/setup.sh converts it)";
+  const int n = static_cast<int>(jfk_->size());
+  ASSERT_TRUE(whisper_vad_detect_speech(vctx, jfk_->data(), n));
+  ASSERT_EQ(whisper_vad_n_probs(vctx), (n + 511) / 512);
+  std::ifstream f("testdata/vad_onnxruntime.json");
+  const nlohmann::json ref = nlohmann::json::parse(f, nullptr, false);
+  const std::vector<float> want = ref["clips"][0]["probs"].get<std::vector<float>>();
+  ASSERT_EQ(ref["clips"][0]["name"], "jfk");
+  ASSERT_EQ(static_cast<int>(want.size()), whisper_vad_n_probs(vctx));
+  for (int i = 0; i < whisper_vad_n_probs(vctx); ++i) EXPECT_NEAR(whisper_vad_probs(vctx)[i], want[i], 1e-4) << i;
+  whisper_vad_segments* segs = whisper_vad_segments_from_probs(vctx, whisper_vad_default_params());
+  ASSERT_NE(segs, nullptr);
+  ASSERT_GE(whisper_vad_segments_n_segments(segs), 1);
+  float last = 0.0f;
+  for (int i = 0; i < whisper_vad_segments_n_segments(segs); ++i) {
+    const float t0 = whisper_vad_segments_get_segment_t0(segs, i), t1 = whisper_vad_segments_get_segment_t1(segs, i);
+    EXPECT_LE(last, t0);
+    EXPECT_LT(t0, t1);
+    EXPECT_LE(t1, 1101.0f);  // centiseconds: 11 s of audio (+ the padded window)
+    last = t1;
+  }
+  whisper_vad_free_segments(segs);
+  segs = whisper_vad_segments_from_samples(vctx, whisper_vad_default_params(), jfk_->data(), n);
+  ASSERT_NE(segs, nullptr);
+  EXPECT_GE(whisper_vad_segments_n_segments(segs), 1);
+  whisper_vad_free_segments(segs);
+  EXPECT_FALSE(whisper_vad_detect_speech(nullptr, jfk_->data(), n));
+  EXPECT_FALSE(whisper_vad_detect_speech(vctx, nullptr, 16));
+  EXPECT_EQ(whisper_vad_segments_from_probs(nullptr, whisper_vad_default_params()), nullptr);
+  EXPECT_EQ(whisper_vad_segments_n_segments(nullptr), 0);
+  whisper_vad_free(vctx);
+  EXPECT_EQ(whisper_vad_init_from_file_with_params(nullptr, whisper_vad_default_context_params()), nullptr);
+  EXPECT_EQ(whisper_vad_init_from_file_with_params(testdata::ModelPath("ggml-tiny.en.bin").c_str(),
+                                                   whisper_vad_default_context_params()),
+            nullptr);  // a Whisper model is not a VAD model
+  // whisper_full with vad and a missing model: an error.
+  whisper_full_params p = Greedy();
+  p.vad = true;
+  p.vad_model_path = "/nonexistent/vad.bin";
+  EXPECT_EQ(whisper_full(ctx_, p, jfk_->data(), n), -1);
+}
+
+// whisper_full with VAD, twice: the second call (another file of the same length) makes no heap
+// allocation, VAD included, and the segments' times are inside the audio.
+TEST_F(WhisperApiTest, VadFullSecondCallMakesNoHeapAllocation) {
+  if (!ggml_testing::AllocCounter::Supported()) GTEST_SKIP() << "allocation counting unsupported in this build";
+  auto mp3 = whisper::LoadAudio16kMono(testdata::SharedData("jfk.mp3"));
+  ASSERT_TRUE(mp3.ok()) << mp3.status();
+  const std::string vad_model = testdata::ModelPath("ggml-silero-v6.bin");
+  whisper_state* st = whisper_init_state(ctx_);
+  ASSERT_NE(st, nullptr);
+  whisper_full_params p = Greedy();
+  p.vad = true;
+  p.vad_model_path = vad_model.c_str();
+  ASSERT_EQ(whisper_full_with_state(ctx_, st, p, jfk_->data(), static_cast<int>(jfk_->size())), 0);
+  ggml_testing::AllocCounter::Start();
+  const int ret = whisper_full_with_state(ctx_, st, p, mp3->data(), static_cast<int>(mp3->size()));
+  const int64_t allocations = ggml_testing::AllocCounter::Stop();
+  ASSERT_EQ(ret, 0);
+  EXPECT_EQ(allocations, 0);
+  ASSERT_GE(whisper_full_n_segments_from_state(st), 1);
+  for (int i = 0; i < whisper_full_n_segments_from_state(st); ++i) {
+    EXPECT_GE(whisper_full_get_segment_t0_from_state(st, i), 0);
+    EXPECT_LE(whisper_full_get_segment_t1_from_state(st, i), 1100);
+  }
   whisper_free_state(st);
 }
 
