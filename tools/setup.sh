@@ -70,7 +70,6 @@ echo "setup: PyPI packages: ${PIP_PACKAGES[*]}"
   || { echo "setup: FAILED to install PyPI packages: ${PIP_PACKAGES[*]}" >&2; exit 1; }
 
 if [[ "${1:-}" != "--no-model" && -x tools/get_model.sh ]]; then
-  tools/get_model.sh
-  tools/get_vad_model.sh
+  tools/get_model.sh  # and tools/get_vad_model.sh
 fi
 echo "setup: done"
