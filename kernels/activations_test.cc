@@ -126,7 +126,9 @@ TEST_P(ActivationsTest, ReluSqrSqrtExact) {
   }
   SqrF32(x.size(), x.data(), y.data());
   for (size_t i = 0; i < x.size(); ++i) {
-    if (!isnan(x[i])) ASSERT_EQ(y[i], x[i] * x[i]) << "sqr x=" << x[i];
+    if (!isnan(x[i])) {
+      ASSERT_EQ(y[i], x[i] * x[i]) << "sqr x=" << x[i];
+    }
   }
   SqrtF32(x.size(), x.data(), y.data());
   for (size_t i = 0; i < x.size(); ++i) {

@@ -30,6 +30,18 @@ ggml_context* NewMetaContext(int graph_size) {
   return ggml_init(params);
 }
 
+// Every token id in [0, n_vocab); `what` names the caller.
+absl::Status CheckTokens(const char* what, const int32_t* tokens, int n_tokens, int n_vocab) {
+  if (tokens == nullptr) return absl::InvalidArgumentError(absl::StrCat(what, ": tokens is null"));
+  for (int i = 0; i < n_tokens; ++i) {
+    if (tokens[i] < 0 || tokens[i] >= n_vocab) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: tokens[%d] = %d is not in [0, n_vocab = %d]", what, i, tokens[i], n_vocab));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 WhisperState::WhisperState(const WhisperModel& model, int n_threads, GraphComputeFn compute)
@@ -240,13 +252,8 @@ absl::Status WhisperState::Decode(int decoder, const int32_t* tokens, int n_toke
     return absl::InvalidArgumentError(absl::StrFormat(
         "Decode: decoder %d is not in [0, n_decoders = %d]", decoder, n_decoders()));
   }
-  if (tokens == nullptr) return absl::InvalidArgumentError("Decode: tokens is null");
-  for (int i = 0; i < n_tokens; ++i) {
-    if (tokens[i] < 0 || tokens[i] >= h.n_vocab) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "Decode: tokens[%d] = %d is not in [0, n_vocab = %d]", i, tokens[i], h.n_vocab));
-    }
-  }
+  absl::Status valid = CheckTokens("Decode", tokens, n_tokens, h.n_vocab);
+  if (!valid.ok()) return valid;
   ggml_reset(dec_ctx_);
   absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(dec_ctx_, model_, self_kv_[decoder],
                                                      cross_kv_, encoded_n_ctx_, n_tokens, n_past);
@@ -297,13 +304,8 @@ absl::StatusOr<const float*> WhisperState::Align(const int32_t* tokens, int n_to
   const WhisperHparams& h = model_.hparams();
   if (aheads_.empty()) return absl::FailedPreconditionError("Align: no alignment heads (SetAlignmentHeads)");
   if (encoded_n_ctx_ == 0) return absl::FailedPreconditionError("Align: no window encoded yet (call Encode first)");
-  if (tokens == nullptr) return absl::InvalidArgumentError("Align: tokens is null");
-  for (int i = 0; i < n_tokens; ++i) {
-    if (tokens[i] < 0 || tokens[i] >= h.n_vocab) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "Align: tokens[%d] = %d is not in [0, n_vocab = %d]", i, tokens[i], h.n_vocab));
-    }
-  }
+  absl::Status valid = CheckTokens("Align", tokens, n_tokens, h.n_vocab);
+  if (!valid.ok()) return valid;
   ggml_reset(align_ctx_);
   absl::StatusOr<DecoderGraph> g =
       BuildDecoderGraph(align_ctx_, model_, self_kv_[0], cross_kv_, encoded_n_ctx_, n_tokens, 0, aheads_.data(),

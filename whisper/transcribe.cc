@@ -17,6 +17,17 @@ constexpr int kMinFramesLeftWhisperCpp = 10;
 // whisper.cpp clears the past prompt when less than 5 s (500 frames) remain.
 constexpr int kClearPastFrames = 500;
 
+// *dst = src, reusing dst's string and vector capacity.
+void CopySegment(const Segment& src, Segment* dst) {
+  dst->t0 = src.t0;
+  dst->t1 = src.t1;
+  dst->text.assign(src.text);
+  dst->tokens.assign(src.tokens.begin(), src.tokens.end());
+  dst->word_begin.assign(src.word_begin.begin(), src.word_begin.end());
+  dst->no_speech_prob = src.no_speech_prob;
+  dst->speaker_turn_next = src.speaker_turn_next;
+}
+
 }  // namespace
 
 Transcriber::Transcriber(const SpecialTokens& special, int n_text_ctx,
@@ -145,13 +156,9 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
       for (size_t k = 0; k < window_segments_.size(); ++k) {
         const Segment& w = window_segments_[k];
         Segment& s = segments->Append();
+        CopySegment(w, &s);
         s.t1 = std::min<int64_t>(w.t1, end_cs);
         s.t0 = std::min<int64_t>(w.t0, s.t1);
-        s.text.assign(w.text);
-        s.tokens.assign(w.tokens.begin(), w.tokens.end());
-        s.no_speech_prob = w.no_speech_prob;
-        s.speaker_turn_next = w.speaker_turn_next;
-        s.word_begin.assign(w.word_begin.begin(), w.word_begin.end());
         int pieces = 1;
         if (params.token_timestamps != nullptr) {
           // Word timestamps already timed the tokens (OpenAI's rules); else the heuristic does.
@@ -196,30 +203,14 @@ int Transcriber::SplitAtGapsAndWrap(const TranscribeParams& params, SegmentList*
   // The last segment moves to gap_pieces_, splits there at each gap it spans, and each piece
   // comes back through WrapLastSegment (-ml).
   gap_pieces_.Clear();
-  Segment& moved = gap_pieces_.Append();
-  const Segment& last = segments->back();
-  moved.t0 = last.t0;
-  moved.t1 = last.t1;
-  moved.text.assign(last.text);
-  moved.tokens.assign(last.tokens.begin(), last.tokens.end());
-  moved.word_begin.assign(last.word_begin.begin(), last.word_begin.end());
-  moved.no_speech_prob = last.no_speech_prob;
-  moved.speaker_turn_next = last.speaker_turn_next;
+  CopySegment(segments->back(), &gap_pieces_.Append());
   segments->Truncate(segments->size() - 1);
   for (int g = 0; g < params.n_gaps; ++g) {
     SplitLastSegmentAtGap(special_, params.gaps[2 * g], params.gaps[2 * g + 1], token_text_, &gap_pieces_);
   }
   int pieces = 0;
   for (size_t i = 0; i < gap_pieces_.size(); ++i) {
-    const Segment& p = gap_pieces_[i];
-    Segment& d = segments->Append();
-    d.t0 = p.t0;
-    d.t1 = p.t1;
-    d.text.assign(p.text);
-    d.tokens.assign(p.tokens.begin(), p.tokens.end());
-    d.word_begin.assign(p.word_begin.begin(), p.word_begin.end());
-    d.no_speech_prob = p.no_speech_prob;
-    d.speaker_turn_next = p.speaker_turn_next;
+    CopySegment(gap_pieces_[i], &segments->Append());
     pieces += WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_, segments);
   }
   return pieces;
