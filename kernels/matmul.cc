@@ -71,6 +71,7 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include "absl/strings/str_format.h"
+#include "kernels/asan_ranges.h"
 #include "kernels/dispatch.h"
 
 namespace ggml_cpu {
@@ -120,6 +121,31 @@ absl::Status CheckDense(const char* fn, size_t k, const void* a, size_t lda, con
   return absl::OkStatus();
 }
 
+// Under ASan with this file uninstrumented (kernels/asan_ranges.h): every row the block will
+// touch, checked once per call. a and b rows hold k elements; c rows hold m_end - m_begin floats.
+void AsanCheckDense(const char* fn, size_t k, const void* a, size_t a_elem, size_t lda,
+                    const float* b, size_t ldb, const float* c, size_t ldc, size_t m_begin,
+                    size_t m_end, size_t n_begin, size_t n_end, const void* work) {
+  if (!AsanRuntimePresent()) return;
+  AsanCheckRows(fn, "a", static_cast<const char*>(a) + m_begin * lda * a_elem, m_end - m_begin,
+                k * a_elem, lda * a_elem);
+  AsanCheckRows(fn, "b", b + n_begin * ldb, n_end - n_begin, k * sizeof(float),
+                ldb * sizeof(float));
+  AsanCheckRows(fn, "c", c + n_begin * ldc + m_begin, n_end - n_begin,
+                (m_end - m_begin) * sizeof(float), ldc * sizeof(float));
+  AsanCheckRows(fn, "work", work, 1, MulMatWorkSize(), 0);
+}
+
+// The same for the row-op vec_dot: nrows rows of a (n elements, a_nb1 bytes apart), y, s.
+void AsanCheckVecDot(const char* fn, int64_t n, int64_t nrows, const void* a, size_t a_elem,
+                     size_t a_nb1, const void* y, const float* s) {
+  if (!AsanRuntimePresent() || n <= 0 || nrows <= 0) return;
+  const size_t rows = static_cast<size_t>(nrows), k = static_cast<size_t>(n);
+  AsanCheckRows(fn, "a", a, rows, k * a_elem, a_nb1);
+  AsanCheckRows(fn, "y", y, 1, k * sizeof(float), 0);
+  AsanCheckRows(fn, "s", s, 1, rows * sizeof(float), 0);
+}
+
 float* AlignWork(void* work) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(work);
   return reinterpret_cast<float*>((p + kWorkAlign - 1) & ~uintptr_t{kWorkAlign - 1});
@@ -129,11 +155,13 @@ void CopyRowF32(const float* x, void* y, int64_t k) { memcpy(y, x, static_cast<s
 
 void VecDotRowsF32Dispatch(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
                            float* s) {
+  AsanCheckVecDot("VecDotRowsF32", n, nrows, a, sizeof(float), a_nb1, y, s);
   InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(VecDotRowsF32)(n, nrows, a, a_nb1, y, s);
 }
 void VecDotRowsF16Dispatch(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
                            float* s) {
+  AsanCheckVecDot("VecDotRowsF16", n, nrows, a, sizeof(ggml_fp16_t), a_nb1, y, s);
   InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(VecDotRowsF16)(n, nrows, a, a_nb1, y, s);
 }
@@ -162,6 +190,8 @@ absl::Status MulMatF32(size_t k, const float* a, size_t lda, const float* b, siz
     ZeroBlock(c, ldc, m_begin, m_end, n_begin, n_end);
     return s;
   }
+  AsanCheckDense("MulMatF32", k, a, sizeof(float), lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end,
+                 work);
   InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(MulMatF32Block)(k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end,
                                        AlignWork(work));
@@ -178,6 +208,8 @@ absl::Status MulMatF16(size_t k, const ggml_fp16_t* a, size_t lda, const float* 
     ZeroBlock(c, ldc, m_begin, m_end, n_begin, n_end);
     return s;
   }
+  AsanCheckDense("MulMatF16", k, a, sizeof(ggml_fp16_t), lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end,
+                 work);
   InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(MulMatF16Block)(k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end,
                                        AlignWork(work));

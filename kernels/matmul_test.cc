@@ -11,6 +11,7 @@
 #include "ggml/fp16.h"
 #include "gtest/gtest.h"
 #include "hwy/tests/hwy_gtest.h"
+#include "kernels/asan_ranges.h"
 #include "kernels/test_util.h"
 
 namespace ggml_cpu {
@@ -211,6 +212,27 @@ TEST(MatMulErrorTest, InvalidArgumentsAreErrors) {
   EXPECT_EQ(code(MulMatConvertB(broken, 8, b.data(), 8, 0, 2, wd.data(), wd.size())), kInvalid);
   const absl::Status s = MulMatF32(8, a.data(), 7, b.data(), 8, c.data(), 4, 0, 4, 0, 2, w, ws);
   EXPECT_NE(s.message().find("lda=7 < k=8"), std::string::npos) << s.message();
+}
+
+// Under ASan (kernels/asan_ranges.h): a b operand one float short of its last row is reported
+// at the entry point, before any kernel access, whether or not matmul.cc is instrumented.
+TEST(MatMulAsanTest, ShortOperandIsReportedAtTheEntry) {
+  if (!AsanRuntimePresent()) GTEST_SKIP() << "needs the ASan runtime (--config=asan)";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::vector<char> work(MulMatWorkSize());
+  std::vector<float> a(8 * 4, 1.0f), c(4 * 2, 0.0f);
+  EXPECT_DEATH(
+      {
+        std::vector<float> b(8 * 2 - 1, 1.0f);  // row 1 lacks its last element
+        (void)MulMatF32(8, a.data(), 8, b.data(), 8, c.data(), 4, 0, 4, 0, 2, work.data(),
+                        work.size());
+      },
+      "kernel operand check\\): MulMatF32: b row 1 of 2");
+  std::vector<ggml_fp16_t> ah(8 * 3);  // 3 of the 4 a rows
+  std::vector<float> b(8 * 2, 1.0f);
+  EXPECT_DEATH((void)MulMatF16(8, ah.data(), 8, b.data(), 8, c.data(), 4, 0, 4, 0, 2, work.data(),
+                               work.size()),
+               "MulMatF16: a row 3 of 4");
 }
 
 }  // namespace
