@@ -122,6 +122,26 @@ AheadsPreset AlignmentHeadsPresetByName(const char* name) {
   return AheadsPreset::kNone;
 }
 
+AheadsPreset AlignmentHeadsPresetForDims(int n_vocab, int n_audio_layer, int n_text_layer) {
+  struct Dims {
+    int n_vocab, n_audio_layer, n_text_layer;
+    AheadsPreset preset;
+  };
+  // The released checkpoints' shapes (openai/whisper __init__.py _MODELS and their dims).
+  static constexpr Dims kDims[] = {
+      {51864, 4, 4, AheadsPreset::kTinyEn},        {51864, 6, 6, AheadsPreset::kBaseEn},
+      {51864, 12, 12, AheadsPreset::kSmallEn},     {51864, 24, 24, AheadsPreset::kMediumEn},
+      {51865, 4, 4, AheadsPreset::kTiny},          {51865, 6, 6, AheadsPreset::kBase},
+      {51865, 12, 12, AheadsPreset::kSmall},       {51865, 24, 24, AheadsPreset::kMedium},
+      {51865, 32, 32, AheadsPreset::kLargeV2},     {51866, 32, 32, AheadsPreset::kLargeV3},
+      {51866, 32, 4, AheadsPreset::kLargeV3Turbo},
+  };
+  for (const Dims& d : kDims) {
+    if (d.n_vocab == n_vocab && d.n_audio_layer == n_audio_layer && d.n_text_layer == n_text_layer) return d.preset;
+  }
+  return AheadsPreset::kNone;
+}
+
 DtwAligner::DtwAligner(int max_tokens, int max_frames)
     : max_tokens_(std::max(1, max_tokens)), max_frames_(std::max(1, max_frames)) {
   const size_t cells = static_cast<size_t>(max_tokens_) * max_frames_;

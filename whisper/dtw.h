@@ -66,6 +66,12 @@ absl::StatusOr<std::vector<AlignmentHead>> AlignmentHeadsFor(AheadsPreset preset
 // kNone for any other name.
 AheadsPreset AlignmentHeadsPresetByName(const char* name);
 
+// The preset of a released Whisper checkpoint recognised by its shape (n_vocab 51864: the .en
+// models, 51865: multilingual, 51866: large-v3 and large-v3-turbo; layer counts from OpenAI's
+// model dims). large-v1 and large-v2 share a shape: large-v2's heads. kNone for any other shape
+// (a fine-tune with other layer counts, a synthetic model).
+AheadsPreset AlignmentHeadsPresetForDims(int n_vocab, int n_audio_layer, int n_text_layer);
+
 // Runs the pipeline above with scratch memory sized once: after construction, Align makes no
 // heap allocation for shapes within the limits.
 class DtwAligner {

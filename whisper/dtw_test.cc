@@ -109,6 +109,14 @@ TEST(AlignmentHeadsTest, PresetsAndErrors) {
   EXPECT_EQ(AlignmentHeadsPresetByName("tiny.en"), AheadsPreset::kTinyEn);
   EXPECT_EQ(AlignmentHeadsPresetByName("large.v3.turbo"), AheadsPreset::kLargeV3Turbo);
   EXPECT_EQ(AlignmentHeadsPresetByName("tiny.EN"), AheadsPreset::kNone);
+  // Shapes of OpenAI's released checkpoints (their ModelDimensions).
+  EXPECT_EQ(AlignmentHeadsPresetForDims(51864, 4, 4), AheadsPreset::kTinyEn);
+  EXPECT_EQ(AlignmentHeadsPresetForDims(51865, 12, 12), AheadsPreset::kSmall);
+  EXPECT_EQ(AlignmentHeadsPresetForDims(51865, 32, 32), AheadsPreset::kLargeV2);
+  EXPECT_EQ(AlignmentHeadsPresetForDims(51866, 32, 4), AheadsPreset::kLargeV3Turbo);
+  EXPECT_EQ(AlignmentHeadsPresetForDims(51866, 32, 32), AheadsPreset::kLargeV3);
+  EXPECT_EQ(AlignmentHeadsPresetForDims(51864, 4, 2), AheadsPreset::kNone);
+  EXPECT_EQ(AlignmentHeadsPresetForDims(100, 4, 4), AheadsPreset::kNone);
 
   h = AlignmentHeadsFor(AheadsPreset::kNTopMost, 2, nullptr, 0, 4, 6);
   ASSERT_TRUE(h.ok());

@@ -131,36 +131,45 @@ std::string FormatCsv(const std::vector<Segment>& raw) {
   return out;
 }
 
-// The words of a segment with word times (Segment::word_begin): each from a word-start token to
-// the next one, its text tokens' (id < eot) bytes (UTF-8 repaired), the first one's t0, the last
-// one's t1, and their mean probability (faster-whisper's Word.probability).
-static nlohmann::ordered_json WordsJson(const Segment& s, Token eot,
-                                        const std::function<const std::string&(Token)>& token_text) {
-  nlohmann::ordered_json words = nlohmann::ordered_json::array();
+std::vector<Word> SegmentWords(const Segment& s, Token eot,
+                               const std::function<const std::string&(Token)>& token_text) {
+  std::vector<Word> words;
+  if (s.word_begin.size() != s.tokens.size()) return words;
   for (size_t k = 0; k < s.tokens.size();) {
     if (!s.word_begin[k] || s.tokens[k].id >= eot || s.tokens[k].t0 < 0) {
       ++k;
       continue;
     }
-    std::string text;
-    double p = 0.0;
+    Word w;
     int n = 0;
-    const int64_t t0 = s.tokens[k].t0;
-    int64_t t1 = s.tokens[k].t1;
+    w.t0 = s.tokens[k].t0;
+    w.t1 = s.tokens[k].t1;
     do {
       const TokenData& d = s.tokens[k];
       if (d.id < eot) {
-        text += token_text(d.id);
-        p += d.p;
+        w.text += token_text(d.id);
+        w.probability += d.p;
         ++n;
-        t1 = std::max(t1, d.t1);
+        w.t1 = std::max(w.t1, d.t1);
       }
       ++k;
     } while (k < s.tokens.size() && !s.word_begin[k]);
-    words.push_back({{"text", RepairUtf8(text)},
-                     {"timestamps", {{"from", FormatTimestamp(t0, true)}, {"to", FormatTimestamp(t1, true)}}},
-                     {"offsets", {{"from", CsToMs(t0)}, {"to", CsToMs(t1)}}},
-                     {"p", p / n}});
+    w.text = RepairUtf8(w.text);
+    w.probability /= n;
+    words.push_back(std::move(w));
+  }
+  return words;
+}
+
+// "words" of whisper-cli's full JSON extended (FormatJson).
+static nlohmann::ordered_json WordsJson(const Segment& s, Token eot,
+                                        const std::function<const std::string&(Token)>& token_text) {
+  nlohmann::ordered_json words = nlohmann::ordered_json::array();
+  for (const Word& w : SegmentWords(s, eot, token_text)) {
+    words.push_back({{"text", w.text},
+                     {"timestamps", {{"from", FormatTimestamp(w.t0, true)}, {"to", FormatTimestamp(w.t1, true)}}},
+                     {"offsets", {{"from", CsToMs(w.t0)}, {"to", CsToMs(w.t1)}}},
+                     {"p", w.probability}});
   }
   return words;
 }

@@ -59,6 +59,19 @@ std::string FormatScore(const std::vector<Segment>& segments, const std::functio
 // "t_dtw"}, ...], adjacent tokens merged while they split a UTF-8 character; a segment with word
 // times (Segment::word_begin, from -dtw) also lists "words": [{"text", "timestamps", "offsets",
 // "p" (the mean of its tokens')}, ...] (an extension: whisper-cli has no word list).
+// One word of a segment with word times (Segment::word_begin, from -dtw): from a word-start
+// token to the next one, its text tokens' (id < eot) bytes, UTF-8 repaired (a leading space
+// included, as faster-whisper's Word.word), the first token's t0 and the last one's t1
+// (centiseconds), and the mean of their probabilities (faster-whisper's Word.probability).
+struct Word {
+  std::string text;
+  int64_t t0 = 0, t1 = 0;
+  double probability = 0.0;
+};
+// The words of `s` in order; empty when it has no word times.
+std::vector<Word> SegmentWords(const Segment& s, Token eot,
+                               const std::function<const std::string&(Token)>& token_text);
+
 std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& info,
                        const std::function<const std::string&(Token)>& token_text = nullptr);
 

@@ -581,6 +581,13 @@ WHISPER_API int whisper_ggml_full_get_token_word_start_from_state(struct whisper
                                                                   int i_token);
 WHISPER_API int whisper_ggml_full_get_token_word_start(struct whisper_context* ctx, int i_segment, int i_token);
 
+/* DTW per state (extension): on a context made with dtw_token_timestamps, enabled = 0 skips the
+ * alignment pass in this state's later whisper_full calls (t_dtw stays -1, no word times, and
+ * under OpenAI's rules segment bounds and seeks are the timestamp tokens', as without dtw);
+ * enabled = 1, the default, restores it. A server leasing states per request sets it per request.
+ * Returns 0, or -1 for a NULL state. */
+WHISPER_API int whisper_ggml_state_set_dtw(struct whisper_state* state, int enabled);
+
 /* Sets the log callback of this library and of the ggml layer under it (ggml's messages arrive
  * prefixed "ggml: " and newline-terminated, like whisper's). NULL restores the default (stderr;
  * DEBUG messages dropped), as whisper.cpp. To silence, pass a callback that does nothing. */

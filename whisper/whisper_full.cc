@@ -411,7 +411,7 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
     tp.max_len = params.max_len;
     tp.split_on_word = params.split_on_word;
   }
-  if (ctx->params.dtw_token_timestamps && state->word_timestamps != nullptr) {
+  if (ctx->params.dtw_token_timestamps && state->word_timestamps != nullptr && state->dtw_enabled) {
     state->word_timestamps->Begin();
     tp.word_timestamps = state->word_timestamps.get();
   }
@@ -699,6 +699,15 @@ int whisper_ggml_full_get_token_word_start_from_state(struct whisper_state* stat
 }
 int whisper_ggml_full_get_token_word_start(struct whisper_context* ctx, int i, int j) {
   return whisper_ggml_full_get_token_word_start_from_state(DefaultState(ctx), i, j);
+}
+
+int whisper_ggml_state_set_dtw(struct whisper_state* state, int enabled) {
+  if (state == nullptr) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_state is NULL\n", __func__);
+    return -1;
+  }
+  state->dtw_enabled = enabled != 0;
+  return 0;
 }
 
 }  // extern "C"

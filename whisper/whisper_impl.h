@@ -88,6 +88,7 @@ struct whisper_state {
   std::unique_ptr<whisper::Transcriber> transcriber;
   whisper::TokenTimestamps token_timestamps;
   std::unique_ptr<whisper::WordTimestamps> word_timestamps;  // with DTW timestamps (made with ws)
+  bool dtw_enabled = true;  // whisper_ggml_state_set_dtw: align this state's windows
   whisper::VadState vad_state;
   whisper::SegmentList results;
   int lang_id = 0;  // whisper.cpp's initial value

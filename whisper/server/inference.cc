@@ -47,10 +47,11 @@ constexpr BoolField kBoolFields[] = {
     {"carry_initial_prompt", &CliParams::carry_initial_prompt},
     {"detect_language", &CliParams::detect_language},
     {"debug_mode", &CliParams::debug_mode},
+    {"vad", &CliParams::vad},
 };
 
 // Fields of features not implemented yet: true is an error, false is accepted.
-constexpr const char* kUnimplementedBools[] = {"vad", "diarize", "tinydiarize"};
+constexpr const char* kUnimplementedBools[] = {"diarize", "tinydiarize"};
 
 absl::Status FieldError(const std::string& name, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("field '", name, "' ", what));
@@ -196,8 +197,25 @@ Reply FormatOpenAi(const RequestOptions& o, const std::vector<Segment>& segments
             {"language", whisper_lang_str_full(std::max(0, lang))},
             {"duration", duration_s},
             {"text", text},
-            {"segments", json::array()},
             {"usage", usage}};
+  if (o.granularity_word) {
+    // OpenAI's TranscriptionWord: {"word", "start", "end"} (seconds), the word without its
+    // leading space.
+    json words = json::array();
+    std::string piece;  // SegmentWords appends each piece before asking for the next
+    auto token_text = [ctx, &piece](Token id) -> const std::string& {
+      piece = whisper_token_to_str(ctx, id);
+      return piece;
+    };
+    for (const Segment& s : segments) {
+      for (const Word& w : SegmentWords(s, eot, token_text)) {
+        words.push_back({{"word", Trimmed(w.text)}, {"start", Rounded(w.t0 * 0.01)}, {"end", Rounded(w.t1 * 0.01)}});
+      }
+    }
+    j["words"] = std::move(words);
+  }
+  if (!o.granularity_segment) return Ok("application/json", Dump(j));
+  j["segments"] = json::array();
   CompressionRatio ratio;
   for (size_t i = 0; i < segments.size(); ++i) {
     const Segment& s = segments[i];
@@ -294,7 +312,7 @@ absl::StatusOr<RequestOptions> ParseRequest(Api api, const Form& form, const std
     if (v == nullptr) continue;
     absl::StatusOr<bool> b = ParseBool(name, *v);
     if (!b.ok()) return b.status();
-    if (*b) return FieldError(name, "asks for a feature this runtime does not implement yet (issue 13)");
+    if (*b) return FieldError(name, "asks for speaker diarization, which this runtime does not implement");
   }
   for (const auto& [name, field] : {std::pair<const char*, bool*>{"token_timestamps", &o.token_timestamps}}) {
     const std::string* v = Single(form, name, &error);
@@ -322,17 +340,27 @@ absl::StatusOr<RequestOptions> ParseRequest(Api api, const Form& form, const std
   if (f != "json" && f != "text" && f != "srt" && f != "vtt" && f != "verbose_json") {
     return FieldError("response_format", absl::StrCat("must be one of json, text, srt, vtt, verbose_json; got '", f, "'"));
   }
+  // whisper-server has no timestamp_granularities: /inference accepts and ignores it.
   for (const char* name : {"timestamp_granularities[]", "timestamp_granularities"}) {
+    if (api == Api::kWhisperServer) break;
     auto [begin, end] = form.equal_range(name);
     for (auto it = begin; it != end; ++it) {
       const std::string& g = it->second.content;
-      if (g == "segment") continue;
-      if (g == "word") {
-        return FieldError(name, "'word' needs word-level timestamps, which this runtime does not implement yet (issue 13)");
+      if (g == "segment") {
+        o.granularity_segment = true;
+      } else if (g == "word") {
+        o.granularity_word = true;
+      } else {
+        return FieldError(name, absl::StrCat("must be 'segment' or 'word'; got '", g, "'"));
       }
-      return FieldError(name, absl::StrCat("must be 'segment' or 'word'; got '", g, "'"));
+      // OpenAI's API reference: "response_format must be set verbose_json to use timestamp
+      // granularities".
+      if (f != "verbose_json") {
+        return FieldError(name, absl::StrCat("needs response_format 'verbose_json'; got '", f, "'"));
+      }
     }
   }
+  if (!o.granularity_word) o.granularity_segment = true;  // OpenAI's default: segments
   return o;
 }
 
@@ -372,6 +400,13 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   absl::StatusOr<LoadedModel::Lease> lease = model.Acquire();
   if (!lease.ok()) return ErrorReply(api, 503, std::string(lease.status().message()));
   whisper_state* state = lease->state();
+  if (o.granularity_word && !model.words_available()) {
+    return ErrorReply(api, 400,
+                      absl::StrCat("field 'timestamp_granularities[]' 'word': the model's shape matches no released "
+                                   "Whisper checkpoint, so it has no alignment heads; start the server with -dtw PRESET"),
+                      "timestamp_granularities[]");
+  }
+  whisper_ggml_state_set_dtw(state, model.dtw_every_request() || o.granularity_word ? 1 : 0);
   CliParams& d = o.decode;
   whisper_full_params w = ToWhisperFullParams(d);
   w.print_progress = false;

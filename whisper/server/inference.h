@@ -11,8 +11,9 @@
 //  - OpenAI's `POST /v1/audio/transcriptions` and `/v1/audio/translations` (the API reference of
 //    platform.openai.com, "Create transcription"): file, model (accepted, any value), language,
 //    prompt, response_format = json | text | srt | verbose_json | vtt, temperature,
-//    timestamp_granularities[] = segment; replies in OpenAI's JSON shapes (Transcription
-//    {"text"}, TranscriptionVerbose {"task", "language", "duration", "text", "segments"}), and
+//    timestamp_granularities[] = segment and/or word; replies in OpenAI's JSON shapes
+//    (Transcription {"text"}, TranscriptionVerbose {"task", "language", "duration", "text",
+//    "segments" and/or "words": [{"word", "start", "end"}]}: faster-whisper's word times), and
 //    errors as {"error": {"message", "type", "param", "code"}}, so the `openai` SDK reads them.
 //
 // Form values are checked with the CLI's ranges (whisper/cli_params.h): a bad value is a 400 that
@@ -60,14 +61,18 @@ struct RequestOptions {
   bool token_timestamps = true;         // whisper-server's default; words in verbose_json
   bool language_probabilities = true;   // verbose_json of /inference on a multilingual model
   bool task_translate = false;          // /v1/audio/translations
+  // OpenAI's timestamp_granularities[] (verbose_json only): "segments" (the default) and "words".
+  // Words turn DTW on for the request (whisper/server/state_pool.h).
+  bool granularity_segment = false;
+  bool granularity_word = false;
 };
 
 // Applies `form` to the server's decoding arguments `defaults_args` (whisper-cli flags, as the
 // server was started with; see ServerParams) and checks every value.
 // Errors: InvalidArgument naming the field: a value that is not a number or boolean where one is
-// expected, out of the CLI's range, an unknown language or response_format, a field for a
-// feature this runtime does not implement yet (vad, diarize, tinydiarize,
-// timestamp_granularities[] = word: issue 13), or a field given twice.
+// expected, out of the CLI's range, an unknown language or response_format, diarize or
+// tinydiarize set, a timestamp granularity other than segment or word or with a response_format
+// other than verbose_json, or a field given twice. vad = true uses the server's -vm model.
 absl::StatusOr<RequestOptions> ParseRequest(Api api, const Form& form, const std::vector<std::string>& default_args);
 
 // Serves one transcription request: parses the form, decodes the "file" field, leases a state of

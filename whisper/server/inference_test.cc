@@ -3,6 +3,7 @@
 // text), whisper-server's and OpenAI's documented reply shapes, and hand-made WAV bytes.
 #include "whisper/server/inference.h"
 
+#include <cctype>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -186,6 +187,80 @@ TEST_F(InferenceTest, OpenAiFormats) {
   EXPECT_EQ(json::parse(r.body)["text"], text);
 }
 
+// timestamp_granularities[]=word: faster-whisper 1.2.1's word_timestamps=True words for jfk.wav,
+// greedy (testdata/word_timestamps_faster_whisper.json, tools/check_word_timestamps.py), in
+// OpenAI's TranscriptionWord shape. DTW runs for that request only: the next request on the same
+// state gives the segment reply it gave before.
+TEST_F(InferenceTest, OpenAiWordGranularityIsFasterWhispersWords) {
+  ASSERT_TRUE(model_->words_available());
+  ASSERT_FALSE(model_->dtw_every_request());
+  const Form segments_form = JfkForm({{"response_format", "verbose_json"}});
+  const Reply before = Run(Api::kOpenAiTranscription, segments_form);
+  ASSERT_EQ(before.status, 200) << before.body;
+  EXPECT_FALSE(json::parse(before.body).contains("words"));
+
+  const json ref = json::parse(ReadFile(testdata::RepoRoot() + "/testdata/word_timestamps_faster_whisper.json"));
+  json want;
+  for (const json& run : ref["runs"]) {
+    if (run["audio"] == "jfk.wav" && run["beam_size"] == 1) {
+      for (const json& seg : run["segments"]) {
+        for (const json& w : seg["words"]) want.push_back(w);
+      }
+    }
+  }
+  ASSERT_EQ(want.size(), 22u);
+  Reply r = Run(Api::kOpenAiTranscription,
+                JfkForm({{"response_format", "verbose_json"}, {"timestamp_granularities[]", "word"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  json v = json::parse(r.body);
+  EXPECT_FALSE(v.contains("segments"));  // only the granularity asked for
+  ASSERT_EQ(v["words"].size(), want.size()) << v["words"].dump();
+  for (size_t i = 0; i < want.size(); ++i) {
+    const json& w = v["words"][i];
+    EXPECT_EQ(w.size(), 3u);  // word, start, end
+    EXPECT_EQ(w["word"], want[i]["word"].get<std::string>().substr(1)) << i;  // no leading space
+    EXPECT_NEAR(w["start"].get<double>(), want[i]["start"].get<double>(), 0.021) << i;
+    EXPECT_NEAR(w["end"].get<double>(), want[i]["end"].get<double>(), 0.021) << i;
+  }
+  r = Run(Api::kOpenAiTranscription, JfkForm({{"response_format", "verbose_json"},
+                                              {"timestamp_granularities[]", "word"},
+                                              {"timestamp_granularities[]", "segment"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  v = json::parse(r.body);
+  EXPECT_EQ(v["words"].size(), want.size());
+  ASSERT_EQ(v["segments"].size(), 2u);
+  EXPECT_DOUBLE_EQ(v["segments"][0]["end"].get<double>(), 8.06);  // moved to its last word's end
+
+  const Reply after = Run(Api::kOpenAiTranscription, segments_form);
+  EXPECT_EQ(after.body, before.body);
+}
+
+// Lower-case words of `text`, punctuation dropped.
+std::string Words(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (std::isalpha(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(c));
+    if (c == ' ' || c == '\n') out += ' ';
+  }
+  return out;
+}
+
+// vad=true: the server's -vm model (Silero v6) keeps jfk.wav's speech, so the words are
+// faster-whisper's (the trimmed audio decodes as one segment with punctuation).
+TEST_F(InferenceTest, VadField) {
+  const std::vector<std::string> defaults = {"-bs", "1", "-bo", "2", "-t", "2", "-vm",
+                                             testdata::ModelPath("ggml-silero-v6.bin")};
+  Reply r = HandleTranscription(Api::kWhisperServer, JfkForm({{"vad", "true"}, {"response_format", "text"}}),
+                                defaults, *model_);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Words(r.body), Words(std::string(kSeg0) + kSeg1 + "\n"));
+  std::vector<std::string> missing = kDefaults;
+  missing.insert(missing.end(), {"-vm", "/nonexistent/vad.bin"});
+  r = HandleTranscription(Api::kWhisperServer, JfkForm({{"vad", "true"}}), missing, *model_);
+  EXPECT_EQ(r.status, 500) << r.body;
+  EXPECT_THAT(json::parse(r.body)["error"].get<std::string>(), HasSubstr("/nonexistent/vad.bin"));
+}
+
 TEST_F(InferenceTest, FieldsChangeTheDecode) {
   // no_timestamps: one segment without times; beam_size 5: faster-whisper's beam-5 text has a
   // comma and a full stop (testdata/jfk_faster_whisper_beam5.json).
@@ -214,9 +289,8 @@ TEST_F(InferenceTest, BadFieldsAre400sNamingTheField) {
       {{{"language", "xx"}}, "field 'language' names no language Whisper knows: 'xx'"},
       {{{"response_format", "xml"}}, "field 'response_format' must be one of json, text, srt, vtt, verbose_json; got 'xml'"},
       {{{"translate", "maybe"}}, "field 'translate' expects a boolean"},
-      {{{"vad", "true"}}, "field 'vad' asks for a feature this runtime does not implement yet"},
-      {{{"timestamp_granularities[]", "word"}}, "field 'timestamp_granularities[]' 'word' needs word-level timestamps"},
-      {{{"timestamp_granularities[]", "char"}}, "must be 'segment' or 'word'; got 'char'"},
+      {{{"diarize", "true"}}, "field 'diarize' asks for speaker diarization"},
+      {{{"vad", "perhaps"}}, "field 'vad' expects a boolean"},
       {{{"temperature", "0"}, {"temperature", "0.2"}}, "field 'temperature' is given 2 times; expected once"},
       {{{"audio_ctx", "5000"}}, "field 'audio_ctx' 5000 is larger than the model's n_audio_ctx 1500"},
   };
@@ -225,6 +299,16 @@ TEST_F(InferenceTest, BadFieldsAre400sNamingTheField) {
     EXPECT_EQ(r.status, 400) << c.expected;
     EXPECT_THAT(json::parse(r.body)["error"].get<std::string>(), HasSubstr(c.expected));
   }
+  // Granularities are OpenAI's (whisper-server ignores the field), with verbose_json only.
+  for (const Case& c : {Case{{{"timestamp_granularities[]", "char"}, {"response_format", "verbose_json"}},
+                             "field 'timestamp_granularities[]' must be 'segment' or 'word'; got 'char'"},
+                        Case{{{"timestamp_granularities[]", "word"}},
+                             "field 'timestamp_granularities[]' needs response_format 'verbose_json'; got 'json'"}}) {
+    const Reply r = Run(Api::kOpenAiTranscription, JfkForm(c.fields));
+    EXPECT_EQ(r.status, 400) << c.expected;
+    EXPECT_THAT(json::parse(r.body)["error"]["message"].get<std::string>(), HasSubstr(c.expected));
+  }
+  EXPECT_EQ(Run(Api::kWhisperServer, JfkForm({{"timestamp_granularities[]", "char"}})).status, 200);
   // The OpenAI shape: {"error": {"message", "type", "param", "code"}}.
   const Reply r = Run(Api::kOpenAiTranscription, JfkForm({{"temperature", "hot"}}));
   EXPECT_EQ(r.status, 400);

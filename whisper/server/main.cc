@@ -94,7 +94,8 @@ int Run(int argc, char** argv) {
   {
     ErrorCapture errors;
     absl::StatusOr<std::unique_ptr<LoadedModel>> m =
-        LoadedModel::Load(sp.decode.model, sp.parallel, sp.queue, decoding, sp.decode.n_threads);
+        LoadedModel::Load(sp.decode.model, sp.parallel, sp.queue, decoding, sp.decode.n_threads,
+                          sp.decode.dtw);
     if (!m.ok()) {
       std::fprintf(stderr, "error: %s\n", std::string(m.status().message()).c_str());
       return 3;

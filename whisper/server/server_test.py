@@ -120,11 +120,23 @@ class ServerFormatsTest(unittest.TestCase):
             client.audio.transcriptions.create(model="whisper-1", file=("notes.wav", b"not audio"))
         self.assertIn("notes.wav", e.exception.message)
         self.assertEqual(e.exception.body["param"], "file")
+        # Word times through the SDK's TranscriptionVerbose.words (the values are checked against
+        # faster-whisper's in inference_test): the words are the transcript's, in time order.
+        with open(JFK, "rb") as f:
+            r = client.audio.transcriptions.create(model="whisper-1", file=f, response_format="verbose_json",
+                                                   timestamp_granularities=["word"])
+        def plain(text):
+            return "".join(c for c in text.lower() if c.isalpha() or c == " ").split()
+        self.assertEqual([plain(w.word)[0] for w in r.words], plain(want))
+        self.assertEqual(r.words[0].start, 0.0)
+        for a, b in zip(r.words, r.words[1:]):
+            self.assertLessEqual(a.start, a.end)
+            self.assertLessEqual(a.end, b.start + 1e-9)
         with self.assertRaises(openai.BadRequestError) as e:
             with open(JFK, "rb") as f:
-                client.audio.transcriptions.create(model="whisper-1", file=f, response_format="verbose_json",
+                client.audio.transcriptions.create(model="whisper-1", file=f, response_format="json",
                                                    timestamp_granularities=["word"])
-        self.assertIn("word-level timestamps", e.exception.message)
+        self.assertIn("needs response_format 'verbose_json'", e.exception.message)
 
     def test_bad_requests_are_json_4xx_and_the_server_keeps_serving(self):
         port = self.server.port

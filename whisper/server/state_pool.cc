@@ -1,12 +1,14 @@
 #include "whisper/server/state_pool.h"
 
 #include "absl/strings/str_cat.h"
+#include "whisper/dtw.h"
 #include "whisper/server/log_capture.h"
 
 namespace whisper::server {
 
 absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string& path, int parallel, int queue,
-                                                               whisper_ggml_decoding decoding, int warmup_threads) {
+                                                               whisper_ggml_decoding decoding, int warmup_threads,
+                                                               const std::string& dtw) {
   if (parallel < 1 || queue < 0) {
     return absl::InvalidArgumentError(absl::StrCat("LoadedModel::Load: parallel = ", parallel, ", queue = ", queue,
                                                    ", expected parallel >= 1 and queue >= 0"));
@@ -17,10 +19,34 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
   m->queue_ = queue;
   whisper_context_params cparams = whisper_context_default_params();
   cparams.use_gpu = false;
+  AheadsPreset preset = AheadsPreset::kNone;
+  if (!dtw.empty()) {
+    preset = AlignmentHeadsPresetByName(dtw.c_str());
+    if (preset == AheadsPreset::kNone) {
+      return absl::InvalidArgumentError(absl::StrCat("LoadedModel::Load: dtw preset '", dtw, "' is unknown"));
+    }
+    cparams.dtw_token_timestamps = true;
+    cparams.dtw_aheads_preset = static_cast<whisper_alignment_heads_preset>(preset);
+    m->dtw_every_request_ = true;
+  }
   m->ctx_ = whisper_init_from_file_with_params_no_state(path.c_str(), cparams);  // states: below
   if (m->ctx_ == nullptr) {
     return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
   }
+  if (dtw.empty()) {
+    preset = AlignmentHeadsPresetForDims(whisper_model_n_vocab(m->ctx_), whisper_model_n_audio_layer(m->ctx_),
+                                         whisper_model_n_text_layer(m->ctx_));
+    if (preset != AheadsPreset::kNone) {  // again, with the heads
+      whisper_free(m->ctx_);
+      cparams.dtw_token_timestamps = true;
+      cparams.dtw_aheads_preset = static_cast<whisper_alignment_heads_preset>(preset);
+      m->ctx_ = whisper_init_from_file_with_params_no_state(path.c_str(), cparams);
+      if (m->ctx_ == nullptr) {
+        return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
+      }
+    }
+  }
+  m->words_available_ = preset != AheadsPreset::kNone;
   if (whisper_ggml_set_decoding(m->ctx_, decoding) != 0) {
     return absl::InvalidArgumentError(errors.FirstOr("whisper_ggml_set_decoding failed"));
   }
@@ -30,6 +56,7 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
       return absl::ResourceExhaustedError(
           errors.FirstOr(absl::StrCat("'", path, "': cannot make whisper_state ", i + 1, " of ", parallel)));
     }
+    whisper_ggml_state_set_dtw(s, m->dtw_every_request_ ? 1 : 0);
     m->states_.push_back(s);
   }
   m->free_ = m->states_;

@@ -30,8 +30,15 @@ class LoadedModel {
   // Errors: InvalidArgument when parallel < 1 or queue < 0; NotFound / InvalidArgument with the
   // loader's message (naming the file and field) when the model cannot be loaded;
   // ResourceExhausted when a state cannot be made.
+  // Word timestamps (cross-attention DTW, whisper/dtw.h): with `dtw` a -dtw preset name (as
+  // whisper-server's -dtw), every request gets DTW token times; with "" the preset is chosen
+  // from the model's shape (AlignmentHeadsPresetForDims) and a request turns DTW on only when it
+  // asks for words (whisper_ggml_state_set_dtw), so other requests transcribe exactly as the CLI
+  // does. A shape no preset fits has no word times. The model is read twice in that case (once
+  // to learn its shape).
   static absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const std::string& path, int parallel, int queue,
-                                                          whisper_ggml_decoding decoding, int warmup_threads = 0);
+                                                          whisper_ggml_decoding decoding, int warmup_threads = 0,
+                                                          const std::string& dtw = "");
   ~LoadedModel();
   LoadedModel(const LoadedModel&) = delete;
   LoadedModel& operator=(const LoadedModel&) = delete;
@@ -58,6 +65,9 @@ class LoadedModel {
   whisper_context* ctx() const { return ctx_; }
   const std::string& path() const { return path_; }
   int parallel() const { return static_cast<int>(states_.size()); }
+  // Whether requests can have word times, and whether every request gets them (explicit -dtw).
+  bool words_available() const { return words_available_; }
+  bool dtw_every_request() const { return dtw_every_request_; }
   // Requests holding a state, and requests waiting for one (for /health and tests).
   int busy() const;
   int waiting() const;
@@ -70,6 +80,8 @@ class LoadedModel {
   whisper_context* ctx_ = nullptr;
   std::vector<whisper_state*> states_;  // all states, freed before ctx_
   int queue_ = 0;
+  bool words_available_ = false;
+  bool dtw_every_request_ = false;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<whisper_state*> free_;  // guarded by mu_
