@@ -118,6 +118,9 @@ struct Options {
   std::string initial_prompt;
   std::vector<whisper_token> prompt_tokens;
   int n_threads = 4;
+  // vad_filter (faster-whisper's VadOptions; whisper_full_params.vad): "" = off.
+  std::string vad_model_path;
+  whisper_vad_params vad_params = whisper_vad_default_params();
 };
 
 // One segment as the Python layer receives it.
@@ -260,6 +263,11 @@ class Transcription {
       p.prompt_tokens = o.prompt_tokens.data();
       p.prompt_n_tokens = static_cast<int>(o.prompt_tokens.size());
     }
+    if (!o.vad_model_path.empty()) {
+      p.vad = true;
+      p.vad_model_path = o.vad_model_path.c_str();
+      p.vad_params = o.vad_params;
+    }
     p.print_progress = false;
     p.print_realtime = false;
     p.print_timestamps = false;
@@ -390,6 +398,36 @@ class Model {
 
 }  // namespace
 
+// Seconds of speech Silero VAD finds in `audio` (whisper_vad_segments_from_samples with `params`):
+// faster-whisper's TranscriptionInfo.duration_after_vad. Raises RuntimeError with the loader's
+// message when the model cannot be loaded.
+double SpeechSeconds(const std::string& vad_model_path,
+                     const py::array_t<float, py::array::c_style | py::array::forcecast>& audio,
+                     const whisper_vad_params& params, int n_threads) {
+  if (audio.ndim() != 1) throw py::value_error("audio must be 1-D float32 samples at 16 kHz");
+  t_error.clear();
+  py::gil_scoped_release release;
+  whisper_vad_context_params cp = whisper_vad_default_context_params();
+  cp.n_threads = n_threads;
+  whisper_vad_context* vctx = whisper_vad_init_from_file_with_params(vad_model_path.c_str(), cp);
+  if (vctx == nullptr) throw std::runtime_error(TakeError("cannot load VAD model '" + vad_model_path + "'"));
+  whisper_vad_segments* segs =
+      whisper_vad_segments_from_samples(vctx, params, audio.data(), static_cast<int>(audio.size()));
+  double seconds = 0.0;
+  std::string error;
+  if (segs == nullptr) {
+    error = TakeError("whisper_vad_segments_from_samples failed");
+  } else {
+    for (int i = 0; i < whisper_vad_segments_n_segments(segs); ++i) {
+      seconds += (whisper_vad_segments_get_segment_t1(segs, i) - whisper_vad_segments_get_segment_t0(segs, i)) * 0.01;
+    }
+    whisper_vad_free_segments(segs);
+  }
+  whisper_vad_free(vctx);
+  if (!error.empty()) throw std::runtime_error(error);
+  return seconds;
+}
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "ggml_whisper's C++ core (see the ggml_whisper package for the Python API)";
   g_verbose = std::getenv("GGML_WHISPER_VERBOSE") != nullptr;
@@ -426,7 +464,19 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("language", &Options::language)
       .def_readwrite("initial_prompt", &Options::initial_prompt)
       .def_readwrite("prompt_tokens", &Options::prompt_tokens)
-      .def_readwrite("n_threads", &Options::n_threads);
+      .def_readwrite("n_threads", &Options::n_threads)
+      .def_readwrite("vad_model_path", &Options::vad_model_path)
+      .def_readwrite("vad_params", &Options::vad_params);
+  py::class_<whisper_vad_params>(m, "VadParams")
+      .def(py::init([] { return whisper_vad_default_params(); }))
+      .def_readwrite("threshold", &whisper_vad_params::threshold)
+      .def_readwrite("min_speech_duration_ms", &whisper_vad_params::min_speech_duration_ms)
+      .def_readwrite("min_silence_duration_ms", &whisper_vad_params::min_silence_duration_ms)
+      .def_readwrite("max_speech_duration_s", &whisper_vad_params::max_speech_duration_s)
+      .def_readwrite("speech_pad_ms", &whisper_vad_params::speech_pad_ms)
+      .def_readwrite("samples_overlap", &whisper_vad_params::samples_overlap);
+  m.def("speech_seconds", &SpeechSeconds, py::arg("vad_model_path"), py::arg("audio"), py::arg("params"),
+        py::arg("n_threads"), "Seconds of speech Silero VAD finds in audio (duration_after_vad).");
   m.attr("SAMPLING_GREEDY") = static_cast<int>(WHISPER_SAMPLING_GREEDY);
   m.attr("SAMPLING_BEAM_SEARCH") = static_cast<int>(WHISPER_SAMPLING_BEAM_SEARCH);
 

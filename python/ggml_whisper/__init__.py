@@ -14,7 +14,9 @@ the Segment and TranscriptionInfo fields) runs with only its import changed. Dif
     directory or a model size name; device must be "cpu" or "auto"; compute_type is accepted
     and ignored (the file's own weight types are used);
   - decoding follows OpenAI's rules (as faster-whisper does) unless decoding="whisper.cpp";
-  - vad_filter is not implemented yet (NotImplementedError when True); word_timestamps=True
+  - vad_filter=True runs Silero VAD v6 (ggml-silero-v6.bin beside the model file, or
+    $GGML_WHISPER_VAD_MODEL) through whisper_full's vad, which joins the speech as whisper.cpp
+    does (with 0.1 s of overlap) rather than faster-whisper's plain concatenation; word_timestamps=True
     loads a second context of the same (memory-mapped) file with the model's alignment heads;
   - options without an equivalent accept their default only (ValueError otherwise): patience 1,
     length_penalty 1, repetition_penalty 1, no_repeat_ngram_size 0, compression_ratio_threshold
@@ -239,14 +241,13 @@ class WhisperModel:
         Returns (segments, info) as faster-whisper does: `segments` is a lazy iterator (decoding
         runs on a worker thread and each next() waits, without the GIL, for the next segment);
         `info` is ready at once (language detection, when needed, runs here). Raises ValueError
-        for bad audio or options, FileNotFoundError for a missing file, NotImplementedError for
-        vad_filter, RuntimeError if decoding fails (raised by the iterator). word_timestamps=True
+        for bad audio or options, FileNotFoundError for a missing file (or VAD model with
+        vad_filter), RuntimeError if decoding fails (raised by the iterator). word_timestamps=True
         times words as faster-whisper does (cross-attention DTW; segments move to their words).
         """
         if unsupported:
             raise TypeError("transcribe() got unsupported arguments: %s" % ", ".join(sorted(unsupported)))
-        if vad_filter:
-            raise NotImplementedError("vad_filter=True: voice activity detection is not implemented yet")
+        vad_params = self._vad_params(vad_parameters) if vad_filter else None
         if task not in ("transcribe", "translate"):
             raise ValueError("task=%r, expected 'transcribe' or 'translate'" % task)
         if beam_size < 1 or beam_size > 8:
@@ -295,6 +296,9 @@ class WhisperModel:
         o.translate = task == "translate"
         o.language = language
         o.n_threads = self._threads
+        if vad_filter:
+            o.vad_model_path = self._vad_model_path()
+            o.vad_params = vad_params[0]
         if isinstance(initial_prompt, str):
             o.initial_prompt = initial_prompt
         elif initial_prompt is not None:
@@ -308,11 +312,62 @@ class WhisperModel:
             suppress_blank=suppress_blank, suppress_tokens=tokens_to_suppress,
             without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
             word_timestamps=word_timestamps)
+        duration_after_vad = duration
+        if vad_filter:
+            duration_after_vad = _core.speech_seconds(o.vad_model_path, samples, o.vad_params, self._threads)
         info = TranscriptionInfo(language=language, language_probability=language_probability,
-                                 duration=duration, duration_after_vad=duration, all_language_probs=all_probs,
-                                 transcription_options=options)
+                                 duration=duration, duration_after_vad=duration_after_vad,
+                                 all_language_probs=all_probs, transcription_options=options,
+                                 vad_options=vad_params[1] if vad_filter else None)
         run = (self._word_model() if word_timestamps else self._model).transcribe(samples, o)
         return _Segments(run), info
+
+    # faster-whisper 1.2's VadOptions defaults (vad_filter=True without vad_parameters).
+    _VAD_DEFAULTS = {"threshold": 0.5, "neg_threshold": None, "min_speech_duration_ms": 0,
+                     "max_speech_duration_s": math.inf, "min_silence_duration_ms": 2000, "speech_pad_ms": 400}
+
+    def _vad_params(self, vad_parameters):
+        """(_core.VadParams, the options as a dict) from faster-whisper's vad_parameters: None, a
+        dict, or an object with VadOptions' attributes. neg_threshold must stay None (the
+        segmenter uses threshold - 0.15, as silero-vad and whisper.cpp do)."""
+        given = {}
+        if isinstance(vad_parameters, dict):
+            given = dict(vad_parameters)
+        elif vad_parameters is not None:
+            given = {k: getattr(vad_parameters, k) for k in self._VAD_DEFAULTS if hasattr(vad_parameters, k)}
+        unknown = sorted(set(given) - set(self._VAD_DEFAULTS))
+        if unknown:
+            raise TypeError("vad_parameters: unknown option(s) %s (expected %s)"
+                            % (", ".join(unknown), ", ".join(self._VAD_DEFAULTS)))
+        opts = dict(self._VAD_DEFAULTS, **given)
+        if opts["neg_threshold"] is not None:
+            raise ValueError("vad_parameters neg_threshold=%r is not supported (only None: threshold - 0.15)"
+                             % opts["neg_threshold"])
+        if not 0.0 < opts["threshold"] < 1.0:
+            raise ValueError("vad_parameters threshold=%r, expected 0 < threshold < 1" % opts["threshold"])
+        for k in ("min_speech_duration_ms", "min_silence_duration_ms", "speech_pad_ms"):
+            if int(opts[k]) != opts[k] or opts[k] < 0:
+                raise ValueError("vad_parameters %s=%r, expected a whole number of ms >= 0" % (k, opts[k]))
+        if not opts["max_speech_duration_s"] > 0:
+            raise ValueError("vad_parameters max_speech_duration_s=%r, expected > 0" % opts["max_speech_duration_s"])
+        p = _core.VadParams()
+        p.threshold = float(opts["threshold"])
+        p.min_speech_duration_ms = int(opts["min_speech_duration_ms"])
+        p.min_silence_duration_ms = int(opts["min_silence_duration_ms"])
+        p.max_speech_duration_s = min(float(opts["max_speech_duration_s"]), 3.4e38)
+        p.speech_pad_ms = int(opts["speech_pad_ms"])
+        return p, opts
+
+    def _vad_model_path(self):
+        """The Silero VAD v6 model for vad_filter: $GGML_WHISPER_VAD_MODEL, else ggml-silero-v6.bin
+        beside the Whisper model file (where tools/get_model.sh puts both)."""
+        path = os.environ.get("GGML_WHISPER_VAD_MODEL") or os.path.join(
+            os.path.dirname(os.path.abspath(self.model_path)), "ggml-silero-v6.bin")
+        if not os.path.exists(path):
+            raise FileNotFoundError(
+                "vad_filter=True needs the Silero VAD model %r (tools/get_vad_model.sh makes it; "
+                "or set GGML_WHISPER_VAD_MODEL)" % path)
+        return path
 
     def _word_model(self):
         """The context with DTW timestamps on (made at the first word_timestamps=True call: the

@@ -164,8 +164,12 @@ def test_bad_inputs_raise(model, tmp_path):
         model.transcribe(JFK, patience=2)
     with pytest.raises(ValueError, match="temperature"):
         model.transcribe(JFK, temperature=[0.0, 0.5, 0.6])
-    with pytest.raises(NotImplementedError, match="voice activity"):
-        model.transcribe(JFK, vad_filter=True)
+    with pytest.raises(TypeError, match="vad_parameters: unknown option"):
+        model.transcribe(JFK, vad_filter=True, vad_parameters={"window_size_samples": 512})
+    with pytest.raises(ValueError, match="neg_threshold"):
+        model.transcribe(JFK, vad_filter=True, vad_parameters={"neg_threshold": 0.2})
+    with pytest.raises(ValueError, match="threshold=1.5"):
+        model.transcribe(JFK, vad_filter=True, vad_parameters={"threshold": 1.5})
     with pytest.raises(TypeError, match="hotwords"):
         model.transcribe(JFK, hotwords="x")
     with pytest.raises(TypeError):
@@ -209,3 +213,29 @@ def test_stopping_early_closes_the_run(model):
     assert first.start == 0.0 and first.text
     segments.close()  # aborts the worker at its next graph compute
     assert list(segments) == []
+
+
+def _plain_words(text):
+    return "".join(c for c in text.lower() if c.isalpha() or c == " ").split()
+
+
+def test_vad_filter(model, monkeypatch):
+    """vad_filter=True on 5 s of zeros then jfk.wav: faster-whisper's words, no segment in the
+    silence, duration_after_vad the speech's length (faster-whisper's VadOptions defaults)."""
+    jfk = decode_audio(JFK)
+    audio = np.concatenate([np.zeros(5 * 16000, dtype=np.float32), jfk])
+    segments, info = model.transcribe(audio, beam_size=1, vad_filter=True)
+    segments = list(segments)
+    assert segments, "no segments"
+    assert segments[0].start >= 5.0 - 0.4 - 0.01  # speech_pad_ms 400 before jfk's first word
+    assert _plain_words(" ".join(s.text for s in segments)) == _plain_words(
+        "And so my fellow Americans ask not what your country can do for you "
+        "ask what you can do for your country")
+    assert info.duration == pytest.approx(16.0)
+    assert 9.0 < info.duration_after_vad < 11.5
+    assert info.vad_options["min_silence_duration_ms"] == 2000 and info.vad_options["speech_pad_ms"] == 400
+    _, info = model.transcribe(audio, beam_size=1)
+    assert info.duration_after_vad == info.duration and info.vad_options is None
+    monkeypatch.setenv("GGML_WHISPER_VAD_MODEL", "/nonexistent/silero.bin")
+    with pytest.raises(FileNotFoundError, match="/nonexistent/silero.bin"):
+        model.transcribe(audio, vad_filter=True)
