@@ -4,7 +4,8 @@
 // decode at n_past 256), then times
 //   1 encode, 256 single-token decodes at n_past 0..255, 64 five-token batches and 16 prompts of
 //   256 tokens (all at n_past 0),
-// and prints whisper_print_timings-style lines. As in whisper.cpp, decode counts runs while
+// and prints whisper_print_timings-style lines; then the FMA peak measured on as many threads
+// and the timed encode's fraction of it (tools/bench/roofline.h). As in whisper.cpp, decode counts runs while
 // batchd and prompt count tokens, so their "per run" figures are per token; decodes of fewer than
 // 16 tokens but more than one are "batchd", 16 or more are "prompt" (whisper.cpp L2974-2983).
 //
@@ -27,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "kernels/dispatch.h"
+#include "tools/bench/roofline.h"
 #include "whisper/model.h"
 #include "whisper/state.h"
 #include "whisper/whisper.h"
@@ -193,6 +195,17 @@ int Run(int argc, char** argv) {
   PrintRuns("batchd", t.batchd);
   PrintRuns("prompt", t.prompt);
   std::fprintf(stderr, "whisper_print_timings:    total time = %8.2f ms\n", t_total_ms);
+
+  // The encoder's FLOP efficiency: matmul/conv FLOPs of the timed window against the FMA peak
+  // measured now on as many threads.
+  const bench::FmaPeak peak = bench::MeasureFmaPeak(p.n_threads);
+  const double flops = bench::EncoderFlops(hp, hp.n_audio_ctx);
+  const double enc_gflops = t.encode.ms > 0 ? flops / (t.encode.ms * 1e-3) / 1e9 : 0.0;
+  std::fprintf(stderr,
+               "\nfma_peak: %.1f GFLOP/s on %d thread(s) (%s, %d f32 lanes, 12 FMA chains per thread)\n"
+               "encoder: %.2f GFLOP per window in %.2f ms = %.1f GFLOP/s = %.1f%% of the FMA peak\n",
+               peak.gflops, p.n_threads, peak.target, peak.lanes, flops / 1e9, t.encode.ms, enc_gflops,
+               peak.gflops > 0 ? 100.0 * enc_gflops / peak.gflops : 0.0);
   return 0;
 }
 
