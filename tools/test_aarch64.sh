@@ -23,7 +23,8 @@
 #
 # Usage: tools/test_aarch64.sh            (after tools/setup.sh; the model from tools/get_model.sh)
 # Env: BAZEL (default "bazel"); QEMU (default "qemu-aarch64"); SKIP_E2E=1 skips step 2;
-#      E2E_TYPES (default "f16 q8_0"): the model types step 2 transcribes with.
+#      E2E_TYPES (default "f16 q8_0"): the model types step 2 transcribes with; QEMU_JOBS (default
+#      nproc): qemu processes at a time (the kernel tests per CPU model and the e2e runs are tasks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel="${BAZEL:-bazel}"
@@ -78,8 +79,10 @@ run_test() {
   fi
 }
 
-for entry in "${models[@]}"; do
-  IFS='|' read -r cpu want filter <<<"$entry"
+# run_model <entry>: every kernel test on one qemu CPU model (an entry of `models`).
+run_model() {
+  local cpu want filter t
+  IFS='|' read -r cpu want filter <<<"$1"
   log "== qemu -cpu $cpu: expecting dispatch to $want; cases: $filter"
   # The dispatched target of this model: DispatchTest.DispatchesToTheExpectedTarget.
   run_test "$cpu" "$bin/kernels/dispatch_test" "*" GGML_EXPECT_TARGET="$want"
@@ -95,56 +98,80 @@ for entry in "${models[@]}"; do
     for t in "${executor_tests[@]}"; do run_test "$cpu" "$bin/cpu/$t" "$filter"; done
     run_test "$cpu" "$bin/kernels/dispatch_env_test" "*"
   fi
-done
+}
 
+# run_e2e <type>: the aarch64 CLI on jfk.wav with tiny.en of that type (f16, q8_0, ...) against
+# the x86-64 CLI's token ids (and for f16 faster-whisper's).
+run_e2e() {
+  local type="$1" file="$model" t0 x86_ids arm_ids fw_ids
+  if [[ "$type" != f16 ]]; then
+    file="$work/ggml-tiny.en-$type.bin"
+    "$x86_bin/tools/quantize/quantize" "$model" "$file" "$type" >/dev/null
+  fi
+  "$x86_bin/whisper/cli" -m "$file" -f ../shared/data/jfk.wav -bs 1 -t 2 -np -ojf \
+    -of "$work/x86_$type" >/dev/null
+  t0=$(date +%s)
+  if ! "$qemu" -cpu cortex-a53 "$bin/whisper/cli" -m "$file" -f ../shared/data/jfk.wav -bs 1 \
+    -t 2 -ojf -of "$work/arm_$type" >"$work/arm_$type.out" 2>&1; then
+    cat "$work/arm_$type.out" >&2
+    failed+=("e2e $type: the aarch64 CLI failed")
+    return
+  fi
+  x86_ids="$(token_ids "$work/x86_$type.json")"
+  arm_ids="$(token_ids "$work/arm_$type.json")"
+  log "e2e [cortex-a53] jfk.wav $type greedy in $(($(date +%s) - t0)) s: $(grep -- '-->' "$work/arm_$type.out" | tr -s ' ' | tr '\n' ' ')"
+  log "e2e [cortex-a53] $type token ids: $arm_ids"
+  if [[ "$arm_ids" != "$x86_ids" ]]; then
+    log "e2e $type: x86-64 token ids differ: $x86_ids" >&2
+    failed+=("e2e $type: token ids differ from x86-64")
+  fi
+  if [[ "$type" == f16 ]]; then
+    # faster-whisper lists the timestamp that ends one segment and starts the next twice; the
+    # CLI's segments list it once, so consecutive equal timestamp ids are collapsed.
+    fw_ids="$(python3 -c 'import json; t=json.load(open("testdata/jfk_faster_whisper_tokens.json"))["windows"][0]["tokens"]; print(" ".join(str(x) for i, x in enumerate(t) if not (i and x >= 50363 and x == t[i-1])))')"
+    if [[ "$arm_ids" != "$fw_ids" ]]; then
+      log "e2e f16: faster-whisper's token ids differ: $fw_ids" >&2
+      failed+=("e2e f16: token ids differ from faster-whisper")
+    else
+      log "e2e f16: equal to faster-whisper 1.2.1's greedy tokens (testdata/jfk_faster_whisper_tokens.json)"
+    fi
+  fi
+}
+
+# token_ids <json>: the ids of every segment's tokens (whisper-cli's -ojf layout).
+token_ids() {
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(" ".join(str(t["id"]) for s in j["transcription"] for t in s["tokens"]))' "$1"
+}
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+tasks=()  # "function|argument" (an argument may hold '|' and '*'), the longest first
 if [[ "${SKIP_E2E:-0}" != 1 ]]; then
   model=models/ggml-tiny.en.bin
   [[ -f "$model" ]] || { echo "test_aarch64: $model is missing: run tools/get_model.sh" >&2; exit 1; }
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
   "$bazel" build //whisper:cli //tools/quantize
   x86_bin="$("$bazel" info bazel-bin)"
-  # token_ids <json>: the ids of every segment's tokens (whisper-cli's -ojf layout).
-  token_ids() {
-    python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(" ".join(str(t["id"]) for s in j["transcription"] for t in s["tokens"]))' "$1"
-  }
   read -r -a e2e_types <<<"${E2E_TYPES:-f16 q8_0}"
-  for type in "${e2e_types[@]}"; do
-    file="$model"
-    if [[ "$type" != f16 ]]; then
-      file="$work/ggml-tiny.en-$type.bin"
-      "$x86_bin/tools/quantize/quantize" "$model" "$file" "$type" >/dev/null
-    fi
-    "$x86_bin/whisper/cli" -m "$file" -f ../shared/data/jfk.wav -bs 1 -t 2 -np -ojf \
-      -of "$work/x86_$type" >/dev/null
-    t0=$(date +%s)
-    if ! "$qemu" -cpu cortex-a53 "$bin/whisper/cli" -m "$file" -f ../shared/data/jfk.wav -bs 1 \
-      -t 2 -ojf -of "$work/arm_$type" >"$work/arm_$type.out" 2>&1; then
-      cat "$work/arm_$type.out" >&2
-      failed+=("e2e $type: the aarch64 CLI failed")
-      continue
-    fi
-    x86_ids="$(token_ids "$work/x86_$type.json")"
-    arm_ids="$(token_ids "$work/arm_$type.json")"
-    log "e2e [cortex-a53] jfk.wav $type greedy in $(($(date +%s) - t0)) s: $(grep -- '-->' "$work/arm_$type.out" | tr -s ' ' | tr '\n' ' ')"
-    log "e2e [cortex-a53] $type token ids: $arm_ids"
-    if [[ "$arm_ids" != "$x86_ids" ]]; then
-      log "e2e $type: x86-64 token ids differ: $x86_ids" >&2
-      failed+=("e2e $type: token ids differ from x86-64")
-    fi
-    if [[ "$type" == f16 ]]; then
-      # faster-whisper lists the timestamp that ends one segment and starts the next twice; the
-      # CLI's segments list it once, so consecutive equal timestamp ids are collapsed.
-      fw_ids="$(python3 -c 'import json; t=json.load(open("testdata/jfk_faster_whisper_tokens.json"))["windows"][0]["tokens"]; print(" ".join(str(x) for i, x in enumerate(t) if not (i and x >= 50363 and x == t[i-1])))')"
-      if [[ "$arm_ids" != "$fw_ids" ]]; then
-        log "e2e f16: faster-whisper's token ids differ: $fw_ids" >&2
-        failed+=("e2e f16: token ids differ from faster-whisper")
-      else
-        log "e2e f16: equal to faster-whisper 1.2.1's greedy tokens (testdata/jfk_faster_whisper_tokens.json)"
-      fi
-    fi
-  done
+  for type in "${e2e_types[@]}"; do tasks+=("run_e2e|$type"); done
 fi
+for entry in "${models[@]}"; do tasks+=("run_model|$entry"); done
+
+# Each qemu process emulates one thread, so the tasks run QEMU_JOBS at a time (default: nproc),
+# each in a subshell with its own log; the logs are printed in task order.
+jobs_max="${QEMU_JOBS:-$(nproc)}"
+for i in "${!tasks[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs_max)); do wait -n || true; done
+  (
+    failed=()
+    "${tasks[$i]%%|*}" "${tasks[$i]#*|}"
+    ((${#failed[@]} == 0)) || printf '%s\n' "${failed[@]}" >"$work/task_$i.failed"
+  ) >"$work/task_$i.log" 2>&1 &
+done
+wait
+for i in "${!tasks[@]}"; do
+  cat "$work/task_$i.log"
+  if [[ -f "$work/task_$i.failed" ]]; then mapfile -t -O "${#failed[@]}" failed <"$work/task_$i.failed"; fi
+done
 
 log "wall time $(($(date +%s) - t_start)) s"
 if ((${#failed[@]})); then
