@@ -91,11 +91,15 @@ std::vector<int64_t> CompiledAndSupportedTargets() {
   return targets;
 }
 
+// The target the kernels dispatch to now. In this namespace so that HWY_DYNAMIC_DISPATCH's
+// unqualified name also resolves when Highway compiles one static target (the fuzz config).
+static int64_t DispatchedTarget() { return HWY_DYNAMIC_DISPATCH(CurrentTarget)(); }
+
 }  // namespace ggml_cpu
 
 extern "C" const char* ggml_cpu_target_name(void) {
   ggml_cpu::InitDispatchOnce();
-  return hwy::TargetName(HWY_DYNAMIC_DISPATCH(ggml_cpu::CurrentTarget)());
+  return hwy::TargetName(ggml_cpu::DispatchedTarget());
 }
 
 extern "C" bool ggml_cpu_set_target_limit(const char* name) {

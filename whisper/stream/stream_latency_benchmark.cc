@@ -155,8 +155,9 @@ int Run(int argc, char** argv) {
     }
     if (std::getenv("STREAM_LATENCY_VERBOSE") != nullptr) {
       for (size_t i = 0; i < first.size(); ++i) {
-        std::printf("  %-14s end %6.2f s  shown %6.2f s  latency %5.2f s\n", ref_words[i].c_str(), ref_end[i], first[i],
-                    first[i] < 0 ? -1.0 : first[i] - ref_end[i]);
+        std::printf("  %-14s end %6.2f s  shown %6.2f s  latency %5.2f s  any text %5.2f s\n", ref_words[i].c_str(),
+                    ref_end[i], first[i], first[i] < 0 ? -1.0 : first[i] - ref_end[i],
+                    any[i] < 0 ? -1.0 : any[i] - ref_end[i]);
       }
     }
     (void)missing;
