@@ -41,11 +41,13 @@ step "bazel test //... $*" "$bazel" test --keep_going "$@" -- //...
 # the executor fully instrumented, then everything else (the model tests) with kernels/matmul.cc
 # uninstrumented but its operand rows checked against ASan's shadow at each call
 # (--config=sanitize_models; jfk.wav in 1.1 s against 7.5-9 s with matmul.cc instrumented). One
-# build instead of separate ASan and UBSan builds saved about 10 minutes of CI.
+# build instead of separate ASan and UBSan builds. --build_tests_only: only what the selected tests
+# need is built instrumented (not the benchmarks, the tools or the Python module).
 step "bazel test --config=sanitize //kernels/... //cpu/..." \
-  "$bazel" test --config=sanitize --keep_going --test_tag_filters=-no_sanitizers -- //kernels/... //cpu/...
+  "$bazel" test --config=sanitize --keep_going --build_tests_only --test_tag_filters=-no_sanitizers -- \
+  //kernels/... //cpu/...
 step "bazel test --config=sanitize_models ${sanitize_targets[*]} (but kernels, cpu)" \
-  "$bazel" test --config=sanitize_models --keep_going --test_tag_filters=-no_sanitizers -- \
+  "$bazel" test --config=sanitize_models --keep_going --build_tests_only --test_tag_filters=-no_sanitizers -- \
   "${sanitize_targets[@]}" -//kernels/... -//cpu/...
 # ThreadSanitizer on what runs threads: the pool, the graph executor, and several whisper_states on
 # one context at once (whisper_full_parallel, abort from another thread). TSan runs ~5x slower
