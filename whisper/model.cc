@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -57,6 +59,21 @@ class MappedFile {
     madvise(p, size_, MADV_SEQUENTIAL);
     data_ = static_cast<const uint8_t*>(p);
     return absl::OkStatus();
+  }
+
+  // Drops the whole pages inside [offset, offset + n) from this process's resident set
+  // (MADV_DONTNEED on a private read-only file mapping: the bytes stay valid and are read from
+  // the page cache again if touched). Called as the loader finishes with each part of the file,
+  // so the copy into the weight buffer never holds the file image and the weights resident at
+  // once (tiny.en: 77 MB of each).
+  static void Release(void* self, size_t offset, size_t n) {
+    auto* f = static_cast<MappedFile*>(self);
+    if (f->size_ == 0 || offset >= f->size_) return;
+    n = std::min(n, f->size_ - offset);
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(f->data_) + offset + page - 1) & ~(page - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(f->data_) + offset + n) & ~(page - 1);
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   }
 
  private:
@@ -113,11 +130,17 @@ absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::Load(const std::stri
   MappedFile file;
   absl::Status status = file.Open(path);
   if (!status.ok()) return status;
-  return LoadFromBuffer(file.data(), file.size(), path);
+  return LoadImage(file.data(), file.size(), path, &MappedFile::Release, &file);
 }
 
 absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::LoadFromBuffer(const void* data, size_t size,
                                                                            const std::string& path) {
+  return LoadImage(data, size, path, nullptr, nullptr);
+}
+
+absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::LoadImage(const void* data, size_t size,
+                                                                      const std::string& path,
+                                                                      ReleaseFn release, void* release_arg) {
   if (data == nullptr && size > 0) return absl::InvalidArgumentError(absl::StrCat(path, ": NULL buffer"));
   static const uint8_t kEmpty = 0;
   struct Image {
@@ -131,6 +154,9 @@ absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::LoadFromBuffer(const
   absl::StatusOr<std::vector<TensorRecord>> records =
       ParseTensorRecords(file.data(), file.size(), *header, path);
   if (!records.ok()) return records.status();
+  // The header's parts (hparams, mel filters, vocabulary) are copied out and the tensor records
+  // hold offsets: nothing below reads the file image but the tensors' bytes.
+  if (release != nullptr) release(release_arg, 0, file.size());
 
   std::unique_ptr<WhisperModel> model(new WhisperModel());
   model->path_ = path;
@@ -170,7 +196,14 @@ absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::LoadFromBuffer(const
                                                  "memory",
                                                  path, r.name, r.nbytes, ggml_nbytes(tensors[i])));
     }
-    memcpy(tensors[i]->data, file.data() + r.data_offset, r.nbytes);
+    // In chunks, each released once copied: at most kChunk bytes of the file resident at a time
+    // (the token embedding alone is 40 MB in tiny.en's F16 file).
+    constexpr size_t kChunk = size_t{4} << 20;
+    for (size_t done = 0; done < r.nbytes; done += kChunk) {
+      const size_t n = std::min(kChunk, r.nbytes - done);
+      memcpy(static_cast<uint8_t*>(tensors[i]->data) + done, file.data() + r.data_offset + done, n);
+      if (release != nullptr) release(release_arg, r.data_offset + done, n);
+    }
     model->weights_file_bytes_ += r.nbytes;
   }
 

@@ -114,6 +114,12 @@ class WhisperModel {
  private:
   WhisperModel() = default;
 
+  // Called with byte ranges of the image the loader has finished reading (may be nullptr).
+  using ReleaseFn = void (*)(void* arg, size_t offset, size_t n);
+  static absl::StatusOr<std::unique_ptr<WhisperModel>> LoadImage(const void* data, size_t size,
+                                                                 const std::string& path,
+                                                                 ReleaseFn release, void* release_arg);
+
   std::string path_;
   WhisperHparams hparams_;
   WhisperVocab vocab_;

@@ -150,6 +150,8 @@ class WhisperState {
 
   absl::Status Init(int n_decoders);
   absl::Status BuildWindowGraphs(int n_ctx);
+  // Zeroes `decoder`'s self K/V the first time it is used (Decode, CopyKv, Align).
+  void ClearKvOnce(int decoder);
   // Runs `graph` with compute_, or the SIMD executor when it is null; grows the work buffer only
   // if a plan needs more than was sized in Init (never for graphs within the reserved shapes).
   absl::Status Compute(ggml_cgraph* graph, const char* what);
@@ -163,6 +165,7 @@ class WhisperState {
   ggml_tensor* embd_ = nullptr;
   DecoderKv cross_kv_;
   std::vector<DecoderKv> self_kv_;
+  std::vector<uint8_t> self_kv_cleared_;  // [n_decoders]: 1 once that decoder's K/V is zeroed
 
   // Per graph: metadata context (reset per build) and allocator (reserved once).
   ggml_context* enc_ctx_ = nullptr;
