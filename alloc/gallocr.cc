@@ -50,7 +50,9 @@ size_t NextPow2(size_t n) {
 }  // namespace
 
 struct ggml_gallocr {
-  ggml_backend_buffer_t buffer = nullptr;  // owned; the handle never changes once created
+  ggml_backend_buffer_t buffer = nullptr;  // the handle never changes once created
+  bool owns_buffer = true;                  // false: ggml_gallocr_new_with_buffer's, not freed here
+  size_t max_plan = 0;                      // the largest peak of a graph planned so far
   ggml_dyn_tallocr* talloc = nullptr;
   size_t alignment = GGML_BACKEND_CPU_ALIGNMENT;
   bool allow_realloc = true;
@@ -288,9 +290,21 @@ ggml_gallocr_t ggml_gallocr_new(void) {
   return g;
 }
 
+ggml_gallocr_t ggml_gallocr_new_with_buffer(ggml_backend_buffer_t buffer) {
+  if (buffer == nullptr) {
+    ggml_set_error("ggml_gallocr_new_with_buffer: buffer is NULL");
+    return nullptr;
+  }
+  ggml_gallocr_t g = ggml_gallocr_new();
+  if (g == nullptr) return nullptr;
+  g->buffer = buffer;
+  g->owns_buffer = false;
+  return g;
+}
+
 void ggml_gallocr_free(ggml_gallocr_t galloc) {
   if (galloc == nullptr) return;
-  ggml_backend_buffer_free(galloc->buffer);
+  if (galloc->owns_buffer) ggml_backend_buffer_free(galloc->buffer);
   ggml_dyn_tallocr_free(galloc->talloc);
   delete[] galloc->keys;
   delete[] galloc->entries;
@@ -305,7 +319,9 @@ bool ggml_gallocr_reserve(ggml_gallocr_t galloc, ggml_cgraph* graph) {
   if (!CheckArgs(galloc, graph, "ggml_gallocr_reserve")) return false;
   if (!EnsureTable(galloc, graph->n_nodes + graph->n_leafs)) return false;
   if (!Plan(galloc, graph)) return false;
-  return GrowBuffer(galloc, ggml_dyn_tallocr_max_size(galloc->talloc));
+  const size_t need = ggml_dyn_tallocr_max_size(galloc->talloc);
+  if (need > galloc->max_plan) galloc->max_plan = need;
+  return GrowBuffer(galloc, need);
 }
 
 bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, ggml_cgraph* graph) {
@@ -323,6 +339,7 @@ bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, ggml_cgraph* graph) {
   }
   if (!Plan(galloc, graph)) return false;
   const size_t need = ggml_dyn_tallocr_max_size(galloc->talloc);
+  if (need > galloc->max_plan) galloc->max_plan = need;
   const size_t have = ggml_backend_buffer_get_size(galloc->buffer);
   if (need > have) {
     if (!galloc->allow_realloc) {
@@ -334,6 +351,10 @@ bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, ggml_cgraph* graph) {
     if (!GrowBuffer(galloc, need)) return false;
   }
   return Apply(galloc, graph);
+}
+
+size_t ggml_gallocr_get_max_plan_size(ggml_gallocr_t galloc) {
+  return galloc == nullptr ? 0 : galloc->max_plan;
 }
 
 size_t ggml_gallocr_get_buffer_size(ggml_gallocr_t galloc, int buffer_id) {

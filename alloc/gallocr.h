@@ -78,7 +78,19 @@ typedef struct ggml_gallocr* ggml_gallocr_t;
 
 // An allocator with no buffer yet; realloc allowed. NULL with a message when out of memory.
 ggml_gallocr_t ggml_gallocr_new(void);
-// Frees the allocator and its buffer: tensors placed in it dangle from here on. NULL is a no-op.
+// An allocator that places graphs in `buffer`, owned by the caller (it must outlive the allocator)
+// and grown in place (ggml_backend_cpu_buffer_realloc) like an owned one when a reserve needs more.
+// Several allocators may share one buffer for graphs that never run at the same time (a Whisper
+// state's encoder, cross and decoder graphs: one buffer of the largest peak instead of their sum).
+// The bytes then belong to whichever graph was placed last: call ggml_gallocr_alloc_graph on a
+// graph before each compute, after any other allocator of the buffer placed or reserved (a reserve
+// that grows the buffer moves it), and copy out results another graph must read. A tensor already
+// in the shared buffer counts as the graph's own and is placed again. Not in ggml (ggml-alloc.c
+// has one buffer per allocator and backend). NULL with a message for a NULL buffer or out of
+// memory.
+ggml_gallocr_t ggml_gallocr_new_with_buffer(ggml_backend_buffer_t buffer);
+// Frees the allocator and its buffer if it owns it (not ggml_gallocr_new_with_buffer's): tensors
+// placed in it dangle from here on. NULL is a no-op.
 void ggml_gallocr_free(ggml_gallocr_t galloc);
 
 // true (the default): ggml_gallocr_alloc_graph re-reserves (grows the buffer and the tables, heap
@@ -101,9 +113,13 @@ bool ggml_gallocr_reserve(ggml_gallocr_t galloc, struct ggml_cgraph* graph);
 // untouched). Also false for the errors of ggml_gallocr_reserve.
 bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph* graph);
 
+// The largest peak, in bytes, of the graphs this allocator has planned (reserve or alloc_graph):
+// what a graph of its own needs, whatever the size of a shared buffer. 0 before the first plan.
+size_t ggml_gallocr_get_max_plan_size(ggml_gallocr_t galloc);
 // Bytes of buffer `buffer_id` (only 0 exists), 0 before the first reserve or for another id.
 size_t ggml_gallocr_get_buffer_size(ggml_gallocr_t galloc, int buffer_id);
-// The buffer (only id 0), NULL before the first reserve or for another id. Owned by galloc.
+// The buffer (only id 0), NULL before the first reserve or for another id. Owned by galloc unless
+// it was given to ggml_gallocr_new_with_buffer.
 ggml_backend_buffer_t ggml_gallocr_get_buffer(ggml_gallocr_t galloc, int buffer_id);
 
 #ifdef __cplusplus

@@ -106,6 +106,66 @@ TEST_F(GallocrTest, FreedBytesAreReusedBestFit) {
   ExpectValid(g);
 }
 
+TEST_F(GallocrTest, CastIsPlacedWhenComputedNotBeforeNodeZero) {
+  ggml_tensor* x = Input(256);                          // 1024 @ 0
+  ggml_tensor* a = ggml_norm(ctx_, x, 1e-5f);            // 1024 @ 1024
+  ggml_tensor* c = ggml_cast(ctx_, a, GGML_TYPE_F16);    // 512 @ 2048: after a, a node
+  ggml_tensor* d = ggml_cast(ctx_, c, GGML_TYPE_F32);    // 1024: a's freed block @ 1024
+  ggml_cgraph* g = Graph(d);
+  ASSERT_TRUE(ggml_gallocr_alloc_graph(galloc_, g)) << ggml_last_error();
+  EXPECT_EQ(Offset(a), 1024u);
+  EXPECT_EQ(Offset(c), 2048u);
+  EXPECT_EQ(Offset(d), 1024u);
+  EXPECT_EQ(ggml_gallocr_get_buffer_size(galloc_, 0), 2560u);
+  ExpectValid(g);
+}
+
+TEST_F(GallocrTest, AllocatorsShareACallerOwnedBuffer) {
+  ggml_backend_buffer_t buffer = ggml_backend_cpu_buffer_new(0);
+  ASSERT_NE(buffer, nullptr);
+  ggml_gallocr_t big = ggml_gallocr_new_with_buffer(buffer);
+  ggml_gallocr_t small = ggml_gallocr_new_with_buffer(buffer);
+  ASSERT_NE(big, nullptr);
+  ASSERT_NE(small, nullptr);
+  // Four norms over 256 floats: peak 3072 (FreedBytesAreReusedBestFit); one norm over 64: 512.
+  ggml_tensor* x = Input(256);
+  ggml_tensor* d = ggml_norm(ctx_, ggml_norm(ctx_, ggml_norm(ctx_, ggml_norm(ctx_, x, 1e-5f), 1e-5f), 1e-5f), 1e-5f);
+  ggml_cgraph* g_big = Graph(d);
+  ggml_tensor* y = Input(64);                        // 256 @ 0
+  ggml_tensor* e = ggml_norm(ctx_, y, 1e-5f);        // 256 @ 256
+  ggml_cgraph* g_small = Graph(e);
+  ASSERT_TRUE(ggml_gallocr_reserve(small, g_small)) << ggml_last_error();
+  EXPECT_EQ(ggml_backend_buffer_get_size(buffer), 512u);
+  ASSERT_TRUE(ggml_gallocr_reserve(big, g_big)) << ggml_last_error();
+  EXPECT_EQ(ggml_backend_buffer_get_size(buffer), 3072u);  // the largest peak, not 3584
+  ASSERT_TRUE(ggml_gallocr_reserve(small, g_small)) << ggml_last_error();
+  EXPECT_EQ(ggml_backend_buffer_get_size(buffer), 3072u);  // never shrinks
+  EXPECT_EQ(ggml_gallocr_get_max_plan_size(big), 3072u);
+  EXPECT_EQ(ggml_gallocr_get_max_plan_size(small), 512u);
+  EXPECT_EQ(ggml_gallocr_get_buffer(small, 0), buffer);
+
+  // Each graph placed from the same base in turn.
+  const char* base = static_cast<const char*>(ggml_backend_buffer_get_base(buffer));
+  ASSERT_TRUE(ggml_gallocr_alloc_graph(big, g_big)) << ggml_last_error();
+  EXPECT_EQ(static_cast<const char*>(x->data), base);
+  EXPECT_EQ(static_cast<const char*>(d->data), base + 2048);
+  ASSERT_TRUE(ggml_gallocr_alloc_graph(small, g_small)) << ggml_last_error();
+  EXPECT_EQ(static_cast<const char*>(y->data), base);
+  EXPECT_EQ(static_cast<const char*>(e->data), base + 256);
+  // The big graph's tensors are in the shared buffer: placed again, not taken as external.
+  ASSERT_TRUE(ggml_gallocr_alloc_graph(big, g_big)) << ggml_last_error();
+  EXPECT_EQ(static_cast<const char*>(d->data), base + 2048);
+
+  // Freeing the allocators leaves the buffer to its owner (ASan reports a double free otherwise).
+  ggml_gallocr_free(big);
+  ggml_gallocr_free(small);
+  EXPECT_EQ(ggml_backend_buffer_get_size(buffer), 3072u);
+  ggml_backend_buffer_free(buffer);
+
+  EXPECT_EQ(ggml_gallocr_new_with_buffer(nullptr), nullptr);
+  EXPECT_NE(std::string(ggml_last_error()).find("buffer is NULL"), std::string::npos);
+}
+
 TEST_F(GallocrTest, OutputsInputsAndSharedParentsAreNotOverwritten) {
   ggml_tensor* x = Input(64);                     // 256 bytes @ 0
   ggml_tensor* a = ggml_norm(ctx_, x, 1e-5f);     // @ 256

@@ -171,6 +171,16 @@ ggml_tensor* ggml_cpy(ggml_context* ctx, ggml_tensor* a, ggml_tensor* b) {
   return r;
 }
 
+ggml_tensor* ggml_cast(ggml_context* ctx, ggml_tensor* a, ggml_type type) {
+  GGML_OP_NONNULL("ggml_cast", a);
+  GGML_OP_CHECK((a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) &&
+                    (type == GGML_TYPE_F32 || type == GGML_TYPE_F16),
+                "ggml_cast: types must be F32 or F16: %s -> %s", ShapeStr(a), ggml_type_name(type));
+  ggml_tensor* r = NewResult(ctx, type, a->ne, GGML_OP_CONT, a);
+  if (r != nullptr) ggml_format_name(r, "%s (%s)", a->name, ggml_type_name(type));
+  return r;
+}
+
 ggml_tensor* ggml_cont(ggml_context* ctx, ggml_tensor* a) {
   GGML_OP_NONNULL("ggml_cont", a);
   GGML_OP_CHECK(a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16, "ggml_cont: type of %s is not F32/F16",

@@ -49,6 +49,13 @@ struct ggml_tensor* ggml_mul_mat(struct ggml_context* ctx, struct ggml_tensor* a
 struct ggml_tensor* ggml_cpy(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b);
 // A contiguous copy of a (op CONT), same type and shape.
 struct ggml_tensor* ggml_cont(struct ggml_context* ctx, struct ggml_tensor* a);
+// A contiguous copy of a converted to `type` (F32 or F16), same shape: a node with its own bytes,
+// placed by the graph allocator when it is computed and freed after its last use, where
+// ggml_cpy(a, ggml_new_tensor(...)) makes the destination a leaf that holds its bytes from the start
+// of the graph. ggml's ggml_cast is op CPY with src[1] = the result itself; here it is op CONT
+// with one source (the executors convert types in DUP, CONT and CPY alike). NULL with a message
+// for a NULL or non-float a or type.
+struct ggml_tensor* ggml_cast(struct ggml_context* ctx, struct ggml_tensor* a, enum ggml_type type);
 struct ggml_tensor* ggml_cont_2d(struct ggml_context* ctx, struct ggml_tensor* a, int64_t ne0, int64_t ne1);
 
 // Views that change the shape of a contiguous tensor (op RESHAPE, no data copy). The element

@@ -222,6 +222,24 @@ TEST_F(OpsTest, ContMakesAContiguousTensorOfTheSameShape) {
   EXPECT_TRUE(ErrorMentions(log_, {"not F32/F16"}));
 }
 
+TEST_F(OpsTest, CastIsANodeOfTheNewTypeAndTheSameShape) {
+  ggml_tensor* a = New(GGML_TYPE_F32, 6, 4, 1, 1, "k");
+  ggml_tensor* t = ggml_transpose(ctx_, a);
+  ggml_tensor* c = ggml_cast(ctx_, t, GGML_TYPE_F16);
+  EXPECT_TRUE(HasShape(c, GGML_TYPE_F16, {4, 6}));
+  EXPECT_EQ(c->op, GGML_OP_CONT);  // one source, so the allocator sees a plain node
+  EXPECT_EQ(c->view_src, nullptr);
+  EXPECT_EQ(c->data, nullptr);
+  EXPECT_EQ(c->src[0], t);
+  EXPECT_EQ(c->src[1], nullptr);
+  EXPECT_STREQ(c->name, "k (transposed) (f16)");
+  EXPECT_TRUE(HasShape(ggml_cast(ctx_, c, GGML_TYPE_F32), GGML_TYPE_F32, {4, 6}));
+  EXPECT_EQ(ggml_cast(ctx_, a, GGML_TYPE_Q8_0), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"F32 or F16", "q8_0"}));
+  EXPECT_EQ(ggml_cast(ctx_, New(GGML_TYPE_I32, 4), GGML_TYPE_F16), nullptr);
+  EXPECT_EQ(ggml_cast(ctx_, nullptr, GGML_TYPE_F16), nullptr);
+}
+
 TEST_F(OpsTest, GetRowsSelectsRowsPerBatch) {
   ggml_tensor* emb = New(GGML_TYPE_F16, 384, 51864, 1, 1, "token_embedding");
   ggml_tensor* ids = New(GGML_TYPE_I32, 3);

@@ -28,14 +28,15 @@ ggml_tensor* EncoderAttention(ggml_context* ctx, const AttentionWeights& w, ggml
   ggml_tensor* v = ggml_add(ctx, ggml_mul_mat(ctx, w.v_w, cur), w.v_b);
   if (q == nullptr || k == nullptr || v == nullptr) return nullptr;
 
-  // Q: [d, n_ctx, n_head] (a permuted view); K: F16 copy, viewed as [d, n_ctx, n_head].
+  // Q: [d, n_ctx, n_head] (a permuted view); K: F16 copy, viewed as [d, n_ctx, n_head]. The F16
+  // copies are ggml_cast nodes: their bytes exist from this layer's cast to its attention only
+  // (as ggml_cpy destinations they were leafs, all layers' held from the start of the graph).
   ggml_tensor* Q = ggml_permute(ctx, ggml_reshape_3d(ctx, q, d, n_head, n_ctx), 0, 2, 1, 3);
-  ggml_tensor* K = ggml_permute(
-      ctx, ggml_cpy(ctx, k, ggml_new_tensor_3d(ctx, GGML_TYPE_F16, d, n_head, n_ctx)), 0, 2, 1, 3);
+  ggml_tensor* K = ggml_permute(ctx, ggml_reshape_3d(ctx, ggml_cast(ctx, k, GGML_TYPE_F16), d, n_head, n_ctx), 0,
+                                2, 1, 3);
   // V: F16 [n_ctx, d, n_head] (rows along time) so that V x softmax gives [d, n, n_head].
-  ggml_tensor* V = ggml_cpy(
-      ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, v, d, n_head, n_ctx), 1, 2, 0, 3),
-      ggml_new_tensor_3d(ctx, GGML_TYPE_F16, n_ctx, d, n_head));
+  ggml_tensor* V =
+      ggml_cast(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, v, d, n_head, n_ctx), 1, 2, 0, 3), GGML_TYPE_F16);
   ggml_tensor* attn = BlockedAttention(ctx, Q, K, V, 1.0f / std::sqrt(static_cast<float>(d)), query_block);
   if (attn == nullptr) return nullptr;
   cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, attn), w.o_b);

@@ -125,8 +125,11 @@ class WhisperState {
   // n_tokens is clamped to [0, n_text_ctx]. No allocation.
   void CopyKv(int src_decoder, int dst_decoder, int n_tokens);
 
-  // Bytes of the graph allocator buffer of `which` (for the CLI's memory report).
+  // Bytes the graph `which` needs at its peak (its allocator's largest plan; for the memory
+  // report). The encoder, cross and decoder graphs share one buffer of the largest of the three.
   size_t compute_buffer_size(Graph which) const;
+  // Bytes of all compute buffers held: the shared one plus the alignment graph's (DTW).
+  size_t compute_buffer_total() const;
   // Bytes of the state buffer (encoder output, cross K/V, self KV caches).
   size_t kv_buffer_size() const;
 
@@ -167,7 +170,9 @@ class WhisperState {
   std::vector<DecoderKv> self_kv_;
   std::vector<uint8_t> self_kv_cleared_;  // [n_decoders]: 1 once that decoder's K/V is zeroed
 
-  // Per graph: metadata context (reset per build) and allocator (reserved once).
+  // Per graph: metadata context (reset per build) and allocator (reserved once); the encoder,
+  // cross and decoder allocators place their graphs in compute_buffer_, each before it computes.
+  ggml_backend_buffer_t compute_buffer_ = nullptr;
   ggml_context* enc_ctx_ = nullptr;
   ggml_context* cross_ctx_ = nullptr;
   ggml_context* dec_ctx_ = nullptr;

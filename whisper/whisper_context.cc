@@ -292,9 +292,11 @@ struct whisper_state* whisper_init_state(struct whisper_context* ctx) {
                                                               ctx->model->hparams().n_text_ctx, ctx->token_text);
   const whisper::WhisperState& ws = *state->ws;
   Log(GGML_LOG_LEVEL_INFO,
-      "%s: kv cache and encoder output %.2f MB; compute buffers: encoder %.2f MB, cross %.2f MB, decoder %.2f MB\n",
-      __func__, ws.kv_buffer_size() / 1e6, ws.compute_buffer_size(whisper::Graph::kEncoder) / 1e6,
-      ws.compute_buffer_size(whisper::Graph::kCross) / 1e6, ws.compute_buffer_size(whisper::Graph::kDecoder) / 1e6);
+      "%s: kv cache and encoder output %.2f MB; compute buffer %.2f MB (peaks: encoder %.2f MB, cross %.2f MB, "
+      "decoder %.2f MB)\n",
+      __func__, ws.kv_buffer_size() / 1e6, ws.compute_buffer_total() / 1e6,
+      ws.compute_buffer_size(whisper::Graph::kEncoder) / 1e6, ws.compute_buffer_size(whisper::Graph::kCross) / 1e6,
+      ws.compute_buffer_size(whisper::Graph::kDecoder) / 1e6);
   return state;
 }
 
