@@ -114,13 +114,15 @@ absl::Status WhisperState::Init(int n_decoders) {
         absl::StrCat("WhisperState: state buffer: ", ggml_last_error()));
   }
   // Zeroed before first use, per part: the encoder output and cross K/V here, each decoder's
-  // self K/V when that decoder first runs (ClearKvOnce). A state sized for best-of 5 that decodes
-  // greedily never touches decoders 1-4's pages, so they stay out of the resident set (tiny.en:
-  // 4 x 2.75 MB; the buffer is a fresh mapping from aligned_alloc at this size).
+  // self K/V as that decoder runs (PrepareKv). A state sized for best-of 5 that decodes greedily
+  // never touches decoders 1-4's pages, and a decoder's K pages past the positions it used are
+  // never touched either, so they stay out of the resident set (tiny.en: 2.75 MB per decoder;
+  // the buffer is a fresh mapping from aligned_alloc at this size).
   memset(embd_->data, 0, ggml_nbytes(embd_));
   memset(cross_kv_.k->data, 0, ggml_nbytes(cross_kv_.k));
   memset(cross_kv_.v->data, 0, ggml_nbytes(cross_kv_.v));
-  self_kv_cleared_.assign(self_kv_.size(), 0);
+  self_v_zeroed_.assign(self_kv_.size(), 0);
+  self_k_rows_.assign(self_kv_.size(), 0);
 
   enc_ctx_ = NewMetaContext(EncoderGraphSize(h));
   cross_ctx_ = NewMetaContext(CrossGraphSize(h));
@@ -268,7 +270,7 @@ absl::Status WhisperState::Decode(int decoder, const int32_t* tokens, int n_toke
   }
   absl::Status valid = CheckTokens("Decode", tokens, n_tokens, h.n_vocab);
   if (!valid.ok()) return valid;
-  ClearKvOnce(decoder);
+  PrepareKv(decoder, n_past, n_tokens);
   ggml_reset(dec_ctx_);
   absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(dec_ctx_, model_, self_kv_[decoder],
                                                      cross_kv_, encoded_n_ctx_, n_tokens, n_past);
@@ -321,7 +323,7 @@ absl::StatusOr<const float*> WhisperState::Align(const int32_t* tokens, int n_to
   if (encoded_n_ctx_ == 0) return absl::FailedPreconditionError("Align: no window encoded yet (call Encode first)");
   absl::Status valid = CheckTokens("Align", tokens, n_tokens, h.n_vocab);
   if (!valid.ok()) return valid;
-  ClearKvOnce(0);
+  PrepareKv(0, 0, n_tokens);
   ggml_reset(align_ctx_);
   absl::StatusOr<DecoderGraph> g =
       BuildDecoderGraph(align_ctx_, model_, self_kv_[0], cross_kv_, encoded_n_ctx_, n_tokens, 0, aheads_.data(),
@@ -337,11 +339,27 @@ absl::StatusOr<const float*> WhisperState::Align(const int32_t* tokens, int n_to
   return static_cast<const float*>(g->aheads_qk->data);
 }
 
-void WhisperState::ClearKvOnce(int decoder) {
-  if (self_kv_cleared_[decoder]) return;
-  memset(self_kv_[decoder].k->data, 0, ggml_nbytes(self_kv_[decoder].k));
-  memset(self_kv_[decoder].v->data, 0, ggml_nbytes(self_kv_[decoder].v));
-  self_kv_cleared_[decoder] = 1;
+void WhisperState::PrepareKv(int decoder, int n_past, int n_tokens) {
+  const WhisperHparams& h = model_.hparams();
+  const DecoderKv& kv = self_kv_[decoder];
+  if (!self_v_zeroed_[decoder]) {  // V: channel rows of n_text_ctx, so every page is written anyway
+    memset(kv.v->data, 0, ggml_nbytes(kv.v));
+    self_v_zeroed_[decoder] = 1;
+  }
+  // K: positions are rows of S, so only rows up to the high-water mark are ever touched. Rows
+  // [n_past, n_past + n_tokens) are about to be written; rows below n_past that no step wrote
+  // are zeroed, so every row a graph reads holds a value.
+  const int64_t from = self_k_rows_[decoder];
+  const int64_t to = std::min<int64_t>(n_past, h.n_text_ctx);
+  if (to > from) {
+    const size_t es = sizeof(ggml_fp16_t);
+    const int64_t S = h.n_text_state;
+    for (int il = 0; il < h.n_text_layer; ++il) {
+      memset(static_cast<char*>(kv.k->data) + es * S * (int64_t{h.n_text_ctx} * il + from), 0,
+             es * S * (to - from));
+    }
+  }
+  self_k_rows_[decoder] = std::max<int64_t>(from, std::min<int64_t>(int64_t{n_past} + n_tokens, h.n_text_ctx));
 }
 
 const float* WhisperState::logits(int decoder) const {
@@ -356,8 +374,8 @@ void WhisperState::CopyKv(int src, int dst, int n_tokens) {
   const int64_t n_ctx = h.n_text_ctx;
   const int64_t n = std::max(0, std::min(n_tokens, h.n_text_ctx));
   const size_t es = sizeof(ggml_fp16_t);
-  ClearKvOnce(src);
-  ClearKvOnce(dst);
+  PrepareKv(src, static_cast<int>(n), 0);
+  PrepareKv(dst, 0, static_cast<int>(n));  // rows [0, n) written by the copy below
   const char* sk = static_cast<const char*>(self_kv_[src].k->data);
   const char* sv = static_cast<const char*>(self_kv_[src].v->data);
   char* dk = static_cast<char*>(self_kv_[dst].k->data);

@@ -153,8 +153,10 @@ class WhisperState {
 
   absl::Status Init(int n_decoders);
   absl::Status BuildWindowGraphs(int n_ctx);
-  // Zeroes `decoder`'s self K/V the first time it is used (Decode, CopyKv, Align).
-  void ClearKvOnce(int decoder);
+  // Before a graph reads `decoder`'s self K/V at positions [0, n_past + n_tokens) and writes
+  // [n_past, n_past + n_tokens): zeroes its V the first time, and its K rows below n_past that
+  // were never written (Decode, CopyKv, Align). No allocation.
+  void PrepareKv(int decoder, int n_past, int n_tokens);
   // Runs `graph` with compute_, or the SIMD executor when it is null; grows the work buffer only
   // if a plan needs more than was sized in Init (never for graphs within the reserved shapes).
   absl::Status Compute(ggml_cgraph* graph, const char* what);
@@ -168,7 +170,8 @@ class WhisperState {
   ggml_tensor* embd_ = nullptr;
   DecoderKv cross_kv_;
   std::vector<DecoderKv> self_kv_;
-  std::vector<uint8_t> self_kv_cleared_;  // [n_decoders]: 1 once that decoder's K/V is zeroed
+  std::vector<uint8_t> self_v_zeroed_;  // [n_decoders]: 1 once that decoder's V is zeroed
+  std::vector<int64_t> self_k_rows_;    // [n_decoders]: K rows [0, this) written or zeroed
 
   // Per graph: metadata context (reset per build) and allocator (reserved once); the encoder,
   // cross and decoder allocators place their graphs in compute_buffer_, each before it computes.
