@@ -21,34 +21,59 @@ struct StepShape {
 };
 
 // x + SelfAttn(LN(x)) for layer il; appends the K/V cache writes to `graph` first so that they
-// run before the products that read the cache.
+// run before the products that read the cache. With n_kvs == 1 the s.n_tokens columns of x are
+// consecutive positions n_past.. of kvs[0] (causal mask); with n_kvs == s.n_tokens > 1, column b is
+// one token of decoder kvs[b] at position n_past: the projections run on all columns at once and
+// each column attends to its own cache (one product pair per column, joined by concat).
 ggml_tensor* SelfAttention(ggml_context* ctx, ggml_cgraph* graph, const AttentionWeights& w,
-                           const DecoderKv& kv, int il, const StepShape& s, ggml_tensor* x) {
+                           const DecoderKv* kvs, int n_kvs, int il, const StepShape& s, ggml_tensor* x) {
   const float scale = std::pow(static_cast<float>(s.d), -0.25f);
-  const size_t es = ggml_element_size(kv.k);
+  const size_t es = ggml_element_size(kvs[0].k);
   const size_t layer = es * s.n_text_ctx * s.S * il;
-  const int64_t n_kv = s.n_past + s.n_tokens;
+  const int64_t n_kv = s.n_past + (n_kvs == 1 ? s.n_tokens : 1);
   ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
   ggml_tensor* q = ggml_scale(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w.q_w, cur), w.q_b), scale);
   ggml_tensor* k = ggml_scale(ctx, ggml_mul_mat(ctx, w.k_w, cur), scale);
   ggml_tensor* v = ggml_add(ctx, ggml_mul_mat(ctx, w.v_w, cur), w.v_b);
   if (q == nullptr || k == nullptr || v == nullptr) return nullptr;
-
-  ggml_tensor* k_dst = ggml_view_1d(ctx, kv.k, s.n_tokens * s.S, layer + es * s.S * s.n_past);
-  ggml_tensor* v_dst = ggml_view_2d(ctx, kv.v, s.n_tokens, s.S, es * s.n_text_ctx,
-                                    layer + es * s.n_past);
-  if (!ggml_build_forward_expand(graph, ggml_cpy(ctx, k, k_dst)) ||
-      !ggml_build_forward_expand(graph, ggml_cpy(ctx, ggml_transpose(ctx, v), v_dst))) {
-    return nullptr;
-  }
-
   ggml_tensor* Q = ggml_permute(ctx, ggml_reshape_3d(ctx, q, s.d, s.n_head, s.n_tokens), 0, 2, 1, 3);
-  ggml_tensor* K = ggml_view_3d(ctx, kv.k, s.d, n_kv, s.n_head, es * s.S, es * s.d, layer);
-  ggml_tensor* kq = ggml_mul_mat(ctx, K, Q);  // [n_kv, n_tokens, n_head]
-  kq = ggml_soft_max(ctx, ggml_diag_mask_inf(ctx, kq, static_cast<int>(s.n_past)));
-  ggml_tensor* V = ggml_view_3d(ctx, kv.v, n_kv, s.d, s.n_head, es * s.n_text_ctx,
-                                es * s.n_text_ctx * s.d, layer);
-  ggml_tensor* kqv = ggml_mul_mat(ctx, V, kq);  // [d, n_tokens, n_head]
+
+  ggml_tensor* kqv = nullptr;  // [d, n_tokens, n_head]
+  if (n_kvs == 1) {
+    const DecoderKv& kv = kvs[0];
+    ggml_tensor* k_dst = ggml_view_1d(ctx, kv.k, s.n_tokens * s.S, layer + es * s.S * s.n_past);
+    ggml_tensor* v_dst = ggml_view_2d(ctx, kv.v, s.n_tokens, s.S, es * s.n_text_ctx, layer + es * s.n_past);
+    if (!ggml_build_forward_expand(graph, ggml_cpy(ctx, k, k_dst)) ||
+        !ggml_build_forward_expand(graph, ggml_cpy(ctx, ggml_transpose(ctx, v), v_dst))) {
+      return nullptr;
+    }
+    ggml_tensor* K = ggml_view_3d(ctx, kv.k, s.d, n_kv, s.n_head, es * s.S, es * s.d, layer);
+    ggml_tensor* kq = ggml_mul_mat(ctx, K, Q);  // [n_kv, n_tokens, n_head]
+    kq = ggml_soft_max(ctx, ggml_diag_mask_inf(ctx, kq, static_cast<int>(s.n_past)));
+    ggml_tensor* V = ggml_view_3d(ctx, kv.v, n_kv, s.d, s.n_head, es * s.n_text_ctx, es * s.n_text_ctx * s.d, layer);
+    kqv = ggml_mul_mat(ctx, V, kq);
+  } else {
+    for (int b = 0; b < n_kvs; ++b) {
+      const DecoderKv& kv = kvs[b];
+      // Column b of k ([S, n_tokens]) to position n_past of its cache; column b of v to the
+      // transposed cache as a [1, S] row.
+      ggml_tensor* k_dst = ggml_view_1d(ctx, kv.k, s.S, layer + es * s.S * s.n_past);
+      ggml_tensor* v_dst = ggml_view_2d(ctx, kv.v, 1, s.S, es * s.n_text_ctx, layer + es * s.n_past);
+      ggml_tensor* k_b = ggml_view_1d(ctx, k, s.S, b * k->nb[1]);
+      ggml_tensor* v_b = ggml_view_2d(ctx, v, 1, s.S, v->nb[0], b * v->nb[1]);
+      if (!ggml_build_forward_expand(graph, ggml_cpy(ctx, k_b, k_dst)) ||
+          !ggml_build_forward_expand(graph, ggml_cpy(ctx, v_b, v_dst))) {
+        return nullptr;
+      }
+      ggml_tensor* Q_b = ggml_view_3d(ctx, Q, s.d, 1, s.n_head, Q->nb[1], Q->nb[2], b * Q->nb[1]);
+      ggml_tensor* K = ggml_view_3d(ctx, kv.k, s.d, n_kv, s.n_head, es * s.S, es * s.d, layer);
+      // One query at position n_past sees every key 0..n_past: no mask.
+      ggml_tensor* kq = ggml_soft_max(ctx, ggml_mul_mat(ctx, K, Q_b));  // [n_kv, 1, n_head]
+      ggml_tensor* V = ggml_view_3d(ctx, kv.v, n_kv, s.d, s.n_head, es * s.n_text_ctx, es * s.n_text_ctx * s.d, layer);
+      ggml_tensor* kqv_b = ggml_mul_mat(ctx, V, kq);  // [d, 1, n_head]
+      kqv = b == 0 ? kqv_b : ggml_concat(ctx, kqv, kqv_b, 1);
+    }
+  }
   cur = ggml_cont_2d(ctx, ggml_permute(ctx, kqv, 0, 2, 1, 3), s.S, s.n_tokens);
   cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, cur), w.o_b);
   return ggml_add(ctx, cur, x);
@@ -91,15 +116,18 @@ ggml_tensor* CrossAttention(ggml_context* ctx, ggml_cgraph* graph, const Attenti
 
 }  // namespace
 
-int DecoderGraphSize(const WhisperHparams& h, int n_aheads) {
+int DecoderGraphSize(const WhisperHparams& h, int n_aheads, int n_batch) {
   const int blocks = (h.n_text_ctx + kDecoderQueryBlock - 1) / kDecoderQueryBlock;
-  return 64 + (80 + 8 * blocks) * h.n_text_layer + 8 * std::max(0, n_aheads);
+  return 64 + (80 + 8 * blocks + 16 * std::max(0, n_batch)) * h.n_text_layer + 8 * std::max(0, n_aheads);
 }
 
-absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperModel& model,
-                                               const DecoderKv& self_kv, const DecoderKv& cross_kv,
-                                               int n_audio_ctx, int n_tokens, int n_past,
-                                               const AlignmentHead* aheads, int n_aheads) {
+namespace {
+
+// BuildDecoderGraph (n_kvs == 1) and BuildBatchedDecoderGraph (n_kvs == n_tokens decoders, one
+// token each): see SelfAttention.
+absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model, const DecoderKv* self_kvs,
+                                   int n_kvs, const DecoderKv& cross_kv, int n_audio_ctx, int n_tokens,
+                                   int n_past, const AlignmentHead* aheads, int n_aheads) {
   const WhisperHparams& h = model.hparams();
   const WhisperWeights& w = model.weights();
   StepShape s;
@@ -110,11 +138,12 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
   s.n_audio_ctx = n_audio_ctx;
   s.n_tokens = n_tokens;
   s.n_past = n_past;
-  if (n_tokens < 1 || n_past < 0 || n_past + n_tokens > h.n_text_ctx) {
+  const int n_new = n_kvs > 1 ? 1 : n_tokens;  // positions appended to each cache
+  if (n_tokens < 1 || n_past < 0 || n_past + n_new > h.n_text_ctx) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "decoder: %d tokens at n_past %d do not fit n_text_ctx %d (need n_tokens >= 1, "
         "n_past >= 0, n_past + n_tokens <= n_text_ctx)",
-        n_tokens, n_past, h.n_text_ctx));
+        n_new, n_past, h.n_text_ctx));
   }
   if (n_audio_ctx < 1 || n_audio_ctx > h.n_audio_ctx) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -122,12 +151,15 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
   }
   const int64_t self_need = static_cast<int64_t>(h.n_text_layer) * h.n_text_ctx * s.S;
   const int64_t cross_need = static_cast<int64_t>(h.n_text_layer) * n_audio_ctx * s.S;
-  for (const ggml_tensor* t : {self_kv.k, self_kv.v, cross_kv.k, cross_kv.v}) {
-    const int64_t need = (t == self_kv.k || t == self_kv.v) ? self_need : cross_need;
-    if (t == nullptr || t->type != GGML_TYPE_F16 || ggml_nelements(t) < need) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "decoder: KV caches must be F16 with >= %lld (self) / %lld (cross) elements",
-          static_cast<long long>(self_need), static_cast<long long>(cross_need)));
+  for (int b = 0; b <= n_kvs; ++b) {
+    const DecoderKv& kv = b < n_kvs ? self_kvs[b] : cross_kv;
+    const int64_t need = b < n_kvs ? self_need : cross_need;
+    for (const ggml_tensor* t : {kv.k, kv.v}) {
+      if (t == nullptr || t->type != GGML_TYPE_F16 || ggml_nelements(t) < need) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "decoder: KV caches must be F16 with >= %lld (self) / %lld (cross) elements",
+            static_cast<long long>(self_need), static_cast<long long>(cross_need)));
+      }
     }
   }
 
@@ -144,7 +176,7 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
   }
 
   DecoderGraph g;
-  g.graph = ggml_new_graph_custom(ctx, DecoderGraphSize(h, n_aheads));
+  g.graph = ggml_new_graph_custom(ctx, DecoderGraphSize(h, n_aheads, n_kvs > 1 ? n_kvs : 0));
   if (g.graph == nullptr) return BuildError("decoder graph");
   if (n_aheads > 0) {
     g.aheads_qk = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, n_audio_ctx, n_tokens, n_aheads);
@@ -158,18 +190,21 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
   ggml_set_input(g.tokens);
 
   // Positions n_past .. n_past + n_tokens - 1 are consecutive rows of the embedding: a view.
-  ggml_tensor* pe = ggml_view_2d(ctx, w.d_pe, s.S, n_tokens, w.d_pe->nb[1], w.d_pe->nb[1] * n_past);
+  // (A batch's tokens all sit at n_past: one row, broadcast by the add.)
+  ggml_tensor* pe = ggml_view_2d(ctx, w.d_pe, s.S, n_new, w.d_pe->nb[1], w.d_pe->nb[1] * n_past);
   ggml_tensor* cur = ggml_add(ctx, ggml_get_rows(ctx, w.d_te, g.tokens), pe);
   if (cur == nullptr) return BuildError("decoder embeddings");
   for (int il = 0; il < h.n_text_layer; ++il) {
     const DecoderLayerWeights& lw = w.decoder[il];
-    cur = SelfAttention(ctx, g.graph, lw.attn, self_kv, il, s, cur);
+    cur = SelfAttention(ctx, g.graph, lw.attn, self_kvs, n_kvs, il, s, cur);
     cur = CrossAttention(ctx, g.graph, lw.cross, cross_kv, il, s, cur, aheads, n_aheads, g.aheads_qk);
     cur = MlpBlock(ctx, lw.mlp, cur);
     if (cur == nullptr) return BuildError(absl::StrCat("decoder layer ", il));
   }
-  // Only the last token's logits are needed: LN and the projection on that column alone.
-  ggml_tensor* last = ggml_view_2d(ctx, cur, s.S, 1, cur->nb[1], cur->nb[1] * (n_tokens - 1));
+  // Only the last token's logits are needed (of each decoder's token in a batch): LN and the
+  // projection on those columns alone.
+  const int n_out = n_kvs > 1 ? n_tokens : 1;
+  ggml_tensor* last = ggml_view_2d(ctx, cur, s.S, n_out, cur->nb[1], cur->nb[1] * (n_tokens - n_out));
   last = LayerNorm(ctx, last, w.d_ln_w, w.d_ln_b);
   g.logits = ggml_mul_mat(ctx, w.d_te, last);
   if (g.logits == nullptr) return BuildError("decoder logits");
@@ -177,6 +212,33 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
   ggml_set_output(g.logits);
   if (!ggml_build_forward_expand(g.graph, g.logits)) return BuildError("decoder graph");
   return g;
+}
+
+}  // namespace
+
+absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperModel& model,
+                                               const DecoderKv& self_kv, const DecoderKv& cross_kv,
+                                               int n_audio_ctx, int n_tokens, int n_past,
+                                               const AlignmentHead* aheads, int n_aheads) {
+  return Build(ctx, model, &self_kv, 1, cross_kv, n_audio_ctx, n_tokens, n_past, aheads, n_aheads);
+}
+
+absl::StatusOr<DecoderGraph> BuildBatchedDecoderGraph(ggml_context* ctx, const WhisperModel& model,
+                                                      const DecoderKv* self_kvs, int n_batch,
+                                                      const DecoderKv& cross_kv, int n_audio_ctx, int n_past) {
+  if (self_kvs == nullptr || n_batch < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat("decoder: a batch of %d decoders%s (need >= 1)", n_batch,
+                                                      self_kvs == nullptr ? " and no KV caches" : ""));
+  }
+  for (int a = 0; a < n_batch; ++a) {
+    for (int b = 0; b < a; ++b) {
+      if (self_kvs[a].k == self_kvs[b].k || self_kvs[a].v == self_kvs[b].v) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("decoder: batch entries %d and %d share a KV cache (one token per decoder)", b, a));
+      }
+    }
+  }
+  return Build(ctx, model, self_kvs, n_batch, cross_kv, n_audio_ctx, n_batch, n_past, nullptr, 0);
 }
 
 }  // namespace whisper

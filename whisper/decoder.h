@@ -34,8 +34,8 @@ namespace whisper {
 inline constexpr int kDecoderQueryBlock = 64;
 
 // Graph capacity (nodes, and separately leafs) of a decoder step of `hparams` that also outputs
-// n_aheads alignment heads.
-int DecoderGraphSize(const WhisperHparams& hparams, int n_aheads = 0);
+// n_aheads alignment heads, or of a batched step of n_batch decoders (BuildBatchedDecoderGraph).
+int DecoderGraphSize(const WhisperHparams& hparams, int n_aheads = 0, int n_batch = 0);
 
 struct DecoderKv {
   ggml_tensor* k = nullptr;  // F16, 1-D
@@ -45,7 +45,7 @@ struct DecoderKv {
 struct DecoderGraph {
   ggml_cgraph* graph = nullptr;
   ggml_tensor* tokens = nullptr;  // input (INPUT flag): I32 ne = [n_tokens]
-  ggml_tensor* logits = nullptr;  // output (OUTPUT flag): F32 ne = [n_vocab, 1]
+  ggml_tensor* logits = nullptr;  // output (OUTPUT flag): F32 ne = [n_vocab, 1] ([n_vocab, n_batch])
   // With alignment heads (output, written by copies in the graph): each head's cross-attention
   // logits K^T Q / sqrt(d) before the softmax, F32 ne = [n_audio_ctx, n_tokens, n_aheads] (heads
   // in the order given).
@@ -65,6 +65,19 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
                                                const DecoderKv& self_kv, const DecoderKv& cross_kv,
                                                int n_audio_ctx, int n_tokens, int n_past,
                                                const AlignmentHead* aheads = nullptr, int n_aheads = 0);
+
+// One sampling step of n_batch decoders at once (beam search, best-of): token b (input
+// tokens[b], ne = [n_batch]) is decoder self_kvs[b]'s token at position n_past, and logits column
+// b (ne = [n_vocab, n_batch]) is its next-token logits. Each column's values are what
+// BuildDecoderGraph gives for that decoder alone with n_tokens = 1; the weights are read once per
+// step instead of once per decoder, as whisper.cpp's batched whisper_decode of its decoders
+// (src/whisper.cpp whisper_full_with_state, one whisper_batch per step; here each decoder keeps its
+// own cache instead of sequence ids in a unified one). Needs DecoderGraphSize(hparams, 0,
+// n_batch). Errors: those of BuildDecoderGraph with n_tokens = 1, and InvalidArgument when
+// n_batch < 1 or two entries share a cache.
+absl::StatusOr<DecoderGraph> BuildBatchedDecoderGraph(ggml_context* ctx, const WhisperModel& model,
+                                                      const DecoderKv* self_kvs, int n_batch,
+                                                      const DecoderKv& cross_kv, int n_audio_ctx, int n_past);
 
 }  // namespace whisper
 

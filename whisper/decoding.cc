@@ -65,6 +65,9 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
     }
   }
   candidates_.reserve(static_cast<size_t>(width) * width);
+  batch_seq_.resize(width);
+  batch_slots_.resize(width);
+  batch_tokens_.resize(width);
   for (int j = 0; j < n; ++j) rngs_.emplace_back(j);  // whisper.cpp seeds decoder j with j
 }
 
@@ -324,16 +327,31 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
         StepRules(s, t, logprobs_[t], ComputeTsStats(), i, seek, seek_end);
       }
     }
-    bool all_done = true;
+    // The live sequences' next tokens, one batched step when they share a position (they do:
+    // each step appends one token to every live sequence).
+    int n_live = 0;
+    bool same_pos = true;
     for (int j = 0; j < width; ++j) {
-      Sequence& s = seqs_[j];
+      const Sequence& s = seqs_[j];
       if (s.completed || s.failed || s.idle) continue;
-      all_done = false;
-      const Token last = s.tokens.back();
-      absl::Status st = backend.Decode(s.slot, &last, 1, n_prompt + static_cast<int>(s.tokens.size()) - 1);
-      if (!st.ok()) return st;
+      same_pos = same_pos && (n_live == 0 || s.tokens.size() == seqs_[batch_seq_[0]].tokens.size());
+      batch_seq_[n_live] = j;
+      batch_slots_[n_live] = s.slot;
+      batch_tokens_[n_live] = s.tokens.back();
+      ++n_live;
     }
-    if (all_done) break;
+    if (n_live == 0) break;
+    if (same_pos) {
+      const int n_past = n_prompt + static_cast<int>(seqs_[batch_seq_[0]].tokens.size()) - 1;
+      absl::Status st = backend.DecodeBatch(batch_slots_.data(), batch_tokens_.data(), n_live, n_past);
+      if (!st.ok()) return st;
+    } else {
+      for (int b = 0; b < n_live; ++b) {
+        const int n_past = n_prompt + static_cast<int>(seqs_[batch_seq_[b]].tokens.size()) - 1;
+        absl::Status st = backend.Decode(batch_slots_[b], &batch_tokens_[b], 1, n_past);
+        if (!st.ok()) return st;
+      }
+    }
   }
   for (int j = 0; j < width; ++j) {
     Sequence& s = seqs_[j];

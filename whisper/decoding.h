@@ -30,6 +30,16 @@ class DecoderBackend {
   // Appends tokens[0..n_tokens) to decoder `decoder`'s KV cache at positions n_past.. and computes
   // the logits (n_vocab floats) of the last of them.
   virtual absl::Status Decode(int decoder, const Token* tokens, int n_tokens, int n_past) = 0;
+  // One token for each of decoders[0..n) (distinct), all at position n_past: what n calls of
+  // Decode(decoders[b], &tokens[b], 1, n_past) give, in one pass where the backend batches them
+  // (WhisperState::DecodeBatch). The default makes the n calls.
+  virtual absl::Status DecodeBatch(const int* decoders, const Token* tokens, int n, int n_past) {
+    for (int b = 0; b < n; ++b) {
+      absl::Status s = Decode(decoders[b], &tokens[b], 1, n_past);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
   virtual const float* logits(int decoder) const = 0;
   // Copies the first n_tokens positions of src's KV cache (and its logits) to dst.
   virtual void CopyKv(int src, int dst, int n_tokens) = 0;
@@ -175,6 +185,10 @@ class WindowDecoder {
   std::vector<Sequence> seqs_;
   std::vector<Sequence> next_seqs_;
   std::vector<Candidate> candidates_;
+  // A step's live sequences: their index in seqs_, slot and last token ([width], sized once).
+  std::vector<int> batch_seq_;
+  std::vector<int> batch_slots_;
+  std::vector<Token> batch_tokens_;
   std::vector<std::mt19937> rngs_;
   std::function<const std::string&(Token)> token_text_;
   CompressionRatio compression_;

@@ -126,7 +126,7 @@ absl::Status WhisperState::Init(int n_decoders) {
 
   enc_ctx_ = NewMetaContext(EncoderGraphSize(h));
   cross_ctx_ = NewMetaContext(CrossGraphSize(h));
-  dec_ctx_ = NewMetaContext(DecoderGraphSize(h));
+  dec_ctx_ = NewMetaContext(DecoderGraphSize(h, 0, n_decoders));
   if (enc_ctx_ == nullptr || cross_ctx_ == nullptr || dec_ctx_ == nullptr) {
     return GgmlError("WhisperState: graph metadata contexts");
   }
@@ -173,6 +173,20 @@ absl::Status WhisperState::Init(int n_decoders) {
     }
     plan_size(g->graph);
   }
+  // A batched step of every decoder at the last position (beam search, best-of): reserved too
+  // (more nodes than the n_text_ctx step, smaller activations).
+  if (n_decoders > 1) {
+    ggml_reset(dec_ctx_);
+    std::vector<DecoderKv> kvs(self_kv_.begin(), self_kv_.end());
+    absl::StatusOr<DecoderGraph> g = BuildBatchedDecoderGraph(dec_ctx_, model_, kvs.data(), n_decoders, cross_kv_,
+                                                              h.n_audio_ctx, h.n_text_ctx - 1);
+    if (!g.ok()) return g.status();
+    if (!ggml_gallocr_reserve(dec_alloc_, g->graph) || !ggml_gallocr_alloc_graph(dec_alloc_, g->graph)) {
+      return GgmlError("WhisperState: placing the batched decoder graph");
+    }
+    plan_size(g->graph);
+  }
+  batch_kvs_.resize(n_decoders);
   ggml_reset(dec_ctx_);
   work_.resize(work_size);
   logits_.assign(n_decoders, std::vector<float>(h.n_vocab, 0.0f));
@@ -285,6 +299,60 @@ absl::Status WhisperState::Decode(int decoder, const int32_t* tokens, int n_toke
   timings_.decode_ms += MsSince(t0);
   timings_.n_decode++;
   timings_.n_decode_tokens += n_tokens;
+  return absl::OkStatus();
+}
+
+absl::Status WhisperState::DecodeBatch(const int* decoders, const int32_t* tokens, int n, int n_past) {
+  if (decoders == nullptr || tokens == nullptr || n < 1 || n > n_decoders()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "DecodeBatch: %d decoders (need 1..%d)%s", n, n_decoders(),
+        decoders == nullptr || tokens == nullptr ? ", and non-null decoder and token arrays" : ""));
+  }
+  if (n == 1) return Decode(decoders[0], tokens, 1, n_past);
+  const Clock::time_point t0 = Clock::now();
+  const WhisperHparams& h = model_.hparams();
+  if (encoded_n_ctx_ == 0) {
+    return absl::FailedPreconditionError("DecodeBatch: no window encoded yet (call Encode first)");
+  }
+  for (int b = 0; b < n; ++b) {
+    if (decoders[b] < 0 || decoders[b] >= n_decoders()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "DecodeBatch: decoders[%d] = %d is not in [0, n_decoders = %d)", b, decoders[b], n_decoders()));
+    }
+    for (int a = 0; a < b; ++a) {
+      if (decoders[a] == decoders[b]) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("DecodeBatch: decoder %d appears twice (entries %d and %d)", decoders[b], a, b));
+      }
+    }
+  }
+  absl::Status valid = CheckTokens("DecodeBatch", tokens, n, h.n_vocab);
+  if (!valid.ok()) return valid;
+  if (n_past < 0 || n_past >= h.n_text_ctx) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("DecodeBatch: n_past %d is not in [0, n_text_ctx = %d)", n_past, h.n_text_ctx));
+  }
+  for (int b = 0; b < n; ++b) {
+    PrepareKv(decoders[b], n_past, 1);
+    batch_kvs_[b] = self_kv_[decoders[b]];
+  }
+  ggml_reset(dec_ctx_);
+  absl::StatusOr<DecoderGraph> g =
+      BuildBatchedDecoderGraph(dec_ctx_, model_, batch_kvs_.data(), n, cross_kv_, encoded_n_ctx_, n_past);
+  if (!g.ok()) return g.status();
+  if (!ggml_gallocr_alloc_graph(dec_alloc_, g->graph)) {
+    return GgmlError("DecodeBatch: placing the decoder graph");
+  }
+  memcpy(g->tokens->data, tokens, sizeof(int32_t) * n);
+  absl::Status s = Compute(g->graph, "DecodeBatch: decoder graph");
+  if (!s.ok()) return s;
+  for (int b = 0; b < n; ++b) {
+    memcpy(logits_[decoders[b]].data(), static_cast<const char*>(g->logits->data) + b * g->logits->nb[1],
+           sizeof(float) * h.n_vocab);
+  }
+  timings_.decode_ms += MsSince(t0);
+  timings_.n_decode++;
+  timings_.n_decode_tokens += n;
   return absl::OkStatus();
 }
 

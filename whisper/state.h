@@ -56,8 +56,8 @@ struct WhisperTimings {
   double encode_ms = 0.0;
   int n_encode = 0;
   double decode_ms = 0.0;
-  int n_decode = 0;         // Decode calls
-  int n_decode_tokens = 0;  // tokens over all Decode calls
+  int n_decode = 0;         // Decode calls, and DecodeBatch calls of n > 1
+  int n_decode_tokens = 0;  // tokens over all of them
 };
 
 class WhisperState {
@@ -97,6 +97,12 @@ class WhisperState {
   // [0, n_decoders), null tokens, n_tokens < 1, n_past < 0, n_past + n_tokens > n_text_ctx, or a
   // token not in [0, n_vocab); Internal when the step cannot be built, placed or computed.
   absl::Status Decode(int decoder, const int32_t* tokens, int n_tokens, int n_past);
+
+  // One token for each of decoders[0 .. n) (distinct), all at position n_past, in one graph
+  // (BuildBatchedDecoderGraph): the weights are read once for the n tokens. Gives each decoder the
+  // logits that Decode(decoders[b], &tokens[b], 1, n_past) gives. n == 1 is Decode. Errors: those
+  // of Decode, and InvalidArgument for n not in [1, n_decoders], null arrays or a repeated decoder.
+  absl::Status DecodeBatch(const int* decoders, const int32_t* tokens, int n, int n_past);
 
   // DTW timestamps (whisper/dtw.h): keeps `heads` (sorted by layer) for Align and reserves an
   // allocator of its own for the alignment graph at n_tokens = kMaxAlignTokens, so that Align
@@ -172,6 +178,7 @@ class WhisperState {
   std::vector<DecoderKv> self_kv_;
   std::vector<uint8_t> self_v_zeroed_;  // [n_decoders]: 1 once that decoder's V is zeroed
   std::vector<int64_t> self_k_rows_;    // [n_decoders]: K rows [0, this) written or zeroed
+  std::vector<DecoderKv> batch_kvs_;    // [n_decoders]: DecodeBatch's caches, sized at Init
 
   // Per graph: metadata context (reset per build) and allocator (reserved once); the encoder,
   // cross and decoder allocators place their graphs in compute_buffer_, each before it computes.

@@ -210,6 +210,70 @@ TEST_F(StateTest, CopyKvForksASequence) {
   EXPECT_LT(MaxAbsDiff(st->logits(1), want), 1e-3 * MaxAbs(want));
 }
 
+// A batched step of several decoders (out of order, one left out) gives each decoder the logits
+// of the plain-loop forward pass over its own sequence, and writes each one's K/V where its next
+// step (batched again) reads it. The SIMD executor's batched logits are also bit for bit those of
+// one Decode per decoder (same products per column), so batching does not move a beam search.
+TEST_F(StateTest, DecodeBatchGivesEachDecoderItsOwnStep) {
+  const std::vector<std::vector<int32_t>> prompts = {
+      {50257, 464, 2068, 50364}, {50257, 11, 12, 13}, {50257, 7, 2068, 50370}, {50257, 50363, 1000, 2000}};
+  const int n_prompt = 4;
+  for (GraphComputeFn compute : {kOracle, kSimd}) {
+    std::unique_ptr<WhisperState> st = NewState(*model_, 4, 2, compute);
+    std::unique_ptr<WhisperState> one = NewState(*model_, 4, 2, compute);
+    ASSERT_NE(st, nullptr);
+    ASSERT_NE(one, nullptr);
+    const int n_ctx = 16;
+    ASSERT_TRUE(st->Encode(mel_.data(), kFrames, 0).ok());
+    ASSERT_TRUE(one->Encode(mel_.data(), kFrames, 0).ok());
+    const std::vector<double> enc = NaiveEncode(*model_, Window(mel_, 80, kFrames, 0, n_ctx), n_ctx);
+    for (int d = 0; d < 4; ++d) {
+      ASSERT_TRUE(st->Decode(d, prompts[d].data(), n_prompt, 0).ok());
+      ASSERT_TRUE(one->Decode(d, prompts[d].data(), n_prompt, 0).ok());
+    }
+    const int n_vocab = model_->hparams().n_vocab;
+    const std::vector<float> untouched(st->logits(1), st->logits(1) + n_vocab);
+    std::vector<std::vector<int32_t>> seqs = prompts;
+    const int decoders[3] = {2, 0, 3};
+    const int32_t steps[2][3] = {{51863, 50256, 220}, {30, 50364, 464}};
+    for (int step = 0; step < 2; ++step) {
+      ASSERT_TRUE(st->DecodeBatch(decoders, steps[step], 3, n_prompt + step).ok());
+      for (int b = 0; b < 3; ++b) {
+        const int d = decoders[b];
+        seqs[d].push_back(steps[step][b]);
+        ASSERT_TRUE(one->Decode(d, &steps[step][b], 1, n_prompt + step).ok());
+        const std::vector<double> want = NaiveDecode(*model_, enc, n_ctx, seqs[d]);
+        EXPECT_GT(MaxAbs(want), 0.5);
+        EXPECT_LT(MaxAbsDiff(st->logits(d), want), 5e-4) << "step " << step << " decoder " << d;
+        if (compute == kSimd) {
+          EXPECT_EQ(0, memcmp(st->logits(d), one->logits(d), n_vocab * sizeof(float)))
+              << "step " << step << " decoder " << d;
+        }
+      }
+    }
+    EXPECT_EQ(0, memcmp(st->logits(1), untouched.data(), n_vocab * sizeof(float)));
+  }
+}
+
+TEST_F(StateTest, DecodeBatchRejectsBadBatches) {
+  std::unique_ptr<WhisperState> st = NewState(*model_, 3, 1, kSimd);
+  ASSERT_NE(st, nullptr);
+  const int32_t tokens[3] = {50257, 50257, 50257};
+  const int twice[2] = {1, 1};
+  EXPECT_THAT(st->DecodeBatch(twice, tokens, 2, 0).message(), HasSubstr("no window encoded"));
+  ASSERT_TRUE(st->Encode(mel_.data(), kFrames, 0).ok());
+  EXPECT_THAT(st->DecodeBatch(twice, tokens, 2, 0).message(), HasSubstr("decoder 1 appears twice"));
+  const int ok[3] = {0, 1, 2};
+  const int outside[2] = {0, 3};
+  EXPECT_THAT(st->DecodeBatch(outside, tokens, 2, 0).message(), HasSubstr("decoders[1] = 3 is not in [0"));
+  EXPECT_THAT(st->DecodeBatch(ok, tokens, 0, 0).message(), HasSubstr("0 decoders (need 1..3)"));
+  EXPECT_THAT(st->DecodeBatch(ok, tokens, 4, 0).message(), HasSubstr("4 decoders (need 1..3)"));
+  EXPECT_THAT(st->DecodeBatch(ok, tokens, 3, model_->hparams().n_text_ctx).message(), HasSubstr("n_past"));
+  const int32_t bad[2] = {50257, model_->hparams().n_vocab};
+  EXPECT_FALSE(st->DecodeBatch(ok, bad, 2, 0).ok());
+  EXPECT_TRUE(st->DecodeBatch(ok, tokens, 3, 0).ok());
+}
+
 TEST_F(StateTest, NoHeapAllocationAfterTheFirstWindow) {
   if (!ggml_testing::AllocCounter::Supported()) GTEST_SKIP() << "allocation counting unsupported";
   for (int n_threads : {1, 2}) {

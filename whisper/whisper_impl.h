@@ -133,6 +133,7 @@ class StateBackend : public ModelBackend {
   explicit StateBackend(whisper_state* state) : s_(state) {}
   absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx, int n_frames_valid) override;
   absl::Status Decode(int decoder, const Token* tokens, int n_tokens, int n_past) override;
+  absl::Status DecodeBatch(const int* decoders, const Token* tokens, int n, int n_past) override;
   const float* logits(int decoder) const override { return s_->ws->logits(decoder); }
   void CopyKv(int src, int dst, int n_tokens) override { s_->ws->CopyKv(src, dst, n_tokens); }
   int n_decoders() const override { return s_->ws->n_decoders(); }

@@ -125,6 +125,18 @@ absl::Status StateBackend::Decode(int decoder, const Token* tokens, int n_tokens
   return st;
 }
 
+absl::Status StateBackend::DecodeBatch(const int* decoders, const Token* tokens, int n, int n_past) {
+  if (n == 1) return Decode(decoders[0], tokens, 1, n_past);
+  absl::Status st = CheckAbort("batched decoder step");
+  if (!st.ok()) return st;
+  const int64_t t0 = NowUs();
+  st = s_->ws->DecodeBatch(decoders, tokens, n, n_past);
+  // whisper.cpp's "batchd" line: steps of several decoders' tokens.
+  s_->t_batchd_us += NowUs() - t0;
+  s_->n_batchd++;
+  return st;
+}
+
 absl::StatusOr<ModelBackend::AlignmentLogits> StateBackend::Align(const Token* tokens, int n_tokens) {
   absl::Status st = CheckAbort("alignment pass");
   if (!st.ok()) return st;
