@@ -424,7 +424,7 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
   state->abort_callback_user_data = params.abort_callback_user_data;
   api::StateBackend backend(state);
   TranscribeStats stats;
-  const int64_t t_enc0 = state->t_encode_us, t_dec0 = state->t_decode_us + state->t_prompt_us;
+  const int64_t t_enc0 = state->t_encode_us, t_dec0 = state->t_decode_us + state->t_batchd_us + state->t_prompt_us;
   const int64_t t_loop = NowUs();
   // whisper.cpp decodes up to n_len_org (frames overlapping the audio); OpenAI's content_frames
   // is n_samples / 160.
@@ -434,7 +434,7 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
   state->abort_callback = nullptr;
   state->abort_callback_user_data = nullptr;
   state->t_sample_us += std::max<int64_t>(0, (NowUs() - t_loop) - (state->t_encode_us - t_enc0) -
-                                                 (state->t_decode_us + state->t_prompt_us - t_dec0));
+                                                 (state->t_decode_us + state->t_batchd_us + state->t_prompt_us - t_dec0));
   state->n_sample += stats.n_windows;
   state->n_fail_p += stats.n_fallbacks;
   (void)t_begin;
