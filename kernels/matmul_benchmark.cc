@@ -38,6 +38,7 @@ const Shape kShapes[] = {
     {"mlp1_1536x384x1500", 1536, 1500, 384},  // fc1: W[384,1536] x X[384,1500]
     {"mlp2_384x1536x1500", 384, 1500, 1536},  // fc2: W[1536,384] x X[1536,1500]
     {"logits_51864x384x1", 51864, 1, 384},   // token embedding^T x one decoder state
+    {"logits_51864x384x5", 51864, 5, 384},   // the same for a batched beam-5 step
     {"square_64", 64, 64, 64},       {"square_128", 128, 128, 128},
     {"square_256", 256, 256, 256},   {"square_512", 512, 512, 512},
     {"square_1024", 1024, 1024, 1024}, {"square_2048", 2048, 2048, 2048},
