@@ -101,10 +101,13 @@ HWY_INLINE void StoreTileRow(D d, V v0, V v1, float* HWY_RESTRICT row, size_t mr
 // `mr` lanes of each row and the first `nr` rows are written. The accumulators are named
 // variables, not an array: SVE vectors are sizeless types, which cannot be array elements; the
 // pairs at j >= kNR are never touched and compile away.
-template <class D>
+// kDirect: bp is b itself (row j of the tile at bp + j * ldb, k contiguous; all kNR rows
+// exist), not a packed panel: full tiles skip the packing of b, which the packed path redid for
+// every block of kMC rows of a.
+template <bool kDirect, class D>
 HWY_INLINE void MicroKernel(D d, size_t kc, const float* HWY_RESTRICT ap,
-                            const float* HWY_RESTRICT bp, float* HWY_RESTRICT c, size_t ldc,
-                            size_t mr, size_t nr, bool accumulate) {
+                            const float* HWY_RESTRICT bp, size_t ldb, float* HWY_RESTRICT c,
+                            size_t ldc, size_t mr, size_t nr, bool accumulate) {
   using V = hn::Vec<D>;
   static_assert(kNR == 6 || kNR == 12, "the accumulators below are written out for 12 columns");
   const size_t N = hn::Lanes(d);
@@ -116,10 +119,11 @@ HWY_INLINE void MicroKernel(D d, size_t kc, const float* HWY_RESTRICT ap,
   for (size_t k = 0; k < kc; ++k) {
     const V a0 = hn::Load(d, ap + k * 2 * N);
     const V a1 = hn::Load(d, ap + k * 2 * N + N);
-    const float* HWY_RESTRICT bk = bp + k * kNR;
+    const float* HWY_RESTRICT bk = kDirect ? bp + k : bp + k * kNR;
+    const size_t sj = kDirect ? ldb : 1;
 #define GGML_MK_STEP(j)                        \
   if constexpr (j < kNR) {                     \
-    const V bj = hn::Set(d, bk[j]);            \
+    const V bj = hn::Set(d, bk[j * sj]);       \
     c0_##j = hn::MulAdd(a0, bj, c0_##j);       \
     c1_##j = hn::MulAdd(a1, bj, c1_##j);       \
   }
@@ -162,10 +166,17 @@ HWY_INLINE void MulMatPacked(D d, size_t K, const TA* HWY_RESTRICT a, size_t lda
       }
       for (size_t n0 = n_begin; n0 < n_end; n0 += kNR) {
         const size_t nr = HWY_MIN(kNR, n_end - n0);
+        if (nr == kNR) {
+          for (size_t p = 0; p < num_panels; ++p) {
+            MicroKernel<true>(d, kc, ap + p * MR * kc, b + n0 * ldb + k0, ldb, c + n0 * ldc + m0 + p * MR, ldc,
+                              HWY_MIN(MR, mc - p * MR), nr, k0 != 0);
+          }
+          continue;
+        }
         PackBPanel(b + n0 * ldb + k0, ldb, nr, kc, bp);
         for (size_t p = 0; p < num_panels; ++p) {
-          MicroKernel(d, kc, ap + p * MR * kc, bp, c + n0 * ldc + m0 + p * MR, ldc,
-                      HWY_MIN(MR, mc - p * MR), nr, k0 != 0);
+          MicroKernel<false>(d, kc, ap + p * MR * kc, bp, kNR, c + n0 * ldc + m0 + p * MR, ldc,
+                             HWY_MIN(MR, mc - p * MR), nr, k0 != 0);
         }
       }
     }
