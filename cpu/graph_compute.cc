@@ -1,5 +1,6 @@
 // The graph executor (see graph_compute.h): plan, checks, the per-node loop on the pool, and the
-// op table. The ops themselves are in graph_compute_ops.cc and graph_compute_matmul.cc.
+// op table. The ops themselves are in graph_compute_ops.cc, graph_compute_matmul.cc and
+// graph_compute_attn.cc.
 #include "cpu/graph_compute.h"
 
 #include <stdarg.h>
@@ -53,6 +54,8 @@ bool CheckOpShapes(const ggml_tensor* node, CheckMessage* msg) {
       return CheckGetRows(node, msg);
     case GGML_OP_IM2COL:
       return CheckIm2Col(node, msg);
+    case GGML_OP_FLASH_ATTN_EXT:
+      return CheckFlashAttn(node, msg);
     default:
       return CheckElementwise(node, msg);
   }
@@ -76,7 +79,14 @@ bool CheckNode(const ggml_tensor* node, CheckMessage* msg) {
 }
 
 size_t NodeWorkSize(const ggml_tensor* node, int nth) {
-  return node->op == GGML_OP_MUL_MAT ? MulMatWorkSizeFor(node, nth) : 0;
+  switch (node->op) {
+    case GGML_OP_MUL_MAT:
+      return MulMatWorkSizeFor(node, nth);
+    case GGML_OP_FLASH_ATTN_EXT:
+      return FlashAttnWorkSizeFor(node, nth);
+    default:
+      return 0;
+  }
 }
 
 void ComputeForward(const ComputeParams& p, ggml_tensor* node) {
@@ -111,6 +121,8 @@ void ComputeForward(const ComputeParams& p, ggml_tensor* node) {
       return ForwardRepeat(p, node);
     case GGML_OP_ARGMAX:
       return ForwardArgmax(p, node);
+    case GGML_OP_FLASH_ATTN_EXT:
+      return ForwardFlashAttn(p, node);
     case GGML_OP_UNARY:
       return ForwardUnary(p, node);
     default:  // view ops never get here; CheckNode rejected the rest

@@ -8,7 +8,8 @@
 // (GET_ROWS indices, kernel status) through ReportError.
 //
 // Files: graph_compute_ops.cc (element-wise, row and data-movement ops), graph_compute_matmul.cc
-// (MUL_MAT, GET_ROWS, IM2COL: the ops with a type-dependent kernel or scratch).
+// (MUL_MAT, GET_ROWS, IM2COL: the ops with a type-dependent kernel or scratch),
+// graph_compute_attn.cc (FLASH_ATTN_EXT).
 #ifndef GGML_WHISPER_CPU_GRAPH_COMPUTE_OPS_H_
 #define GGML_WHISPER_CPU_GRAPH_COMPUTE_OPS_H_
 
@@ -116,6 +117,11 @@ size_t MulMatWorkSizeFor(const ggml_tensor* node, int nth);
 void ForwardMulMat(const ComputeParams& p, ggml_tensor* node);
 void ForwardGetRows(const ComputeParams& p, ggml_tensor* node);
 void ForwardIm2Col(const ComputeParams& p, ggml_tensor* node);
+
+// graph_compute_attn.cc
+bool CheckFlashAttn(const ggml_tensor* node, CheckMessage* msg);
+size_t FlashAttnWorkSizeFor(const ggml_tensor* node, int nth);
+void ForwardFlashAttn(const ComputeParams& p, ggml_tensor* node);
 
 }  // namespace exec
 }  // namespace ggml_cpu

@@ -7,7 +7,8 @@
 // GET_ROWS, IM2COL, CONCAT, PAD, REPEAT, ARGMAX, DIAG_MASK_INF) must equal the reference
 // exactly. NORM / RMS_NORM: float mean and scale vs double: 1e-5 abs + 1e-5 rel. SOFT_MAX:
 // expf and a float scale: 1e-6 abs + 1e-5 rel. UNARY: tanhf/erff/expf: 1e-6 abs + 1e-5 rel; relu
-// exact, sqr and sqrt to rounding.
+// exact, sqr and sqrt to rounding. FLASH_ATTN_EXT: f32 products, expf and the online rescaling:
+// 2e-6 abs + 1e-5 rel.
 // MUL_MAT: the f32 summation bound gamma_K * sum_k |a b| (gamma_K = K u / (1 - K u), u = 2^-24),
 // plus, for quantized a, the error of quantizing b to Q8 (half a step of each block's scale,
 // with the fp16 rounding of the scale) times |a|.
@@ -129,6 +130,43 @@ TEST_P(GraphComputeTest, SoftMaxScaleMaskAndDiagMask) {
                     absl::StrCat("diag_mask_inf n_past ", n_past, " ", what));
       }
     }
+  }
+}
+
+TEST_P(GraphComputeTest, FlashAttnExtOnWhisperShapedViews) {
+  test::ExpectDispatchedTo(GetParam());
+  // As the encoder builds it: q, k, v are permuted views of [d * n_head, n] projections (rows of
+  // one head are d elements apart, heads d elements apart), k and v cast to F16; plus grouped
+  // heads (6 query heads over 3 K/V heads), an F16 and an F32 mask with -inf cells and one fully
+  // masked query (zeros), and F32 K/V.
+  const int64_t d = 40, n_head = 6, n_q = 37, n_kv = 53;
+  Ctx c;
+  auto heads = [&](ggml_tensor* x, int64_t h, int64_t n) {  // [d * h, n] -> [d, n, h]
+    return ggml_permute(c.ctx, ggml_reshape_3d(c.ctx, x, d, h, n), 0, 2, 1, 3);
+  };
+  ggml_tensor* q = heads(RandomTensor(c.ctx, GGML_TYPE_F32, {d * n_head, n_q}, 21, -1.0f, 1.0f), n_head, n_q);
+  for (int64_t h_kv : {n_head, n_head / 2}) {
+    ggml_tensor* k32 = heads(RandomTensor(c.ctx, GGML_TYPE_F32, {d * h_kv, n_kv}, 22, -1.0f, 1.0f), h_kv, n_kv);
+    ggml_tensor* v32 = heads(RandomTensor(c.ctx, GGML_TYPE_F32, {d * h_kv, n_kv}, 23, -1.0f, 1.0f), h_kv, n_kv);
+    ggml_tensor* k16 = ggml_cast(c.ctx, k32, GGML_TYPE_F16);
+    ggml_tensor* v16 = ggml_cast(c.ctx, v32, GGML_TYPE_F16);
+    for (ggml_type mt : {GGML_TYPE_F32, GGML_TYPE_F16}) {
+      ggml_tensor* m32 = RandomTensor(c.ctx, GGML_TYPE_F32, {n_kv, n_q + 3}, 24, -2.0f, 2.0f);
+      for (int64_t r = 0; r < n_q + 3; ++r) {
+        for (int64_t j = r % 4; j < n_kv; j += 4) ggml_set_f32_nd(m32, j, r, 0, 0, -INFINITY);
+      }
+      for (int64_t j = 0; j < n_kv; ++j) ggml_set_f32_nd(m32, j, 5, 0, 0, -INFINITY);
+      ggml_tensor* mask = mt == GGML_TYPE_F32 ? m32 : ggml_cast(c.ctx, m32, GGML_TYPE_F16);
+      const std::string what = absl::StrCat("n_head_kv=", h_kv, " mask ", ggml_type_name(mt));
+      const test::Outcome o = RunAndReference(
+          &Exec(), c.ctx, ggml_flash_attn_ext(c.ctx, q, k16, v16, mask, 1.0f / sqrtf(float(d)), 0.0f, 0.0f), what);
+      ExpectClose(o, 2e-6, 1e-5, "flash_attn_ext " + what);
+      ASSERT_EQ(o.exec.size(), static_cast<size_t>(d * n_head * n_q));
+      for (int64_t i = 0; i < d * n_head; ++i) EXPECT_EQ(o.exec[5 * d * n_head + i], 0.0f) << "masked query, " << what;
+    }
+    ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_flash_attn_ext(c.ctx, q, k32, v32, nullptr, 0.3f, 0.0f, 0.0f),
+                                "f32 k/v"),
+                2e-6, 1e-5, "flash_attn_ext f32 k/v");
   }
 }
 

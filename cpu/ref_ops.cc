@@ -78,6 +78,7 @@ void ForEach(const int64_t* ne, const Fn& fn) {
 }
 
 bool IsFloat(const ggml_tensor* t) { return t->type == GGML_TYPE_F32 || t->type == GGML_TYPE_F16; }
+bool IsF32(const ggml_tensor* t) { return t->type == GGML_TYPE_F32; }
 
 // Records "ggml_ref_compute_forward: node 'name' (OP): <what>" and returns false.
 bool Fail(const ggml_tensor* node, const char* what) {
@@ -354,6 +355,53 @@ bool Argmax(ggml_tensor* dst, const ggml_tensor* a) {
   return true;
 }
 
+// result[e, h, i, i3] = sum_j softmax_j(scale * q[:, i, h, i3] . k[:, j, hk, i3] + mask[j, i]) v[e, j, hk, i3]
+// with hk = h / (n_head / n_head_kv); a query whose scores are all -inf gives zeros.
+bool FlashAttnExt(ggml_tensor* dst) {
+  const ggml_tensor* q = dst->src[0];
+  const ggml_tensor* k = dst->src[1];
+  const ggml_tensor* v = dst->src[2];
+  const ggml_tensor* mask = dst->src[3];
+  if (ggml_get_op_params_f32(dst, 1) != 0.0f || ggml_get_op_params_f32(dst, 2) != 0.0f) {
+    return Fail(dst, "max_bias and logit_softcap are not implemented");
+  }
+  if (!IsFloat(k) || !IsFloat(v) || k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || k->ne[2] < 1 ||
+      q->ne[2] % k->ne[2] != 0 || dst->ne[0] != v->ne[0] || dst->ne[1] != q->ne[2] || dst->ne[2] != q->ne[1] ||
+      dst->ne[3] != q->ne[3]) {
+    return Fail(dst, "shapes of q, k, v and the result do not fit flash_attn_ext");
+  }
+  if (mask != nullptr && (mask->data == nullptr || !IsFloat(mask) || mask->ne[0] != k->ne[1] || mask->ne[1] < q->ne[1])) {
+    return Fail(dst, "mask must be F32/F16 [n_kv, >= n_q] with data");
+  }
+  const double scale = ggml_get_op_params_f32(dst, 0);
+  const int64_t n_kv = k->ne[1], group = q->ne[2] / k->ne[2];
+  std::vector<double> s(static_cast<size_t>(n_kv));
+  for (int64_t i3 = 0; i3 < q->ne[3]; ++i3) {
+    for (int64_t h = 0; h < q->ne[2]; ++h) {
+      for (int64_t i = 0; i < q->ne[1]; ++i) {
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < n_kv; ++j) {
+          double dot = 0;
+          for (int64_t c = 0; c < q->ne[0]; ++c) dot += Get(q, c, i, h, i3) * Get(k, c, j, h / group, i3);
+          s[j] = scale * dot + (mask != nullptr ? Get(mask, j, i, 0, 0) : 0.0);
+          mx = fmax(mx, s[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < n_kv; ++j) {
+          s[j] = mx == -INFINITY ? 0.0 : exp(s[j] - mx);
+          sum += s[j];
+        }
+        for (int64_t e = 0; e < v->ne[0]; ++e) {
+          double acc = 0;
+          for (int64_t j = 0; j < n_kv; ++j) acc += s[j] * Get(v, e, j, h / group, i3);
+          Set(dst, e, h, i, i3, sum > 0 ? acc / sum : 0.0);
+        }
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 extern "C" bool ggml_ref_compute_forward(ggml_tensor* node) {
@@ -379,7 +427,7 @@ extern "C" bool ggml_ref_compute_forward(ggml_tensor* node) {
   // Ops other than MUL_MAT, GET_ROWS and the copies read F32 (or F16) sources and write F32.
   const bool elementwise = node->op != GGML_OP_MUL_MAT && node->op != GGML_OP_GET_ROWS && node->op != GGML_OP_DUP &&
                            node->op != GGML_OP_CONT && node->op != GGML_OP_CPY && node->op != GGML_OP_IM2COL &&
-                           node->op != GGML_OP_ARGMAX;
+                           node->op != GGML_OP_ARGMAX && node->op != GGML_OP_FLASH_ATTN_EXT;
   if (elementwise && (!IsFloat(a) || node->type != GGML_TYPE_F32)) {
     return Fail(node, "source must be F32 or F16 and the result F32");
   }
@@ -423,6 +471,9 @@ extern "C" bool ggml_ref_compute_forward(ggml_tensor* node) {
       return Repeat(node, a);
     case GGML_OP_ARGMAX:
       return Argmax(node, a);
+    case GGML_OP_FLASH_ATTN_EXT:
+      if (!IsF32(a) || node->type != GGML_TYPE_F32) return Fail(node, "q and the result must be F32");
+      return FlashAttnExt(node);
     case GGML_OP_UNARY: {
       const ggml_unary_op op = ggml_get_unary_op(node);
       if (op < 0 || op >= GGML_UNARY_OP_COUNT) return Fail(node, "unknown unary op");

@@ -80,6 +80,8 @@ int ggml_op_n_src(ggml_op op) {
     case GGML_OP_IM2COL:
     case GGML_OP_CONCAT:
       return 2;
+    case GGML_OP_FLASH_ATTN_EXT:
+      return 3;
     default:
       return 1;
   }
@@ -391,11 +393,44 @@ ggml_tensor* ggml_argmax(ggml_context* ctx, ggml_tensor* a) {
   return NewResult(ctx, GGML_TYPE_I32, ne, GGML_OP_ARGMAX, a);
 }
 
+ggml_tensor* ggml_flash_attn_ext(ggml_context* ctx, ggml_tensor* q, ggml_tensor* k, ggml_tensor* v, ggml_tensor* mask,
+                                float scale, float max_bias, float logit_softcap) {
+  const char* fn = "ggml_flash_attn_ext";
+  GGML_OP_NONNULL(fn, q);
+  GGML_OP_NONNULL(fn, k);
+  GGML_OP_NONNULL(fn, v);
+  GGML_OP_CHECK(max_bias == 0.0f, "%s: max_bias %g (ALiBi) is not implemented", fn, max_bias);
+  GGML_OP_CHECK(logit_softcap == 0.0f, "%s: logit_softcap %g is not implemented", fn, logit_softcap);
+  GGML_OP_CHECK(q->type == GGML_TYPE_F32, "%s: q %s must be F32", fn, ShapeStr(q));
+  GGML_OP_CHECK((k->type == GGML_TYPE_F16 || k->type == GGML_TYPE_F32) && v->type == k->type,
+                "%s: k %s and v %s must both be F16 or both F32", fn, ShapeStr(k), ShapeStr(v));
+  GGML_OP_CHECK(k->ne[0] == q->ne[0], "%s: k %s and q %s differ in head width (ne0)", fn, ShapeStr(k), ShapeStr(q));
+  GGML_OP_CHECK(v->ne[1] == k->ne[1] && v->ne[2] == k->ne[2] && v->ne[3] == k->ne[3],
+                "%s: v %s does not have k's %s keys and heads (ne1..3)", fn, ShapeStr(v), ShapeStr(k));
+  GGML_OP_CHECK(k->ne[2] > 0 && q->ne[2] % k->ne[2] == 0 && q->ne[3] == k->ne[3],
+                "%s: q's heads %s are not a multiple of k's %s (or ne3 differs)", fn, ShapeStr(q), ShapeStr(k));
+  if (mask != nullptr) {
+    GGML_OP_CHECK((mask->type == GGML_TYPE_F16 || mask->type == GGML_TYPE_F32) && mask->ne[0] == k->ne[1] &&
+                      mask->ne[1] >= q->ne[1] && mask->ne[2] == 1 && mask->ne[3] == 1,
+                  "%s: mask %s does not fit (needs F16 or F32 [n_kv = %lld, >= n_q = %lld])", fn, ShapeStr(mask),
+                  static_cast<long long>(k->ne[1]), static_cast<long long>(q->ne[1]));
+  }
+  const int64_t ne[4] = {v->ne[0], q->ne[2], q->ne[1], q->ne[3]};
+  ggml_tensor* r = NewResult(ctx, GGML_TYPE_F32, ne, GGML_OP_FLASH_ATTN_EXT, q, k);
+  if (r == nullptr) return nullptr;
+  r->src[2] = v;
+  r->src[3] = mask;
+  SetParamF32(r, 0, scale);
+  SetParamF32(r, 1, max_bias);
+  SetParamF32(r, 2, logit_softcap);
+  return r;
+}
+
 const char* ggml_op_name(ggml_op op) {
   static const char* const kNames[GGML_OP_COUNT] = {
       "NONE",    "DUP",       "ADD",      "MUL",      "SCALE",         "NORM",     "RMS_NORM",
       "MUL_MAT", "CPY",       "CONT",     "RESHAPE",  "VIEW",          "PERMUTE",  "TRANSPOSE",
-      "GET_ROWS", "DIAG_MASK_INF", "SOFT_MAX", "IM2COL", "CONCAT", "PAD", "REPEAT", "ARGMAX", "UNARY",
+      "GET_ROWS", "DIAG_MASK_INF", "SOFT_MAX", "IM2COL", "CONCAT", "PAD", "REPEAT", "ARGMAX", "FLASH_ATTN_EXT", "UNARY",
   };
   return op >= 0 && op < GGML_OP_COUNT ? kNames[op] : "UNKNOWN";
 }

@@ -111,8 +111,24 @@ struct ggml_tensor* ggml_repeat(struct ggml_context* ctx, struct ggml_tensor* a,
 // Index of the maximum of each row (ties: the lowest index): a F32 [ne0, ne1] -> I32 [ne1].
 struct ggml_tensor* ggml_argmax(struct ggml_context* ctx, struct ggml_tensor* a);
 
+// Fused attention (ggml_flash_attn_ext; ggml/include/ggml.h), per head h of q and batch i3:
+//   q:    F32        [d_k, n_q,  n_head,    ne3]
+//   k:    F16 or F32 [d_k, n_kv, n_head_kv, ne3]   (n_head a multiple of n_head_kv: grouped heads)
+//   v:    as k       [d_v, n_kv, n_head_kv, ne3]   (not transposed)
+//   mask: NULL or F16/F32 [n_kv, >= n_q], added to every head's scores (ggml pads n_q to
+//         GGML_KQ_MASK_PAD; any ne1 >= n_q is accepted here)
+//   result F32 [d_v, n_head, n_q, ne3]   (permuted: a query's heads are adjacent, so the result
+//         reshapes to [d_v * n_head, n_q] without a copy)
+//   result[:, h, i] = sum_j softmax_j(scale * q[:, i, h] . k[:, j, h'] + mask[j, i]) v[:, j, h']
+// with h' = h / (n_head / n_head_kv). op_params: float scale, max_bias, logit_softcap; ALiBi and
+// the softcap are not implemented (must be 0). src: q, k, v, mask. NULL with a message for NULL
+// or mistyped sources or shapes that do not fit.
+struct ggml_tensor* ggml_flash_attn_ext(struct ggml_context* ctx, struct ggml_tensor* q, struct ggml_tensor* k,
+                                       struct ggml_tensor* v, struct ggml_tensor* mask, float scale, float max_bias,
+                                       float logit_softcap);
+
 // How many sources an op requires (src[0..n) must be non-NULL): 2 for ADD, MUL, MUL_MAT, CPY,
-// GET_ROWS, IM2COL, CONCAT; 1 for the others (SOFT_MAX's mask, src[1], is optional); 0 for NONE.
+// GET_ROWS, IM2COL, CONCAT; 3 for FLASH_ATTN_EXT (its mask, src[3], is optional); 1 for the others (SOFT_MAX's mask, src[1], is optional); 0 for NONE.
 int ggml_op_n_src(enum ggml_op op);
 
 // True for ops that compute nothing: NONE and the views (VIEW, RESHAPE, PERMUTE, TRANSPOSE).

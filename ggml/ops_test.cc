@@ -284,6 +284,46 @@ TEST_F(OpsTest, SoftMaxWithAndWithoutMask) {
   EXPECT_EQ(ggml_soft_max(ctx_, nullptr), nullptr);
 }
 
+TEST_F(OpsTest, FlashAttnExtResultIsPermutedAndChecksItsSources) {
+  // Whisper tiny's encoder head shape, 2 query heads per K/V head (grouped).
+  ggml_tensor* q = F32(64, 30, 6, 1, "q");
+  ggml_tensor* k = New(GGML_TYPE_F16, 64, 50, 3, 1, "k");
+  ggml_tensor* v = New(GGML_TYPE_F16, 40, 50, 3, 1, "v");
+  ggml_tensor* r = ggml_flash_attn_ext(ctx_, q, k, v, nullptr, 0.125f, 0.0f, 0.0f);
+  EXPECT_TRUE(HasShape(r, GGML_TYPE_F32, {40, 6, 30}));  // [d_v, n_head, n_q]
+  EXPECT_EQ(r->op, GGML_OP_FLASH_ATTN_EXT);
+  EXPECT_EQ(r->src[0], q);
+  EXPECT_EQ(r->src[1], k);
+  EXPECT_EQ(r->src[2], v);
+  EXPECT_EQ(r->src[3], nullptr);
+  EXPECT_EQ(ParamF32(r, 0), 0.125f);
+  EXPECT_EQ(ggml_op_n_src(GGML_OP_FLASH_ATTN_EXT), 3);
+  ggml_tensor* mask = New(GGML_TYPE_F16, 50, 32, 1, 1, "mask");  // padded rows, as ggml pads
+  EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, k, v, mask, 1.0f, 0.0f, 0.0f)->src[3], mask);
+  EXPECT_NE(ggml_flash_attn_ext(ctx_, q, F32(64, 50, 3), F32(40, 50, 3), F32(50, 30), 1.0f, 0.0f, 0.0f), nullptr);
+
+  EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, k, v, F32(50, 29, 1, 1, "short"), 1.0f, 0.0f, 0.0f), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"mask 'short' f32 [50, 29, 1, 1] does not fit", ">= n_q = 30"}));
+  EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, New(GGML_TYPE_F16, 63, 50, 3), v, nullptr, 1.0f, 0.0f, 0.0f), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"differ in head width"}));
+  EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, k, New(GGML_TYPE_F16, 40, 49, 3), nullptr, 1.0f, 0.0f, 0.0f), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"keys and heads"}));
+  EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, New(GGML_TYPE_F16, 64, 50, 4), New(GGML_TYPE_F16, 40, 50, 4), nullptr, 1.0f,
+                                0.0f, 0.0f),
+            nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"not a multiple"}));
+  EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, k, F32(40, 50, 3), nullptr, 1.0f, 0.0f, 0.0f), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"both be F16 or both F32"}));
+  EXPECT_EQ(ggml_flash_attn_ext(ctx_, New(GGML_TYPE_F16, 64, 30, 6), k, v, nullptr, 1.0f, 0.0f, 0.0f), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"q '' f16 [64, 30, 6, 1] must be F32"}));
+  EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, k, v, nullptr, 1.0f, 8.0f, 0.0f), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"ALiBi"}));
+  EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, k, v, nullptr, 1.0f, 0.0f, 30.0f), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"logit_softcap 30"}));
+  EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, nullptr, v, nullptr, 1.0f, 0.0f, 0.0f), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"a source tensor is NULL"}));
+}
+
 TEST_F(OpsTest, Im2colAndConv1dFollowTheOutputLengthFormula) {
   // Whisper's stem: conv1 kernel [3, 80, 384], mel [3000, 80]; conv2 kernel [3, 384, 384], stride 2.
   ggml_tensor* k1 = New(GGML_TYPE_F16, 3, 80, 384, 1, "conv1");

@@ -247,8 +247,9 @@ const std::vector<Flag>& Flags() {
       Switch("-ls", "--log-score", &CliParams::log_score, "log best decoder scores of tokens"),
       Ignored(Switch("-ng", "--no-gpu", &CliParams::use_gpu, "disable GPU", /*value=*/false)),
       Ignored(Int("-dev", "--device", "N", &CliParams::gpu_device, 0, INT_MAX, "GPU device ID")),
-      Ignored(Switch("-fa", "--flash-attn", &CliParams::flash_attn, "enable flash attention")),
-      Ignored(Switch("-nfa", "--no-flash-attn", &CliParams::flash_attn, "disable flash attention", /*value=*/false)),
+      Switch("-fa", "--flash-attn", &CliParams::flash_attn, "enable flash attention (encoder; the default)"),
+      Switch("-nfa", "--no-flash-attn", &CliParams::flash_attn, "disable flash attention (encoder: blocked softmax)",
+             /*value=*/false),
       Switch("-sns", "--suppress-nst", &CliParams::suppress_nst, "suppress non-speech tokens"),
       String(nullptr, "--suppress-regex", "REGEX", &CliParams::suppress_regex,
              "regular expression matching tokens to suppress"),
@@ -375,6 +376,7 @@ absl::StatusOr<CliParams> ParseCliParams(int argc, const char* const* argv) {
 whisper_context_params ToWhisperContextParams(const CliParams& p) {
   whisper_context_params c = whisper_context_default_params();
   c.use_gpu = false;
+  c.flash_attn = p.flash_attn;
   if (!p.dtw.empty()) {
     c.dtw_token_timestamps = true;
     c.dtw_aheads_preset = DtwPreset(p.dtw);

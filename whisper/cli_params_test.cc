@@ -414,17 +414,20 @@ TEST(CliParams, GpuFlagsAreIgnoredAndRecordedAsSpelled) {
   absl::StatusOr<CliParams> p =
       Parse({"-ng", "--flash-attn", "-f", "a.wav", "-dev", "1", "-nfa", "--no-gpu", "-oved", "GPU", "-ng"});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_THAT(p->ignored_flags, ElementsAre("-ng", "--flash-attn", "-dev", "-nfa", "--no-gpu", "-oved"));
+  // -fa / -nfa are real (the encoder's attention), not ignored.
+  EXPECT_THAT(p->ignored_flags, ElementsAre("-ng", "-dev", "--no-gpu", "-oved"));
   EXPECT_THAT(p->unimplemented_flags, IsEmpty());
   EXPECT_FALSE(p->use_gpu);
   EXPECT_FALSE(p->flash_attn);  // the last of -fa/-nfa wins, as in whisper-cli
   EXPECT_EQ(p->gpu_device, 1);
   EXPECT_EQ(p->openvino_encode_device, "GPU");
   EXPECT_THAT(p->files, ElementsAre("a.wav"));
+  EXPECT_FALSE(ToWhisperContextParams(*p).flash_attn);
   p = Parse({"-nfa", "-fa"});
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_TRUE(p->flash_attn);
-  EXPECT_THAT(p->ignored_flags, ElementsAre("-nfa", "-fa"));
+  EXPECT_TRUE(ToWhisperContextParams(*p).flash_attn);
+  EXPECT_THAT(p->ignored_flags, IsEmpty());
   // -dev still needs its number.
   EXPECT_EQ(ParseError({"-dev"}), "-dev needs a value (N)");
   EXPECT_EQ(ParseError({"--device", "cuda0"}), "--device needs an integer, got 'cuda0'");
@@ -614,7 +617,7 @@ TEST(CliParams, VadOptionsReachTheFullParams) {
 
 TEST(CliUsage, MarksIgnoredAndUnimplementedFlags) {
   const std::string u = CliUsage("whisper-cli");
-  for (const char* f : {"-ng", "-fa", "-nfa", "-dev", "-oved"}) {
+  for (const char* f : {"-ng", "-dev", "-oved"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(ignored: CPU runtime)")) << f;
   }
   for (const char* f : {"-di", "-tdrz", "-owts", "--grammar"}) {
@@ -622,7 +625,7 @@ TEST(CliUsage, MarksIgnoredAndUnimplementedFlags) {
   }
   for (const char* f : {"-bs", "-p", "-ojf", "-of", "-ps", "-pc", "-sns", "-debug", "--carry-initial-prompt",
                         "-vt", "-fp", "--grammar-rule", "--version", "--list-languages", "--print-confidence", "-ls",
-                        "--suppress-regex", "-dtw", "--vad"}) {
+                        "--suppress-regex", "-dtw", "--vad", "-fa", "-nfa"}) {
     EXPECT_THAT(UsageLine(u, f), Not(HasSubstr("(ignored"))) << f;
     EXPECT_THAT(UsageLine(u, f), Not(HasSubstr("(not implemented"))) << f;
   }

@@ -15,10 +15,13 @@ absl::Status BuildError(const char* what) {
   return absl::InternalError(absl::StrCat(what, ": ", ggml_last_error()));
 }
 
-// Self-attention without mask over n_ctx positions (encoder): x [S, n_ctx] -> x + Attn(LN(x)),
-// the queries in blocks of at most `query_block` positions (BlockedAttention).
-ggml_tensor* EncoderAttention(ggml_context* ctx, const AttentionWeights& w, ggml_tensor* x,
-                              int n_head, int query_block) {
+// Self-attention without mask over n_ctx positions (encoder): x [S, n_ctx] -> x + Attn(LN(x)).
+// K and V are rounded to F16 (ggml_cast nodes: their bytes exist from this layer's cast to its
+// attention only). Flash: one FLASH_ATTN_EXT node per layer, V not transposed, its result
+// [d, n_head, n_ctx] already in the [S, n_ctx] order of the output projection. Blocked: the
+// queries in blocks of at most `query_block` positions (BlockedAttention), V transposed.
+ggml_tensor* EncoderAttention(ggml_context* ctx, const AttentionWeights& w, ggml_tensor* x, int n_head,
+                              const EncoderOptions& opt) {
   const int64_t S = x->ne[0];
   const int64_t n_ctx = x->ne[1];
   const int64_t d = S / n_head;
@@ -27,17 +30,24 @@ ggml_tensor* EncoderAttention(ggml_context* ctx, const AttentionWeights& w, ggml
   ggml_tensor* k = ggml_mul_mat(ctx, w.k_w, cur);
   ggml_tensor* v = ggml_add(ctx, ggml_mul_mat(ctx, w.v_w, cur), w.v_b);
   if (q == nullptr || k == nullptr || v == nullptr) return nullptr;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
 
-  // Q: [d, n_ctx, n_head] (a permuted view); K: F16 copy, viewed as [d, n_ctx, n_head]. The F16
-  // copies are ggml_cast nodes: their bytes exist from this layer's cast to its attention only
-  // (as ggml_cpy destinations they were leafs, all layers' held from the start of the graph).
+  // Q, K: [d, n_ctx, n_head] (permuted views of [S, n_ctx]; K of its F16 copy).
   ggml_tensor* Q = ggml_permute(ctx, ggml_reshape_3d(ctx, q, d, n_head, n_ctx), 0, 2, 1, 3);
   ggml_tensor* K = ggml_permute(ctx, ggml_reshape_3d(ctx, ggml_cast(ctx, k, GGML_TYPE_F16), d, n_head, n_ctx), 0,
                                 2, 1, 3);
-  // V: F16 [n_ctx, d, n_head] (rows along time) so that V x softmax gives [d, n, n_head].
-  ggml_tensor* V =
-      ggml_cast(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, v, d, n_head, n_ctx), 1, 2, 0, 3), GGML_TYPE_F16);
-  ggml_tensor* attn = BlockedAttention(ctx, Q, K, V, 1.0f / std::sqrt(static_cast<float>(d)), query_block);
+  ggml_tensor* attn = nullptr;
+  if (opt.flash_attn) {
+    ggml_tensor* V = ggml_permute(ctx, ggml_reshape_3d(ctx, ggml_cast(ctx, v, GGML_TYPE_F16), d, n_head, n_ctx), 0,
+                                  2, 1, 3);
+    ggml_tensor* fa = ggml_flash_attn_ext(ctx, Q, K, V, nullptr, scale, 0.0f, 0.0f);  // [d, n_head, n_ctx]
+    attn = fa == nullptr ? nullptr : ggml_reshape_2d(ctx, fa, S, n_ctx);
+  } else {
+    // V: F16 [n_ctx, d, n_head] (rows along time) so that V x softmax gives [d, n, n_head].
+    ggml_tensor* V =
+        ggml_cast(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, v, d, n_head, n_ctx), 1, 2, 0, 3), GGML_TYPE_F16);
+    attn = BlockedAttention(ctx, Q, K, V, scale, opt.query_block);
+  }
   if (attn == nullptr) return nullptr;
   cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, attn), w.o_b);
   return ggml_add(ctx, cur, x);
@@ -78,14 +88,15 @@ ggml_tensor* MlpBlock(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x) {
   return ggml_add(ctx, cur, x);
 }
 
-int EncoderGraphSize(const WhisperHparams& h, int query_block) {
-  const int blocks = (h.n_audio_ctx + std::max(1, query_block) - 1) / std::max(1, query_block);
+int EncoderGraphSize(const WhisperHparams& h, const EncoderOptions& opt) {
+  const int block = std::max(1, opt.query_block);
+  const int blocks = opt.flash_attn ? 1 : (h.n_audio_ctx + block - 1) / block;
   return 64 + (48 + 8 * blocks) * h.n_audio_layer;
 }
 int CrossGraphSize(const WhisperHparams& h) { return 16 + 16 * h.n_text_layer; }
 
 absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperModel& model,
-                                               int n_ctx, ggml_tensor* embd, int query_block) {
+                                               int n_ctx, ggml_tensor* embd, const EncoderOptions& opt) {
   const WhisperHparams& h = model.hparams();
   const WhisperWeights& w = model.weights();
   const int64_t S = h.n_audio_state;
@@ -93,8 +104,8 @@ absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperM
     return absl::InvalidArgumentError(
         absl::StrFormat("encoder: n_ctx %d is not in [1, n_audio_ctx = %d]", n_ctx, h.n_audio_ctx));
   }
-  if (query_block < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat("encoder: query_block %d is not >= 1", query_block));
+  if (!opt.flash_attn && opt.query_block < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat("encoder: query_block %d is not >= 1", opt.query_block));
   }
   if (embd == nullptr || embd->type != GGML_TYPE_F32 || embd->ne[0] != S || embd->ne[1] < n_ctx ||
       !ggml_is_contiguous(embd)) {
@@ -102,7 +113,7 @@ absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperM
         absl::StrFormat("encoder: embd must be contiguous F32 [%d, >= %d]", S, n_ctx));
   }
   EncoderGraph g;
-  g.graph = ggml_new_graph_custom(ctx, EncoderGraphSize(h, query_block));
+  g.graph = ggml_new_graph_custom(ctx, EncoderGraphSize(h, opt));
   if (g.graph == nullptr) return BuildError("encoder graph");
   g.mel = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2 * n_ctx, h.n_mels);
   if (g.mel == nullptr) return BuildError("encoder mel input");
@@ -121,7 +132,7 @@ absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperM
   if (cur == nullptr) return BuildError("encoder conv stem");
 
   for (int il = 0; il < h.n_audio_layer; ++il) {
-    cur = EncoderAttention(ctx, w.encoder[il].attn, cur, h.n_audio_head, query_block);
+    cur = EncoderAttention(ctx, w.encoder[il].attn, cur, h.n_audio_head, opt);
     cur = MlpBlock(ctx, w.encoder[il].mlp, cur);
     if (cur == nullptr) return BuildError(absl::StrCat("encoder layer ", il).c_str());
   }

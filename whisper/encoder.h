@@ -10,8 +10,8 @@
 // The convolutions use ggml_conv_1d (im2col in F32, then mul_mat with the F16 kernel);
 // whisper.cpp's im2col rounds the input to F16 first, faster-whisper computes in F32, whose
 // tokens are the reference here (whisper/tiny_en_test.cc). LN is ggml_norm (eps 1e-5), * w + b. Attention: softmax(K^T Q / sqrt(d_head)) with
-// d_head = S / n_head and no mask; K and V are rounded to F16 before the products, as in
-// whisper.cpp's non-flash-attention path.
+// d_head = S / n_head and no mask; K and V are rounded to F16 before the products, as in both of
+// whisper.cpp's attention paths.
 //
 // Cross K/V, computed once per window from `out` for every decoder layer l:
 //   K_l = (Wk_l out) * d_head^-0.25    stored F16, per layer [S, n_ctx] (ne0 = S)
@@ -28,21 +28,31 @@
 
 namespace whisper {
 
-// The encoder's self-attention takes its queries in blocks: ceil(n_ctx / kEncoderQueryBlock)
-// blocks of equal size (+-1). Per block: scores [n_ctx, block, n_head] F32, softmax, times V;
-// then the blocks are concatenated along positions (ggml_concat, dim 1). The graph allocator
-// reuses one block's score buffer for the next: tiny.en's 30 s window holds
-// 1500 x 250 x 6 x 4 B = 9 MB of scores at a time instead of 54 MB, and its encoder compute
-// buffer is 21 MB instead of 71 MB (whisper/encoder_test.cc; 28 MB while the F16 K/V were
-// ggml_cpy leafs held from the graph's start instead of ggml_cast nodes). Each score and each output is the
+// The encoder's self-attention, two ways (whisper.cpp's -fa / -nfa):
+//
+// Flash (the default, as in whisper.cpp 1.8.5): one FLASH_ATTN_EXT node per layer
+// (kernels/flash_attn.h): online softmax over blocks of keys, so no score tensor exists; F16 K/V
+// as whisper.cpp's flash path. tiny.en's encoder compute buffer for a 30 s window: 15.4 MB
+// (whisper/encoder_test.cc; the MLP's [1536, 1500] F32 is the largest tensor).
+//
+// Blocked: ceil(n_ctx / query_block) query blocks of equal size (+-1). Per block: scores
+// [n_ctx, block, n_head] F32, softmax, times V (F16, transposed); then the blocks are
+// concatenated along positions (ggml_concat, dim 1), the graph allocator reusing one block's
+// score buffer for the next: tiny.en holds 1500 x 250 x 6 x 4 B = 9 MB of scores at a time
+// instead of 54 MB, a 21 MB compute buffer instead of 71 MB. Each score and each output is the
 // same dot product as in one [n_ctx, n_ctx, n_head] product, computed in the same order
 // (kernels/matmul.h's packed path for every block of >= kMulMatPackedMinN = 16 positions, which
-// equal blocks of more than 128 are), so the encoder's output bytes do not change.
+// equal blocks of more than 128 are), so the output bytes do not depend on the block size: these
+// are whisper.cpp's non-flash numerics.
 inline constexpr int kEncoderQueryBlock = 256;
 
-// Graph capacity (nodes, and separately leafs) of the encoder / cross graphs of `hparams`, the
-// encoder's for query blocks of `query_block` positions.
-int EncoderGraphSize(const WhisperHparams& hparams, int query_block = kEncoderQueryBlock);
+struct EncoderOptions {
+  bool flash_attn = true;
+  int query_block = kEncoderQueryBlock;  // blocked path only; >= 1 (n_ctx: one block)
+};
+
+// Graph capacity (nodes, and separately leafs) of the encoder / cross graphs of `hparams`.
+int EncoderGraphSize(const WhisperHparams& hparams, const EncoderOptions& options = EncoderOptions());
 int CrossGraphSize(const WhisperHparams& hparams);
 
 struct EncoderGraph {
@@ -55,15 +65,14 @@ struct EncoderGraph {
 };
 
 // Builds the encoder graph for n_ctx positions (1 <= n_ctx <= n_audio_ctx) into `ctx`, a
-// no_alloc metadata context with room for EncoderGraphSize(hparams, query_block) tensors plus
-// the graph. `embd` is the caller's persistent F32 tensor of ne [S, >= n_ctx] (contiguous) that
-// the encoder output is copied into. `query_block` (>= 1) is the self-attention's block of
-// query positions (kEncoderQueryBlock; tests compare other sizes, n_ctx meaning one block).
-// Errors: InvalidArgument for a bad n_ctx, query_block or embd shape; Internal (with
+// no_alloc metadata context with room for EncoderGraphSize(hparams, options) tensors plus the
+// graph. `embd` is the caller's persistent F32 tensor of ne [S, >= n_ctx] (contiguous) that the
+// encoder output is copied into. `options` chooses the attention (see EncoderOptions).
+// Errors: InvalidArgument for a bad n_ctx, query_block (blocked path) or embd shape; Internal (with
 // ggml_last_error()) when a constructor fails (metadata context too small).
 absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperModel& model,
                                                int n_ctx, ggml_tensor* embd,
-                                               int query_block = kEncoderQueryBlock);
+                                               const EncoderOptions& options = EncoderOptions());
 
 // Builds the graph that fills `cross_k` and `cross_v` (F16, 1-D, >= n_text_layer * n_ctx * S
 // elements each) from the first n_ctx columns of `embd`. Errors as BuildEncoderGraph.

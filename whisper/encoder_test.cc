@@ -1,11 +1,14 @@
 // Blocked attention (BlockedAttention, kEncoderQueryBlock in encoder.h, kDecoderQueryBlock in
 // decoder.h): the same bytes as one [n_kv, n_q, n_head] score product whenever every block has
 // >= 16 queries, in the encoder graph and alone; and the compute buffer the graph allocator
-// measures for tiny.en's 30 s window with and without blocks.
+// measures for tiny.en's 30 s window with and without blocks; flash attention (the default)
+// against the blocked path.
 #include "whisper/encoder.h"
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -39,21 +42,21 @@ struct EncoderRun {
   std::vector<float> out;   // [S, n_ctx], when computed
 };
 
-// Builds the encoder graph of `model` for n_ctx positions with `query_block`, reserves it, and,
+// Builds the encoder graph of `model` for n_ctx positions with `opt`, reserves it, and,
 // if `mel` ([n_mels][2 n_ctx]) is given, computes it on one thread.
-EncoderRun RunEncoder(const WhisperModel& model, int n_ctx, int query_block, const std::vector<float>* mel) {
+EncoderRun RunEncoder(const WhisperModel& model, int n_ctx, const EncoderOptions& opt, const std::vector<float>* mel) {
   const WhisperHparams& h = model.hparams();
   EncoderRun run;
   const size_t embd_bytes = sizeof(float) * h.n_audio_state * h.n_audio_ctx;
   ContextPtr data(ggml_init({ggml_tensor_overhead() + embd_bytes + 64, nullptr, false}));
-  const int graph_size = EncoderGraphSize(h, query_block);
+  const int graph_size = EncoderGraphSize(h, opt);
   ContextPtr meta(ggml_init({2 * graph_size * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size) + 1024,
                              nullptr, true}));
   EXPECT_NE(data, nullptr);
   EXPECT_NE(meta, nullptr);
   if (data == nullptr || meta == nullptr) return run;
   ggml_tensor* embd = ggml_new_tensor_2d(data.get(), GGML_TYPE_F32, h.n_audio_state, h.n_audio_ctx);
-  absl::StatusOr<EncoderGraph> g = BuildEncoderGraph(meta.get(), model, n_ctx, embd, query_block);
+  absl::StatusOr<EncoderGraph> g = BuildEncoderGraph(meta.get(), model, n_ctx, embd, opt);
   EXPECT_TRUE(g.ok()) << g.status();
   if (!g.ok()) return run;
   GallocrPtr galloc(ggml_gallocr_new());
@@ -79,11 +82,10 @@ std::vector<float> RandomMel(int n_mels, int n_frames) {
   return mel;
 }
 
+EncoderOptions Blocked(int query_block) { return EncoderOptions{false, query_block}; }
+
 // A synthetic model (random weights) with 4 heads of 16 and 2 layers over up to 300 positions.
-// Blocks of at most 256 split 300 into 150 + 150 and 257 into 129 + 128; at most 40, into 8 and 7
-// blocks of 36 to 38. Every block has >= 16 positions (kernels/matmul.h's packed path, as the
-// unblocked product), so the bytes must be equal.
-TEST(EncoderTest, BlockedAttentionIsBitIdenticalToOneBlock) {
+std::unique_ptr<WhisperModel> SmallModel() {
   SyntheticModelOptions o;
   o.hparams.n_audio_ctx = 300;
   o.hparams.n_audio_state = 64;
@@ -92,17 +94,48 @@ TEST(EncoderTest, BlockedAttentionIsBitIdenticalToOneBlock) {
   o.hparams.n_text_state = 64;  // the loader requires n_text_state == n_audio_state
   const std::string path = WriteTempFile("encoder_test.bin", MakeSyntheticModel(o).bytes);
   absl::StatusOr<std::unique_ptr<WhisperModel>> model = WhisperModel::Load(path);
-  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_TRUE(model.ok()) << model.status();
+  return model.ok() ? std::move(*model) : nullptr;
+}
+
+// Blocks of at most 256 split 300 into 150 + 150 and 257 into 129 + 128; at most 40, into 8 and 7
+// blocks of 36 to 38. Every block has >= 16 positions (kernels/matmul.h's packed path, as the
+// unblocked product), so the bytes must be equal.
+TEST(EncoderTest, BlockedAttentionIsBitIdenticalToOneBlock) {
+  const std::unique_ptr<WhisperModel> model = SmallModel();
+  ASSERT_NE(model, nullptr);
   for (int n_ctx : {300, 257, 40, 20}) {
-    const std::vector<float> mel = RandomMel(o.hparams.n_mels, 2 * n_ctx);
-    const EncoderRun one = RunEncoder(**model, n_ctx, n_ctx, &mel);
+    const std::vector<float> mel = RandomMel(model->hparams().n_mels, 2 * n_ctx);
+    const EncoderRun one = RunEncoder(*model, n_ctx, Blocked(n_ctx), &mel);
     ASSERT_EQ(one.out.size(), static_cast<size_t>(64) * n_ctx);
     for (int block : {kEncoderQueryBlock, 40}) {
-      const EncoderRun blocked = RunEncoder(**model, n_ctx, block, &mel);
+      const EncoderRun blocked = RunEncoder(*model, n_ctx, Blocked(block), &mel);
       ASSERT_EQ(blocked.out.size(), one.out.size());
       EXPECT_EQ(std::memcmp(blocked.out.data(), one.out.data(), sizeof(float) * one.out.size()), 0)
           << "n_ctx " << n_ctx << ", query block " << block;
     }
+  }
+}
+
+// The flash path (the default) against the blocked one, whose products are kernels/matmul.h's
+// and whose softmax is kernels/softmax.h's: the same attention in another order of f32
+// operations, through two layers and the final LayerNorm (outputs of magnitude ~1).
+TEST(EncoderTest, FlashAttentionMatchesBlockedAttention) {
+  const std::unique_ptr<WhisperModel> model = SmallModel();
+  ASSERT_NE(model, nullptr);
+  for (int n_ctx : {300, 37, 1}) {
+    const std::vector<float> mel = RandomMel(model->hparams().n_mels, 2 * n_ctx);
+    const EncoderRun flash = RunEncoder(*model, n_ctx, EncoderOptions(), &mel);
+    const EncoderRun blocked = RunEncoder(*model, n_ctx, Blocked(kEncoderQueryBlock), &mel);
+    ASSERT_EQ(flash.out.size(), static_cast<size_t>(64) * n_ctx);
+    ASSERT_EQ(blocked.out.size(), flash.out.size());
+    double max_err = 0, max_abs = 0;
+    for (size_t i = 0; i < flash.out.size(); ++i) {
+      max_err = std::max(max_err, std::fabs(double(flash.out[i]) - blocked.out[i]));
+      max_abs = std::max(max_abs, std::fabs(double(blocked.out[i])));
+    }
+    EXPECT_LT(max_err, 1e-4 * max_abs) << "n_ctx " << n_ctx << ": max |flash - blocked| " << max_err;
+    EXPECT_GT(max_abs, 0.5) << "outputs are LayerNorm'd: some must be of order 1";
   }
 }
 
@@ -157,7 +190,7 @@ TEST(EncoderTest, RejectsBadQueryBlock) {
   ContextPtr meta(ggml_init({1 << 20, nullptr, true}));
   ContextPtr data(ggml_init({1 << 20, nullptr, false}));
   ggml_tensor* embd = ggml_new_tensor_2d(data.get(), GGML_TYPE_F32, 32, 16);
-  absl::StatusOr<EncoderGraph> g = BuildEncoderGraph(meta.get(), **model, 16, embd, 0);
+  absl::StatusOr<EncoderGraph> g = BuildEncoderGraph(meta.get(), **model, 16, embd, Blocked(0));
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(std::string(g.status().message()).find("query_block 0"), std::string::npos) << g.status();
@@ -166,7 +199,9 @@ TEST(EncoderTest, RejectsBadQueryBlock) {
 // tiny.en's full window (1500 positions, 6 heads): unblocked, the score tensor alone is
 // 1500 * 1500 * 6 * 4 B = 54,000,000 B; in 6 blocks of 250, one block's is 9,000,000 B
 // (plus the concatenated attention output, [384, <= 1500] F32, up to 2.3 MB, twice while the next
-// block is appended). #12's target is an encoder compute buffer of at most 30 MB.
+// block is appended); flash attention has no score tensor, so its buffer is set by the MLP:
+// fc1's output [1536, 1500] F32 (9.2 MB) beside the residual and the GELU, in place.
+// #12's target is an encoder compute buffer of at most 30 MB.
 TEST(EncoderTest, TinyEnComputeBufferShrinks) {
   const std::string path = testdata::ModelPath("ggml-tiny.en.bin");
   struct stat st;
@@ -175,12 +210,16 @@ TEST(EncoderTest, TinyEnComputeBufferShrinks) {
   ASSERT_TRUE(model.ok()) << model.status();
   const int n_ctx = (*model)->hparams().n_audio_ctx;
   ASSERT_EQ(n_ctx, 1500);
-  const size_t one = RunEncoder(**model, n_ctx, n_ctx, nullptr).buffer_bytes;
-  const size_t blocked = RunEncoder(**model, n_ctx, kEncoderQueryBlock, nullptr).buffer_bytes;
-  std::printf("encoder compute buffer, tiny.en, 1500 positions: one block %.2f MB, blocks of %d %.2f MB\n",
-              one / 1e6, kEncoderQueryBlock, blocked / 1e6);
+  const size_t one = RunEncoder(**model, n_ctx, Blocked(n_ctx), nullptr).buffer_bytes;
+  const size_t blocked = RunEncoder(**model, n_ctx, Blocked(kEncoderQueryBlock), nullptr).buffer_bytes;
+  const size_t flash = RunEncoder(**model, n_ctx, EncoderOptions(), nullptr).buffer_bytes;
+  std::printf(
+      "encoder compute buffer, tiny.en, 1500 positions: one block %.2f MB, blocks of %d %.2f MB, flash %.2f MB\n",
+      one / 1e6, kEncoderQueryBlock, blocked / 1e6, flash / 1e6);
   EXPECT_GT(one, 54000000u);
   EXPECT_LE(blocked, 30000000u);
+  EXPECT_LT(flash, blocked - 5000000u);  // no score block (9 MB), no concatenation
+  EXPECT_GT(flash, 1536u * 1500u * 4u);             // fc1's output is live
 }
 
 }  // namespace

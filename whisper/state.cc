@@ -44,8 +44,9 @@ absl::Status CheckTokens(const char* what, const int32_t* tokens, int n_tokens, 
 
 }  // namespace
 
-WhisperState::WhisperState(const WhisperModel& model, int n_threads, GraphComputeFn compute)
-    : model_(model), n_threads_(n_threads), compute_(compute) {}
+WhisperState::WhisperState(const WhisperModel& model, int n_threads, GraphComputeFn compute,
+                           const EncoderOptions& encoder)
+    : model_(model), n_threads_(n_threads), encoder_options_(encoder), compute_(compute) {}
 
 WhisperState::~WhisperState() {
   ggml_gallocr_free(enc_alloc_);
@@ -64,7 +65,8 @@ WhisperState::~WhisperState() {
 
 absl::StatusOr<std::unique_ptr<WhisperState>> WhisperState::Create(const WhisperModel& model,
                                                                    int n_decoders, int n_threads,
-                                                                   GraphComputeFn compute) {
+                                                                   GraphComputeFn compute,
+                                                                   const EncoderOptions& encoder) {
   if (n_decoders < 1 || n_decoders > kMaxDecoders) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "WhisperState: n_decoders %d is not in [1, %d]", n_decoders, kMaxDecoders));
@@ -73,7 +75,7 @@ absl::StatusOr<std::unique_ptr<WhisperState>> WhisperState::Create(const Whisper
     return absl::InvalidArgumentError(absl::StrFormat(
         "WhisperState: n_threads %d is not in [1, %d]", n_threads, GGML_THREADPOOL_MAX_THREADS));
   }
-  std::unique_ptr<WhisperState> state(new WhisperState(model, n_threads, compute));
+  std::unique_ptr<WhisperState> state(new WhisperState(model, n_threads, compute, encoder));
   absl::Status s = state->Init(n_decoders);
   if (!s.ok()) return s;
   return state;
@@ -124,7 +126,7 @@ absl::Status WhisperState::Init(int n_decoders) {
   self_v_zeroed_.assign(self_kv_.size(), 0);
   self_k_rows_.assign(self_kv_.size(), 0);
 
-  enc_ctx_ = NewMetaContext(EncoderGraphSize(h));
+  enc_ctx_ = NewMetaContext(EncoderGraphSize(h, encoder_options_));
   cross_ctx_ = NewMetaContext(CrossGraphSize(h));
   dec_ctx_ = NewMetaContext(DecoderGraphSize(h, 0, n_decoders));
   if (enc_ctx_ == nullptr || cross_ctx_ == nullptr || dec_ctx_ == nullptr) {
@@ -197,7 +199,7 @@ absl::Status WhisperState::BuildWindowGraphs(int n_ctx) {
   graphs_n_ctx_ = 0;
   ggml_reset(enc_ctx_);
   ggml_reset(cross_ctx_);
-  absl::StatusOr<EncoderGraph> enc = BuildEncoderGraph(enc_ctx_, model_, n_ctx, embd_);
+  absl::StatusOr<EncoderGraph> enc = BuildEncoderGraph(enc_ctx_, model_, n_ctx, embd_, encoder_options_);
   if (!enc.ok()) return enc.status();
   absl::StatusOr<ggml_cgraph*> cross =
       BuildCrossGraph(cross_ctx_, model_, n_ctx, embd_, cross_kv_.k, cross_kv_.v);

@@ -70,10 +70,13 @@ class WhisperState {
   // work buffer are made; n_threads is still checked and reported by n_threads()). Errors:
   // InvalidArgument when n_decoders is not in [1, kMaxDecoders] or n_threads not in
   // [1, GGML_THREADPOOL_MAX_THREADS]; ResourceExhausted / Internal (with ggml_last_error()) when a
-  // buffer, the thread pool or a worst-case graph cannot be made.
+  // buffer, the thread pool or a worst-case graph cannot be made. `encoder` chooses the
+  // encoder's attention (whisper_context_params.flash_attn: flash, the default, or blocked);
+  // the compute buffer is sized for it.
   static absl::StatusOr<std::unique_ptr<WhisperState>> Create(const WhisperModel& model,
                                                               int n_decoders, int n_threads,
-                                                              GraphComputeFn compute = nullptr);
+                                                              GraphComputeFn compute = nullptr,
+                                                              const EncoderOptions& encoder = EncoderOptions());
   ~WhisperState();
   WhisperState(const WhisperState&) = delete;
   WhisperState& operator=(const WhisperState&) = delete;
@@ -155,7 +158,7 @@ class WhisperState {
   DecoderKv self_kv(int decoder) const { return self_kv_[decoder]; }
 
  private:
-  WhisperState(const WhisperModel& model, int n_threads, GraphComputeFn compute);
+  WhisperState(const WhisperModel& model, int n_threads, GraphComputeFn compute, const EncoderOptions& encoder);
 
   absl::Status Init(int n_decoders);
   absl::Status BuildWindowGraphs(int n_ctx);
@@ -169,6 +172,7 @@ class WhisperState {
 
   const WhisperModel& model_;
   const int n_threads_;
+  const EncoderOptions encoder_options_;
   const GraphComputeFn compute_;  // nullptr: the SIMD executor (cpu/graph_compute.h)
 
   ggml_context* kv_ctx_ = nullptr;  // metadata of the state buffer's tensors (no_alloc)

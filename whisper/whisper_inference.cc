@@ -22,7 +22,9 @@ bool EnsureInference(whisper_state* state, int n_decoders, int n_threads, const 
   }
   const int want = std::max(n_decoders, state->ws != nullptr ? state->ws->n_decoders() : 1);
   state->ws.reset();  // free the old buffers first: peak memory is one state's
-  auto ws = WhisperState::Create(*state->ctx->model, want, n_threads);
+  EncoderOptions encoder;
+  encoder.flash_attn = state->ctx->params.flash_attn;  // -fa / -nfa
+  auto ws = WhisperState::Create(*state->ctx->model, want, n_threads, nullptr, encoder);
   if (!ws.ok()) {
     Log(GGML_LOG_LEVEL_ERROR, "%s: cannot create the inference state (%d decoders, %d threads): %s\n", func, want,
         n_threads, std::string(ws.status().message()).c_str());

@@ -99,7 +99,8 @@ for clip in "jfk_nfa:$wav" "long90_nfa:$long"; do
 done
 
 # 4. The CLIs: whisper-cli 1.8.5 and ours with --decoding whisper.cpp, greedy, write every text
-# format; each file must be byte-identical.
+# format; each file must be byte-identical. Both take the same -fa/-nfa (ours: the encoder's
+# fused or blocked attention).
 prefix="$("$here/build_whisper_cpp.sh" --f32-accum | tail -n 1)" || die "build_whisper_cpp.sh failed"
 formats=(txt srt vtt lrc csv)
 out_flags=(-otxt -osrt -ovtt -olrc -ocsv)
@@ -108,7 +109,8 @@ for clip in "jfk:$wav:" "long90:$long:-nfa"; do
   # shellcheck disable=SC2086
   "$prefix/bin/whisper-cli" -m "$model" -f "$audio" -t 2 -bs 1 -np $wcpp_extra "${out_flags[@]}" -of "$tmp/wcpp_$name" \
     >"$tmp/wcpp.stdout" 2>"$tmp/wcpp.stderr" || die "whisper-cli exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
-  "$ours_cli" --decoding whisper.cpp -m "$model" -f "$audio" -t 2 -bs 1 -np "${out_flags[@]}" -of "$tmp/ours_$name" \
+  # shellcheck disable=SC2086
+  "$ours_cli" --decoding whisper.cpp -m "$model" -f "$audio" -t 2 -bs 1 -np $wcpp_extra "${out_flags[@]}" -of "$tmp/ours_$name" \
     >"$tmp/ours.stdout" 2>"$tmp/ours.stderr" || die "our CLI exited $? (log: $(tail -n 3 "$tmp/ours.stderr"))"
   for ext in "${formats[@]}"; do
     if diff -u --label "whisper-cli $name.$ext" --label "ours $name.$ext" "$tmp/wcpp_$name.$ext" "$tmp/ours_$name.$ext"; then
@@ -125,7 +127,7 @@ done
 regex='^ (ask|country)$'
 "$prefix/bin/whisper-cli" -m "$model" -f "$wav" -t 2 -bs 1 -nfa -ls -otxt --print-confidence --suppress-regex "$regex" \
   -of "$tmp/wcpp_tok" >"$tmp/wcpp_tok.stdout" 2>"$tmp/wcpp.stderr" || die "whisper-cli exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
-"$ours_cli" --decoding whisper.cpp -m "$model" -f "$wav" -t 2 -bs 1 -ls -otxt --print-confidence --suppress-regex "$regex" \
+"$ours_cli" --decoding whisper.cpp -m "$model" -f "$wav" -t 2 -bs 1 -nfa -ls -otxt --print-confidence --suppress-regex "$regex" \
   -of "$tmp/ours_tok" >"$tmp/ours_tok.stdout" 2>"$tmp/ours.stderr" || die "our CLI exited $? (log: $(tail -n 3 "$tmp/ours.stderr"))"
 for pair in "txt:$tmp/wcpp_tok.txt:$tmp/ours_tok.txt" "stdout (--print-confidence):$tmp/wcpp_tok.stdout:$tmp/ours_tok.stdout"; do
   IFS=: read -r what a b <<<"$pair"
@@ -159,7 +161,7 @@ for clip in "jfk:$wav" "long90:$long"; do
   IFS=: read -r name audio <<<"$clip"
   "$prefix/bin/whisper-cli" -m "$model" -f "$audio" -t 2 -bs 1 -nfa -np -dtw tiny.en -ojf -of "$tmp/wcpp_dtw_$name" \
     >/dev/null 2>"$tmp/wcpp.stderr" || die "whisper-cli -dtw exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
-  "$ours_cli" --decoding whisper.cpp -m "$model" -f "$audio" -t 2 -bs 1 -np -dtw tiny.en -ojf -of "$tmp/ours_dtw_$name" \
+  "$ours_cli" --decoding whisper.cpp -m "$model" -f "$audio" -t 2 -bs 1 -nfa -np -dtw tiny.en -ojf -of "$tmp/ours_dtw_$name" \
     >/dev/null 2>"$tmp/ours.stderr" || die "our CLI -dtw exited $? (log: $(tail -n 3 "$tmp/ours.stderr"))"
   if python3 - "$tmp/wcpp_dtw_$name.json" "$tmp/ours_dtw_$name.json" "$name" <<'PY'; then
 import json, sys

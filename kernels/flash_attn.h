@@ -1,0 +1,78 @@
+// Fused scaled-dot-product attention for one head (flash attention: online softmax over blocks of
+// keys, so no [n_kv x n_q] score matrix is ever stored):
+//
+//   q:    n_q  rows of d_k f32        (row i at q + i * ldq)
+//   k:    n_kv rows of d_k f16 or f32 (row j at k + j * ldk)
+//   v:    n_kv rows of d_v f16 or f32 (row j at v + j * ldv)       (not transposed)
+//   mask: NULL, or n_q rows of n_kv f32 or f16 (row i at mask + i * ld_mask), added to the scores
+//   out:  n_q  rows of d_v f32        (row i at out + i * ld_out)
+//
+//   s[i][j]  = scale * dot(q_i, k_j) + mask[i][j]
+//   out[i]   = sum_j exp(s[i][j] - max_j s[i][j]) v_j / sum_j exp(s[i][j] - max_j s[i][j])
+//
+// This is ggml_flash_attn_ext's definition for one head (ggml/include/ggml.h; the CPU reference
+// ggml_compute_forward_flash_attn_ext_f16 in ggml-cpu/ops.cpp), without ALiBi or logit softcap;
+// the algorithm is FlashAttention's (Dao et al., 2022, arXiv:2205.14135, Algorithm 1) with the
+// score block kept in registers. A row whose scores are all -inf gives zeros (ggml: NaN), like
+// kernels/softmax.h.
+//
+// How: K is packed once per call into panels of 2 vectors of keys (the layout of mul_mat's packed
+// a panels, kernels/matmul-inl.h), V into panels of 2 vectors of its width, both widened to f32.
+// Then for each tile of 12 (AVX-512, A64) or 6 (AVX2 and below) queries and each block of 2
+// vectors of keys: S = K_block . Q_tile with mul_mat's register micro-kernel (f32 FMAs), the
+// running max, exp and sum per query, and O += P . V_block with the same micro-kernel. Scores,
+// probabilities and the output tile live in the scratch (a few KB, in L1); K and V panels in L2.
+// Numerics: f32 throughout (f16 K/V are widened exactly, q is scaled once); the result depends on
+// the dispatch target (block width) and not on how callers split the queries.
+//
+// Errors (absl::InvalidArgumentError naming the argument): null pointers for a non-empty call,
+// both or neither of the f16/f32 pointers of k or v, both mask pointers, a stride smaller than its
+// row, d_k, d_v or n_kv of 0, scratch smaller than FlashAttnWorkSize. n_q == 0 does nothing.
+// Allocates nothing; dispatched once per call.
+#ifndef GGML_WHISPER_KERNELS_FLASH_ATTN_H_
+#define GGML_WHISPER_KERNELS_FLASH_ATTN_H_
+
+#include <stddef.h>
+
+#include "absl/status/status.h"
+#include "ggml/fp16.h"
+
+namespace ggml_cpu {
+
+// One head's keys and values and the score scale; strides in elements.
+struct FlashAttnKV {
+  size_t d_k = 0;   // width of q and k rows
+  size_t d_v = 0;   // width of v and out rows
+  size_t n_kv = 0;  // keys
+  const ggml_fp16_t* k_f16 = nullptr;  // exactly one of k_f16 / k_f32
+  const float* k_f32 = nullptr;
+  size_t ldk = 0;
+  const ggml_fp16_t* v_f16 = nullptr;  // exactly one of v_f16 / v_f32
+  const float* v_f32 = nullptr;
+  size_t ldv = 0;
+  float scale = 1.0f;  // Whisper: 1 / sqrt(d_k)
+};
+
+// The queries, the optional mask and the output of one call.
+struct FlashAttnQueries {
+  size_t n_q = 0;
+  const float* q = nullptr;
+  size_t ldq = 0;
+  const float* mask_f32 = nullptr;  // at most one of the two; row i covers keys 0..n_kv-1
+  const ggml_fp16_t* mask_f16 = nullptr;
+  size_t ld_mask = 0;
+  float* out = nullptr;
+  size_t ld_out = 0;
+};
+
+// Scratch bytes one concurrent call needs for these shapes on the current dispatch target (about
+// 4 * n_kv * (d_k + d_v) bytes: tiny.en's encoder, 1500 keys x 64 + 64, takes 0.77 MB). Any
+// alignment; each thread needs its own.
+size_t FlashAttnWorkSize(size_t d_k, size_t d_v, size_t n_kv);
+
+// out = attention(q, k, v, mask) for one head (see the top of this file).
+absl::Status FlashAttn(const FlashAttnKV& kv, const FlashAttnQueries& qs, void* work, size_t work_size);
+
+}  // namespace ggml_cpu
+
+#endif  // GGML_WHISPER_KERNELS_FLASH_ATTN_H_
