@@ -57,8 +57,10 @@ Transcriber::Transcriber(whisper_context* ctx, whisper_state* state, const Strea
   n_keep_ = Samples(p.keep_ms);
   n_new_line_ = p.step_ms > 0 ? std::max(1, p.length_ms / p.step_ms - 1) : 1;
   new_.resize(static_cast<size_t>(in->capacity()));
-  window_.resize(static_cast<size_t>(n_keep_ + n_len_));
-  old_.resize(static_cast<size_t>(n_keep_ + n_len_));
+  // Room for a late step's audio (at most the capture capacity, --length ms) beside a full
+  // window's carry (see SlidingStep).
+  window_.resize(static_cast<size_t>(n_keep_ + 2 * n_len_));
+  old_.resize(static_cast<size_t>(n_keep_ + 2 * n_len_));
   scratch_.resize(static_cast<size_t>(Samples(kVadCheckMs)));
   prompt_.reserve(static_cast<size_t>(std::max(1, whisper_n_text_ctx(ctx))));
 }
@@ -146,10 +148,26 @@ absl::StatusOr<bool> Transcriber::SlidingStep() {
     if (end && line_open_) Commit(n_current_, window_n_);
     return !end;
   }
+  // A step that ran longer than --step ms (a busy machine) brings more new audio than the window
+  // has room for beside the audio it carries. Then the finished segments of the last
+  // transcription are committed first (the audio from the last one's start stays), and the window
+  // may grow past --keep + --length ms, up to the size of its buffer; only if even that overflows
+  // is all of the text committed with --keep ms carried. Carried audio whose text was not
+  // committed never leaves the window untranscribed.
+  const int max_window = static_cast<int>(window_.size());
+  if (old_n_ + n_new > n_keep_ + n_len_ && n_current_ - n_committed_ >= 2) {
+    const int64_t t1 = whisper_full_get_segment_t1_from_state(state_, n_current_ - 2);  // centiseconds
+    Commit(n_current_ - 1, static_cast<int>(std::min<int64_t>(t1 * (kRate / 100), window_n_)));
+    ++n_overflow_commits_;
+  }
+  if (old_n_ + n_new > max_window && n_current_ > n_committed_) {
+    Commit(n_current_, window_n_ - std::min(n_keep_, std::max(0, max_window - n_new)));
+    ++n_overflow_commits_;
+  }
   // The window: the end of the previous step's audio, then the new audio (whisper-stream's
   // n_samples_take).
-  const int n_take = std::min(old_n_, std::max(0, n_keep_ + n_len_ - n_new));
-  const int n_fresh = std::min(n_new, n_keep_ + n_len_);
+  const int n_take = std::min(old_n_, std::max(0, max_window - n_new));
+  const int n_fresh = std::min(n_new, max_window);
   std::memmove(window_.data(), old_.data() + (old_n_ - n_take), sizeof(float) * static_cast<size_t>(n_take));
   std::memcpy(window_.data() + n_take, new_.data() + (n_new - n_fresh), sizeof(float) * static_cast<size_t>(n_fresh));
   window_n_ = n_take + n_fresh;

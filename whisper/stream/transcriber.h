@@ -61,6 +61,8 @@ class Transcriber {
   int64_t dropped_samples() const { return dropped_; }
   int steps() const { return n_iter_; }
   int commits() const { return n_commits_; }
+  // Of those, commits made because a late step brought more audio than the window had room for.
+  int overflow_commits() const { return n_overflow_commits_; }
 
  private:
   absl::Status Transcribe(const float* x, int n, bool vad_mode);
@@ -91,6 +93,7 @@ class Transcriber {
   int64_t dropped_ = 0;
   int n_iter_ = 0;
   int n_commits_ = 0;
+  int n_overflow_commits_ = 0;  // commits forced by a late step's audio overflowing the window
   bool line_open_ = false;  // a running line was printed and not committed
   int n_current_ = 0;       // segments of this step's transcription (0: none this step)
   int n_committed_ = 0;     // of those, committed
