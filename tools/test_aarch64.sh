@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Cross-builds everything for aarch64 (bazel build --config=aarch64 //..., the toolchain in
-# //toolchain) and runs the Arm binaries under qemu-aarch64 (Debian's qemu-user 7.2, user mode;
+# Cross-builds the runtime for aarch64 (bazel build --config=aarch64 of the libraries, their tests
+# and the CLI; the toolchain in //toolchain) and runs the Arm binaries under qemu-aarch64
+# (Debian's qemu-user 7.2, user mode;
 # the arm64 shared libraries come from the multiarch -dev packages tools/setup.sh installs):
 #
 #   1. every kernel test (kernels/*_test, ggml:fp16_test) per qemu CPU model, each against the
@@ -10,11 +11,14 @@
 #      test, the targets that ran; dispatch_test checks the dispatched target of each model;
 #   2. end to end: the aarch64 CLI transcribes jfk.wav with tiny.en, greedy, on the NEON model,
 #      with models/ggml-tiny.en.bin (F16) and its q8_0 quantization (E2E_TYPES adds others, e.g.
-#      "f16 q8_0 q5_0": each costs ~80 s under qemu, so CI runs the two); the token ids
-#      (from -ojf) must equal the x86-64 CLI's for the same file, and for F16 also
-#      faster-whisper's (testdata/jfk_faster_whisper_tokens.json). The quantized dot products
-#      are bit-identical to ggml's scalar reference on every target (kernels/quant_ops.h), so
-#      the quantized transcripts do not depend on the CPU.
+#      "f16 q8_0 q5_0": each costs ~80-180 s under qemu, so CI runs the two). For F16 the token
+#      ids (from -ojf) must equal the x86-64 CLI's for the same file and faster-whisper's
+#      (testdata/jfk_faster_whisper_tokens.json). For a quantized type the text tokens must be
+#      equal and each timestamp token within 0.5 s of x86-64's: the quantized dot products are
+#      bit-identical to ggml's scalar reference on every target (kernels/quant_ops.h), but the
+#      float parts (attention, norms, softmax) round differently per vector width, and q8_0's
+#      re-quantized activations turn that into near ties between timestamps 0.2 s apart (jfk.wav
+#      q8_0 on x86-64 alone: 7.54/10.58 s with SSE4 or SCALAR and -nfa, 7.74/10.74 s otherwise).
 #
 # SVE under qemu is emulated per instruction, about 3x (128-bit) to 25x (256-bit) slower than
 # NEON here, so on the SVE models the tests run only the cases of the targets that model adds
@@ -34,8 +38,12 @@ t_start=$(date +%s)
 
 log() { echo "test_aarch64: $*"; }
 
-log "bazel build --config=aarch64 //..."
-"$bazel" build --config=aarch64 -- //...
+# What runs under qemu: the kernel, executor and tensor libraries with their tests, and the CLI
+# (so the whole runtime and its C API). Not the x86-only programs' tests, the server or the
+# benchmarks: cross-building all of //... took 489 s of this step's 841 s on a 2-core EPYC.
+aarch64_targets=(//kernels/... //cpu/... //ggml/... //alloc/... //whisper:cli)
+log "bazel build --config=aarch64 ${aarch64_targets[*]}"
+"$bazel" build --config=aarch64 -- "${aarch64_targets[@]}"
 bin="$("$bazel" info --config=aarch64 bazel-bin)"
 
 # qemu -cpu model | the target Highway 1.0.3 dispatches to first | gtest filter of the cases to run
@@ -121,8 +129,11 @@ run_e2e() {
   arm_ids="$(token_ids "$work/arm_$type.json")"
   log "e2e [cortex-a53] jfk.wav $type greedy in $(($(date +%s) - t0)) s: $(grep -- '-->' "$work/arm_$type.out" | tr -s ' ' | tr '\n' ' ')"
   log "e2e [cortex-a53] $type token ids: $arm_ids"
-  if [[ "$arm_ids" != "$x86_ids" ]]; then
+  if [[ "$type" == f16 && "$arm_ids" != "$x86_ids" ]]; then
     log "e2e $type: x86-64 token ids differ: $x86_ids" >&2
+    failed+=("e2e $type: token ids differ from x86-64")
+  elif [[ "$type" != f16 ]] && ! same_up_to_timestamps "$arm_ids" "$x86_ids"; then
+    log "e2e $type: x86-64 token ids differ in text or by more than 0.5 s: $x86_ids" >&2
     failed+=("e2e $type: token ids differ from x86-64")
   fi
   if [[ "$type" == f16 ]]; then
@@ -141,6 +152,18 @@ run_e2e() {
 # token_ids <json>: the ids of every segment's tokens (whisper-cli's -ojf layout).
 token_ids() {
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(" ".join(str(t["id"]) for s in j["transcription"] for t in s["tokens"]))' "$1"
+}
+
+# same_up_to_timestamps <ids> <ids>: true if the text tokens are equal and the timestamp tokens
+# (>= 50363, tiny.en's <|0.00|>; 20 ms each) stand at the same places, each within 25 (0.5 s).
+same_up_to_timestamps() {
+  python3 -c '
+import sys
+a, b = ([int(x) for x in s.split()] for s in sys.argv[1:3])
+ts = 50363
+ok = len(a) == len(b) and all((x >= ts) == (y >= ts) and (x == y if x < ts else abs(x - y) <= 25)
+                              for x, y in zip(a, b))
+sys.exit(0 if ok else 1)' "$1" "$2"
 }
 
 work="$(mktemp -d)"
