@@ -34,7 +34,11 @@ step() {  # step <name> <command...>
   times+=("$(printf '%6d s  %-6s  %s' $((SECONDS - t0)) "$result" "$name")")
 }
 
-step "bazel test //... $*" "$bazel" test --keep_going "$@" -- //...
+# The tests tagged cli_e2e (whisper/e2e: the CLI run as a process on real and hostile audio) run
+# in the sanitizer step below, not here: the same code twice cost CI about 2 minutes, and the
+# optimized CLI is still run end to end by test_compat (byte-compared with whisper-cli), the Ray
+# job, the Python package and the aarch64 step.
+step "bazel test //... $*" "$bazel" test --keep_going --test_tag_filters=-cli_e2e "$@" -- //...
 # Tests tagged no_sanitizers load instrumented code into an uninstrumented program (the Python
 # extension module into python3), which the sanitizer runtimes refuse.
 # ASan and UBSan in one build (--config=sanitize, .bazelrc), in two invocations: the kernels and
