@@ -102,6 +102,13 @@ class TranscriberTest : public ::testing::Test {
     return text;
   }
 
+  // The first 60 s of ../shared/data/long_speech.flac, 16 kHz mono.
+  static absl::StatusOr<std::vector<float>> LongSpeechFirst60s() {
+    absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(testdata::SharedData("long_speech.flac"));
+    if (audio.ok()) audio->resize(std::min<size_t>(audio->size(), 60 * 16000));
+    return audio;
+  }
+
   static std::string ReadAll(FILE* f) {
     std::string s;
     std::rewind(f);
@@ -117,9 +124,8 @@ whisper_context* TranscriberTest::ctx_ = nullptr;
 whisper_state* TranscriberTest::state_ = nullptr;
 
 TEST_F(TranscriberTest, SlidingWindowsCommitTheOfflineTextWithoutAllocating) {
-  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(testdata::SharedData("long_speech.flac"));
+  absl::StatusOr<std::vector<float>> audio = LongSpeechFirst60s();
   ASSERT_TRUE(audio.ok()) << audio.status();
-  audio->resize(std::min<size_t>(audio->size(), 60 * 16000));  // the first 60 s
   const std::string offline = Offline(*audio);
   ASSERT_GT(NormalizedWords(offline).size(), 100u);
 
@@ -174,9 +180,8 @@ TEST_F(TranscriberTest, SlidingWindowsCommitTheOfflineTextWithoutAllocating) {
 // audio left the window untranscribed: stream_e2e_test's 60 s clip lost words, WER 0.147, with a
 // parallel build on the other core.)
 TEST_F(TranscriberTest, LateStepsCommitTheWindowBeforeItsAudioLeaves) {
-  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(testdata::SharedData("long_speech.flac"));
+  absl::StatusOr<std::vector<float>> audio = LongSpeechFirst60s();
   ASSERT_TRUE(audio.ok()) << audio.status();
-  audio->resize(std::min<size_t>(audio->size(), 60 * 16000));
   const std::string offline = Offline(*audio);
   StreamParams p;
   p.n_threads = 2;
