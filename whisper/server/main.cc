@@ -95,7 +95,7 @@ int Run(int argc, char** argv) {
     ErrorCapture errors;
     absl::StatusOr<std::unique_ptr<LoadedModel>> m =
         LoadedModel::Load(sp.decode.model, sp.parallel, sp.queue, decoding, sp.decode.n_threads,
-                          sp.decode.dtw);
+                          sp.decode.dtw, sp.decode.flash_attn);
     if (!m.ok()) {
       std::fprintf(stderr, "error: %s\n", std::string(m.status().message()).c_str());
       return 3;

@@ -104,7 +104,7 @@ void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
     std::lock_guard<std::mutex> lock(rt.load_mu);
     absl::StatusOr<std::unique_ptr<LoadedModel>> m =
         LoadedModel::Load(path, rt.params.parallel, rt.params.queue, rt.decoding, rt.params.decode.n_threads,
-                          rt.params.decode.dtw);
+                          rt.params.decode.dtw, rt.params.decode.flash_attn);
     if (!m.ok()) {
       return Send(ErrorReply(Api::kWhisperServer, 400,
                              std::string(m.status().message()) + " (the previous model is still loaded)"),

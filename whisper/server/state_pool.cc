@@ -8,7 +8,7 @@ namespace whisper::server {
 
 absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string& path, int parallel, int queue,
                                                                whisper_ggml_decoding decoding, int warmup_threads,
-                                                               const std::string& dtw) {
+                                                               const std::string& dtw, bool flash_attn) {
   if (parallel < 1 || queue < 0) {
     return absl::InvalidArgumentError(absl::StrCat("LoadedModel::Load: parallel = ", parallel, ", queue = ", queue,
                                                    ", expected parallel >= 1 and queue >= 0"));
@@ -19,6 +19,7 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
   m->queue_ = queue;
   whisper_context_params cparams = whisper_context_default_params();
   cparams.use_gpu = false;
+  cparams.flash_attn = flash_attn;
   AheadsPreset preset = AheadsPreset::kNone;
   if (!dtw.empty()) {
     preset = AlignmentHeadsPresetByName(dtw.c_str());

@@ -35,10 +35,10 @@ class LoadedModel {
   // from the model's shape (AlignmentHeadsPresetForDims) and a request turns DTW on only when it
   // asks for words (whisper_ggml_state_set_dtw), so other requests transcribe exactly as the CLI
   // does. A shape no preset fits has no word times. The model is read twice in that case (once
-  // to learn its shape).
+  // to learn its shape). `flash_attn` is whisper_context_params.flash_attn (-fa / -nfa).
   static absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const std::string& path, int parallel, int queue,
                                                           whisper_ggml_decoding decoding, int warmup_threads = 0,
-                                                          const std::string& dtw = "");
+                                                          const std::string& dtw = "", bool flash_attn = true);
   ~LoadedModel();
   LoadedModel(const LoadedModel&) = delete;
   LoadedModel& operator=(const LoadedModel&) = delete;

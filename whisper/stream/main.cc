@@ -105,6 +105,7 @@ int Run(int argc, char** argv) {
 
   whisper_context_params cparams = whisper_context_default_params();
   cparams.use_gpu = false;
+  cparams.flash_attn = p.flash_attn;
   whisper_context* ctx = whisper_init_from_file_with_params_no_state(p.model.c_str(), cparams);
   if (ctx == nullptr) return 1;  // the loader logged why
   whisper_state* state = whisper_init_state(ctx);

@@ -6,7 +6,10 @@
 // match is the alignment pairing another occurrence), minus its end time. Prints the median and the
 // maximum per clip, how many words showed within --step + 1 s, and the same latency for any text at
 // the word's place (a word first shown wrong counts there), which separates the display delay
-// from the model's later corrections.
+// from the model's later corrections. Last, the runtime's own delay: for each --step boundary k
+// (k x step of audio fed), the time until the next screen update, which is step k's transcription
+// when no step runs late (then every word is on screen, as the model hears it, at most --step plus
+// this delay after its end).
 //
 //   bazel run //whisper/stream:stream_latency_benchmark -- [--step 3000] [--threads 2] [-- stream flags]
 #include <algorithm>
@@ -161,6 +164,27 @@ int Run(int argc, char** argv) {
       }
     }
     (void)missing;
+    // The update delay after each step boundary (see the top of this file).
+    const double step_s = std::atof(step.c_str()) / 1000.0;
+    std::vector<double> update;
+    int late = 0;
+    for (int k = 1; step_s > 0 && k * step_s <= audio->size() / 16000.0; ++k) {
+      for (const StdoutPiece& piece : run->out) {
+        if (piece.t >= k * step_s) {
+          update.push_back(piece.t - k * step_s);
+          if (std::getenv("STREAM_LATENCY_VERBOSE") != nullptr) {
+            std::printf("  step boundary %6.2f s: update %.2f s later\n", k * step_s, piece.t - k * step_s);
+          }
+          if (piece.t >= (k + 1) * step_s) ++late;
+          break;
+        }
+      }
+    }
+    std::sort(update.begin(), update.end());
+    if (!update.empty()) {
+      std::printf("%-18s update after each step boundary: %zu steps, median %.2f s, max %.2f s, %d late\n", "",
+                  update.size(), update[update.size() / 2], update.back(), late);
+    }
   }
   return 0;
 }

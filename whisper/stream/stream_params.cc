@@ -98,8 +98,11 @@ absl::StatusOr<StreamParams> ParseStreamParams(int argc, const char* const* argv
       p.input = v;
     } else if (arg == "-tdrz" || arg == "--tinydiarize") {
       st = Bad(arg, "tinydiarize is not implemented by this runtime yet");
-    } else if (arg == "-ng" || arg == "--no-gpu" || arg == "-fa" || arg == "--flash-attn" || arg == "-nfa" ||
-               arg == "--no-flash-attn") {
+    } else if (arg == "-fa" || arg == "--flash-attn") {
+      p.flash_attn = true;
+    } else if (arg == "-nfa" || arg == "--no-flash-attn") {
+      p.flash_attn = false;
+    } else if (arg == "-ng" || arg == "--no-gpu") {
       p.ignored_flags.push_back(arg);
     } else {
       st = Bad(arg, "unknown argument (see --help)");
@@ -148,7 +151,9 @@ std::string StreamUsage(const char* argv0) {
       {"-sa, --save-audio", "[false] save the audio to YYYYmmddHHMMSS.wav"},
       {"--input SRC", "[-] - (stdin) or sdl"},
       {"-tdrz, --tinydiarize", "[false] (not implemented: exits 2)"},
-      {"-ng, -fa, -nfa", "GPU flags: accepted, ignored on this CPU runtime"},
+      {"-fa, --flash-attn", "[true] fused attention in the encoder"},
+      {"-nfa, --no-flash-attn", "[false] blocked softmax attention in the encoder"},
+      {"-ng, --no-gpu", "GPU flag: accepted, ignored on this CPU runtime"},
   };
   for (const auto& [flag, help] : rows) absl::StrAppend(&out, absl::StrFormat("  %-28s %s\n", flag, help));
   absl::StrAppend(&out, "\n");

@@ -27,6 +27,7 @@ struct StreamParams {
   bool print_special = false; // -ps
   bool keep_context = false;  // -kc: a closed window's tokens prompt the next one
   bool save_audio = false;    // -sa: also write the input to YYYYmmddHHMMSS.wav
+  bool flash_attn = true;     // -fa / -nfa: fused attention in the encoder (whisper-stream's default)
   std::string language = "en";  // -l
   std::string model = "models/ggml-tiny.en.bin";  // -m
   std::string fname_out;        // -f: append each committed line to this text file
@@ -34,7 +35,7 @@ struct StreamParams {
   // in builds with SDL2: bazel build --define=stream_sdl2=1 //whisper:stream).
   std::string input = "-";
   bool help = false;
-  std::vector<std::string> ignored_flags;  // -ng, -fa, -nfa: GPU flags, accepted with a notice
+  std::vector<std::string> ignored_flags;  // -ng: the GPU flag, accepted with a notice
 };
 
 // Parses argv[1..argc). Errors (InvalidArgument naming the flag): unknown flag, missing or

@@ -54,6 +54,14 @@ TEST(StreamParams, Flags) {
   EXPECT_EQ(p->n_threads, 2);
   EXPECT_EQ(p->audio_ctx, 768);
   EXPECT_EQ(p->ignored_flags, std::vector<std::string>{"-ng"});
+  EXPECT_TRUE(p->flash_attn);  // whisper-stream 1.8.5's default
+  // -fa / -nfa: the last one wins, as in whisper-stream.
+  p = Parse({"-nfa"});
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->flash_attn);
+  p = Parse({"--no-flash-attn", "--flash-attn"});
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->flash_attn);
   // --step 0: the VAD mode, where --length may be anything up to 30 s.
   p = Parse({"--step", "0", "--length", "8000"});
   ASSERT_TRUE(p.ok());
