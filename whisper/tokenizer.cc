@@ -2,22 +2,23 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
 namespace whisper {
 
-Tokenizer::Tokenizer(const std::vector<std::string>& vocab) {
-  token_to_id_.reserve(vocab.size());
-  for (size_t i = 0; i < vocab.size(); ++i) {
-    token_to_id_.emplace(vocab[i], static_cast<Token>(i));
-    max_token_bytes_ = std::max(max_token_bytes_, vocab[i].size());
-  }
+Tokenizer::Tokenizer(std::vector<std::string> vocab)
+    : owned_(std::move(vocab)), owned_index_(owned_, static_cast<int>(owned_.size())) {
+  for (const std::string& t : owned_) max_token_bytes_ = std::max(max_token_bytes_, t.size());
 }
 
-Token Tokenizer::Find(const std::string& piece) const {
-  auto it = token_to_id_.find(piece);
-  return it == token_to_id_.end() ? -1 : it->second;
+Tokenizer::Tokenizer(const WhisperVocab& vocab) : vocab_(&vocab) {
+  for (Token i = 0; i < vocab.n_stored(); ++i) max_token_bytes_ = std::max(max_token_bytes_, vocab.token(i).size());
+}
+
+Token Tokenizer::Find(absl::string_view piece) const {
+  return vocab_ != nullptr ? vocab_->id(piece) : owned_index_.Find(owned_, piece);
 }
 
 namespace {
@@ -84,7 +85,7 @@ std::vector<Token> Tokenizer::EncodeSkipping(const std::string& text, int* n_ski
       size_t j = std::min(word.size(), i + max_token_bytes_);
       Token id = -1;
       for (; j > i; --j) {
-        id = Find(word.substr(i, j - i));
+        id = Find(absl::string_view(word).substr(i, j - i));
         if (id >= 0) break;
       }
       if (id < 0) {  // whisper.cpp: "unknown token", skip one byte

@@ -6,18 +6,21 @@
 #define GGML_WHISPER_WHISPER_TOKENIZER_H_
 
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "whisper/tokens.h"
+#include "whisper/vocab.h"
 
 namespace whisper {
 
 class Tokenizer {
  public:
-  // vocab[id] = the token's bytes, for the text ids stored in the model file.
-  explicit Tokenizer(const std::vector<std::string>& vocab);
+  // vocab[id] = the token's bytes, for the text ids stored in the model file. The tokenizer keeps
+  // its own copy.
+  explicit Tokenizer(std::vector<std::string> vocab);
+  // The stored ids of `vocab`, without a copy: `vocab` must outlive the tokenizer.
+  explicit Tokenizer(const WhisperVocab& vocab);
 
   // whisper.cpp's whisper_tokenize: pieces of GPT-2's pre-tokenizer split, each matched greedily
   // longest-prefix first; a byte no vocabulary entry starts is skipped (whisper.cpp logs
@@ -33,11 +36,14 @@ class Tokenizer {
   // Ids of non-speech symbols (and the same with a leading space) that are single tokens.
   std::vector<Token> NonSpeechTokens() const;
 
-  // The id of a token whose bytes are exactly `piece`, or -1.
-  Token Find(const std::string& piece) const;
+  // The id of a token whose bytes are exactly `piece`, or -1. When several ids hold those bytes,
+  // the highest (whisper.cpp's token_to_id keeps the last one of the file).
+  Token Find(absl::string_view piece) const;
 
  private:
-  std::unordered_map<std::string, Token> token_to_id_;
+  std::vector<std::string> owned_;  // the first constructor's tokens
+  TokenIndex owned_index_;
+  const WhisperVocab* vocab_ = nullptr;  // the second constructor's
   size_t max_token_bytes_ = 0;  // the longest entry
 };
 

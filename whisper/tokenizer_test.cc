@@ -29,6 +29,29 @@ TEST(Tokenizer, UnknownBytesAreSkippedAsWhisperCppDoes) {
   EXPECT_NE(ids.status().message().find("1 byte(s)"), std::string::npos) << ids.status();
 }
 
+// whisper.cpp fills token_to_id in file order: of two ids with the same text the later wins.
+TEST(Tokenizer, RepeatedTextGivesTheLastId) {
+  Tokenizer tok({"x", "y", "x", "xy"});
+  EXPECT_EQ(tok.Find("x"), 2);
+  EXPECT_EQ(tok.Find("xy"), 3);
+  EXPECT_EQ(tok.Find("z"), -1);
+  EXPECT_EQ(tok.Find(""), -1);
+  EXPECT_EQ(tok.EncodeSkipping("xxyx", nullptr), (std::vector<Token>{2, 3, 2}));
+}
+
+// A tokenizer over a WhisperVocab (no copy of the texts) encodes as one over the same texts, and
+// never returns a special id (their synthesized names are not token text).
+TEST(Tokenizer, OverAVocabEqualsOverItsTexts) {
+  const std::vector<std::string> texts = {"H", "e", "l", "o", "Hel", "lo", " w", " wor", "ld", ",", " ", "!", "l"};
+  const WhisperVocab vocab(texts, 51864);
+  const Tokenizer by_vocab(vocab);
+  const Tokenizer by_texts(texts);
+  const std::string text = "Hello, world! lol";
+  EXPECT_EQ(by_vocab.EncodeSkipping(text, nullptr), by_texts.EncodeSkipping(text, nullptr));
+  EXPECT_EQ(by_vocab.Find("l"), 12);
+  EXPECT_EQ(by_vocab.Find("[_SOT_]"), -1);
+}
+
 // The split equals std::regex's with whisper.cpp's pattern (the implementation it replaces, used
 // here as the oracle on short texts) for text mixing every class, contractions, runs of spaces and
 // tabs before a word, newlines, trailing spaces and UTF-8.

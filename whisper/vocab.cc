@@ -1,5 +1,6 @@
 #include "whisper/vocab.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -56,11 +57,26 @@ int LanguageId(absl::string_view code) {
   return -1;
 }
 
+TokenIndex::TokenIndex(const std::vector<std::string>& tokens, int n) {
+  n = std::max(0, std::min(n, static_cast<int>(tokens.size())));
+  sorted_.resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) sorted_[i] = i;
+  std::sort(sorted_.begin(), sorted_.end(), [&tokens](Token a, Token b) {
+    const int c = tokens[a].compare(tokens[b]);
+    return c != 0 ? c < 0 : a > b;  // equal text: the higher id first (it wins)
+  });
+}
+
+Token TokenIndex::Find(const std::vector<std::string>& tokens, absl::string_view text) const {
+  auto it = std::lower_bound(sorted_.begin(), sorted_.end(), text,
+                             [&tokens](Token id, absl::string_view t) { return absl::string_view(tokens[id]) < t; });
+  return it != sorted_.end() && tokens[*it] == text ? *it : -1;
+}
+
 WhisperVocab::WhisperVocab(std::vector<std::string> stored, int n_vocab)
     : id_to_token_(std::move(stored)), special_(SpecialTokensForVocab(n_vocab)) {
   n_stored_ = static_cast<int>(id_to_token_.size());
-  token_to_id_.reserve(n_stored_);
-  for (int i = 0; i < n_stored_; ++i) token_to_id_[id_to_token_[i]] = i;
+  index_ = TokenIndex(id_to_token_, n_stored_);
   id_to_token_.reserve(n_vocab);
   for (Token i = n_stored_; i < n_vocab; ++i) id_to_token_.push_back(SpecialName(special_, i));
 }
@@ -70,9 +86,6 @@ const std::string& WhisperVocab::token(Token id) const {
   return id_to_token_[id];
 }
 
-Token WhisperVocab::id(absl::string_view text) const {
-  auto it = token_to_id_.find(std::string(text));
-  return it == token_to_id_.end() ? -1 : it->second;
-}
+Token WhisperVocab::id(absl::string_view text) const { return index_.Find(id_to_token_, text); }
 
 }  // namespace whisper

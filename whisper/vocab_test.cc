@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,23 @@ TEST(VocabTest, EnglishOnlyTinyEn) {
   EXPECT_EQ(v.id("Hello"), 15496);
   EXPECT_EQ(v.id("<|endoftext|>"), 50256);
   EXPECT_EQ(v.id("no such token text"), -1);
+  EXPECT_EQ(v.id("[_SOT_]"), -1);  // synthesized names are not token text (as in whisper.cpp)
+}
+
+// Every stored text maps to the id whisper.cpp's token_to_id gives it: filled in file order, so
+// the last id of a repeated text wins (tiny.en stores 7 texts more than once, e.g. U+FFFD 255
+// times, from the converter's lossy decoding). The oracle is that fill, in a std::map.
+TEST(VocabTest, IdOfEveryStoredTextIsItsLastOccurrence) {
+  const std::vector<std::string> stored = StoredTokens("header-only-ggml-tiny.en.bin");
+  ASSERT_EQ(stored.size(), 50257u);
+  std::map<std::string, Token> last;
+  for (size_t i = 0; i < stored.size(); ++i) last[stored[i]] = static_cast<Token>(i);
+  EXPECT_EQ(last.size(), 50257u - 254 - 42 - 30 - 4 - 1 - 1 - 1) << "tiny.en's repeated texts changed";
+  const WhisperVocab v(stored, 51864);
+  for (const auto& [text, id] : last) ASSERT_EQ(v.id(text), id) << "'" << text << "'";
+  EXPECT_EQ(v.id(""), -1);
+  EXPECT_EQ(v.id(std::string(" the") + '\0'), -1);  // a longer text with a stored prefix
+  EXPECT_EQ(v.id(" th"), 294);                         // a stored prefix of a stored text
 }
 
 TEST(VocabTest, MultilingualTiny) {

@@ -87,10 +87,7 @@ whisper_context* InitFromModel(absl::StatusOr<std::unique_ptr<WhisperModel>> mod
   ctx->model = std::move(*model);
   ctx->params = params;
   const WhisperVocab& vocab = ctx->model->vocab();
-  std::vector<std::string> stored;
-  stored.reserve(vocab.n_stored());
-  for (int i = 0; i < vocab.n_stored(); ++i) stored.push_back(vocab.token(i));
-  ctx->tokenizer = std::make_unique<Tokenizer>(stored);
+  ctx->tokenizer = std::make_unique<Tokenizer>(vocab);  // the vocabulary lives as long as ctx->model
   ctx->non_speech = ctx->tokenizer->NonSpeechTokens();
   const WhisperVocab* v = &vocab;
   ctx->token_text = [v](Token t) -> const std::string& { return v->token(t); };

@@ -250,7 +250,7 @@ int main(int argc, char **argv) {
   struct whisper_context *ctx;
   whisper_token tokens[64];
   float *pcm;
-  int n_samples = 0, n_threads = 2, n_tok, i, rc = 0, flash_attn = -1;
+  int n_samples = 0, n_threads = 2, n_tok, i, t, rc = 0, flash_attn = -1;
 
   if (argc < 3 || argc > 5) {
     fprintf(stderr, "usage: %s MODEL WAV [n_threads [flash_attn]]\n", argv[0]);
@@ -312,12 +312,19 @@ int main(int argc, char **argv) {
   print_quoted(whisper_lang_str(2));
   printf("\nlang_max_id %d\n", whisper_lang_max_id());
 
-  n_tok = whisper_tokenize(ctx, " hello world", tokens, (int)(sizeof tokens / sizeof tokens[0]));
-  if (n_tok < 0) {
-    fprintf(stderr, "compat: whisper_tokenize failed (%d)\n", n_tok);
-    rc = 1;
-  } else {
-    printf("tokenize(\" hello world\") n %d\n", n_tok);
+  /* " hello world", and text whose pieces the vocabulary stores more than once (U+FFFD, from the
+   * converter's lossy decoding: whisper.cpp's token_to_id keeps the last id of each). */
+  for (t = 0; t < 2; ++t) {
+    const char* text = t == 0 ? " hello world" : "\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd";
+    n_tok = whisper_tokenize(ctx, text, tokens, (int)(sizeof tokens / sizeof tokens[0]));
+    if (n_tok < 0) {
+      fprintf(stderr, "compat: whisper_tokenize failed (%d)\n", n_tok);
+      rc = 1;
+      continue;
+    }
+    printf("tokenize(");
+    print_quoted(text);
+    printf(") n %d\n", n_tok);
     for (i = 0; i < n_tok; ++i) {
       printf("  %d ", (int)tokens[i]);
       print_quoted(whisper_token_to_str(ctx, tokens[i]));
