@@ -109,6 +109,26 @@ class TranscriberTest : public ::testing::Test {
     return audio;
   }
 
+  // The printed stream and the -f file of one Transcriber: temporary files, closed at the end.
+  struct Files {
+    FILE* out = std::tmpfile();
+    FILE* text = std::tmpfile();
+    bool ok() const { return out != nullptr && text != nullptr; }
+    ~Files() {
+      if (out != nullptr) std::fclose(out);
+      if (text != nullptr) std::fclose(text);
+    }
+  };
+
+  // Steps until the transcriber has transcribed and committed its closed input.
+  static void StepToTheEnd(Transcriber& t) {
+    while (true) {
+      absl::StatusOr<bool> more = t.Step();
+      ASSERT_TRUE(more.ok()) << more.status();
+      if (!*more) break;
+    }
+  }
+
   static std::string ReadAll(FILE* f) {
     std::string s;
     std::rewind(f);
@@ -132,10 +152,9 @@ TEST_F(TranscriberTest, SlidingWindowsCommitTheOfflineTextWithoutAllocating) {
   StreamParams p;  // whisper-stream's defaults: --step 3000 --length 10000 --keep 200
   p.n_threads = 2;
   AudioBuffer in(CaptureCapacity(p));
-  FILE* out = std::tmpfile();
-  FILE* text = std::tmpfile();
-  ASSERT_TRUE(out != nullptr && text != nullptr);
-  Transcriber t(ctx_, state_, p, &in, out, text);
+  Files f;
+  ASSERT_TRUE(f.ok());
+  Transcriber t(ctx_, state_, p, &in, f.out, f.text);
   const int n_step = p.step_ms * 16;
   int64_t steady_allocations = 0;
   int steps = 0;
@@ -150,11 +169,7 @@ TEST_F(TranscriberTest, SlidingWindowsCommitTheOfflineTextWithoutAllocating) {
     ASSERT_TRUE(more.ok()) << more.status();
     ++steps;
   }
-  while (true) {
-    absl::StatusOr<bool> more = t.Step();
-    ASSERT_TRUE(more.ok());
-    if (!*more) break;
-  }
+  StepToTheEnd(t);
   EXPECT_EQ(steps, 20);
   // A window closes every 2 steps (10000 / 3000 - 1) or when full; it commits the segments before
   // its last one (the audio after them opens the next window), so some closes commit nothing.
@@ -162,16 +177,14 @@ TEST_F(TranscriberTest, SlidingWindowsCommitTheOfflineTextWithoutAllocating) {
   EXPECT_LE(t.commits(), 10);
   EXPECT_EQ(t.dropped_samples(), 0);
   EXPECT_EQ(steady_allocations, 0) << "heap allocations in steps 5..20";
-  const std::string committed = ReadAll(text);
+  const std::string committed = ReadAll(f.text);
   const double wer = WordErrorRate(offline, committed);
   std::printf("offline: %s\ncommitted: %s\nWER %.3f\n", offline.c_str(), committed.c_str(), wer);
   EXPECT_LE(wer, 0.10);
   // The printed stream: whisper-stream's running line, one newline per commit.
-  const std::string printed = ReadAll(out);
+  const std::string printed = ReadAll(f.out);
   EXPECT_THAT(printed, ::testing::HasSubstr("\33[2K\r"));
   EXPECT_EQ(std::count(printed.begin(), printed.end(), '\n'), t.commits());
-  std::fclose(out);
-  std::fclose(text);
 }
 
 // A busy machine: steps come late, so a Take returns more than --step ms (here 3, 9, 3, 9 s in
@@ -186,10 +199,9 @@ TEST_F(TranscriberTest, LateStepsCommitTheWindowBeforeItsAudioLeaves) {
   StreamParams p;
   p.n_threads = 2;
   AudioBuffer in(CaptureCapacity(p));
-  FILE* out = std::tmpfile();
-  FILE* text = std::tmpfile();
-  ASSERT_TRUE(out != nullptr && text != nullptr);
-  Transcriber t(ctx_, state_, p, &in, out, text);
+  Files f;
+  ASSERT_TRUE(f.ok());
+  Transcriber t(ctx_, state_, p, &in, f.out, f.text);
   const int kSeconds[] = {3, 9, 3, 9};
   size_t pos = 0;
   for (int i = 0; pos < audio->size(); ++i) {
@@ -200,13 +212,9 @@ TEST_F(TranscriberTest, LateStepsCommitTheWindowBeforeItsAudioLeaves) {
     absl::StatusOr<bool> more = t.Step();
     ASSERT_TRUE(more.ok()) << more.status();
   }
-  while (true) {
-    absl::StatusOr<bool> more = t.Step();
-    ASSERT_TRUE(more.ok());
-    if (!*more) break;
-  }
+  StepToTheEnd(t);
   EXPECT_EQ(t.dropped_samples(), 0);
-  const std::string committed = ReadAll(text);
+  const std::string committed = ReadAll(f.text);
   const double wer = WordErrorRate(offline, committed);
   const size_t n_offline = NormalizedWords(offline).size(), n_committed = NormalizedWords(committed).size();
   std::printf("late steps: %d commits (%d forced by overflow), %zu words (offline %zu), WER %.3f\ncommitted: %s\n",
@@ -218,8 +226,6 @@ TEST_F(TranscriberTest, LateStepsCommitTheWindowBeforeItsAudioLeaves) {
   EXPECT_THAT(committed, ::testing::HasSubstr("besiege thy brow, and dig"));
   // Measured: 0.078, 119 words of 116 (before the window could grow: 84 words, WER 0.388).
   EXPECT_LE(wer, 0.10);
-  std::fclose(out);
-  std::fclose(text);
 }
 
 TEST_F(TranscriberTest, VadModeTranscribesSpeechOnceItEnds) {
@@ -233,24 +239,21 @@ TEST_F(TranscriberTest, VadModeTranscribesSpeechOnceItEnds) {
   p.length_ms = 30000;
   p.n_threads = 2;
   AudioBuffer in(CaptureCapacity(p));
-  FILE* out = std::tmpfile();
-  FILE* text = std::tmpfile();
-  Transcriber t(ctx_, state_, p, &in, out, text);
+  Files f;
+  ASSERT_TRUE(f.ok());
+  Transcriber t(ctx_, state_, p, &in, f.out, f.text);
   const int chunk = 2 * 16000;
   for (size_t pos = 0; pos + chunk <= x.size(); pos += chunk) {  // 7 steps of 2 s: 14 s
     in.Push(x.data() + pos, chunk);
     ASSERT_TRUE(t.Step().ok());
   }
-  const std::string printed = ReadAll(out);
+  const std::string printed = ReadAll(f.out);
   EXPECT_EQ(t.commits(), 1);
   EXPECT_THAT(printed, ::testing::HasSubstr("### Transcription 0 START | t0 = 0 ms | t1 = 12000 ms"));
   EXPECT_THAT(printed, ::testing::HasSubstr("### Transcription 0 END"));
-  EXPECT_LE(WordErrorRate(Offline(*jfk), ReadAll(text)), 0.10);
+  EXPECT_LE(WordErrorRate(Offline(*jfk), ReadAll(f.text)), 0.10);
   in.Close();
-  while (*t.Step()) {
-  }
-  std::fclose(out);
-  std::fclose(text);
+  StepToTheEnd(t);
 }
 
 }  // namespace
