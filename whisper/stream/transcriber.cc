@@ -63,6 +63,7 @@ Transcriber::Transcriber(whisper_context* ctx, whisper_state* state, const Strea
   old_.resize(static_cast<size_t>(n_keep_ + 2 * n_len_));
   scratch_.resize(static_cast<size_t>(Samples(kVadCheckMs)));
   prompt_.reserve(static_cast<size_t>(std::max(1, whisper_n_text_ctx(ctx))));
+  pieces_.reserve(static_cast<size_t>(std::max(1, whisper_n_text_ctx(ctx))));
 }
 
 absl::Status Transcriber::Transcribe(const float* x, int n, bool vad_mode) {
@@ -72,6 +73,9 @@ absl::Status Transcriber::Transcribe(const float* x, int n, bool vad_mode) {
   w.print_special = p_.print_special;
   w.print_realtime = false;
   w.print_timestamps = vad_mode;
+  // whisper-stream: one segment per window in the sliding mode (no second pass from the last
+  // timestamp, which re-encodes the window's tail); its timestamp tokens split it into pieces.
+  w.single_segment = !vad_mode;
   w.translate = p_.translate;
   w.max_tokens = p_.max_tokens;
   w.language = p_.language.c_str();
@@ -87,8 +91,46 @@ absl::Status Transcriber::Transcribe(const float* x, int n, bool vad_mode) {
   return absl::OkStatus();
 }
 
-void Transcriber::PrintSegments(int begin, int end, FILE* f) {
-  for (int i = begin; i < end; ++i) std::fputs(whisper_full_get_segment_text_from_state(state_, i), f);
+void Transcriber::SplitPieces() {
+  pieces_.clear();
+  const whisper_token eot = whisper_token_eot(ctx_), beg = whisper_token_beg(ctx_);
+  const int n_segments = whisper_full_n_segments_from_state(state_);
+  for (int i = 0; i < n_segments; ++i) {
+    Piece cur{i, 0, 0, 0};
+    bool has_text = false;
+    const int n_tokens = whisper_full_n_tokens_from_state(state_, i);
+    for (int j = 0; j < n_tokens; ++j) {
+      const whisper_token t = whisper_full_get_token_id_from_state(state_, i, j);
+      if (t >= beg) {  // a timestamp closes the text before it
+        if (has_text && pieces_.size() < pieces_.capacity()) {
+          cur.tok_end = j;
+          cur.t1 = static_cast<int64_t>(t - beg) * (kRate / 50);  // 20 ms per timestamp step
+          pieces_.push_back(cur);
+        }
+        cur = Piece{i, j + 1, j + 1, 0};
+        has_text = false;
+      } else if (t < eot) {
+        has_text = true;
+      }
+    }
+    if (has_text && pieces_.size() < pieces_.capacity()) {  // text the window's end cut off
+      cur.tok_end = n_tokens;
+      cur.t1 = std::min<int64_t>(whisper_full_get_segment_t1_from_state(state_, i) * (kRate / 100), window_n_);
+      pieces_.push_back(cur);
+    }
+  }
+}
+
+void Transcriber::PrintPieces(int begin, int end, FILE* f) {
+  const whisper_token eot = whisper_token_eot(ctx_);
+  for (int k = begin; k < end; ++k) {
+    const Piece& piece = pieces_[k];
+    for (int j = piece.tok_begin; j < piece.tok_end; ++j) {
+      if (whisper_full_get_token_id_from_state(state_, piece.seg, j) < eot) {
+        std::fputs(whisper_full_get_token_text_from_state(ctx_, state_, piece.seg, j), f);
+      }
+    }
+  }
 }
 
 void Transcriber::ClearLine() {
@@ -97,14 +139,14 @@ void Transcriber::ClearLine() {
   std::fputs("\33[2K\r", out_);
 }
 
-void Transcriber::Commit(int n_segments, int carry_from) {
-  n_segments = std::min(n_segments, n_current_);
-  if (n_segments > n_committed_) {
+void Transcriber::Commit(int n_pieces, int carry_from) {
+  n_pieces = std::min(n_pieces, n_current_);
+  if (n_pieces > n_committed_) {
     ClearLine();
-    PrintSegments(n_committed_, n_segments, out_);
+    PrintPieces(n_committed_, n_pieces, out_);
     std::fputs("\n", out_);
     if (text_file_ != nullptr) {
-      PrintSegments(n_committed_, n_segments, text_file_);
+      PrintPieces(n_committed_, n_pieces, text_file_);
       std::fputs("\n", text_file_);
       std::fflush(text_file_);
     }
@@ -113,14 +155,14 @@ void Transcriber::Commit(int n_segments, int carry_from) {
       prompt_.clear();
       const whisper_token eot = whisper_token_eot(ctx_);
       const size_t max_prompt = prompt_.capacity() / 2;
-      for (int i = n_committed_; i < n_segments; ++i) {
-        for (int j = 0; j < whisper_full_n_tokens_from_state(state_, i); ++j) {
-          const whisper_token t = whisper_full_get_token_id_from_state(state_, i, j);
+      for (int k = n_committed_; k < n_pieces; ++k) {
+        for (int j = pieces_[k].tok_begin; j < pieces_[k].tok_end; ++j) {
+          const whisper_token t = whisper_full_get_token_id_from_state(state_, pieces_[k].seg, j);
           if (t < eot && prompt_.size() < max_prompt) prompt_.push_back(t);  // text tokens only
         }
       }
     }
-    n_committed_ = n_segments;
+    n_committed_ = n_pieces;
   }
   // The audio after the committed text opens the next window.
   carry_from = std::max(0, std::min(carry_from, window_n_));
@@ -129,7 +171,7 @@ void Transcriber::Commit(int n_segments, int carry_from) {
   // The rest of this window's text stays on screen as the running line until the next step
   // transcribes its audio again.
   line_open_ = n_committed_ < n_current_;
-  if (line_open_) PrintSegments(n_committed_, n_current_, out_);
+  if (line_open_) PrintPieces(n_committed_, n_current_, out_);
   std::fflush(out_);
 }
 
@@ -149,15 +191,14 @@ absl::StatusOr<bool> Transcriber::SlidingStep() {
     return !end;
   }
   // A step that ran longer than --step ms (a busy machine) brings more new audio than the window
-  // has room for beside the audio it carries. Then the finished segments of the last
+  // has room for beside the audio it carries. Then the finished pieces of the last
   // transcription are committed first (the audio from the last one's start stays), and the window
   // may grow past --keep + --length ms, up to the size of its buffer; only if even that overflows
   // is all of the text committed with --keep ms carried. Carried audio whose text was not
   // committed never leaves the window untranscribed.
   const int max_window = static_cast<int>(window_.size());
   if (old_n_ + n_new > n_keep_ + n_len_ && n_current_ - n_committed_ >= 2) {
-    const int64_t t1 = whisper_full_get_segment_t1_from_state(state_, n_current_ - 2);  // centiseconds
-    Commit(n_current_ - 1, static_cast<int>(std::min<int64_t>(t1 * (kRate / 100), window_n_)));
+    Commit(n_current_ - 1, static_cast<int>(std::min<int64_t>(pieces_[n_current_ - 2].t1, window_n_)));
     ++n_overflow_commits_;
   }
   if (old_n_ + n_new > max_window && n_current_ > n_committed_) {
@@ -174,7 +215,7 @@ absl::StatusOr<bool> Transcriber::SlidingStep() {
   std::memcpy(old_.data(), window_.data(), sizeof(float) * static_cast<size_t>(window_n_));
   old_n_ = window_n_;
 
-  int n_segments = 0;
+  int n_pieces = 0;
   n_current_ = 0;
   n_committed_ = 0;
   if (window_n_ >= kMinSamples) {
@@ -182,22 +223,22 @@ absl::StatusOr<bool> Transcriber::SlidingStep() {
     if (!st.ok()) return st;
     // whisper-stream's running line: clear it, then print the window's text.
     ClearLine();
-    n_segments = whisper_full_n_segments_from_state(state_);
-    n_current_ = n_segments;
-    PrintSegments(0, n_segments, out_);
+    SplitPieces();
+    n_pieces = static_cast<int>(pieces_.size());
+    n_current_ = n_pieces;
+    PrintPieces(0, n_pieces, out_);
     std::fflush(out_);
-    line_open_ = n_segments > 0;
+    line_open_ = n_pieces > 0;
   }
   ++n_iter_;
   const bool full = window_n_ + n_step_ > n_keep_ + n_len_;  // the next step would overflow it
   const bool close = n_iter_ % n_new_line_ == 0 || full;
-  if (end || (full && n_segments < 2) || n_segments == 0) {
-    Commit(n_segments, window_n_ - n_keep_);  // all of it; --keep ms carried
-  } else if (close && n_segments >= 2) {
-    // Commit the segments before the last, which the next audio may still change; the audio from
+  if (end || (full && n_pieces < 2) || n_pieces == 0) {
+    Commit(n_pieces, window_n_ - n_keep_);  // all of it; --keep ms carried
+  } else if (close && n_pieces >= 2) {
+    // Commit the pieces before the last, which the next audio may still change; the audio from
     // the end of the last committed one opens the next window.
-    const int64_t t1 = whisper_full_get_segment_t1_from_state(state_, n_segments - 2);  // centiseconds
-    Commit(n_segments - 1, static_cast<int>(std::min<int64_t>(t1 * (kRate / 100), window_n_)));
+    Commit(n_pieces - 1, static_cast<int>(std::min<int64_t>(pieces_[n_pieces - 2].t1, window_n_)));
   }
   return !end;
 }

@@ -2,11 +2,13 @@
 // as a loop a program drives one step at a time.
 //
 // Sliding-window mode (--step > 0): each step waits for --step ms of new audio, transcribes it
-// together with the audio of the open window (up to --length + --keep ms) as one segment without
-// timestamps, and reprints the running line ("\33[2K\r" + text). Every
-// max(1, length / step - 1) steps the window closes: the line is committed (a newline, and the
-// line appended to -f FILE), the last --keep ms are carried into the next window, and with -kc the
-// window's tokens prompt the next one.
+// together with the audio of the open window (up to --length + --keep ms) as one segment
+// (whisper-stream's single_segment: one decoder pass per step), and reprints the running line
+// ("\33[2K\r" + text). The segment's timestamp tokens split its text into pieces. Every
+// max(1, length / step - 1) steps the window closes: its pieces but the last (which the next audio
+// may still change) are committed (a newline, and the line appended to -f FILE), the audio from
+// the last committed piece's end opens the next window (--keep ms when all of it is committed),
+// and with -kc the committed tokens prompt the next one.
 // Energy-VAD mode (--step <= 0): every 2 s of audio, the last 2 s are checked with whisper.cpp's
 // vad_simple; when the last second is quiet against them (speech ended), the audio since the last
 // transcription (at most --length ms) is transcribed with timestamps and printed between
@@ -68,11 +70,17 @@ class Transcriber {
   absl::Status Transcribe(const float* x, int n, bool vad_mode);
   absl::StatusOr<bool> SlidingStep();
   absl::StatusOr<bool> VadStep();
-  // Prints segments [n_committed_, n_segments) of the last transcription as a committed line,
-  // opens the next window with the window's samples from carry_from on, and leaves the rest of the
+  // Prints pieces [n_committed_, n_pieces) of the last transcription as a committed line, opens
+  // the next window with the window's samples from carry_from on, and leaves the rest of the
   // transcription's text on screen as the running line.
-  void Commit(int n_segments, int carry_from);
-  void PrintSegments(int begin, int end, FILE* f);
+  void Commit(int n_pieces, int carry_from);
+  // Splits the last sliding-mode transcription (one segment per window) into pieces at its
+  // timestamp tokens, as whisper.cpp splits segments without single_segment: each piece is the
+  // text before a timestamp, with that timestamp as its end; text after the last timestamp (cut
+  // off by the window's end) is a last piece ending at the segment's end.
+  void SplitPieces();
+  // Prints the text tokens of pieces [begin, end).
+  void PrintPieces(int begin, int end, FILE* f);
   void ClearLine();
 
   whisper_context* ctx_;
@@ -89,13 +97,19 @@ class Transcriber {
   int old_n_ = 0;
   std::vector<float> scratch_;  // VAD: the filtered copy
   std::vector<whisper_token> prompt_;
+  struct Piece {
+    int seg;                // segment of the last transcription
+    int tok_begin, tok_end;  // its tokens [tok_begin, tok_end)
+    int64_t t1;             // end, samples from the window's start
+  };
+  std::vector<Piece> pieces_;  // of the last transcription; capacity n_text_ctx, set once
   int64_t consumed_ = 0;  // samples taken from the input (stream time)
   int64_t dropped_ = 0;
   int n_iter_ = 0;
   int n_commits_ = 0;
   int n_overflow_commits_ = 0;  // commits forced by a late step's audio overflowing the window
   bool line_open_ = false;  // a running line was printed and not committed
-  int n_current_ = 0;       // segments of this step's transcription (0: none this step)
+  int n_current_ = 0;       // pieces of this step's transcription (0: none this step)
   int n_committed_ = 0;     // of those, committed
 };
 
