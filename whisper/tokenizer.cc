@@ -9,12 +9,12 @@
 namespace whisper {
 
 Tokenizer::Tokenizer(std::vector<std::string> vocab)
-    : owned_(std::move(vocab)), owned_index_(owned_, static_cast<int>(owned_.size())) {
-  for (const std::string& t : owned_) max_token_bytes_ = std::max(max_token_bytes_, t.size());
-}
+    : owned_(std::move(vocab)), owned_index_(owned_, static_cast<int>(owned_.size())) {}
 
-Tokenizer::Tokenizer(const WhisperVocab& vocab) : vocab_(&vocab) {
-  for (Token i = 0; i < vocab.n_stored(); ++i) max_token_bytes_ = std::max(max_token_bytes_, vocab.token(i).size());
+Tokenizer::Tokenizer(const WhisperVocab& vocab) : vocab_(&vocab) {}
+
+Token Tokenizer::LongestPrefix(absl::string_view text, size_t* len) const {
+  return vocab_ != nullptr ? vocab_->LongestPrefix(text, len) : owned_index_.LongestPrefix(owned_, text, len);
 }
 
 Token Tokenizer::Find(absl::string_view piece) const {
@@ -77,24 +77,18 @@ std::vector<Token> Tokenizer::EncodeSkipping(const std::string& text, int* n_ski
   int skipped = 0;
   for (size_t p = 0; p < text.size();) {
     const size_t len = PieceLength(text, p);
-    const std::string word = text.substr(p, len);
+    const absl::string_view word = absl::string_view(text).substr(p, len);
     p += len;
-    size_t i = 0;
-    while (i < word.size()) {
-      // No entry is longer than max_token_bytes_: start there (linear time on long pieces).
-      size_t j = std::min(word.size(), i + max_token_bytes_);
-      Token id = -1;
-      for (; j > i; --j) {
-        id = Find(absl::string_view(word).substr(i, j - i));
-        if (id >= 0) break;
-      }
+    for (size_t i = 0; i < word.size();) {
+      size_t n = 0;
+      const Token id = LongestPrefix(word.substr(i), &n);
       if (id < 0) {  // whisper.cpp: "unknown token", skip one byte
         ++skipped;
         ++i;
         continue;
       }
       out.push_back(id);
-      i = j;
+      i += n;
     }
   }
   if (n_skipped != nullptr) *n_skipped = skipped;

@@ -39,12 +39,13 @@ class Tokenizer {
   // The id of a token whose bytes are exactly `piece`, or -1. When several ids hold those bytes,
   // the highest (whisper.cpp's token_to_id keeps the last one of the file).
   Token Find(absl::string_view piece) const;
+  // The longest token that starts `text`, its length in *len (TokenIndex::LongestPrefix).
+  Token LongestPrefix(absl::string_view text, size_t* len) const;
 
  private:
   std::vector<std::string> owned_;  // the first constructor's tokens
   TokenIndex owned_index_;
   const WhisperVocab* vocab_ = nullptr;  // the second constructor's
-  size_t max_token_bytes_ = 0;  // the longest entry
 };
 
 }  // namespace whisper

@@ -73,6 +73,25 @@ Token TokenIndex::Find(const std::vector<std::string>& tokens, absl::string_view
   return it != sorted_.end() && tokens[*it] == text ? *it : -1;
 }
 
+Token TokenIndex::LongestPrefix(const std::vector<std::string>& tokens, absl::string_view text, size_t* len) const {
+  // [lo, hi): the tokens that start with text[0, k); sorted by bytes, so those of length k come
+  // first, then the rest by their byte k.
+  auto lo = sorted_.begin(), hi = sorted_.end();
+  Token best = -1;
+  *len = 0;
+  for (size_t k = 0; k < text.size() && lo != hi; ++k) {
+    const unsigned char c = static_cast<unsigned char>(text[k]);
+    auto byte = [&tokens, k](Token id) { return static_cast<unsigned char>(tokens[id][k]); };
+    lo = std::lower_bound(lo, hi, c, [&](Token id, unsigned char v) { return tokens[id].size() <= k || byte(id) < v; });
+    hi = std::upper_bound(lo, hi, c, [&](unsigned char v, Token id) { return v < byte(id); });
+    if (lo != hi && tokens[*lo].size() == k + 1) {  // text[0, k + 1) itself (the highest id of equals)
+      best = *lo;
+      *len = k + 1;
+    }
+  }
+  return best;
+}
+
 WhisperVocab::WhisperVocab(std::vector<std::string> stored, int n_vocab)
     : id_to_token_(std::move(stored)), special_(SpecialTokensForVocab(n_vocab)) {
   n_stored_ = static_cast<int>(id_to_token_.size());

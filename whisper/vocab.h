@@ -36,6 +36,10 @@ class TokenIndex {
   // The id of `text` among tokens[0, n) of the vector the index was built from, or -1.
   // O(log n) comparisons.
   Token Find(const std::vector<std::string>& tokens, absl::string_view text) const;
+  // The longest token that is a prefix of `text` (whisper.cpp's whisper_tokenize matches greedily
+  // that way): its id, and its length in *len; -1 and *len = 0 when no token starts `text`.
+  // One binary search per byte of the match over a shrinking range.
+  Token LongestPrefix(const std::vector<std::string>& tokens, absl::string_view text, size_t* len) const;
 
  private:
   std::vector<Token> sorted_;  // ids by (bytes ascending, id descending)
@@ -59,6 +63,8 @@ class WhisperVocab {
   // The id whose stored text equals `text` exactly, or -1. When the file stores the same text
   // twice, the higher id wins (whisper.cpp fills its map in file order).
   Token id(absl::string_view text) const;
+  // TokenIndex::LongestPrefix over the stored texts.
+  Token LongestPrefix(absl::string_view text, size_t* len) const { return index_.LongestPrefix(id_to_token_, text, len); }
 
  private:
   std::vector<std::string> id_to_token_;

@@ -70,6 +70,39 @@ TEST(VocabTest, IdOfEveryStoredTextIsItsLastOccurrence) {
   EXPECT_EQ(v.id(" th"), 294);                         // a stored prefix of a stored text
 }
 
+// LongestPrefix equals trying every length from the longest down against the std::map oracle
+// (whisper.cpp's whisper_tokenize loop), on every suffix of a text mixing words, digits,
+// punctuation, UTF-8 (including U+FFFD, stored 255 times) and bytes no token starts with.
+TEST(VocabTest, LongestPrefixIsTheLongestStoredPrefix) {
+  const std::vector<std::string> stored = StoredTokens("header-only-ggml-tiny.en.bin");
+  std::map<std::string, Token> last;
+  for (size_t i = 0; i < stored.size(); ++i) last[stored[i]] = static_cast<Token>(i);
+  const WhisperVocab v(stored, 51864);
+  const std::string text = std::string(" And so, my fellow Americans: ask not 1234567 \xef\xbf\xbd\xef\xbf\xbd caf\xc3\xa9 ") +
+                           "\x01\xff\xfe !!! <|endoftext|>thereby beauty's rose";
+  int matched = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const std::string s = text.substr(i);
+    Token want = -1;
+    size_t want_len = 0;
+    for (size_t j = s.size(); j > 0 && want < 0; --j) {
+      auto it = last.find(s.substr(0, j));
+      if (it != last.end()) want = it->second, want_len = j;
+    }
+    size_t len = 99;
+    EXPECT_EQ(v.LongestPrefix(s, &len), want) << "at byte " << i;
+    EXPECT_EQ(len, want_len) << "at byte " << i;
+    matched += want >= 0;
+  }
+  EXPECT_GT(matched, 50);                                  // both cases were exercised:
+  EXPECT_LT(matched, static_cast<int>(text.size()));       // bytes no token starts with too
+  size_t len = 99;
+  EXPECT_EQ(v.LongestPrefix("", &len), -1);
+  EXPECT_EQ(len, 0u);
+  EXPECT_EQ(v.LongestPrefix("<|endoftext|>x", &len), 50256);
+  EXPECT_EQ(len, 13u);
+}
+
 TEST(VocabTest, MultilingualTiny) {
   const WhisperVocab v(StoredTokens("header-only-ggml-tiny.bin"), 51865);
   EXPECT_TRUE(v.is_multilingual());
