@@ -86,6 +86,17 @@ else
     status=1
   fi
 fi
+# 3a'. tools/test_consumer.sh compares what compat.c prints from another workspace with the
+# stored jfk_whisper_cpp_1.8.5.txt; it must still be whisper.cpp's output of today's compat.c
+# (after an edit to compat.c, store $tmp/jfk.wcpp.txt again).
+stored="$root/testdata/whisper_cpp_compat/jfk_whisper_cpp_1.8.5.txt"
+if python3 "$here/compare_compat.py" "$stored" "$tmp/jfk.wcpp.txt" >"$tmp/stored.log"; then
+  echo "test_compat: testdata/whisper_cpp_compat/jfk_whisper_cpp_1.8.5.txt is whisper.cpp's output of compat.c"
+else
+  cat "$tmp/stored.log"
+  echo "test_compat: FAILED: testdata/whisper_cpp_compat/jfk_whisper_cpp_1.8.5.txt is not what compat.c prints against whisper.cpp 1.8.5 (compat.c changed? store the new output)"
+  status=1
+fi
 # 3b. Flash attention off in whisper.cpp: byte for byte.
 for clip in "jfk_nfa:$wav" "long90_nfa:$long"; do
   name="${clip%%:*}"
