@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 
 #include "cpu/graph_compute_ops.h"
 #include "ggml/ops.h"
@@ -144,19 +145,32 @@ struct RunState {
 // the barrier of node i every thread asks whether an error or abort was recorded at a node <= i
 // (recorded before that barrier, so all threads see it there; see ComputeError), so all threads
 // leave at the same barrier.
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 void RunNodes(void* arg, int ith, int nth) {
   RunState* s = static_cast<RunState*>(arg);
   const ggml_cplan* plan = s->plan;
   ggml_threadpool* tp = nth > 1 ? plan->threadpool : nullptr;
+  ggml_cpu_profile* prof = ith < GGML_CPU_PROFILE_MAX_THREADS ? plan->profile : nullptr;
   for (int i = 0; i < s->graph->n_nodes; ++i) {
     ggml_tensor* node = s->graph->nodes[i];
     if (Skipped(node)) continue;
     const ComputeParams p{ith, nth, plan->work_data, plan->work_size, tp, &s->error, i};
+    const int64_t t0 = prof != nullptr ? NowNs() : 0;
     ComputeForward(p, node);
     if (ith == 0 && plan->abort_callback != nullptr && plan->abort_callback(plan->abort_callback_data)) {
       s->aborted_at.store(i);
     }
+    const int64_t t1 = prof != nullptr ? NowNs() : 0;
     ggml_threadpool_barrier(tp);
+    if (prof != nullptr) {
+      prof->busy_ns[node->op][ith] += t1 - t0;
+      prof->wait_ns[node->op][ith] += NowNs() - t1;
+      if (ith == 0) ++prof->n_nodes[node->op];
+    }
     if (s->error.node_index.load() <= i || s->aborted_at.load() <= i) break;
   }
 }
@@ -188,6 +202,7 @@ extern "C" ggml_status ggml_graph_compute(ggml_cgraph* graph, ggml_cplan* cplan)
     ggml_set_error("ggml_graph_compute: %s is NULL", graph == nullptr ? "graph" : "cplan");
     return GGML_STATUS_FAILED;
   }
+  const int64_t t_start = cplan->profile != nullptr ? ggml_cpu::exec::NowNs() : 0;
   const int nth = cplan->n_threads;
   const int pool_threads = ggml_threadpool_get_n_threads(cplan->threadpool);
   if (nth < 1 || (nth > 1 && cplan->threadpool == nullptr) || (cplan->threadpool != nullptr && nth > pool_threads)) {
@@ -226,6 +241,10 @@ extern "C" ggml_status ggml_graph_compute(ggml_cgraph* graph, ggml_cplan* cplan)
     }
   } else {
     ggml_cpu::exec::RunNodes(&state, 0, 1);
+  }
+  if (cplan->profile != nullptr) {
+    ++cplan->profile->n_computes;
+    cplan->profile->wall_ns += ggml_cpu::exec::NowNs() - t_start;
   }
   if (state.error.failed.load()) {
     ggml_set_error("ggml_graph_compute: %s", state.error.message);

@@ -48,6 +48,23 @@ enum ggml_status {
 // ggml_abort_callback, which whisper_full_params.abort_callback is passed to).
 typedef bool (*ggml_abort_callback)(void* data);
 
+// Where a computation's time goes, per op and per thread: what ggml's old GGML_PERF counters
+// (node->perf_cycles) told, split into each thread's time inside the op and its wait at the
+// barrier after it. The wait is the node's load imbalance plus the barrier's own cost, so
+// wall time ~ busy + wait of any one thread, and with nth threads the time lost to the split is
+// the sum of the waits (tools/bench --profile prints it). Threads ith >= GGML_CPU_PROFILE_MAX_THREADS
+// are not recorded. Counters accumulate over ggml_graph_compute calls until the caller zeroes
+// the struct; each thread writes only its own slots, so reading them is safe once
+// ggml_graph_compute has returned.
+#define GGML_CPU_PROFILE_MAX_THREADS 8
+struct ggml_cpu_profile {
+  int64_t n_computes;             // ggml_graph_compute calls that ran nodes
+  int64_t wall_ns;                // their wall time, entry to return (checks and wake-up included)
+  int64_t n_nodes[GGML_OP_COUNT];  // nodes run, per op (views and empty nodes are not run)
+  int64_t busy_ns[GGML_OP_COUNT][GGML_CPU_PROFILE_MAX_THREADS];  // thread ith inside the op
+  int64_t wait_ns[GGML_OP_COUNT][GGML_CPU_PROFILE_MAX_THREADS];  // thread ith at the barrier after it
+};
+
 struct ggml_cplan {
   size_t work_size;    // bytes of scratch the graph needs (ggml_graph_plan fills it)
   uint8_t* work_data;  // caller-owned buffer of >= work_size bytes (any alignment); NULL if 0
@@ -55,6 +72,9 @@ struct ggml_cplan {
   struct ggml_threadpool* threadpool;  // NULL only when n_threads == 1
   ggml_abort_callback abort_callback;  // optional (NULL from ggml_graph_plan)
   void* abort_callback_data;
+  // Optional (NULL from ggml_graph_plan): adds this computation's times to *profile, at the cost
+  // of three clock reads per node per thread.
+  struct ggml_cpu_profile* profile;
 };
 
 // Returns the plan for computing `graph` on n_threads threads of `tp`: work_size is the largest

@@ -285,5 +285,45 @@ TEST(GraphComputeErrorTest, AbortCallbackStopsBetweenNodes) {
   EXPECT_EQ(ggml_get_f32_nd(n2, 1, 1, 0, 0), 0.0f);
 }
 
+TEST(GraphComputeProfileTest, CountsNodesPerOpAndTimesEachThread) {
+  Ctx c;
+  ggml_tensor* x = RandomTensor(c.ctx, GGML_TYPE_F32, {64, 12}, 1);
+  ggml_tensor* n1 = ggml_scale(c.ctx, x, 2.0f);
+  ggml_tensor* n2 = ggml_add(c.ctx, ggml_reshape_2d(c.ctx, n1, 64, 12), x);  // the reshape is a view: not run
+  ggml_tensor* n3 = ggml_scale(c.ctx, n2, 0.5f);
+  ggml_cgraph* g = ggml_new_graph(c.ctx);
+  ASSERT_TRUE(ggml_build_forward_expand(g, n3));
+  ggml_cpu_profile prof;
+  memset(&prof, 0, sizeof(prof));
+  constexpr int kThreads = 3;
+  ggml_cplan plan = ggml_graph_plan(g, kThreads, Exec().pool());
+  EXPECT_EQ(plan.profile, nullptr);
+  plan.profile = &prof;
+  ASSERT_EQ(ggml_graph_compute(g, &plan), GGML_STATUS_SUCCESS) << ggml_last_error();
+  ASSERT_EQ(ggml_graph_compute(g, &plan), GGML_STATUS_SUCCESS) << ggml_last_error();
+  EXPECT_EQ(ggml_get_f32_nd(n3, 5, 7, 0, 0), 1.5f * ggml_get_f32_nd(x, 5, 7, 0, 0));
+
+  EXPECT_EQ(prof.n_computes, 2);
+  for (int op = 0; op < GGML_OP_COUNT; ++op) {
+    const int64_t want = op == GGML_OP_SCALE ? 4 : op == GGML_OP_ADD ? 2 : 0;
+    EXPECT_EQ(prof.n_nodes[op], want) << ggml_op_name(static_cast<ggml_op>(op));
+    for (int ith = 0; ith < GGML_CPU_PROFILE_MAX_THREADS; ++ith) {
+      EXPECT_GE(prof.busy_ns[op][ith], 0);
+      EXPECT_GE(prof.wait_ns[op][ith], 0);
+      if (want == 0 || ith >= kThreads) {  // ops not in the graph, threads not in the run
+        EXPECT_EQ(prof.busy_ns[op][ith] + prof.wait_ns[op][ith], 0) << ggml_op_name(static_cast<ggml_op>(op)) << ith;
+      }
+    }
+  }
+  // Every run thread spent time on each op (at least its barrier), and thread 0's time is part of
+  // the wall time.
+  int64_t thread0 = 0;
+  for (ggml_op op : {GGML_OP_SCALE, GGML_OP_ADD}) {
+    for (int ith = 0; ith < kThreads; ++ith) EXPECT_GT(prof.busy_ns[op][ith] + prof.wait_ns[op][ith], 0);
+    thread0 += prof.busy_ns[op][0] + prof.wait_ns[op][0];
+  }
+  EXPECT_GE(prof.wall_ns, thread0);
+}
+
 }  // namespace
 }  // namespace ggml_cpu

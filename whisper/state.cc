@@ -225,6 +225,7 @@ absl::Status WhisperState::Compute(ggml_cgraph* graph, const char* what) {
   ggml_cplan plan = ggml_graph_plan(graph, n_threads_, threadpool_);
   if (plan.work_size > work_.size()) work_.resize(plan.work_size);  // not within reserved shapes
   plan.work_data = work_.empty() ? nullptr : work_.data();
+  plan.profile = profile_;
   if (ggml_graph_compute(graph, &plan) != GGML_STATUS_SUCCESS) return GgmlError(what);
   return absl::OkStatus();
 }

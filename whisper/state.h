@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "alloc/buffer.h"
 #include "alloc/gallocr.h"
+#include "cpu/graph_compute.h"
 #include "cpu/threadpool.h"
 #include "ggml/ggml.h"
 #include "whisper/decoder.h"
@@ -144,6 +145,9 @@ class WhisperState {
 
   const WhisperTimings& timings() const { return timings_; }
   void reset_timings() { timings_ = WhisperTimings(); }
+  // Adds every later graph computation's per-op, per-thread times to *profile (the SIMD executor
+  // only; cpu/graph_compute.h ggml_cpu_profile); NULL stops. The caller owns and zeroes it.
+  void set_profile(ggml_cpu_profile* profile) { profile_ = profile; }
 
   int n_decoders() const { return static_cast<int>(self_kv_.size()); }
   int n_threads() const { return n_threads_; }
@@ -203,6 +207,7 @@ class WhisperState {
   int encoded_n_ctx_ = 0;    // n_ctx of the last successful Encode (0: none)
 
   ggml_threadpool* threadpool_ = nullptr;
+  ggml_cpu_profile* profile_ = nullptr;
   std::vector<uint8_t> work_;
   std::vector<std::vector<float>> logits_;  // [n_decoders][n_vocab]
   WhisperTimings timings_;

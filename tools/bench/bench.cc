@@ -12,10 +12,13 @@
 // Flags: -m/--model FILE (default models/ggml-tiny.en.bin), -t/--threads N (default
 // min(4, hardware threads)), -w/--what N (0: the encoder and decoder timings above; 1:
 // whisper_bench_memcpy; 2: whisper_bench_ggml_mul_mat, both from whisper.h, no model loaded),
-// -h/--help.
+// -p/--profile (ours: after the timings, each timed phase's time per op and per thread, inside
+// the op and waiting at the barrier after it, from cpu/graph_compute.h's ggml_cpu_profile: run
+// with -t 1 and -t 2 to see which ops do not halve), -h/--help.
 // Exit status: 0, 1 on a model or compute error, 2 on a usage error.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +30,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "cpu/graph_compute.h"
+#include "ggml/ggml.h"
 #include "kernels/dispatch.h"
 #include "tools/bench/roofline.h"
 #include "whisper/model.h"
@@ -42,6 +47,7 @@ struct Params {
   std::string model = "models/ggml-tiny.en.bin";
   int n_threads = 0;
   int what = 0;
+  bool profile = false;
 };
 
 void Usage(const char* argv0) {
@@ -54,9 +60,10 @@ void Usage(const char* argv0) {
       "  -w N,     --what N      [%-7d] what to benchmark:\n"
       "                                    0 - whisper encoder and decoder\n"
       "                                    1 - memcpy\n"
-      "                                    2 - ggml_mul_mat\n\n",
+      "                                    2 - ggml_mul_mat\n"
+      "  -p,       --profile     [%-7s] -w 0: time per op and thread of each timed phase\n\n",
       argv0, std::min(4u, std::max(1u, std::thread::hardware_concurrency())),
-      "models/ggml-tiny.en.bin", 0);
+      "models/ggml-tiny.en.bin", 0, "false");
 }
 
 // Returns 0 on success, 2 (after printing why) on a usage error, -1 for --help.
@@ -64,6 +71,10 @@ int Parse(int argc, char** argv, Params* p) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") return -1;
+    if (arg == "-p" || arg == "--profile") {
+      p->profile = true;
+      continue;
+    }
     const bool takes_value = arg == "-m" || arg == "--model" || arg == "-t" || arg == "--threads" ||
                              arg == "-w" || arg == "--what";
     if (!takes_value) {
@@ -103,11 +114,19 @@ struct Bucket {
 
 struct Timings {
   Bucket encode, decode, batchd, prompt;
+  // With --profile: the graph time of each phase (encode, decode, batchd, prompt).
+  ggml_cpu_profile* profiles = nullptr;
 };
+
+// Points the state's profile at phase `i`'s, when profiling.
+void ProfilePhase(WhisperState& state, const Timings& t, int i) {
+  if (t.profiles != nullptr) state.set_profile(&t.profiles[i]);
+}
 
 // One whisper_decode: n_tokens zeros (token id 0, as whisper-bench's memset) at n_past.
 absl::Status TimedDecode(WhisperState& state, const std::vector<int32_t>& tokens, int n_tokens,
                          int n_past, Timings* t) {
+  ProfilePhase(state, *t, n_tokens == 1 ? 1 : (n_tokens < 16 ? 2 : 3));
   const auto t0 = Clock::now();
   absl::Status s = state.Decode(0, tokens.data(), n_tokens, n_past);
   const double ms = Ms(t0, Clock::now());
@@ -119,6 +138,7 @@ absl::Status TimedDecode(WhisperState& state, const std::vector<int32_t>& tokens
 
 absl::Status TimedEncode(WhisperState& state, const std::vector<float>& mel, int n_frames,
                          Timings* t) {
+  ProfilePhase(state, *t, 0);
   const auto t0 = Clock::now();
   absl::Status s = state.Encode(mel.data(), n_frames, 0);
   t->encode.ms += Ms(t0, Clock::now());
@@ -129,6 +149,46 @@ absl::Status TimedEncode(WhisperState& state, const std::vector<float>& mel, int
 void PrintRuns(const char* name, const Bucket& b) {
   std::fprintf(stderr, "whisper_print_timings: %8s time = %8.2f ms / %5d runs (%8.2f ms per run)\n",
                name, b.ms, b.n, b.n > 0 ? b.ms / b.n : 0.0);
+}
+
+// One phase's profile: per op (most time first) the nodes run, each thread's time inside the op
+// and waiting at the barrier after it; then the totals, the time the threads spent waiting, and
+// the phase's time outside graph computation (graph building and placement).
+void PrintProfile(const char* name, const Bucket& b, const ggml_cpu_profile& prof, int n_threads) {
+  const int nth = std::min(n_threads, GGML_CPU_PROFILE_MAX_THREADS);
+  auto ms = [](int64_t ns) { return static_cast<double>(ns) * 1e-6; };
+  std::vector<int> ops;
+  for (int op = 0; op < GGML_OP_COUNT; ++op) {
+    if (prof.n_nodes[op] > 0) ops.push_back(op);
+  }
+  auto thread0 = [&](int op) { return prof.busy_ns[op][0] + prof.wait_ns[op][0]; };
+  std::sort(ops.begin(), ops.end(), [&](int a, int b) { return thread0(a) > thread0(b); });
+  std::fprintf(stderr, "\nprofile %s: %d run(s), %lld graph computations, %.2f ms in them, %.2f ms outside\n",
+               name, b.n, static_cast<long long>(prof.n_computes), ms(prof.wall_ns), b.ms - ms(prof.wall_ns));
+  std::fprintf(stderr, "  %-15s %8s %7s", "op", "nodes", "share");
+  for (int ith = 0; ith < nth; ++ith) std::fprintf(stderr, "   busy[%d] ms   wait[%d] ms", ith, ith);
+  std::fprintf(stderr, "\n");
+  int64_t busy[GGML_CPU_PROFILE_MAX_THREADS] = {}, wait[GGML_CPU_PROFILE_MAX_THREADS] = {};
+  for (int op : ops) {
+    std::fprintf(stderr, "  %-15s %8lld %6.1f%%", ggml_op_name(static_cast<ggml_op>(op)),
+                 static_cast<long long>(prof.n_nodes[op]),
+                 prof.wall_ns > 0 ? 100.0 * static_cast<double>(thread0(op)) / static_cast<double>(prof.wall_ns) : 0.0);
+    for (int ith = 0; ith < nth; ++ith) {
+      std::fprintf(stderr, " %12.2f %12.2f", ms(prof.busy_ns[op][ith]), ms(prof.wait_ns[op][ith]));
+      busy[ith] += prof.busy_ns[op][ith];
+      wait[ith] += prof.wait_ns[op][ith];
+    }
+    std::fprintf(stderr, "\n");
+  }
+  std::fprintf(stderr, "  %-15s %8s %7s", "all", "", "");
+  int64_t waited = 0;
+  for (int ith = 0; ith < nth; ++ith) {
+    std::fprintf(stderr, " %12.2f %12.2f", ms(busy[ith]), ms(wait[ith]));
+    waited += wait[ith];
+  }
+  std::fprintf(stderr, "\n  waiting at barriers: %.2f thread-ms, %.1f%% of %d threads x %.2f ms\n", ms(waited),
+               prof.wall_ns > 0 ? 100.0 * static_cast<double>(waited) / (static_cast<double>(prof.wall_ns) * nth) : 0.0,
+               nth, ms(prof.wall_ns));
 }
 
 int Run(int argc, char** argv) {
@@ -169,6 +229,9 @@ int Run(int argc, char** argv) {
   const std::vector<float> mel(static_cast<size_t>(hp.n_mels) * n_frames, 0.0f);
   const std::vector<int32_t> tokens(512, 0);
   Timings warm, t;
+  std::vector<ggml_cpu_profile> profiles(p.profile ? 4 : 0);
+  for (ggml_cpu_profile& prof : profiles) std::memset(&prof, 0, sizeof(prof));
+  if (p.profile) t.profiles = profiles.data();
   absl::Status s;
   for (int i = 0; i < 2 && s.ok(); ++i) {  // heat encoder, prompt and text generation, twice
     s = TimedEncode(state, mel, n_frames, &warm);
@@ -180,6 +243,7 @@ int Run(int argc, char** argv) {
   for (int i = 0; i < 256 && s.ok(); ++i) s = TimedDecode(state, tokens, 1, i, &t);
   for (int i = 0; i < 64 && s.ok(); ++i) s = TimedDecode(state, tokens, 5, 0, &t);
   for (int i = 0; i < 16 && s.ok(); ++i) s = TimedDecode(state, tokens, 256, 0, &t);
+  state.set_profile(nullptr);
   if (!s.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
     return 1;
@@ -206,6 +270,11 @@ int Run(int argc, char** argv) {
                "encoder: %.2f GFLOP per window in %.2f ms = %.1f GFLOP/s = %.1f%% of the FMA peak\n",
                peak.gflops, p.n_threads, peak.target, peak.lanes, flops / 1e9, t.encode.ms, enc_gflops,
                peak.gflops > 0 ? 100.0 * enc_gflops / peak.gflops : 0.0);
+  if (p.profile) {
+    const char* names[] = {"encode", "decode", "batchd", "prompt"};
+    const Bucket* buckets[] = {&t.encode, &t.decode, &t.batchd, &t.prompt};
+    for (int i = 0; i < 4; ++i) PrintProfile(names[i], *buckets[i], profiles[i], p.n_threads);
+  }
   return 0;
 }
 
