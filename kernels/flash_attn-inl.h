@@ -23,16 +23,24 @@ namespace ggml_cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Keys per online-softmax step: kKeyPanels K panels of MR keys (64 on AVX2, 128 on AVX-512).
+// One step computes the scores of its keys for the query tile, then the softmax bookkeeping per
+// query (two horizontal reductions, the running max and sum, the output rescale), then P.V: the
+// wider the step, the less of that per-step work per score (with one panel per step it took
+// about a third of the time) and the deeper the P.V micro-kernel calls. 4 keeps the score tile
+// (kNR x 4 MR floats: 1.5 KB on AVX2, 6 KB on AVX-512) in L1.
+constexpr size_t kKeyPanels = 4;
+
 // The scratch of one call, in floats, carved in this order (the panels first, so that they keep
 // the vector alignment of the base that the micro-kernel's aligned loads need):
 //   kp  K panels:  ceil(n_kv / MR) panels of d_k x MR   (kp[panel][c][i] = k[panel * MR + i][c])
 //   vp  V panels:  ceil(d_v / MR) panels of n_kvp x MR  (vp[panel][j][i] = v[j][panel * MR + i])
 //   o   output tile, kNR rows of d_vp (running, unnormalized)
-//   s   score / probability tile, kNR rows of MR
+//   s   score / probability tile, kNR rows of KB = kKeyPanels * MR
 //   qs  the scaled query tile, kNR rows of d_k (also the row buffer while packing)
 // with MR = 2 vectors, n_kvp and d_vp rounded up to MR. Padding is zero.
 struct FlashAttnLayout {
-  size_t MR, n_kvp, d_vp;
+  size_t MR, KB, n_kvp, d_vp;
   size_t kp, vp, o, s, qs, total;  // offsets and size in floats
 };
 
@@ -40,13 +48,14 @@ template <class D>
 HWY_INLINE FlashAttnLayout FlashAttnLayoutFor(D d, size_t d_k, size_t d_v, size_t n_kv) {
   FlashAttnLayout l;
   l.MR = 2 * hn::Lanes(d);
+  l.KB = kKeyPanels * l.MR;
   l.n_kvp = (n_kv + l.MR - 1) / l.MR * l.MR;
   l.d_vp = (d_v + l.MR - 1) / l.MR * l.MR;
   l.kp = 0;
   l.vp = l.kp + l.n_kvp * d_k;
   l.o = l.vp + l.d_vp * l.n_kvp;
   l.s = l.o + kNR * l.d_vp;
-  l.qs = l.s + kNR * l.MR;
+  l.qs = l.s + kNR * l.KB;
   l.total = l.qs + kNR * HWY_MAX(d_k, d_v);
   return l;
 }
@@ -85,39 +94,41 @@ HWY_INLINE void PackKV(D d, const FlashAttnKV& kv, const FlashAttnLayout& l, flo
   }
 }
 
-// Online softmax of one query's score row s[0..MR) over the keys [j0, j0 + kr) of the block:
-// adds the mask, folds the block into the running max `m` and sum `sum`, writes the block's
-// probabilities exp(s - m_new) over s (0 past kr) and returns the factor by which the row's
-// earlier output must be scaled (exp(m_old - m_new); 1 if nothing changed).
+// Online softmax of one query's score row s[0..nb) over the keys [j0, j0 + kr) of the step
+// (kr <= nb; nb a multiple of the vector length, the row's capacity in use): adds the mask,
+// folds the step into the running max `m` and sum `sum`, writes the step's probabilities
+// exp(s - m_new) over s (0 past kr) and returns the factor by which the row's earlier output
+// must be scaled (exp(m_old - m_new); 1 if nothing changed).
 template <class D>
-HWY_INLINE float SoftmaxBlock(D d, float* HWY_RESTRICT s, size_t kr, const float* mask_f32,
+HWY_INLINE float SoftmaxBlock(D d, float* HWY_RESTRICT s, size_t kr, size_t nb, const float* mask_f32,
                               const ggml_fp16_t* mask_f16, float* m, float* sum) {
   const size_t N = hn::Lanes(d);
-  const size_t MR = 2 * N;
   if (mask_f32 != nullptr || mask_f16 != nullptr) {
     for (size_t i = 0; i < kr; ++i) s[i] += mask_f32 != nullptr ? mask_f32[i] : ggml_fp16_to_fp32(mask_f16[i]);
   }
-  auto s0 = hn::LoadU(d, s);
-  auto s1 = hn::LoadU(d, s + N);
-  if (kr < MR) {  // padded keys take no part
+  if (kr < nb) {  // padded keys take no part
     const auto ninf = hn::Set(d, -INFINITY);
-    s0 = hn::IfThenElse(hn::FirstN(d, kr), s0, ninf);
-    s1 = hn::IfThenElse(hn::FirstN(d, kr > N ? kr - N : 0), s1, ninf);
+    const size_t i0 = kr / N * N;
+    hn::StoreU(hn::IfThenElse(hn::FirstN(d, kr - i0), hn::LoadU(d, s + i0), ninf), d, s + i0);
+    for (size_t i = i0 + N; i < nb; i += N) hn::StoreU(ninf, d, s + i);
   }
-  const float bmax = hn::GetLane(hn::MaxOfLanes(d, hn::Max(s0, s1)));
+  auto vmax = hn::LoadU(d, s);
+  for (size_t i = N; i < nb; i += N) vmax = hn::Max(vmax, hn::LoadU(d, s + i));
+  const float bmax = hn::GetLane(hn::MaxOfLanes(d, vmax));
   const float m_new = HWY_MAX(*m, bmax);
   if (!(m_new > -INFINITY)) {  // every score so far is -inf (or NaN): nothing to add
-    hn::StoreU(hn::Zero(d), d, s);
-    hn::StoreU(hn::Zero(d), d, s + N);
+    for (size_t i = 0; i < nb; i += N) hn::StoreU(hn::Zero(d), d, s + i);
     return 1.0f;
   }
   const auto vm = hn::Set(d, m_new);
-  const auto p0 = ExpShifted(d, s0, vm);
-  const auto p1 = ExpShifted(d, s1, vm);
-  hn::StoreU(p0, d, s);
-  hn::StoreU(p1, d, s + N);
+  auto vsum = hn::Zero(d);
+  for (size_t i = 0; i < nb; i += N) {
+    const auto p = ExpShifted(d, hn::LoadU(d, s + i), vm);
+    hn::StoreU(p, d, s + i);
+    vsum = hn::Add(vsum, p);
+  }
   const float alpha = *m == m_new ? 1.0f : (*m - m_new < -87.0f ? 0.0f : expf(*m - m_new));
-  *sum = *sum * alpha + hn::GetLane(hn::SumOfLanes(d, hn::Add(p0, p1)));
+  *sum = *sum * alpha + hn::GetLane(hn::SumOfLanes(d, vsum));
   *m = m_new;
   return alpha;
 }
@@ -126,7 +137,7 @@ template <class D>
 HWY_INLINE void FlashAttnHead(D d, const FlashAttnKV& kv, const FlashAttnQueries& qs, float* HWY_RESTRICT w) {
   const size_t N = hn::Lanes(d);
   const FlashAttnLayout l = FlashAttnLayoutFor(d, kv.d_k, kv.d_v, kv.n_kv);
-  const size_t MR = l.MR, d_k = kv.d_k, d_v = kv.d_v;
+  const size_t MR = l.MR, KB = l.KB, d_k = kv.d_k, d_v = kv.d_v;
   PackKV(d, kv, l, w);
   float* HWY_RESTRICT o = w + l.o;
   float* HWY_RESTRICT s = w + l.s;
@@ -146,15 +157,18 @@ HWY_INLINE void FlashAttnHead(D d, const FlashAttnKV& kv, const FlashAttnQueries
       sum[r] = 0.0f;
     }
     memset(o, 0, kNR * l.d_vp * sizeof(float));
-    memset(s, 0, kNR * MR * sizeof(float));
-    for (size_t j0 = 0; j0 < kv.n_kv; j0 += MR) {
-      const size_t kr = HWY_MIN(MR, kv.n_kv - j0);
-      // S[r][i] = q_r . k_{j0+i} for the tile's rows.
-      MicroKernel<true>(d, d_k, w + l.kp + j0 * d_k, q, d_k, s, MR, MR, nr, false);
+    memset(s, 0, kNR * KB * sizeof(float));
+    for (size_t j0 = 0; j0 < kv.n_kv; j0 += KB) {
+      const size_t kr = HWY_MIN(KB, kv.n_kv - j0);
+      const size_t nb = (kr + MR - 1) / MR * MR;  // the step's keys, padded to whole panels
+      // S[r][i] = q_r . k_{j0+i} for the tile's rows, one K panel at a time.
+      for (size_t pb = 0; pb < nb; pb += MR) {
+        MicroKernel<true>(d, d_k, w + l.kp + (j0 + pb) * d_k, q, d_k, s + pb, KB, MR, nr, false);
+      }
       bool rescale = false;
       for (size_t r = 0; r < nr; ++r) {
         const size_t mrow = (i0 + r) * qs.ld_mask + j0;
-        alpha[r] = SoftmaxBlock(d, s + r * MR, kr, qs.mask_f32 != nullptr ? qs.mask_f32 + mrow : nullptr,
+        alpha[r] = SoftmaxBlock(d, s + r * KB, kr, nb, qs.mask_f32 != nullptr ? qs.mask_f32 + mrow : nullptr,
                                 qs.mask_f16 != nullptr ? qs.mask_f16 + mrow : nullptr, &m[r], &sum[r]);
         rescale |= alpha[r] != 1.0f;
       }
@@ -168,7 +182,7 @@ HWY_INLINE void FlashAttnHead(D d, const FlashAttnKV& kv, const FlashAttnQueries
       }
       // O[r][panel] += sum_i P[r][i] v_{j0+i}[panel], one panel of MR output columns at a time.
       for (size_t p = 0; p * MR < d_v; ++p) {
-        MicroKernel<true>(d, kr, w + l.vp + p * l.n_kvp * MR + j0 * MR, s, MR, o + p * MR, l.d_vp, MR, nr, true);
+        MicroKernel<true>(d, kr, w + l.vp + p * l.n_kvp * MR + j0 * MR, s, KB, o + p * MR, l.d_vp, MR, nr, true);
       }
     }
     for (size_t r = 0; r < nr; ++r) {

@@ -18,9 +18,10 @@
 //
 // How: K is packed once per call into panels of 2 vectors of keys (the layout of mul_mat's packed
 // a panels, kernels/matmul-inl.h), V into panels of 2 vectors of its width, both widened to f32.
-// Then for each tile of 12 (AVX-512, A64) or 6 (AVX2 and below) queries and each block of 2
-// vectors of keys: S = K_block . Q_tile with mul_mat's register micro-kernel (f32 FMAs), the
-// running max, exp and sum per query, and O += P . V_block with the same micro-kernel. Scores,
+// Then for each tile of 12 (AVX-512, A64) or 6 (AVX2 and below) queries and each step of 8
+// vectors of keys (4 panels; 64 keys on AVX2): S = K_step . Q_tile with mul_mat's register
+// micro-kernel (f32 FMAs), one panel at a time, the running max, exp and sum per query, and
+// O += P . V_step with the same micro-kernel. Scores,
 // probabilities and the output tile live in the scratch (a few KB, in L1); K and V panels in L2.
 // Numerics: f32 throughout (f16 K/V are widened exactly, q is scaled once); the result depends on
 // the dispatch target (block width) and not on how callers split the queries.
