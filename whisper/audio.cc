@@ -105,16 +105,21 @@ absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_I
   const bool resample = info.samplerate != kSampleRate;
   const double ratio = static_cast<double>(kSampleRate) / info.samplerate;
 
-  SrcStatePtr src;
-  if (resample) {
+  // The mix, then (options.stereo) channels 0 and 1: one converter each.
+  const int n_streams = options.stereo != nullptr ? 3 : 1;
+  SrcStatePtr src[3];
+  for (int k = 0; resample && k < n_streams; ++k) {
     int err = 0;
     const int converter =
         options.quality == ResampleQuality::kBest ? SRC_SINC_BEST_QUALITY : SRC_SINC_MEDIUM_QUALITY;
-    src.reset(src_new(converter, /*channels=*/1, &err));
-    if (src == nullptr) {
+    src[k].reset(src_new(converter, /*channels=*/1, &err));
+    if (src[k] == nullptr) {
       return absl::InternalError(
           absl::StrCat("resampling ", name, ": src_new failed: ", src_strerror(err)));
     }
+  }
+  if (options.stereo != nullptr) {
+    options.stereo->assign(2, std::vector<float>());
   }
 
   std::vector<float> out;
@@ -148,14 +153,22 @@ absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_I
       }
     }
     total_frames += n;
-    Downmix(interleaved.data(), n, info.channels, mono.data());
-    if (!resample) {
-      out.insert(out.end(), mono.begin(), mono.begin() + n);
-      continue;
+    for (int k = 0; k < n_streams; ++k) {
+      std::vector<float>* dst = k == 0 ? &out : &(*options.stereo)[k - 1];
+      if (k == 0) {
+        Downmix(interleaved.data(), n, info.channels, mono.data());
+      } else {
+        const int c = std::min(k - 1, info.channels - 1);
+        for (sf_count_t i = 0; i < n; ++i) mono[i] = interleaved[static_cast<size_t>(i * info.channels + c)];
+      }
+      if (!resample) {
+        dst->insert(dst->end(), mono.begin(), mono.begin() + n);
+        continue;
+      }
+      absl::Status s = Resample(src[k].get(), ratio, mono.data(), static_cast<long>(n),
+                                /*end_of_input=*/false, name, dst);
+      if (!s.ok()) return s;
     }
-    absl::Status s = Resample(src.get(), ratio, mono.data(), static_cast<long>(n),
-                              /*end_of_input=*/false, name, &out);
-    if (!s.ok()) return s;
   }
   if (sf_error(file) != SF_ERR_NO_ERROR) {
     return absl::DataLossError(absl::StrFormat("%s: decoding failed after %d frames: %s", name,
@@ -171,13 +184,14 @@ absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_I
   if (total_frames == 0) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": contains no audio (0 frames decoded)"));
   }
-  if (resample) {
-    absl::Status s = Resample(src.get(), ratio, nullptr, 0, /*end_of_input=*/true, name, &out);
+  for (int k = 0; resample && k < n_streams; ++k) {
+    std::vector<float>* dst = k == 0 ? &out : &(*options.stereo)[k - 1];
+    absl::Status s = Resample(src[k].get(), ratio, nullptr, 0, /*end_of_input=*/true, name, dst);
     if (!s.ok()) return s;
     // libsamplerate's drained output can differ from frames * ratio by a sample or two; fix the
     // length so timestamps do not depend on the converter: pad with silence or drop the tail.
     const int64_t expected = std::llround(static_cast<double>(total_frames) * ratio);
-    out.resize(static_cast<size_t>(expected), 0.0f);
+    dst->resize(static_cast<size_t>(expected), 0.0f);
   }
   return out;
 }

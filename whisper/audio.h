@@ -62,6 +62,12 @@ struct AudioOptions {
   // stream holds more than this many bytes: the whole stream is held in memory before decoding.
   // 4 GiB is the largest RIFF/WAVE file (an hour of 48 kHz stereo 16-bit PCM is 0.7 GB).
   size_t max_stream_bytes = size_t{4} << 30;
+  // When non-null, also receives the first two channels, each at 16 kHz (resampled as the mix
+  // is) and as long as the mix: whisper-cli's stereo split for -di (read_audio_data with
+  // stereo). A mono file gives its one channel twice, as miniaudio's mono-to-stereo conversion
+  // does; channels past the second are left out (miniaudio would fold them in). The mix itself
+  // does not change (whisper-cli's -di mix is L + R, not their mean). Resized to 2.
+  std::vector<std::vector<float>>* stereo = nullptr;
 };
 
 // Sample rates a file may declare, in Hz: libsamplerate converts by ratios within [1/256, 256],

@@ -214,20 +214,65 @@ TEST_P(ResampleTest, StereoSineBecomes16kMono) {
   ASSERT_TRUE(WriteFile(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, c.rate, 2, stereo));
   AudioOptions options;
   options.quality = c.quality;
+  std::vector<std::vector<float>> split;  // -di's channels, resampled the same way
+  options.stereo = &split;
   absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(path, options);
   ASSERT_TRUE(audio.ok()) << audio.status();
   const int64_t expected_len = std::llround(static_cast<double>(frames) * kSampleRate / c.rate);
   ASSERT_EQ(static_cast<int64_t>(audio->size()), expected_len);
+  ASSERT_EQ(split.size(), 2u);
+  ASSERT_EQ(static_cast<int64_t>(split[0].size()), expected_len);
+  ASSERT_EQ(static_cast<int64_t>(split[1].size()), expected_len);
 
-  double max_err = 0;
+  double max_err = 0, max_err0 = 0, max_err1 = 0;
   const int64_t edge = kSampleRate / 50;
   for (int64_t i = edge; i < expected_len - edge; ++i) {
     const double t = static_cast<double>(i) / kSampleRate;
-    const double want =
-        0.3 * std::sin(2.0 * M_PI * 440.0 * t) + 0.1 * std::sin(2.0 * M_PI * 1000.0 * t);
-    max_err = std::max(max_err, std::fabs((*audio)[i] - want));
+    const double left = 0.6 * std::sin(2.0 * M_PI * 440.0 * t), right = 0.2 * std::sin(2.0 * M_PI * 1000.0 * t);
+    max_err = std::max(max_err, std::fabs((*audio)[i] - 0.5 * (left + right)));
+    max_err0 = std::max(max_err0, std::fabs(split[0][i] - left));
+    max_err1 = std::max(max_err1, std::fabs(split[1][i] - right));
   }
   EXPECT_LT(max_err, 1e-5);
+  EXPECT_LT(max_err0, 1e-5);
+  EXPECT_LT(max_err1, 1e-5);
+}
+
+// The -di split at 16 kHz is the file's channels 0 and 1 bit for bit (a mono file: its channel
+// twice, as miniaudio's upmix), and asking for it leaves the mix unchanged.
+TEST(LoadAudioTest, StereoSplitIsChannelsZeroAndOne) {
+  const int frames = 2000;
+  std::vector<float> three(3 * static_cast<size_t>(frames)), one(frames);
+  for (int i = 0; i < frames; ++i) {
+    for (int c = 0; c < 3; ++c) three[3 * i + c] = static_cast<float>((i * (c + 3)) % 97) / 97.0f - 0.5f;
+    one[i] = three[3 * i + 1];
+  }
+  const std::string path3 = TmpPath("split3.wav"), path1 = TmpPath("split1.wav");
+  ASSERT_TRUE(WriteFile(path3, SF_FORMAT_WAV | SF_FORMAT_FLOAT, kSampleRate, 3, three));
+  ASSERT_TRUE(WriteFile(path1, SF_FORMAT_WAV | SF_FORMAT_FLOAT, kSampleRate, 1, one));
+  for (const std::string& path : {path3, path1}) {
+    std::vector<std::vector<float>> split = {{1.0f}};  // replaced, not appended to
+    AudioOptions options;
+    options.stereo = &split;
+    absl::StatusOr<std::vector<float>> with = LoadAudio16kMono(path, options);
+    absl::StatusOr<std::vector<float>> without = LoadAudio16kMono(path);
+    ASSERT_TRUE(with.ok()) << with.status();
+    ASSERT_TRUE(without.ok()) << without.status();
+    EXPECT_EQ(*with, *without) << path;
+    ASSERT_EQ(split.size(), 2u);
+    ASSERT_EQ(split[0].size(), static_cast<size_t>(frames));
+    ASSERT_EQ(split[1].size(), static_cast<size_t>(frames));
+    for (int i = 0; i < frames; ++i) {
+      if (path == path3) {
+        ASSERT_EQ(split[0][i], three[3 * i]) << i;
+        ASSERT_EQ(split[1][i], three[3 * i + 1]) << i;
+        ASSERT_FLOAT_EQ((*with)[i], (three[3 * i] + three[3 * i + 1] + three[3 * i + 2]) / 3.0f) << i;
+      } else {
+        ASSERT_EQ(split[0][i], one[i]) << i;
+        ASSERT_EQ(split[1][i], one[i]) << i;
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Rates, ResampleTest,

@@ -7,8 +7,11 @@
 // Deliberate differences from whisper-cli, also listed in --help and the README: decoding follows
 // OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; an unknown flag is
 // exit 2 (whisper-cli prints usage and exits 0); features not implemented yet (grammars,
-// diarization, -owts) are exit 2 when requested; -dtw under OpenAI's rules also times words
-// (-ojf "words", -ml 1 -sow); --vad reads models/ggml-silero-v6.bin unless -vm names a model.
+// tinydiarize, -owts) are exit 2 when requested; -dtw under OpenAI's rules also times words
+// (-ojf "words", -ml 1 -sow); --vad reads models/ggml-silero-v6.bin unless -vm names a model;
+// -di keeps the transcript of the plain mono mix (whisper-cli's -di transcribes L + R, twice the
+// level) and prints "(speaker N)" once per segment with -pc/--print-confidence (whisper-cli
+// repeats it before every token).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -75,6 +78,8 @@ std::string Colour(int i) {
 
 struct PrintState {
   const CliParams* params;
+  // -di: channels 0 and 1 at 16 kHz (AudioOptions::stereo); empty otherwise.
+  const std::vector<std::vector<float>>* stereo = nullptr;
   int progress_prev = 0;
   // Printed text is valid UTF-8: a character split across tokens or segments is printed whole
   // with the later piece (as the output files hold it).
@@ -87,9 +92,10 @@ void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) 
   const int n = whisper_full_n_segments(ctx);
   if (n - n_new == 0) std::printf("\n");  // whisper-cli: a blank line before the first segment
   for (int i = n - n_new; i < n; ++i) {
-    if (!p.no_timestamps) {
-      std::printf("[%s --> %s]  ", FormatTimestamp(whisper_full_get_segment_t0(ctx, i)).c_str(),
-                  FormatTimestamp(whisper_full_get_segment_t1(ctx, i)).c_str());
+    const int64_t t0 = whisper_full_get_segment_t0(ctx, i), t1 = whisper_full_get_segment_t1(ctx, i);
+    if (!p.no_timestamps) std::printf("[%s --> %s]  ", FormatTimestamp(t0).c_str(), FormatTimestamp(t1).c_str());
+    if (p.diarize && ps.stereo != nullptr && ps.stereo->size() == 2) {
+      std::printf("(speaker %s)", EstimateSpeaker((*ps.stereo)[0], (*ps.stereo)[1], t0, t1).c_str());
     }
     if (p.print_colors) {
       for (int j = 0; j < whisper_full_n_tokens(ctx, i); ++j) {
@@ -110,7 +116,7 @@ void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) 
     } else {
       std::printf("%s", ps.utf8.Push(whisper_full_get_segment_text(ctx, i)).c_str());
     }
-    if (!p.no_timestamps) std::printf("\n");
+    if (!p.no_timestamps || p.diarize) std::printf("\n");  // whisper-cli: one line per segment then
     std::fflush(stdout);
   }
 }
@@ -220,6 +226,8 @@ int Run(int argc, char** argv) {
     AudioReport report;
     AudioOptions audio_options;
     audio_options.report = &report;
+    std::vector<std::vector<float>> stereo;  // -di
+    if (p.diarize) audio_options.stereo = &stereo;
     absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(file, audio_options);
     if (!audio.ok()) {
       Fail(std::string(audio.status().message()));
@@ -242,7 +250,7 @@ int Run(int argc, char** argv) {
       continue;
     }
     whisper_full_params w = ToWhisperFullParams(p);
-    PrintState print{&p};
+    PrintState print{&p, &stereo};
     // -of - (or -f - without -of): the output file goes to stdout, so segments are not printed
     // there (whisper-cli's fout_factory).
     const std::string base = f < p.output_files.size() && !p.output_files[f].empty() ? p.output_files[f] : file;
@@ -275,9 +283,12 @@ int Run(int argc, char** argv) {
       std::fprintf(stderr, "auto-detected language: %s\n", whisper_lang_str(whisper_full_lang_id(ctx)));
       continue;
     }
-    if (p.no_timestamps && !to_stdout) std::printf("\n");
+    if (p.no_timestamps && !p.diarize && !to_stdout) std::printf("\n");
 
-    const std::vector<Segment> segments = CollectSegments(ctx, nullptr);
+    std::vector<Segment> segments = CollectSegments(ctx, nullptr);
+    if (p.diarize && stereo.size() == 2) {
+      for (Segment& s : segments) s.speaker = EstimateSpeaker(stereo[0], stereo[1], s.t0, s.t1);
+    }
     const JsonInfo info = MakeJsonInfo(p, ctx);
     std::function<const std::string&(Token)> json_tokens;  // -ojf: segments list their tokens
     std::vector<std::string> token_texts;
@@ -294,7 +305,7 @@ int Run(int argc, char** argv) {
         {p.output_txt, {".txt", p.output_txt ? FormatTxt(segments) : ""}},
         {p.output_vtt, {".vtt", p.output_vtt ? FormatVtt(segments) : ""}},
         {p.output_srt, {".srt", p.output_srt ? FormatSrt(segments, p.offset_n) : ""}},
-        {p.output_csv, {".csv", p.output_csv ? FormatCsv(segments) : ""}},
+        {p.output_csv, {".csv", p.output_csv ? FormatCsv(segments, p.diarize) : ""}},
         {want_json, {".json", want_json ? FormatJson(segments, info, json_tokens) : ""}},
         {p.output_lrc, {".lrc", p.output_lrc ? FormatLrc(segments) : ""}},
         {p.log_score, {".score.txt", p.log_score ? FormatScore(segments, token_text) : ""}},

@@ -196,7 +196,7 @@ const std::vector<Flag>& Flags() {
       Switch("-debug", "--debug-mode", &CliParams::debug_mode,
              "enable debug mode (no effect, as in whisper.cpp 1.8.5)"),
       Switch("-tr", "--translate", &CliParams::translate, "translate from source language to english"),
-      NotImplemented(Switch("-di", "--diarize", &CliParams::diarize, "stereo audio diarization")),
+      Switch("-di", "--diarize", &CliParams::diarize, "stereo audio diarization"),
       NotImplemented(
           Switch("-tdrz", "--tinydiarize", &CliParams::tinydiarize, "enable tinydiarize (requires a tdrz model)")),
       Switch("-nf", "--no-fallback", &CliParams::no_fallback, "do not use temperature fallback while decoding"),
@@ -456,7 +456,8 @@ std::string CliUsage(const char* argv0) {
                   "  - flags marked 'not implemented' exit 2, flags marked 'ignored' print a notice;\n"
                   "  - --vad without -vm reads models/ggml-silero-v6.bin (tools/setup.sh makes it);\n"
                   "  - -dtw MODEL under OpenAI's rules also times words (-ojf lists them; -ml 1 -sow\n"
-                  "    prints one per line), as faster-whisper's word_timestamps=True.\n\n");
+                  "    prints one per line), as faster-whisper's word_timestamps=True;\n"
+                  "  - -di transcribes the mean of the channels, as without it (whisper-cli: L + R).\n\n");
   return out;
 }
 

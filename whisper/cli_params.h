@@ -58,7 +58,7 @@ struct CliParams {
   bool debug_mode = false;       // -debug: accepted; a no-op in whisper.cpp 1.8.5 and here
   bool translate = false;        // -tr: translate to English (multilingual models)
   bool detect_language = false;  // -dl: print the detected language and exit
-  bool diarize = false;          // -di: stereo diarization (not implemented)
+  bool diarize = false;          // -di: stereo diarization (the louder channel per segment)
   bool tinydiarize = false;      // -tdrz: tinydiarize speaker turns (not implemented)
   std::string language = "en";   // -l: language code, lowercased; "auto" = detect
   std::string prompt;            // --prompt: initial prompt text

@@ -455,10 +455,11 @@ TEST(CliParams, UnimplementedFeaturesAreRecordedAsSpelled) {
   EXPECT_EQ(p->grammar_rule, "root");
   EXPECT_TRUE(p->output_words);
   EXPECT_EQ(p->font_path, "f.ttf");
-  // -di alone is recorded too (it cannot be combined with -tdrz).
+  // -di is implemented: set, not recorded.
   p = Parse({"--diarize"});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_THAT(p->unimplemented_flags, ElementsAre("--diarize"));
+  EXPECT_TRUE(p->diarize);
+  EXPECT_THAT(p->unimplemented_flags, IsEmpty());
   // An empty string leaves the feature off in whisper-cli, so it is not recorded.
   p = Parse({"-dtw", "", "--grammar", "", "--suppress-regex", ""});
   ASSERT_TRUE(p.ok()) << p.status();
@@ -620,10 +621,10 @@ TEST(CliUsage, MarksIgnoredAndUnimplementedFlags) {
   for (const char* f : {"-ng", "-dev", "-oved"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(ignored: CPU runtime)")) << f;
   }
-  for (const char* f : {"-di", "-tdrz", "-owts", "--grammar"}) {
+  for (const char* f : {"-tdrz", "-owts", "--grammar"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(not implemented: the CLI exits 2 when set)")) << f;
   }
-  for (const char* f : {"-bs", "-p", "-ojf", "-of", "-ps", "-pc", "-sns", "-debug", "--carry-initial-prompt",
+  for (const char* f : {"-di", "-bs", "-p", "-ojf", "-of", "-ps", "-pc", "-sns", "-debug", "--carry-initial-prompt",
                         "-vt", "-fp", "--grammar-rule", "--version", "--list-languages", "--print-confidence", "-ls",
                         "--suppress-regex", "-dtw", "--vad", "-fa", "-nfa"}) {
     EXPECT_THAT(UsageLine(u, f), Not(HasSubstr("(ignored"))) << f;

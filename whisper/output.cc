@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -61,11 +63,32 @@ std::string FormatTimestamp(int64_t cs, bool comma) {
   return FormatTimestampTo(cs, comma, buf, sizeof(buf));
 }
 
+std::string EstimateSpeaker(const std::vector<float>& ch0, const std::vector<float>& ch1, int64_t t0, int64_t t1) {
+  if (ch0.empty() || ch0.size() != ch1.size()) return "?";
+  const int64_t n = static_cast<int64_t>(ch0.size());
+  auto sample = [n](int64_t t) {
+    // whisper-cli's timestamp_to_sample, without its int overflow: t * 16000 / 100, in [0, n - 1].
+    const int64_t i = t > INT64_MAX / 160 ? INT64_MAX : (t < INT64_MIN / 160 ? INT64_MIN : t * 160);
+    return std::max<int64_t>(0, std::min<int64_t>(n - 1, i));
+  };
+  double e0 = 0.0, e1 = 0.0;
+  for (int64_t i = sample(t0), end = sample(t1); i < end; ++i) {
+    e0 += std::fabs(ch0[static_cast<size_t>(i)]);
+    e1 += std::fabs(ch1[static_cast<size_t>(i)]);
+  }
+  return e0 > 1.1 * e1 ? "0" : (e1 > 1.1 * e0 ? "1" : "?");
+}
+
+namespace {
+// "(speaker X)" before a segment's text in txt, srt and lrc; nothing without a speaker.
+std::string SpeakerPrefix(const Segment& s) { return s.speaker.empty() ? "" : "(speaker " + s.speaker + ")"; }
+}  // namespace
+
 std::string FormatTxt(const std::vector<Segment>& raw) {
   const std::vector<Segment> segments = Repaired(raw);
   std::string out;
   // whisper-cli 1.8.5 output_txt: each segment's text as decoded (leading space kept), one per line.
-  for (const Segment& s : segments) absl::StrAppend(&out, s.text, "\n");
+  for (const Segment& s : segments) absl::StrAppend(&out, SpeakerPrefix(s), s.text, "\n");
   return out;
 }
 
@@ -73,7 +96,8 @@ std::string FormatVtt(const std::vector<Segment>& raw) {
   const std::vector<Segment> segments = Repaired(raw);
   std::string out = "WEBVTT\n\n";
   for (const Segment& s : segments) {
-    absl::StrAppend(&out, FormatTimestamp(s.t0), " --> ", FormatTimestamp(s.t1), "\n", s.text, "\n\n");
+    const std::string voice = s.speaker.empty() ? "" : "<v Speaker" + s.speaker + ">";
+    absl::StrAppend(&out, FormatTimestamp(s.t0), " --> ", FormatTimestamp(s.t1), "\n", voice, s.text, "\n\n");
   }
   return out;
 }
@@ -84,7 +108,7 @@ std::string FormatSrt(const std::vector<Segment>& raw, int offset_n) {
   for (size_t i = 0; i < segments.size(); ++i) {
     const Segment& s = segments[i];
     absl::StrAppend(&out, i + 1 + offset_n, "\n", FormatTimestamp(s.t0, true), " --> ", FormatTimestamp(s.t1, true),
-                    "\n", s.text, "\n\n");
+                    "\n", SpeakerPrefix(s), s.text, "\n\n");
   }
   return out;
 }
@@ -94,7 +118,7 @@ std::string FormatLrc(const std::vector<Segment>& raw) {
   std::string out = "[by:whisper.cpp]\n";
   for (const Segment& s : segments) {
     const int64_t min = s.t0 / 6000, sec = (s.t0 / 100) % 60, cs = s.t0 % 100;
-    absl::StrAppend(&out, absl::StrFormat("[%02d:%02d.%02d]", min, sec, cs), s.text, "\n");
+    absl::StrAppend(&out, absl::StrFormat("[%02d:%02d.%02d]", min, sec, cs), SpeakerPrefix(s), s.text, "\n");
   }
   return out;
 }
@@ -114,9 +138,9 @@ std::string FormatScore(const std::vector<Segment>& segments, const std::functio
   return out;
 }
 
-std::string FormatCsv(const std::vector<Segment>& raw) {
+std::string FormatCsv(const std::vector<Segment>& raw, bool speaker_column) {
   const std::vector<Segment> segments = Repaired(raw);
-  std::string out = "start,end,text\n";
+  std::string out = speaker_column ? "start,end,speaker,text\n" : "start,end,text\n";
   for (const Segment& s : segments) {
     std::string text;
     for (char c : s.text) {
@@ -126,7 +150,8 @@ std::string FormatCsv(const std::vector<Segment>& raw) {
       const unsigned char u = static_cast<unsigned char>(c);
       text += u < 0x20 || u == 0x7F ? ' ' : c;
     }
-    absl::StrAppend(&out, CsToMs(s.t0), ",", CsToMs(s.t1), ",\"", text, "\"\n");
+    absl::StrAppend(&out, CsToMs(s.t0), ",", CsToMs(s.t1), ",", speaker_column ? s.speaker + "," : "", "\"", text,
+                    "\"\n");
   }
   return out;
 }
@@ -223,6 +248,7 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
         list.back()["words"] = WordsJson(s, SpecialTokensForVocab(info.n_vocab).eot, token_text);
       }
     }
+    if (!s.speaker.empty()) list.back()["speaker"] = s.speaker;  // whisper-cli -di: the last field
   }
   j["transcription"] = std::move(list);
   // Every string is valid UTF-8 by now (RepairUtf8); `replace` keeps dump() from throwing anyway.

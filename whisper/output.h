@@ -43,12 +43,22 @@ struct JsonInfo {
 // RepairSegmentTexts in whisper/utf8.h).
 std::vector<Segment> CollectSegments(whisper_context* ctx, whisper_state* state);
 
-// Each returns the whole file's contents.
+// whisper-cli -di (estimate_diarization_speaker): which of two channels carries the segment
+// [t0, t1) (centiseconds). Sums |x| over samples [i0, i1) of each channel, with i = t * 16000 /
+// 100 clamped to [0, n - 1] (so the last sample never counts, as in whisper-cli); "0" when
+// channel 0's sum exceeds 1.1 times channel 1's, "1" for the converse, else "?". Channels of
+// different lengths or empty ones give "?".
+std::string EstimateSpeaker(const std::vector<float>& ch0, const std::vector<float>& ch1, int64_t t0, int64_t t1);
+
+// Each returns the whole file's contents. A segment with a speaker (Segment::speaker, -di) is
+// labelled as whisper-cli 1.8.5 labels it: "(speaker 0)" before the text in txt, srt and lrc,
+// "<v Speaker0>" in vtt, a "speaker" field last in each JSON segment, and a speaker column in
+// csv when `speaker_column` (whisper-cli's header "start,end,speaker,text").
 std::string FormatTxt(const std::vector<Segment>& segments);
 std::string FormatVtt(const std::vector<Segment>& segments);
 std::string FormatSrt(const std::vector<Segment>& segments, int offset_n = 0);
 std::string FormatLrc(const std::vector<Segment>& segments);
-std::string FormatCsv(const std::vector<Segment>& segments);
+std::string FormatCsv(const std::vector<Segment>& segments, bool speaker_column = false);
 // whisper-cli -ls (its output_score): one line per token of every segment, special tokens
 // included: the token's bytes, a tab, its probability as std::ostream prints a float (%g, 6
 // significant digits). Bytes of a UTF-8 character split across tokens move whole to the later

@@ -58,6 +58,56 @@ TEST(Output, TxtVttSrtLrcCsv) {
             "start,end,text\n0,11000,\" And so, \"\"my\"\" fellow\"\n3660120,3661500,\" Americans.\"\n");
 }
 
+// whisper-cli -di's labels, hand-derived from its output_* functions (examples/cli/cli.cpp 1.8.5).
+TEST(Output, SpeakerLabels) {
+  auto segs = TwoSegments();
+  segs[0].speaker = "0";
+  segs[1].speaker = "?";
+  EXPECT_EQ(FormatTxt(segs), "(speaker 0) And so, \"my\" fellow\n(speaker ?) Americans.\n");
+  EXPECT_EQ(FormatVtt(segs),
+            "WEBVTT\n\n00:00:00.000 --> 00:00:11.000\n<v Speaker0> And so, \"my\" fellow\n\n"
+            "01:01:00.120 --> 01:01:01.500\n<v Speaker?> Americans.\n\n");
+  EXPECT_EQ(FormatSrt(segs),
+            "1\n00:00:00,000 --> 00:00:11,000\n(speaker 0) And so, \"my\" fellow\n\n"
+            "2\n01:01:00,120 --> 01:01:01,500\n(speaker ?) Americans.\n\n");
+  EXPECT_EQ(FormatLrc(segs),
+            "[by:whisper.cpp]\n[00:00.00](speaker 0) And so, \"my\" fellow\n[61:00.12](speaker ?) Americans.\n");
+  EXPECT_EQ(FormatCsv(segs, true), "start,end,speaker,text\n0,11000,0,\" And so, \"\"my\"\" fellow\"\n"
+                                   "3660120,3661500,?,\" Americans.\"\n");
+  EXPECT_EQ(FormatCsv({}, true), "start,end,speaker,text\n");
+  JsonInfo info;
+  info.n_vocab = 51864;
+  const std::string j = FormatJson(segs, info);
+  EXPECT_NE(j.find("\"text\": \" Americans.\",\n\t\t\t\"speaker\": \"?\"\n\t\t}"), std::string::npos) << j;
+}
+
+// Sums of |x| per channel over samples [t0 * 160, t1 * 160) clamped to [0, n - 1], against 1.1
+// times the other's.
+TEST(Output, EstimateSpeaker) {
+  std::vector<float> a(1000, 0.0f), b(1000, 0.0f);
+  for (int i = 0; i < 160; ++i) a[i] = (i % 2 != 0) ? 0.5f : -0.5f;  // [0, 1) cs: 80 vs 0
+  for (int i = 160; i < 320; ++i) b[i] = 1.0f;                       // [1, 2) cs: 0 vs 160
+  for (int i = 320; i < 480; ++i) {                                  // [2, 3) cs: 168 vs 160
+    a[i] = 1.05f;
+    b[i] = 1.0f;
+  }
+  for (int i = 480; i < 640; ++i) {  // [3, 4) cs: 192 vs 160
+    a[i] = -1.2f;
+    b[i] = 1.0f;
+  }
+  b[999] = 100.0f;  // the last sample never counts
+  EXPECT_EQ(EstimateSpeaker(a, b, 0, 1), "0");
+  EXPECT_EQ(EstimateSpeaker(a, b, 1, 2), "1");
+  EXPECT_EQ(EstimateSpeaker(a, b, 0, 2), "1");  // 80 vs 160
+  EXPECT_EQ(EstimateSpeaker(a, b, 2, 3), "?");  // within 1.1x either way
+  EXPECT_EQ(EstimateSpeaker(a, b, 3, 4), "0");
+  EXPECT_EQ(EstimateSpeaker(a, b, 6, std::numeric_limits<int64_t>::max()), "?");  // [960, 999): silence
+  EXPECT_EQ(EstimateSpeaker(a, b, 7, -100), "?");                                 // an empty range
+  EXPECT_EQ(EstimateSpeaker(a, {}, 0, 1), "?");  // not two channels of one length
+  // Everything but the last sample: 440 vs 480, within 1.1x.
+  EXPECT_EQ(EstimateSpeaker(a, b, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()), "?");
+}
+
 // A character split across two segments (a timestamp between its bytes) and stray bytes: every
 // writer's file is valid UTF-8, the character whole in the later segment.
 TEST(Output, SplitCharacterMovesToTheLaterSegment) {

@@ -17,6 +17,7 @@ Segment& SegmentList::Append() {
   s.word_begin.clear();
   s.no_speech_prob = 0.0f;
   s.speaker_turn_next = false;
+  s.speaker.clear();
   return s;
 }
 

@@ -12,7 +12,7 @@
 # Then whisper-cli 1.8.5 and our CLI (--decoding whisper.cpp -bs 1) write -otxt -osrt -ovtt
 # -olrc -ocsv for jfk.wav (whisper-cli's defaults) and for the 90 s clip (whisper-cli -nfa): each
 # file must be byte-identical. -ls, --print-confidence and --suppress-regex on jfk.wav, and -dtw
-# tiny.en's t_dtw on both clips, must agree too.
+# tiny.en's t_dtw on both clips, and -di's speaker labels on a stereo clip, must agree too.
 # Usage: tools/whisper_cpp/test_compat.sh
 # Env: GGML_WHISPER_SHARED (default <repo>/../shared), BAZEL (default "bazel"), and
 #      build_whisper_cpp.sh's WHISPER_CPP_CACHE. Needs sndfile-convert (Debian sndfile-programs,
@@ -189,6 +189,40 @@ PY
     :
   else
     echo "test_compat: FAILED: -dtw $name: tokens or t_dtw differ from whisper-cli's"
+    status=1
+  fi
+done
+# 7. -di (stereo diarization) on jfk.wav three times over as stereo: channel 0 loud (right at a
+# quarter), then channel 1 loud, then both equal: the speaker labels in stdout and every text
+# format, and -oj but for its "systeminfo" line, must be whisper-cli's byte for byte. (Its -di mix
+# is L + R, ours their mean: the same transcript here.)
+python3 - "$wav" "$tmp/stereo3.wav" <<'PY' || die "making the stereo clip failed"
+import array, sys, wave
+src = wave.open(sys.argv[1])
+x = array.array("h", src.readframes(src.getnframes()))
+out = array.array("h")
+for gl, gr in ((1.0, 0.25), (0.25, 1.0), (1.0, 1.0)):
+    for v in x:
+        out.append(int(v * gl))
+        out.append(int(v * gr))
+dst = wave.open(sys.argv[2], "wb")
+dst.setnchannels(2)
+dst.setsampwidth(2)
+dst.setframerate(src.getframerate())
+dst.writeframes(out.tobytes())
+dst.close()
+PY
+di_flags=(-t 2 -bs 1 -di -otxt -osrt -ovtt -ocsv -olrc -oj)
+"$prefix/bin/whisper-cli" -m "$model" -f "$tmp/stereo3.wav" "${di_flags[@]}" -of "$tmp/wcpp_di" \
+  >"$tmp/wcpp_di.stdout" 2>"$tmp/wcpp.stderr" || die "whisper-cli -di exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
+"$ours_cli" --decoding whisper.cpp -m "$model" -f "$tmp/stereo3.wav" "${di_flags[@]}" -of "$tmp/ours_di" \
+  >"$tmp/ours_di.stdout" 2>"$tmp/ours.stderr" || die "our CLI -di exited $? (log: $(tail -n 3 "$tmp/ours.stderr"))"
+for f in "$tmp"/wcpp_di.json "$tmp"/ours_di.json; do grep -v '"systeminfo":' "$f" >"$f.cmp"; done
+for ext in stdout txt srt vtt csv lrc json.cmp; do
+  if diff -u --label "whisper-cli -di .$ext" --label "ours -di .$ext" "$tmp/wcpp_di.$ext" "$tmp/ours_di.$ext"; then
+    echo "test_compat: -di .$ext identical ($(wc -l <"$tmp/ours_di.$ext") lines)"
+  else
+    echo "test_compat: FAILED: -di .$ext differs from whisper-cli's"
     status=1
   fi
 done
