@@ -7,7 +7,9 @@
 // Deliberate differences from whisper-cli, also listed in --help and the README: decoding follows
 // OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; an unknown flag is
 // exit 2 (whisper-cli prints usage and exits 0); features not implemented yet (grammars,
-// tinydiarize, -owts) are exit 2 when requested; -dtw under OpenAI's rules also times words
+// tinydiarize) are exit 2 when requested; -owts checks its font (-fp) before transcribing
+// (whisper-cli, after, leaving an empty script) and single-quotes an input path the shell would
+// split; -dtw under OpenAI's rules also times words
 // (-ojf "words", -ml 1 -sow); --vad reads models/ggml-silero-v6.bin unless -vm names a model;
 // -di keeps the transcript of the plain mono mix (whisper-cli's -di transcribes L + R, twice the
 // level) and prints "(speaker N)" once per segment with -pc/--print-confidence (whisper-cli
@@ -175,6 +177,13 @@ int Run(int argc, char** argv) {
   if (!p.unimplemented.empty()) {
     return Fail(p.unimplemented + " is not implemented by this runtime yet", 2);
   }
+  if (p.output_words) {  // whisper-cli's output_wts needs a readable font
+    FILE* font = std::fopen(p.font_path.c_str(), "rb");
+    if (font == nullptr) {
+      return Fail("-owts: font not found at '" + p.font_path + "', please specify a monospace font with -fp", 2);
+    }
+    std::fclose(font);
+  }
   for (const std::string& flag : p.ignored_flags) {
     std::fprintf(stderr, "note: %s ignored: this is a CPU runtime\n", flag.c_str());
   }
@@ -292,7 +301,7 @@ int Run(int argc, char** argv) {
     const JsonInfo info = MakeJsonInfo(p, ctx);
     std::function<const std::string&(Token)> json_tokens;  // -ojf: segments list their tokens
     std::vector<std::string> token_texts;
-    if (p.output_json_full || p.log_score) {
+    if (p.output_json_full || p.log_score || p.output_words) {
       const int n_vocab = whisper_n_vocab(ctx);
       token_texts.resize(static_cast<size_t>(n_vocab));
       for (int t = 0; t < n_vocab; ++t) token_texts[t] = whisper_token_to_str(ctx, t);
@@ -300,19 +309,25 @@ int Run(int argc, char** argv) {
     auto token_text = [&token_texts](Token t) -> const std::string& { return token_texts[static_cast<size_t>(t)]; };
     if (p.output_json_full) json_tokens = token_text;
     const bool want_json = p.output_json || p.output_json_full;
-    // whisper-cli's order (txt, vtt, srt, csv, json, lrc, score): with stdout, only the first is written.
+    WtsOptions wts;
+    wts.font = p.font_path;
+    wts.input = file;
+    wts.duration_s = static_cast<float>(audio->size() + 1000) / 16000;  // whisper-cli's t_sec
+    wts.eot = whisper_token_eot(ctx);
+    // whisper-cli's order (txt, vtt, srt, wts, csv, json, lrc, score): with stdout, only the first is written.
     const std::pair<bool, std::pair<const char*, std::string>> outputs[] = {
         {p.output_txt, {".txt", p.output_txt ? FormatTxt(segments) : ""}},
         {p.output_vtt, {".vtt", p.output_vtt ? FormatVtt(segments) : ""}},
         {p.output_srt, {".srt", p.output_srt ? FormatSrt(segments, p.offset_n) : ""}},
+        {p.output_words, {".wts", p.output_words ? FormatWts(segments, token_text, wts) : ""}},
         {p.output_csv, {".csv", p.output_csv ? FormatCsv(segments, p.diarize) : ""}},
         {want_json, {".json", want_json ? FormatJson(segments, info, json_tokens) : ""}},
         {p.output_lrc, {".lrc", p.output_lrc ? FormatLrc(segments) : ""}},
         {p.log_score, {".score.txt", p.log_score ? FormatScore(segments, token_text) : ""}},
     };
     bool used_stdout = false;
-    if (to_stdout && !p.output_txt && !p.output_vtt && !p.output_srt && !p.output_csv && !want_json &&
-        !p.output_lrc && !p.log_score) {
+    if (to_stdout && !p.output_txt && !p.output_vtt && !p.output_srt && !p.output_words && !p.output_csv &&
+        !want_json && !p.output_lrc && !p.log_score) {
       std::fprintf(stderr, "warning: '--output-file -' used without any other '--output-*'\n");  // whisper-cli
     }
     for (const auto& [wanted, out] : outputs) {
@@ -331,6 +346,9 @@ int Run(int argc, char** argv) {
       absl::Status st = WriteFileAtomically(path, out.second);
       if (!st.ok()) return Fail(std::string(st.message()));
       if (!p.no_prints) std::fprintf(stderr, "output: saved to '%s'\n", path.c_str());
+      if (std::strcmp(out.first, ".wts") == 0) {  // whisper-cli prints this even with -np
+        std::fprintf(stderr, "# output_wts: run 'source %s' to generate karaoke video\n", path.c_str());
+      }
     }
   }
   if (!p.no_prints) whisper_print_timings(ctx);

@@ -204,8 +204,7 @@ const std::vector<Flag>& Flags() {
       Switch("-ovtt", "--output-vtt", &CliParams::output_vtt, "output result in a vtt file"),
       Switch("-osrt", "--output-srt", &CliParams::output_srt, "output result in a srt file"),
       Switch("-olrc", "--output-lrc", &CliParams::output_lrc, "output result in a lrc file"),
-      NotImplemented(
-          Switch("-owts", "--output-words", &CliParams::output_words, "output script for generating karaoke video")),
+      Switch("-owts", "--output-words", &CliParams::output_words, "output script for generating karaoke video"),
       String("-fp", "--font-path", "FONT", &CliParams::font_path,
              "path to a monospace font for karaoke video (only used by -owts)"),
       Switch("-ocsv", "--output-csv", &CliParams::output_csv, "output result in a CSV file"),
@@ -405,9 +404,9 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.duration_ms = p.duration_ms;
   // -dtw: whisper-cli reports t_dtw in -ojf only; word times (OpenAI's rules) also need the
   // token times -ml and -ojf read.
-  w.token_timestamps = p.output_json_full || p.max_len > 0;
+  w.token_timestamps = p.output_words || p.output_json_full || p.max_len > 0;
   w.thold_pt = p.word_thold;
-  w.max_len = p.max_len;
+  w.max_len = p.output_words && p.max_len == 0 ? 60 : p.max_len;  // whisper-cli: -owts caps segments at 60
   w.split_on_word = p.split_on_word;
   w.audio_ctx = p.audio_ctx;
   w.no_timestamps = p.no_timestamps;

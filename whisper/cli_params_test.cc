@@ -439,7 +439,7 @@ TEST(CliParams, UnimplementedFeaturesAreRecordedAsSpelled) {
                                        "--grammar-rule", "root", "-owts", "-fp", "f.ttf", "-tdrz", "-pc",
                                        "--print-confidence", "--log-score", "--suppress-regex", "^x", "--vad"});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_THAT(p->unimplemented_flags, ElementsAre("--grammar", "-owts", "-tdrz"));
+  EXPECT_THAT(p->unimplemented_flags, ElementsAre("--grammar", "-tdrz"));
   EXPECT_EQ(p->unimplemented, "--grammar");
   // Implemented, so not in the list: --vad, -dtw, -pc, --print-confidence, --log-score, --suppress-regex.
   EXPECT_TRUE(p->print_colors);
@@ -469,6 +469,22 @@ TEST(CliParams, UnimplementedFeaturesAreRecordedAsSpelled) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_TRUE(p->debug_mode);
   EXPECT_THAT(p->unimplemented_flags, IsEmpty());
+}
+
+// whisper-cli: -owts turns on token timestamps and, unless -ml is given, segments of at most 60
+// characters.
+TEST(CliParams, OutputWordsTimesTokensAndCapsSegments) {
+  absl::StatusOr<CliParams> p = Parse({"-owts"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(ToWhisperFullParams(*p).token_timestamps);
+  EXPECT_EQ(ToWhisperFullParams(*p).max_len, 60);
+  p = Parse({"-owts", "-ml", "25"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(ToWhisperFullParams(*p).max_len, 25);
+  p = Parse({});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_FALSE(ToWhisperFullParams(*p).token_timestamps);
+  EXPECT_EQ(ToWhisperFullParams(*p).max_len, 0);
 }
 
 TEST(CliParams, DiarizeAndTinydiarizeExcludeEachOther) {
@@ -621,10 +637,10 @@ TEST(CliUsage, MarksIgnoredAndUnimplementedFlags) {
   for (const char* f : {"-ng", "-dev", "-oved"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(ignored: CPU runtime)")) << f;
   }
-  for (const char* f : {"-tdrz", "-owts", "--grammar"}) {
+  for (const char* f : {"-tdrz", "--grammar"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(not implemented: the CLI exits 2 when set)")) << f;
   }
-  for (const char* f : {"-di", "-bs", "-p", "-ojf", "-of", "-ps", "-pc", "-sns", "-debug", "--carry-initial-prompt",
+  for (const char* f : {"-di", "-owts", "-bs", "-p", "-ojf", "-of", "-ps", "-pc", "-sns", "-debug", "--carry-initial-prompt",
                         "-vt", "-fp", "--grammar-rule", "--version", "--list-languages", "--print-confidence", "-ls",
                         "--suppress-regex", "-dtw", "--vad", "-fa", "-nfa"}) {
     EXPECT_THAT(UsageLine(u, f), Not(HasSubstr("(ignored"))) << f;

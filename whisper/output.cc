@@ -2,12 +2,14 @@
 
 #include <algorithm>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -154,6 +156,99 @@ std::string FormatCsv(const std::vector<Segment>& raw, bool speaker_column) {
                     "\"\n");
   }
   return out;
+}
+
+namespace {
+
+std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
+// A word the shell reads back as `s`: bare when it is only [A-Za-z0-9_./+-], else single-quoted.
+std::string ShellWord(const std::string& s) {
+  bool bare = !s.empty();
+  for (char c : s) bare = bare && (std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./+-", c) != nullptr);
+  return bare ? s : "'" + ReplaceAll(s, "'", "'\\''") + "'";
+}
+
+// `s` inside a double-quoted shell string.
+std::string ShellDoubleQuoted(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\' || c == '$' || c == '`') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatWts(const std::vector<Segment>& segments, const std::function<const std::string&(Token)>& token_text,
+                      const WtsOptions& o) {
+  std::ostringstream out;  // whisper-cli streams its doubles: the same digits
+  const std::string& font = o.font;
+  const std::string input = ShellWord(o.input);
+  out << "#!/bin/bash\n\nffmpeg -i " << input << " -f lavfi -i color=size=1200x120:duration=" << o.duration_s
+      << ":rate=25:color=black -vf \"";
+  struct Piece {
+    std::string text;
+    int64_t t0, t1;
+  };
+  std::vector<Piece> pieces;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const Segment& s = segments[i];
+    // The text tokens, adjacent ones merged while their bytes end inside a UTF-8 character.
+    pieces.clear();
+    for (size_t k = 0; k < s.tokens.size(); ++k) {
+      const TokenData& d = s.tokens[k];
+      if (d.id >= o.eot) continue;
+      if (!pieces.empty() && Utf8TrailingBytesNeeded(pieces.back().text) > 0 && s.tokens[k - 1].id < o.eot) {
+        pieces.back().text += token_text(d.id);
+        pieces.back().t1 = d.t1;
+        continue;
+      }
+      pieces.push_back({token_text(d.id), d.t0, d.t1});
+    }
+    for (Piece& p : pieces) p.text = RepairUtf8(p.text);
+    if (i > 0) out << ",";
+    out << "drawtext=fontfile='" << font << "':fontsize=24:fontcolor=gray:x=(w-text_w)/2:y=h/2:text='':enable='between(t,"
+        << s.t0 / 100.0 << "," << s.t0 / 100.0 << ")'";
+    const std::string speaker = SpeakerPrefix(s);
+    for (size_t j = 0; j < pieces.size(); ++j) {
+      std::string bg = speaker, fg = speaker, ul;
+      if (!speaker.empty()) {
+        for (int n = 0; n < 11; ++n) ul += "\\ ";
+      }
+      bg += "> ";
+      fg += "> ";
+      ul += "\\ \\ ";
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        const std::string& txt = pieces[k].text;
+        bg += txt;
+        for (size_t l = 0; l < txt.size(); ++l) {
+          fg += k == j ? std::string(1, txt[l]) : "\\ ";
+          ul += k == j ? "_" : "\\ ";
+        }
+        if (k == j) fg += "|";
+      }
+      bg = ReplaceAll(ReplaceAll(bg, "'", "\u2019"), "\"", "\\\"");
+      fg = ReplaceAll(ReplaceAll(fg, "'", "\u2019"), "\"", "\\\"");
+      if (j == 0) {
+        out << ",drawtext=fontfile='" << font << "':fontsize=24:fontcolor=gray:x=(w-text_w)/2:y=h/2:text='" << bg
+            << "':enable='between(t," << s.t0 / 100.0 << "," << s.t1 / 100.0 << ")'";
+      }
+      const Piece& p = pieces[j];
+      out << ",drawtext=fontfile='" << font << "':fontsize=24:fontcolor=lightgreen:x=(w-text_w)/2+8:y=h/2:text='" << fg
+          << "':enable='between(t," << p.t0 / 100.0 << "," << p.t1 / 100.0 << ")'";
+      out << ",drawtext=fontfile='" << font << "':fontsize=24:fontcolor=lightgreen:x=(w-text_w)/2+8:y=h/2+16:text='"
+          << ul << "':enable='between(t," << p.t0 / 100.0 << "," << p.t1 / 100.0 << ")'";
+    }
+  }
+  const std::string shown = ShellDoubleQuoted(o.input);
+  out << "\" -c:v libx264 -pix_fmt yuv420p -y " << input << ".mp4\n\n\necho \"Your video has been saved to " << shown
+      << ".mp4\"\n\necho \"  ffplay " << shown << ".mp4\"\n\n";
+  return out.str();
 }
 
 std::vector<Word> SegmentWords(const Segment& s, Token eot,

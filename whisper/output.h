@@ -59,6 +59,27 @@ std::string FormatVtt(const std::vector<Segment>& segments);
 std::string FormatSrt(const std::vector<Segment>& segments, int offset_n = 0);
 std::string FormatLrc(const std::vector<Segment>& segments);
 std::string FormatCsv(const std::vector<Segment>& segments, bool speaker_column = false);
+// whisper-cli -owts (its output_wts): a bash script that has ffmpeg render `input` as a karaoke
+// video (`input`.mp4, 1200x120 at 25 fps, `duration_s` long): per segment, its text in gray from
+// t0 to t1, and per text token (id < eot, with token times: whisper_full_params.token_timestamps)
+// the text again with that token kept and the others blanked, in light green, and an underline
+// of it, from the token's t0 to t1. Times are printed as std::ostream prints doubles (t / 100.0).
+// As whisper-cli: ' becomes U+2019 and " becomes \" in the text; a segment with a speaker
+// starts with "(speaker N)". The token times are the tokens' own (whisper/token_timestamps.h,
+// which reads the signal energy at absolute positions where whisper.cpp 1.8.5 reads
+// segment-relative ones, so after a window's first segment they differ from whisper-cli's).
+// Differences, for a script that runs and a file that is valid UTF-8: `input` is single-quoted for the shell when it holds anything but [A-Za-z0-9_./+-]
+// (whisper-cli writes it bare), and tokens that split a UTF-8 character are highlighted as one
+// piece (whisper-cli highlights each token's bytes).
+struct WtsOptions {
+  std::string font;    // -fp: the fontfile of every drawtext (written as given)
+  std::string input;   // the audio file, as named on the command line
+  float duration_s = 0.0f;  // whisper-cli: (n_samples + 1000) / 16000
+  Token eot = 0;       // tokens >= eot are not text
+};
+std::string FormatWts(const std::vector<Segment>& segments, const std::function<const std::string&(Token)>& token_text,
+                      const WtsOptions& options);
+
 // whisper-cli -ls (its output_score): one line per token of every segment, special tokens
 // included: the token's bytes, a tab, its probability as std::ostream prints a float (%g, 6
 // significant digits). Bytes of a UTF-8 character split across tokens move whole to the later

@@ -81,6 +81,48 @@ TEST(Output, SpeakerLabels) {
   EXPECT_NE(j.find("\"text\": \" Americans.\",\n\t\t\t\"speaker\": \"?\"\n\t\t}"), std::string::npos) << j;
 }
 
+// whisper-cli's output_wts, hand-derived for one segment of two text tokens between timestamps.
+TEST(Output, WtsKaraokeScript) {
+  Segment seg;
+  seg.t0 = 0;
+  seg.t1 = 150;
+  auto tok = [](Token id, int64_t t0, int64_t t1) {
+    TokenData d;
+    d.id = id;
+    d.t0 = t0;
+    d.t1 = t1;
+    return d;
+  };
+  seg.tokens = {tok(50363, 0, 0), tok(1, 0, 50), tok(2, 50, 150), tok(50438, 150, 150)};
+  const std::map<Token, std::string> texts = {{1, " Hi"}, {2, "'s"}};
+  auto text = [&](Token t) -> const std::string& { return texts.at(t); };
+  WtsOptions o;
+  o.font = "f.ttf";
+  o.input = "in.wav";
+  o.duration_s = 1.5625f;
+  o.eot = 50256;
+  const std::string head = "drawtext=fontfile='f.ttf':fontsize=24:fontcolor=";
+  EXPECT_EQ(FormatWts({seg}, text, o),
+            "#!/bin/bash\n\nffmpeg -i in.wav -f lavfi -i color=size=1200x120:duration=1.5625:rate=25:color=black -vf \"" +
+                head + "gray:x=(w-text_w)/2:y=h/2:text='':enable='between(t,0,0)'," +
+                head + "gray:x=(w-text_w)/2:y=h/2:text='>  Hi\u2019s':enable='between(t,0,1.5)'," +
+                head + "lightgreen:x=(w-text_w)/2+8:y=h/2:text='>  Hi|\\ \\ ':enable='between(t,0,0.5)'," +
+                head + "lightgreen:x=(w-text_w)/2+8:y=h/2+16:text='\\ \\ ___\\ \\ ':enable='between(t,0,0.5)'," +
+                head + "lightgreen:x=(w-text_w)/2+8:y=h/2:text='> \\ \\ \\ \u2019s|':enable='between(t,0.5,1.5)'," +
+                head + "lightgreen:x=(w-text_w)/2+8:y=h/2+16:text='\\ \\ \\ \\ \\ __':enable='between(t,0.5,1.5)'" +
+                "\" -c:v libx264 -pix_fmt yuv420p -y in.wav.mp4\n\n\necho \"Your video has been saved to in.wav.mp4\"\n\n"
+                "echo \"  ffplay in.wav.mp4\"\n\n");
+  // A path the shell would split is quoted (whisper-cli writes it bare); a speaker leads the text.
+  o.input = "my \"clip\".wav";
+  seg.speaker = "1";
+  const std::string w = FormatWts({seg}, text, o);
+  EXPECT_NE(w.find("ffmpeg -i 'my \"clip\".wav' -f lavfi"), std::string::npos) << w;
+  EXPECT_NE(w.find("-y 'my \"clip\".wav'.mp4\n"), std::string::npos) << w;
+  EXPECT_NE(w.find("echo \"  ffplay my \\\"clip\\\".wav.mp4\"\n"), std::string::npos) << w;
+  EXPECT_NE(w.find("text='(speaker 1)>  Hi\u2019s'"), std::string::npos) << w;
+  EXPECT_NE(w.find("text='\\ \\ \\ \\ \\ \\ \\ \\ \\ \\ \\ \\ \\ ___\\ \\ '"), std::string::npos) << w;
+}
+
 // Sums of |x| per channel over samples [t0 * 160, t1 * 160) clamped to [0, n - 1], against 1.1
 // times the other's.
 TEST(Output, EstimateSpeaker) {

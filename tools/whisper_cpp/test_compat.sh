@@ -12,7 +12,8 @@
 # Then whisper-cli 1.8.5 and our CLI (--decoding whisper.cpp -bs 1) write -otxt -osrt -ovtt
 # -olrc -ocsv for jfk.wav (whisper-cli's defaults) and for the 90 s clip (whisper-cli -nfa): each
 # file must be byte-identical. -ls, --print-confidence and --suppress-regex on jfk.wav, and -dtw
-# tiny.en's t_dtw on both clips, and -di's speaker labels on a stereo clip, must agree too.
+# tiny.en's t_dtw on both clips, -di's speaker labels on a stereo clip and -owts's karaoke script
+# must agree too.
 # Usage: tools/whisper_cpp/test_compat.sh
 # Env: GGML_WHISPER_SHARED (default <repo>/../shared), BAZEL (default "bazel"), and
 #      build_whisper_cpp.sh's WHISPER_CPP_CACHE. Needs sndfile-convert (Debian sndfile-programs,
@@ -223,6 +224,36 @@ for ext in stdout txt srt vtt csv lrc json.cmp; do
     echo "test_compat: -di .$ext identical ($(wc -l <"$tmp/ours_di.$ext") lines)"
   else
     echo "test_compat: FAILED: -di .$ext differs from whisper-cli's"
+    status=1
+  fi
+done
+# 8. -owts (the karaoke script; -fp any readable file, as whisper-cli only opens it) on jfk.wav
+# and, with -di, on the stereo clip: the script must be whisper-cli's but for the token times
+# after each clip's first segment (our token timestamps read the signal energy at absolute
+# positions, whisper.cpp's at segment-relative ones: whisper/token_timestamps.h). So: identical
+# with every between(t,...) blanked, and identical as they are up to the second segment.
+for clip in "jfk:$wav:" "stereo3:$tmp/stereo3.wav:-di"; do
+  IFS=: read -r name audio extra <<<"$clip"
+  # shellcheck disable=SC2086
+  "$prefix/bin/whisper-cli" -m "$model" -f "$audio" -t 2 -bs 1 $extra -owts -fp "$model" -of "$tmp/wcpp_wts_$name" \
+    >/dev/null 2>"$tmp/wcpp.stderr" || die "whisper-cli -owts exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
+  # shellcheck disable=SC2086
+  "$ours_cli" --decoding whisper.cpp -m "$model" -f "$audio" -t 2 -bs 1 $extra -owts -fp "$model" -of "$tmp/ours_wts_$name" \
+    >/dev/null 2>"$tmp/ours.stderr" || die "our CLI -owts exited $? (log: $(tail -n 3 "$tmp/ours.stderr"))"
+  if python3 - "$tmp/wcpp_wts_$name.wts" "$tmp/ours_wts_$name.wts" "$name" <<'PY'; then
+import re, sys
+a, b = (open(p, "rb").read() for p in sys.argv[1:3])
+blank = lambda s: re.sub(rb"between\(t,[^)]*\)", b"between(t,*)", s)
+first = lambda s: s[:s.find(b"text='':", s.find(b"text='':") + 1)]  # up to the 2nd segment's marker
+n = len(re.findall(rb"drawtext=", b))
+ok = blank(a) == blank(b) and first(a) == first(b) and n > 20
+print("test_compat: -owts %s: %d drawtexts, identical but for the token times after the first segment: %s"
+      % (sys.argv[3], n, "yes" if ok else "NO"))
+sys.exit(0 if ok else 1)
+PY
+    :
+  else
+    echo "test_compat: FAILED: -owts $name differs from whisper-cli's"
     status=1
   fi
 done

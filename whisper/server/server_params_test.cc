@@ -81,6 +81,8 @@ TEST(ServerParams, Errors) {
   EXPECT_THAT(Error({"-f", "a.wav"}), HasSubstr("-f/--file: not a server flag"));
   EXPECT_THAT(Error({"a.wav"}), HasSubstr("-f/--file: not a server flag"));
   EXPECT_THAT(Error({"-otxt"}), HasSubstr("-otxt: not a server flag"));
+  EXPECT_THAT(Error({"-owts"}), HasSubstr("-owts: not a server flag"));
+  EXPECT_THAT(Error({"-di"}), HasSubstr("-di: stereo diarization is not implemented in the server"));
   EXPECT_THAT(Error({"-p", "2"}), HasSubstr("--parallel"));
   EXPECT_THAT(Error({"--bogus"}), HasSubstr("unknown argument '--bogus'"));
   EXPECT_THAT(Error({"-bs", "99"}), HasSubstr("-bs 99 is out of range"));
