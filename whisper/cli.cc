@@ -6,8 +6,8 @@
 //
 // Deliberate differences from whisper-cli, also listed in --help and the README: decoding follows
 // OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; an unknown flag is
-// exit 2 (whisper-cli prints usage and exits 0); features not implemented yet (grammars,
-// tinydiarize) are exit 2 when requested; -owts checks its font (-fp) before transcribing
+// exit 2 (whisper-cli prints usage and exits 0); grammars (not implemented yet) are exit 2 when
+// requested; -owts checks its font (-fp) before transcribing
 // (whisper-cli, after, leaving an empty script) and single-quotes an input path the shell would
 // split; -dtw under OpenAI's rules also times words
 // (-ojf "words", -ml 1 -sow); --vad reads models/ggml-silero-v6.bin unless -vm names a model;
@@ -118,6 +118,7 @@ void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) 
     } else {
       std::printf("%s", ps.utf8.Push(whisper_full_get_segment_text(ctx, i)).c_str());
     }
+    if (p.tinydiarize && whisper_full_get_segment_speaker_turn_next(ctx, i)) std::printf(" [SPEAKER_TURN]");
     if (!p.no_timestamps || p.diarize) std::printf("\n");  // whisper-cli: one line per segment then
     std::fflush(stdout);
   }
@@ -152,6 +153,7 @@ JsonInfo MakeJsonInfo(const CliParams& p, whisper_context* ctx) {
   const int lang = whisper_full_lang_id(ctx);
   info.language = info.multilingual && lang >= 0 ? whisper_lang_str(lang) : "en";
   info.translate = p.translate;
+  info.tinydiarize = p.tinydiarize;
   return info;
 }
 

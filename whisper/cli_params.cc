@@ -197,8 +197,7 @@ const std::vector<Flag>& Flags() {
              "enable debug mode (no effect, as in whisper.cpp 1.8.5)"),
       Switch("-tr", "--translate", &CliParams::translate, "translate from source language to english"),
       Switch("-di", "--diarize", &CliParams::diarize, "stereo audio diarization"),
-      NotImplemented(
-          Switch("-tdrz", "--tinydiarize", &CliParams::tinydiarize, "enable tinydiarize (requires a tdrz model)")),
+      Switch("-tdrz", "--tinydiarize", &CliParams::tinydiarize, "enable tinydiarize (requires a tdrz model)"),
       Switch("-nf", "--no-fallback", &CliParams::no_fallback, "do not use temperature fallback while decoding"),
       Switch("-otxt", "--output-txt", &CliParams::output_txt, "output result in a text file"),
       Switch("-ovtt", "--output-vtt", &CliParams::output_vtt, "output result in a vtt file"),
@@ -406,6 +405,7 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   // token times -ml and -ojf read.
   w.token_timestamps = p.output_words || p.output_json_full || p.max_len > 0;
   w.thold_pt = p.word_thold;
+  w.tdrz_enable = p.tinydiarize;
   w.max_len = p.output_words && p.max_len == 0 ? 60 : p.max_len;  // whisper-cli: -owts caps segments at 60
   w.split_on_word = p.split_on_word;
   w.audio_ctx = p.audio_ctx;

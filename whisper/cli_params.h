@@ -59,7 +59,7 @@ struct CliParams {
   bool translate = false;        // -tr: translate to English (multilingual models)
   bool detect_language = false;  // -dl: print the detected language and exit
   bool diarize = false;          // -di: stereo diarization (the louder channel per segment)
-  bool tinydiarize = false;      // -tdrz: tinydiarize speaker turns (not implemented)
+  bool tinydiarize = false;      // -tdrz: tinydiarize speaker turns (whisper_full_params.tdrz_enable)
   std::string language = "en";   // -l: language code, lowercased; "auto" = detect
   std::string prompt;            // --prompt: initial prompt text
   bool carry_initial_prompt = false;  // --carry-initial-prompt: prompt opens every window

@@ -439,7 +439,8 @@ TEST(CliParams, UnimplementedFeaturesAreRecordedAsSpelled) {
                                        "--grammar-rule", "root", "-owts", "-fp", "f.ttf", "-tdrz", "-pc",
                                        "--print-confidence", "--log-score", "--suppress-regex", "^x", "--vad"});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_THAT(p->unimplemented_flags, ElementsAre("--grammar", "-tdrz"));
+  EXPECT_THAT(p->unimplemented_flags, ElementsAre("--grammar"));
+  EXPECT_TRUE(ToWhisperFullParams(*p).tdrz_enable);
   EXPECT_EQ(p->unimplemented, "--grammar");
   // Implemented, so not in the list: --vad, -dtw, -pc, --print-confidence, --log-score, --suppress-regex.
   EXPECT_TRUE(p->print_colors);
@@ -637,10 +638,10 @@ TEST(CliUsage, MarksIgnoredAndUnimplementedFlags) {
   for (const char* f : {"-ng", "-dev", "-oved"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(ignored: CPU runtime)")) << f;
   }
-  for (const char* f : {"-tdrz", "--grammar"}) {
+  for (const char* f : {"--grammar"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(not implemented: the CLI exits 2 when set)")) << f;
   }
-  for (const char* f : {"-di", "-owts", "-bs", "-p", "-ojf", "-of", "-ps", "-pc", "-sns", "-debug", "--carry-initial-prompt",
+  for (const char* f : {"-di", "-owts", "-tdrz", "-bs", "-p", "-ojf", "-of", "-ps", "-pc", "-sns", "-debug", "--carry-initial-prompt",
                         "-vt", "-fp", "--grammar-rule", "--version", "--list-languages", "--print-confidence", "-ls",
                         "--suppress-regex", "-dtw", "--vad", "-fa", "-nfa"}) {
     EXPECT_THAT(UsageLine(u, f), Not(HasSubstr("(ignored"))) << f;

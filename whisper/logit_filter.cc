@@ -59,7 +59,7 @@ void ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
   // whisper.cpp's table, as it does, which on English-only models covers the unused slots).
   logits[s.sot] = kNegInf;
   logits[s.nosp] = kNegInf;
-  logits[s.solm] = kNegInf;
+  if (!p.tdrz) logits[s.solm] = kNegInf;
   logits[s.translate] = kNegInf;
   logits[s.transcribe] = kNegInf;
   logits[s.prev] = kNegInf;

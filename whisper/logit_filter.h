@@ -20,6 +20,9 @@ struct LogitFilterParams {
   // > 0: once this many tokens are sampled, text is suppressed so a timestamp (or eot) follows
   // (whisper.cpp's max_tokens rule, ggml-org/whisper.cpp#3798). Ignored with no_timestamps.
   int max_text_tokens = 0;
+  // tinydiarize (whisper_full_params.tdrz_enable): <|startoflm|>, the speaker-turn token of
+  // tdrz models, is not suppressed (whisper.cpp [TDRZ]).
+  bool tdrz = false;
   // Log-softmax sums in float as whisper.cpp does (whisper_compute_logprobs), instead of double.
   bool float_logsumexp = false;
   // Extra ids to suppress at every step (the non-speech symbol list of -sns, or a user list).

@@ -54,6 +54,19 @@ TEST_F(LogitFilterTest, FirstTokenSuppressesBlankEotAndLateTimestamps) {
   EXPECT_NE(logits[100], kNegInf);
 }
 
+// <|startoflm|> is suppressed unless tinydiarize asks for it (whisper.cpp [TDRZ]).
+TEST_F(LogitFilterTest, StartOfLmOnlyWithTinydiarize) {
+  Run({s.beg, 100});
+  EXPECT_EQ(logits[s.solm], kNegInf);
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  logits[100] = 10.0f;  // text outweighs the timestamps (e^10 > 1501), which would mask it all
+  LogitFilterParams p;
+  p.tdrz = true;
+  Run({s.beg, 100}, true, 0, p);
+  EXPECT_NE(logits[s.solm], kNegInf);
+  EXPECT_EQ(logits[s.sot], kNegInf);  // the other control tokens stay suppressed
+}
+
 TEST_F(LogitFilterTest, TimestampPairing) {
   // "ts text ts": another timestamp or eot must follow? No: after text+ts, text is suppressed.
   Run({s.beg, 100, s.beg + 10}, true, 20);

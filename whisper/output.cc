@@ -344,6 +344,7 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
       }
     }
     if (!s.speaker.empty()) list.back()["speaker"] = s.speaker;  // whisper-cli -di: the last field
+    if (info.tinydiarize) list.back()["speaker_turn_next"] = s.speaker_turn_next;  // -tdrz: the last field
   }
   j["transcription"] = std::move(list);
   // Every string is valid UTF-8 by now (RepairUtf8); `replace` keeps dump() from throwing anyway.

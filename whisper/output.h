@@ -35,6 +35,8 @@ struct JsonInfo {
   int n_text_ctx = 0, n_text_state = 0, n_text_head = 0, n_text_layer = 0, n_mels = 0, ftype = 0;
   std::string language = "en";
   bool translate = false;
+  // whisper-cli -tdrz: every segment ends with "speaker_turn_next" (Segment::speaker_turn_next).
+  bool tinydiarize = false;
 };
 
 // The segments of the last whisper_full (whisper.h) as these writers take them, with every

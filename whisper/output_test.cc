@@ -123,6 +123,19 @@ TEST(Output, WtsKaraokeScript) {
   EXPECT_NE(w.find("text='\\ \\ \\ \\ \\ \\ \\ \\ \\ \\ \\ \\ \\ ___\\ \\ '"), std::string::npos) << w;
 }
 
+// whisper-cli -tdrz: "speaker_turn_next" closes every JSON segment.
+TEST(Output, JsonSpeakerTurns) {
+  auto segs = TwoSegments();
+  segs[0].speaker_turn_next = true;
+  JsonInfo info;
+  info.n_vocab = 51864;
+  EXPECT_EQ(FormatJson(segs, info).find("speaker_turn_next"), std::string::npos);
+  info.tinydiarize = true;
+  const std::string j = FormatJson(segs, info);
+  EXPECT_NE(j.find("fellow\",\n\t\t\t\"speaker_turn_next\": true\n\t\t}"), std::string::npos) << j;
+  EXPECT_NE(j.find("Americans.\",\n\t\t\t\"speaker_turn_next\": false\n\t\t}"), std::string::npos) << j;
+}
+
 // Sums of |x| per channel over samples [t0 * 160, t1 * 160) clamped to [0, n - 1], against 1.1
 // times the other's.
 TEST(Output, EstimateSpeaker) {

@@ -36,20 +36,24 @@ int AppendSegments(const SpecialTokens& s, const std::vector<TokenData>& tokens,
   auto add_text = [&](Token t) {
     if (options.print_special || s.IsText(t)) cur->text += token_text(t);
   };
+  bool turn = false;  // <|startoflm|> seen since the last timestamp (tinydiarize)
   auto emit = [&](int64_t a, int64_t b, size_t last) {
     cur->t0 = a;
     cur->t1 = b;
     cur->no_speech_prob = no_speech_prob;
+    cur->speaker_turn_next = turn;
     cur->tokens.assign(tokens.begin() + i0, tokens.begin() + last + 1);
     cur = &out->Append();
   };
   for (size_t i = 0; i < n; ++i) {
     const Token t = tokens[i].id;
     add_text(t);
+    if (options.tdrz && t == s.solm) turn = true;
     if (t > s.beg && !options.single_segment) {  // a timestamp other than <|0.00|> closes text
       const int64_t t1 = seek + 2 * (t - s.beg);
       if (!cur->text.empty()) emit(t0, t1, i);
       cur->text.clear();
+      turn = false;  // whisper.cpp: at every closing timestamp, emitted or not
       t0 = t1;
       // The timestamps that follow belong to no segment; the last of them starts the next one.
       while (i + 1 < n && tokens[i + 1].id > s.beg) {

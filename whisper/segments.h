@@ -24,7 +24,7 @@ struct Segment {
   std::string text;  // UTF-8, as the tokens spell it (usually starts with a space)
   std::vector<TokenData> tokens;  // text tokens and the timestamp tokens among them (see above)
   float no_speech_prob = 0.0f;    // of the window the segment came from
-  bool speaker_turn_next = false;  // tinydiarize: a speaker turn follows (always false here)
+  bool speaker_turn_next = false;  // tinydiarize: the model predicts a speaker turn after it
   // whisper-cli -di: "0", "1" or "?" (EstimateSpeaker in whisper/output.h), set by the CLI; empty
   // when not diarized. The writers label the segment with it.
   std::string speaker;
@@ -63,6 +63,9 @@ class SegmentList {
 struct SegmentOptions {
   bool print_special = false;   // special tokens' names are part of the text (whisper-cli -ps)
   bool single_segment = false;  // timestamps do not split: one segment per window
+  // tinydiarize (whisper_full_params.tdrz_enable): a segment in which <|startoflm|> was sampled
+  // gets speaker_turn_next, as whisper.cpp marks the turn its tdrz models predict.
+  bool tdrz = false;
 };
 
 // Appends the segments of one window's tokens to `out`. seek: window start (centiseconds = mel

@@ -43,6 +43,28 @@ TEST_F(SegmentsTest, OneSegmentFromTimestampPair) {
   EXPECT_EQ(Ids(out[0]), (std::vector<Token>{Ts(0), 10, 11, 12, Ts(11.0)}));
 }
 
+// tinydiarize: <|startoflm|> before a closing timestamp marks that segment's speaker turn; the
+// mark is cleared at each closing timestamp, emitted segment or not (whisper.cpp).
+TEST_F(SegmentsTest, StartOfLmMarksTheSpeakerTurnWithTinydiarize) {
+  SegmentOptions tdrz;
+  tdrz.tdrz = true;
+  const std::vector<TokenData> toks =
+      Data({Ts(0), 10, s.solm, Ts(1.0), Ts(1.0), 11, Ts(2.0), Ts(2.0), s.solm, Ts(2.5), Ts(2.5), 12, Ts(3.0), 13});
+  SegmentList out;
+  AppendSegments(s, toks, 0, 400, text, tdrz, 0.0f, &out);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_TRUE(out[0].speaker_turn_next);
+  EXPECT_EQ(out[0].text, " And");  // a special token: not text
+  EXPECT_FALSE(out[1].speaker_turn_next);
+  EXPECT_FALSE(out[2].speaker_turn_next);  // the turn before 2.5 s closed no text
+  EXPECT_EQ(out[2].text, " my");
+  EXPECT_FALSE(out[3].speaker_turn_next);
+  SegmentList plain;
+  AppendSegments(s, toks, 0, 400, text, {}, 0.0f, &plain);
+  ASSERT_EQ(plain.size(), 4u);
+  EXPECT_FALSE(plain[0].speaker_turn_next);
+}
+
 TEST_F(SegmentsTest, TwoSegmentsWithSeekOffsetAndTrailingText) {
   SegmentList out;
   // ts(0.5) And so ts(2.0) ts(2.4) my ts(5.0) friends   (trailing text ends at seek + seek_delta)

@@ -19,9 +19,8 @@
  *
  * Decoding follows whisper.cpp's rules by default, so a program gets whisper.cpp's transcript;
  * whisper_ggml_set_decoding (an extension, at the end) selects OpenAI's rules instead, which give
- * faster-whisper's. Differences from whisper.cpp are listed at each function; VAD, grammars,
- * tinydiarize and DTW token timestamps are not implemented yet (setting them is an error, see
- * whisper_full). */
+ * faster-whisper's. Differences from whisper.cpp are listed at each function; grammars are not
+ * implemented yet (setting them is an error, see whisper_full). */
 #ifndef WHISPER_H
 #define WHISPER_H
 
@@ -377,8 +376,8 @@ typedef void (*whisper_logits_filter_callback)(struct whisper_context* ctx, stru
                                                void* user_data);
 
 /* Parameters of whisper_full; same fields, order and defaults as whisper.cpp 1.8.5 (see
- * whisper_full_default_params). Not implemented yet, and an error when set: tdrz_enable,
- * grammar_rules, vad; debug_mode is accepted (no dumps). */
+ * whisper_full_default_params). Not implemented yet, and an error when set: grammar_rules;
+ * debug_mode is accepted (no dumps). */
 struct whisper_full_params {
   enum whisper_sampling_strategy strategy;
   int n_threads;         /* default min(4, hardware threads) */
@@ -406,7 +405,8 @@ struct whisper_full_params {
   int max_tokens;        /* max tokens per segment, 0 = none */
   bool debug_mode;
   int audio_ctx;         /* encoder context (<= n_audio_ctx), 0 = the model's */
-  bool tdrz_enable;      /* tinydiarize: not implemented (error when true) */
+  bool tdrz_enable;      /* tinydiarize: <|startoflm|> is sampled like text and marks the segment's
+                            speaker_turn_next (tdrz models predict it; others hardly ever do) */
   const char* suppress_regex; /* tokens whose text matches this ECMAScript regex (whole) are never
                                  sampled; an invalid regex is an error (-1) */
   const char* initial_prompt; /* text prompt for the first window (tokenized), or NULL */

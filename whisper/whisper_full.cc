@@ -95,7 +95,6 @@ void LogitsFilter(void* user, const TokenData* tokens, int n_tokens, float* logi
 bool CheckImplemented(const whisper_full_params& p, const char* func) {
   const char* field = nullptr;
   if (p.grammar_rules != nullptr && p.n_grammar_rules > 0) field = "grammar_rules (grammar-constrained sampling)";
-  else if (p.tdrz_enable) field = "tdrz_enable (tinydiarize)";
   if (field == nullptr) return true;
   Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_full_params.%s is set but not implemented by this runtime\n", func, field);
   return false;
@@ -313,6 +312,7 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
     dp.filter.no_timestamps = true;
   }
   dp.filter.max_initial_ts = params.max_initial_ts;
+  dp.filter.tdrz = params.tdrz_enable;
   dp.filter.suppress = params.suppress_nst ? &ctx->non_speech : nullptr;
   if (params.suppress_regex != nullptr && params.suppress_regex[0] != '\0') {
     if (!api::PrepareSuppressRegex(ctx, state, params.suppress_regex, params.suppress_nst, __func__)) return -1;
@@ -393,6 +393,7 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
   tp.audio_duration_cs = state->mel_n_samples > 0 ? (state->mel_n_samples + 159) / 160 : 0;
   tp.segments.print_special = params.print_special;
   tp.segments.single_segment = params.single_segment;
+  tp.segments.tdrz = params.tdrz_enable;
   // VAD: segments must not span the removed silence; splitting them needs token times.
   const bool vad_gaps = state->vad_state.active && !state->vad_state.gaps.empty();
   if (vad_gaps) {

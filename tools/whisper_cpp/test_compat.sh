@@ -12,8 +12,8 @@
 # Then whisper-cli 1.8.5 and our CLI (--decoding whisper.cpp -bs 1) write -otxt -osrt -ovtt
 # -olrc -ocsv for jfk.wav (whisper-cli's defaults) and for the 90 s clip (whisper-cli -nfa): each
 # file must be byte-identical. -ls, --print-confidence and --suppress-regex on jfk.wav, and -dtw
-# tiny.en's t_dtw on both clips, -di's speaker labels on a stereo clip and -owts's karaoke script
-# must agree too.
+# tiny.en's t_dtw on both clips, -di's speaker labels on a stereo clip, -owts's karaoke script and
+# -tdrz's output must agree too.
 # Usage: tools/whisper_cpp/test_compat.sh
 # Env: GGML_WHISPER_SHARED (default <repo>/../shared), BAZEL (default "bazel"), and
 #      build_whisper_cpp.sh's WHISPER_CPP_CACHE. Needs sndfile-convert (Debian sndfile-programs,
@@ -254,6 +254,21 @@ PY
     :
   else
     echo "test_compat: FAILED: -owts $name differs from whisper-cli's"
+    status=1
+  fi
+done
+# 9. -tdrz (tinydiarize) on jfk.wav: tiny.en predicts no turn, so this checks the flag's plumbing
+# and -oj's "speaker_turn_next" fields against whisper-cli (stdout, and -oj but systeminfo).
+"$prefix/bin/whisper-cli" -m "$model" -f "$wav" -t 2 -bs 1 -tdrz -oj -of "$tmp/wcpp_tdrz" >"$tmp/wcpp_tdrz.stdout" \
+  2>"$tmp/wcpp.stderr" || die "whisper-cli -tdrz exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
+"$ours_cli" --decoding whisper.cpp -m "$model" -f "$wav" -t 2 -bs 1 -tdrz -oj -of "$tmp/ours_tdrz" >"$tmp/ours_tdrz.stdout" \
+  2>"$tmp/ours.stderr" || die "our CLI -tdrz exited $? (log: $(tail -n 3 "$tmp/ours.stderr"))"
+for f in "$tmp"/wcpp_tdrz.json "$tmp"/ours_tdrz.json; do grep -v '"systeminfo":' "$f" >"$f.cmp"; done
+for ext in stdout json.cmp; do
+  if diff -u --label "whisper-cli -tdrz .$ext" --label "ours -tdrz .$ext" "$tmp/wcpp_tdrz.$ext" "$tmp/ours_tdrz.$ext"; then
+    echo "test_compat: -tdrz .$ext identical ($(grep -c speaker_turn_next "$tmp/ours_tdrz.$ext") speaker_turn_next fields)"
+  else
+    echo "test_compat: FAILED: -tdrz .$ext differs from whisper-cli's"
     status=1
   fi
 done
