@@ -103,6 +103,7 @@ absl::StatusOr<ServerParams> ParseServerParams(int argc, const char* const* argv
   }
   if (d.detect_language) return Bad("-dl", "not a server flag: send 'detect_language' per request");
   if (d.diarize) return Bad("-di", "stereo diarization is not implemented in the server yet (the CLI has it)");
+  if (d.tinydiarize) return Bad("-tdrz", "tinydiarize is not implemented in the server yet (the CLI has it)");
   if (d.n_processors > 1) {
     return Bad("-p", "the server transcribes each request on one state; run requests in parallel with --parallel");
   }

@@ -83,6 +83,7 @@ TEST(ServerParams, Errors) {
   EXPECT_THAT(Error({"-otxt"}), HasSubstr("-otxt: not a server flag"));
   EXPECT_THAT(Error({"-owts"}), HasSubstr("-owts: not a server flag"));
   EXPECT_THAT(Error({"-di"}), HasSubstr("-di: stereo diarization is not implemented in the server"));
+  EXPECT_THAT(Error({"-tdrz"}), HasSubstr("-tdrz: tinydiarize is not implemented in the server"));
   EXPECT_THAT(Error({"-p", "2"}), HasSubstr("--parallel"));
   EXPECT_THAT(Error({"--bogus"}), HasSubstr("unknown argument '--bogus'"));
   EXPECT_THAT(Error({"-bs", "99"}), HasSubstr("-bs 99 is out of range"));
