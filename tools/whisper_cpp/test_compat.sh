@@ -110,6 +110,33 @@ for clip in "jfk_nfa:$wav" "long90_nfa:$long"; do
   fi
 done
 
+# both_clis NAME AUDIO FLAG... runs whisper-cli and ours (--decoding whisper.cpp) with -of
+# $tmp/{wcpp,ours}_NAME, stdout to .stdout, and drops -oj's "systeminfo" line into .json.cmp;
+# same_files NAME EXT... diffs each pair and sets status=1 on a difference.
+both_clis() {
+  local name="$1" audio="$2"
+  shift 2
+  "$prefix/bin/whisper-cli" -m "$model" -f "$audio" "$@" -of "$tmp/wcpp_$name" >"$tmp/wcpp_$name.stdout" \
+    2>"$tmp/wcpp.stderr" || die "whisper-cli $* exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
+  "$ours_cli" --decoding whisper.cpp -m "$model" -f "$audio" "$@" -of "$tmp/ours_$name" >"$tmp/ours_$name.stdout" \
+    2>"$tmp/ours.stderr" || die "our CLI $* exited $? (log: $(tail -n 3 "$tmp/ours.stderr"))"
+  local f
+  for f in "$tmp/wcpp_$name.json" "$tmp/ours_$name.json"; do
+    if [[ -f "$f" ]]; then grep -v '"systeminfo":' "$f" >"$f.cmp"; fi
+  done
+}
+same_files() {
+  local name="$1" ext
+  shift
+  for ext in "$@"; do
+    if diff -u --label "whisper-cli $name.$ext" --label "ours $name.$ext" "$tmp/wcpp_$name.$ext" "$tmp/ours_$name.$ext"; then
+      echo "test_compat: $name .$ext identical ($(wc -l <"$tmp/ours_$name.$ext") lines)"
+    else
+      echo "test_compat: FAILED: $name .$ext differs from whisper-cli's"
+      status=1
+    fi
+  done
+}
 # 4. The CLIs: whisper-cli 1.8.5 and ours with --decoding whisper.cpp, greedy, write every text
 # format; each file must be byte-identical. Both take the same -fa/-nfa (ours: the encoder's
 # fused or blocked attention).
@@ -119,19 +146,8 @@ out_flags=(-otxt -osrt -ovtt -olrc -ocsv)
 for clip in "jfk:$wav:" "long90:$long:-nfa"; do
   IFS=: read -r name audio wcpp_extra <<<"$clip"
   # shellcheck disable=SC2086
-  "$prefix/bin/whisper-cli" -m "$model" -f "$audio" -t 2 -bs 1 -np $wcpp_extra "${out_flags[@]}" -of "$tmp/wcpp_$name" \
-    >"$tmp/wcpp.stdout" 2>"$tmp/wcpp.stderr" || die "whisper-cli exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
-  # shellcheck disable=SC2086
-  "$ours_cli" --decoding whisper.cpp -m "$model" -f "$audio" -t 2 -bs 1 -np $wcpp_extra "${out_flags[@]}" -of "$tmp/ours_$name" \
-    >"$tmp/ours.stdout" 2>"$tmp/ours.stderr" || die "our CLI exited $? (log: $(tail -n 3 "$tmp/ours.stderr"))"
-  for ext in "${formats[@]}"; do
-    if diff -u --label "whisper-cli $name.$ext" --label "ours $name.$ext" "$tmp/wcpp_$name.$ext" "$tmp/ours_$name.$ext"; then
-      echo "test_compat: $name.$ext identical ($(wc -c <"$tmp/ours_$name.$ext") bytes)"
-    else
-      echo "test_compat: FAILED: $name.$ext differs from whisper-cli's"
-      status=1
-    fi
-  done
+  both_clis "$name" "$audio" -t 2 -bs 1 -np $wcpp_extra "${out_flags[@]}"
+  same_files "$name" "${formats[@]}"
 done
 # 5. Token-level output on jfk.wav with whisper-cli -nfa: --suppress-regex (both CLIs must avoid
 # the same tokens: identical .txt), --print-confidence (identical stdout, styles by p), -ls
@@ -213,33 +229,6 @@ dst.setframerate(src.getframerate())
 dst.writeframes(out.tobytes())
 dst.close()
 PY
-# both_clis NAME AUDIO FLAG... runs whisper-cli and ours (--decoding whisper.cpp) with -of
-# $tmp/{wcpp,ours}_NAME, stdout to .stdout, and drops -oj's "systeminfo" line into .json.cmp;
-# same_files NAME EXT... diffs each pair and sets status=1 on a difference.
-both_clis() {
-  local name="$1" audio="$2"
-  shift 2
-  "$prefix/bin/whisper-cli" -m "$model" -f "$audio" "$@" -of "$tmp/wcpp_$name" >"$tmp/wcpp_$name.stdout" \
-    2>"$tmp/wcpp.stderr" || die "whisper-cli $* exited $? (log: $(tail -n 3 "$tmp/wcpp.stderr"))"
-  "$ours_cli" --decoding whisper.cpp -m "$model" -f "$audio" "$@" -of "$tmp/ours_$name" >"$tmp/ours_$name.stdout" \
-    2>"$tmp/ours.stderr" || die "our CLI $* exited $? (log: $(tail -n 3 "$tmp/ours.stderr"))"
-  local f
-  for f in "$tmp/wcpp_$name.json" "$tmp/ours_$name.json"; do
-    if [[ -f "$f" ]]; then grep -v '"systeminfo":' "$f" >"$f.cmp"; fi
-  done
-}
-same_files() {
-  local name="$1" ext
-  shift
-  for ext in "$@"; do
-    if diff -u --label "whisper-cli $name.$ext" --label "ours $name.$ext" "$tmp/wcpp_$name.$ext" "$tmp/ours_$name.$ext"; then
-      echo "test_compat: $name .$ext identical ($(wc -l <"$tmp/ours_$name.$ext") lines)"
-    else
-      echo "test_compat: FAILED: $name .$ext differs from whisper-cli's"
-      status=1
-    fi
-  done
-}
 both_clis di "$tmp/stereo3.wav" -t 2 -bs 1 -di -otxt -osrt -ovtt -ocsv -olrc -oj
 same_files di stdout txt srt vtt csv lrc json.cmp
 # 8. -owts (the karaoke script; -fp any readable file, as whisper-cli only opens it) on jfk.wav
