@@ -4,13 +4,15 @@
 // b [K, N, ne12, ne13] F32 or F16 with any strides, dst [M, N, ne12, ne13] F32; a is broadcast
 // over b's dims 2 and 3 (a batch = b batch / (ne12 / ne02), ...).
 //   Phase 1 (only when needed; rows of b split across threads, then a barrier): b rows are
-//   brought to what the kernel reads. F32/F16 a: contiguous F32 rows (needed when b is F16 or its
-//   rows are strided). Quantized a: every b row quantized once to the type's vec_dot_type
-//   (Q8_0/Q8_1) with the from_float of kernels/quant_matmul.h QuantMulMatRowOps.
+//   brought to what the kernel reads. F32/F16 a, and quantized a with N >= kMulMatPackedMinN
+//   (dequantized into the kernel's packed panels, MulMatDequant): contiguous F32 rows (needed
+//   when b is F16 or its rows are strided). Quantized a with smaller N (decoder steps): every b
+//   row quantized once to the type's vec_dot_type (Q8_0/Q8_1) with the from_float of
+//   kernels/quant_matmul.h QuantMulMatRowOps, as ggml does for every N.
 //   Phase 2: the output is cut into units of (batch, block of a rows, block of b rows) with block
 //   edges at multiples of 64, about 4 units per thread; thread ith takes a contiguous range of
-//   units. Each unit is one kernels/matmul.h call (MulMatF32 / MulMatF16 with the thread's
-//   MulMatWorkSize() scratch, or MulMatConverted for quantized a).
+//   units. Each unit is one kernels/matmul.h call (MulMatF32 / MulMatF16 / MulMatDequant with
+//   the thread's MulMatWorkSize() scratch, or MulMatConverted).
 // Work buffer: [phase-1 rows, 64-byte aligned][nth x per-thread scratch, 64-byte aligned].
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +38,13 @@ size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool IsFloatType(ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16; }
+
+// Quantized a with at least kMulMatPackedMinN b rows per batch: a is dequantized into the packed
+// panels (MulMatDequant) and b read as F32, as for F16 a; fewer rows quantize b to the type's
+// vec_dot_type and run integer dot products (MulMatConverted), reading a once.
+bool DequantPath(const ggml_tensor* node) {
+  return !IsFloatType(node->src[0]->type) && node->src[1]->ne[1] >= static_cast<int64_t>(kMulMatPackedMinN);
+}
 
 // True when b rows can be handed to the F32 kernels in place: F32, contiguous rows, and row
 // strides that are whole floats.
@@ -65,7 +74,7 @@ MulMatLayout Layout(const ggml_tensor* node, int nth) {
   const int64_t K = a->ne[0];
   const int64_t rows = b->ne[1] * b->ne[2] * b->ne[3];
   MulMatLayout l{};
-  if (IsFloatType(a->type)) {
+  if (IsFloatType(a->type) || DequantPath(node)) {
     l.convert = !BDirect(b);
     l.row_bytes = static_cast<size_t>(K) * sizeof(float);
     l.thread_bytes = AlignUp(MulMatWorkSize());
@@ -175,7 +184,8 @@ void ForwardMulMat(const ComputeParams& p, ggml_tensor* dst) {
   uint8_t* converted = base;
   uint8_t* scratch = base == nullptr ? nullptr : base + l.convert_bytes + static_cast<size_t>(p.ith) * l.thread_bytes;
   const int64_t K = a->ne[0], M = a->ne[1], N = b->ne[1];
-  const bool quant = !IsFloatType(a->type);
+  const bool dequant = DequantPath(dst);
+  const bool quant = !IsFloatType(a->type) && !dequant;
   const MulMatRowOps* qops = quant ? QuantMulMatRowOps(a->type) : nullptr;
 
   if (l.convert) {  // phase 1
@@ -221,6 +231,9 @@ void ForwardMulMat(const ComputeParams& p, ggml_tensor* dst) {
     if (quant) {
       st = MulMatConverted(*qops, static_cast<size_t>(K), ap, a->nb[1], bconv, static_cast<size_t>(N) * l.row_bytes, c,
                            ldc, m0, m1, n0, n1);
+    } else if (dequant) {
+      st = MulMatDequant(*QuantMulMatDequantOps(a->type), static_cast<size_t>(K), ap, a->nb[1], bp, ldb, c, ldc,
+                         m0, m1, n0, n1, scratch, l.thread_bytes);
     } else if (a->type == GGML_TYPE_F32) {
       st = MulMatF32(static_cast<size_t>(K), reinterpret_cast<const float*>(ap), lda, bp, ldb, c,
                      ldc, m0, m1, n0, n1, scratch, l.thread_bytes);

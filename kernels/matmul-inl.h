@@ -42,20 +42,46 @@ static_assert(kNR <= kNRMax, "scratch is sized for kNRMax");
 // Scratch layout in floats: packed a block, packed b panel, one widened f16 row.
 constexpr size_t kWorkFloats = kMC * kKC + kNRMax * kKC + kKC;
 
-// Packs `rows` (<= MR) rows of a, k in [k0, k0 + kc), into a panel ap[k * MR + i]; rows beyond
-// `rows` are zero so the micro-kernel needs no row mask. f16 rows are widened through `tmp`.
-template <class D, typename TA>
-HWY_INLINE void PackAPanel(D d, const TA* HWY_RESTRICT a, size_t lda, size_t rows, size_t k0,
-                           size_t kc, float* HWY_RESTRICT ap, float* HWY_RESTRICT tmp) {
+// Rows of a as the packed path reads them: Row(i, k0, kc, tmp) returns elements [k0, k0 + kc) of
+// row i as floats (in place for F32, widened or dequantized into `tmp`, kKC floats); k_align is
+// the granularity of k0 and kc (a quantized row is dequantized in whole blocks).
+template <typename TA>
+struct DenseRows {
+  const TA* HWY_RESTRICT a;
+  size_t lda;
+  static constexpr size_t k_align = 1;
+  HWY_INLINE const float* Row(size_t i, size_t k0, size_t kc, float* HWY_RESTRICT tmp) const {
+    if constexpr (sizeof(TA) == 2) {
+      const hn::ScalableTag<float> d;
+      F16ToF32Row(d, kc, reinterpret_cast<const uint16_t*>(a + i * lda + k0), tmp);
+      return tmp;
+    } else {
+      (void)tmp;
+      return a + i * lda + k0;
+    }
+  }
+};
+
+struct QuantRows {
+  const uint8_t* HWY_RESTRICT a;
+  size_t nb1;          // bytes between rows
+  size_t k_align;      // elements per block
+  size_t block_bytes;  // bytes per block
+  void (*to_float)(const void* x, float* y, int64_t k);  // whole blocks
+  HWY_INLINE const float* Row(size_t i, size_t k0, size_t kc, float* HWY_RESTRICT tmp) const {
+    to_float(a + i * nb1 + k0 / k_align * block_bytes, tmp, static_cast<int64_t>(kc));
+    return tmp;
+  }
+};
+
+// Packs `rows` (<= MR) rows of a starting at row r0, k in [k0, k0 + kc), into a panel
+// ap[k * MR + i]; rows beyond `rows` are zero so the micro-kernel needs no row mask.
+template <class D, class Rows>
+HWY_INLINE void PackAPanel(D d, const Rows& a, size_t r0, size_t rows, size_t k0, size_t kc,
+                           float* HWY_RESTRICT ap, float* HWY_RESTRICT tmp) {
   const size_t MR = 2 * hn::Lanes(d);
   for (size_t i = 0; i < rows; ++i) {
-    const float* src;
-    if constexpr (sizeof(TA) == 2) {
-      F16ToF32Row(d, kc, reinterpret_cast<const uint16_t*>(a + i * lda + k0), tmp);
-      src = tmp;
-    } else {
-      src = a + i * lda + k0;
-    }
+    const float* HWY_RESTRICT src = a.Row(r0 + i, k0, kc, tmp);
     float* HWY_RESTRICT dst = ap + i;
     for (size_t k = 0; k < kc; ++k) dst[k * MR] = src[k];
   }
@@ -142,27 +168,27 @@ HWY_INLINE void MicroKernel(D d, size_t kc, const float* HWY_RESTRICT ap,
 }
 
 // The packed path over one block of c (see matmul.h). `work` holds kWorkFloats floats, aligned
-// to the vector size.
-template <class D, typename TA>
-HWY_INLINE void MulMatPacked(D d, size_t K, const TA* HWY_RESTRICT a, size_t lda,
-                             const float* HWY_RESTRICT b, size_t ldb, float* HWY_RESTRICT c,
-                             size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
-                             size_t n_end, float* HWY_RESTRICT work) {
+// to the vector size. `a` is a DenseRows or QuantRows.
+template <class D, class Rows>
+HWY_INLINE void MulMatPacked(D d, size_t K, const Rows& a, const float* HWY_RESTRICT b,
+                             size_t ldb, float* HWY_RESTRICT c, size_t ldc, size_t m_begin,
+                             size_t m_end, size_t n_begin, size_t n_end,
+                             float* HWY_RESTRICT work) {
   const size_t MR = 2 * hn::Lanes(d);
   float* HWY_RESTRICT ap = work;
   float* HWY_RESTRICT bp = ap + kMC * kKC;
   float* HWY_RESTRICT tmp = bp + kNRMax * kKC;
-  // Equal K blocks (e.g. 384 -> one block, 1536 -> 3 x 512), so no block is a short remainder.
+  // Equal K blocks (e.g. 384 -> one block, 1536 -> 3 x 512), so no block is a short remainder;
+  // rounded up to k_align (kKC is a multiple of every block size, so kb stays <= kKC).
   const size_t num_kb = (K + kKC - 1) / kKC;
-  const size_t kb = (K + num_kb - 1) / num_kb;
+  const size_t kb = ((K + num_kb - 1) / num_kb + a.k_align - 1) / a.k_align * a.k_align;
   for (size_t k0 = 0; k0 < K; k0 += kb) {
     const size_t kc = HWY_MIN(kb, K - k0);
     for (size_t m0 = m_begin; m0 < m_end; m0 += kMC) {
       const size_t mc = HWY_MIN(kMC, m_end - m0);
       const size_t num_panels = (mc + MR - 1) / MR;
       for (size_t p = 0; p < num_panels; ++p) {
-        PackAPanel(d, a + (m0 + p * MR) * lda, lda, HWY_MIN(MR, mc - p * MR), k0, kc,
-                   ap + p * MR * kc, tmp);
+        PackAPanel(d, a, m0 + p * MR, HWY_MIN(MR, mc - p * MR), k0, kc, ap + p * MR * kc, tmp);
       }
       for (size_t n0 = n_begin; n0 < n_end; n0 += kNR) {
         const size_t nr = HWY_MIN(kNR, n_end - n0);

@@ -24,7 +24,7 @@ HWY_INLINE void MulMatBlock(size_t k, const TA* a, size_t lda, const float* b, s
                             size_t n_end, float* work) {
   const hn::ScalableTag<float> d;
   if (n_end - n_begin >= kMulMatPackedMinN) {
-    MulMatPacked(d, k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end, work);
+    MulMatPacked(d, k, DenseRows<TA>{a, lda}, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end, work);
   } else {
     MulMatDots(d, k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end);
   }
@@ -40,6 +40,15 @@ void MulMatF16Block(size_t k, const ggml_fp16_t* a, size_t lda, const float* b, 
                     float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
                     size_t n_end, float* work) {
   MulMatBlock(k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end, work);
+}
+
+void MulMatDequantBlock(size_t k, const MulMatDequantOps* ops, const void* a, size_t a_nb1,
+                        const float* b, size_t ldb, float* c, size_t ldc, size_t m_begin,
+                        size_t m_end, size_t n_begin, size_t n_end, float* work) {
+  const hn::ScalableTag<float> d;
+  const QuantRows rows{static_cast<const uint8_t*>(a), a_nb1, static_cast<size_t>(ops->blck_size),
+                       ops->block_bytes, ops->to_float};
+  MulMatPacked(d, k, rows, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end, work);
 }
 
 // s[r] = dot(a row r, y) for r < nrows: the vec_dot of the built-in F32/F16 row ops.
@@ -79,6 +88,7 @@ namespace ggml_cpu {
 HWY_EXPORT(MulMatWorkFloats);
 HWY_EXPORT(MulMatF32Block);
 HWY_EXPORT(MulMatF16Block);
+HWY_EXPORT(MulMatDequantBlock);
 HWY_EXPORT(VecDotRowsF32);
 HWY_EXPORT(VecDotRowsF16);
 
@@ -213,6 +223,52 @@ absl::Status MulMatF16(size_t k, const ggml_fp16_t* a, size_t lda, const float* 
   InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(MulMatF16Block)(k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end,
                                        AlignWork(work));
+  return s;
+}
+
+absl::Status MulMatDequant(const MulMatDequantOps& ops, size_t k, const void* a, size_t a_nb1,
+                           const float* b, size_t ldb, float* c, size_t ldc, size_t m_begin,
+                           size_t m_end, size_t n_begin, size_t n_end, void* work,
+                           size_t work_size) {
+  const char* fn = "MulMatDequant";
+  if (ops.blck_size <= 0 || static_cast<size_t>(ops.blck_size) > 512 || 512 % ops.blck_size != 0 ||
+      ops.block_bytes == 0 || ops.to_float == nullptr) {
+    return Invalid(fn, absl::StrFormat("dequant ops \"%s\" incomplete or block size %d does not divide 512",
+                                       ops.name ? ops.name : "?", ops.blck_size));
+  }
+  if (k % static_cast<size_t>(ops.blck_size) != 0) {
+    return Invalid(fn, absl::StrFormat("k=%zu is not a multiple of the %s block size %d", k,
+                                       ops.name ? ops.name : "?", ops.blck_size));
+  }
+  const size_t row_bytes = k / static_cast<size_t>(ops.blck_size) * ops.block_bytes;
+  absl::Status s = CheckBlock(fn, c, ldc, m_begin, m_end, n_begin, n_end);
+  if (s.ok() && m_begin != m_end && n_begin != n_end && k != 0) {
+    if (a == nullptr) return Invalid(fn, "a is null");
+    if (b == nullptr) return Invalid(fn, "b is null");
+    if (a_nb1 < row_bytes && m_end - m_begin > 1) {
+      return Invalid(fn, absl::StrFormat("a_nb1=%zu < one %s row of k=%zu (%zu bytes)", a_nb1, ops.name, k, row_bytes));
+    }
+    if (ldb < k) return Invalid(fn, absl::StrFormat("ldb=%zu < k=%zu", ldb, k));
+    if (work == nullptr || work_size < MulMatWorkSize()) {
+      return Invalid(fn, absl::StrFormat("work_size=%zu (work %s) < MulMatWorkSize()=%zu", work_size,
+                                         work == nullptr ? "null" : "given", MulMatWorkSize()));
+    }
+  }
+  if (!s.ok() || m_begin == m_end || n_begin == n_end) return s;
+  if (k == 0) {
+    ZeroBlock(c, ldc, m_begin, m_end, n_begin, n_end);
+    return s;
+  }
+  if (AsanRuntimePresent()) {
+    AsanCheckRows(fn, "a", static_cast<const char*>(a) + m_begin * a_nb1, m_end - m_begin, row_bytes, a_nb1);
+    AsanCheckRows(fn, "b", b + n_begin * ldb, n_end - n_begin, k * sizeof(float), ldb * sizeof(float));
+    AsanCheckRows(fn, "c", c + n_begin * ldc + m_begin, n_end - n_begin, (m_end - m_begin) * sizeof(float),
+                  ldc * sizeof(float));
+    AsanCheckRows(fn, "work", work, 1, MulMatWorkSize(), 0);
+  }
+  InitDispatchOnce();
+  HWY_DYNAMIC_DISPATCH(MulMatDequantBlock)(k, &ops, a, a_nb1, b, ldb, c, ldc, m_begin, m_end, n_begin,
+                                           n_end, AlignWork(work));
   return s;
 }
 

@@ -54,6 +54,32 @@ absl::Status MulMatF16(size_t k, const ggml_fp16_t* a, size_t lda, const float* 
                        float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
                        size_t n_end, void* work, size_t work_size);
 
+// ---- Quantized a, dequantized into the packed panels (the matrix-matrix path) -----------------
+//
+// Rows of a in a block format (ggml's Q4_0..Q8_0: blck_size elements in block_bytes bytes) are
+// dequantized exactly by to_float (ggml's dequantize_row_*), kc <= 512 elements at a time, into
+// the same f32 panels as F16's widening, and the same micro-kernel runs: the dequantization is
+// paid once per (block of 128 rows of a, K block) and amortized over every b row of the block,
+// so a matrix-matrix product runs at the F32/F16 rate. b stays f32: unlike the MulMatConverted
+// path below (and ggml's vec_dot, which quantizes b to Q8_0/Q8_1), the only error is f32
+// accumulation, as MulMatF32 on the dequantized a. For few b rows (decoder steps, N <
+// kMulMatPackedMinN) MulMatConverted is faster: it reads a once with integer dot products.
+struct MulMatDequantOps {
+  const char* name;    // for error messages, e.g. "q8_0"
+  int64_t blck_size;   // elements per block; must divide 512
+  size_t block_bytes;  // bytes per block (ggml_type_size)
+  void (*to_float)(const void* x, float* y, int64_t k);  // k a multiple of blck_size
+};
+
+// c[n * ldc + m] = dot(to_float(a row m), b row n) over the block; a rows are a_nb1 bytes apart,
+// b as in MulMatF32; work as MulMatF32's (MulMatWorkSize() bytes per concurrent call). Errors:
+// as MulMatF32, plus incomplete ops, a block size that does not divide 512, k not a multiple of
+// it, and a_nb1 shorter than one row.
+absl::Status MulMatDequant(const MulMatDequantOps& ops, size_t k, const void* a, size_t a_nb1,
+                           const float* b, size_t ldb, float* c, size_t ldc, size_t m_begin,
+                           size_t m_end, size_t n_begin, size_t n_end, void* work,
+                           size_t work_size);
+
 // ---- The hook for other storage types of a (kernels/quant* fills it for Q4_0..Q8_0) ----------
 //
 // A type plugs in with two row functions, exactly ggml's from_float/vec_dot pair (and the

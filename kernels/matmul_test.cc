@@ -174,6 +174,67 @@ TEST_P(MatMulTest, RowOpsHook) {
   t.Check(c, false, "test_f16b");
 }
 
+// A test-only block type for MulMatDequant: 32 int8 values after an f32 scale (36 bytes), so
+// the block bytes are not those of any ggml type. A row of k floats that are multiples of a
+// power of two dequantizes exactly; the reference uses the dequantized values.
+constexpr int64_t kTestBlck = 32;
+constexpr size_t kTestBlockBytes = 36;
+void DequantTestBlocks(const void* x, float* y, int64_t k) {
+  const char* p = static_cast<const char*>(x);
+  for (int64_t b = 0; b < k / kTestBlck; ++b, p += kTestBlockBytes) {
+    float d;
+    memcpy(&d, p, sizeof(d));
+    for (int64_t i = 0; i < kTestBlck; ++i) y[b * kTestBlck + i] = d * static_cast<int8_t>(p[4 + i]);
+  }
+}
+const MulMatDequantOps kTestDequantOps = {"test_i8x32", kTestBlck, kTestBlockBytes, &DequantTestBlocks};
+
+// Quantizes rows of `a` (k floats, stride lda) into test blocks (row stride a_nb1 bytes) and
+// replaces `a` by the dequantized values, so that Reference() is exact for them.
+std::vector<char> QuantizeTestRows(size_t k, size_t m, size_t lda, size_t a_nb1, std::vector<float>* a) {
+  std::vector<char> q(m * a_nb1, 0);
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t b = 0; b < k / kTestBlck; ++b) {
+      float* x = a->data() + i * lda + b * kTestBlck;
+      float amax = 0;
+      for (int64_t j = 0; j < kTestBlck; ++j) amax = fmaxf(amax, fabsf(x[j]));
+      const float d = amax == 0 ? 1.0f : ldexpf(1.0f, static_cast<int>(ceilf(log2f(amax / 127))));
+      char* p = q.data() + i * a_nb1 + b * kTestBlockBytes;
+      memcpy(p, &d, sizeof(d));
+      for (int64_t j = 0; j < kTestBlck; ++j) {
+        const int v = static_cast<int>(lrintf(x[j] / d));
+        p[4 + j] = static_cast<char>(v);
+        x[j] = d * static_cast<float>(v);
+      }
+    }
+  }
+  return q;
+}
+
+TEST_P(MatMulTest, DequantizedA) {
+  test::ExpectDispatchedTo(GetParam());
+  std::vector<char> work(MulMatWorkSize() + 1);
+  void* w = work.data() + 1;
+  // 544 and 1056 are cut into K blocks that are not multiples of 32 unless rounded (272, 352).
+  for (bool integers : {true, false}) {
+    for (size_t k : {size_t{32}, size_t{96}, size_t{544}, size_t{1056}}) {
+      for (const Shape& s : kShapes) {
+        Case t(k, s, integers, static_cast<uint32_t>(k * 7 + s.m * 3 + s.n));
+        const size_t a_nb1 = k / kTestBlck * kTestBlockBytes + 8;  // padded rows
+        const std::vector<char> q = QuantizeTestRows(k, t.m, t.lda, a_nb1, &t.a);
+        Reference(k, t.a, t.lda, t.b, t.ldb, t.m, t.n, &t.ref, &t.mag);
+        std::vector<float> c(t.n * t.ldc, kSentinel);
+        ForEachBlock(t.m, t.n, [&](size_t m0, size_t m1, size_t n0, size_t n1) {
+          const absl::Status st = MulMatDequant(kTestDequantOps, k, q.data(), a_nb1, t.b.data(), t.ldb, c.data(),
+                                                t.ldc, m0, m1, n0, n1, w, work.size() - 1);
+          ASSERT_TRUE(st.ok()) << st;
+        });
+        t.Check(c, integers, "dequant");
+      }
+    }
+  }
+}
+
 TEST_P(MatMulTest, ZeroKWritesZeros) {
   test::ExpectDispatchedTo(GetParam());
   std::vector<char> work(MulMatWorkSize());
@@ -212,6 +273,25 @@ TEST(MatMulErrorTest, InvalidArgumentsAreErrors) {
   EXPECT_EQ(code(MulMatConvertB(broken, 8, b.data(), 8, 0, 2, wd.data(), wd.size())), kInvalid);
   const absl::Status s = MulMatF32(8, a.data(), 7, b.data(), 8, c.data(), 4, 0, 4, 0, 2, w, ws);
   EXPECT_NE(s.message().find("lda=7 < k=8"), std::string::npos) << s.message();
+  // Dequantized a: K a multiple of the block, block sizes that divide 512, rows of a whole.
+  std::vector<char> qa(4 * 2 * kTestBlockBytes);
+  std::vector<float> b64(2 * 64, 1.0f);
+  const size_t qnb1 = 2 * kTestBlockBytes;
+  EXPECT_TRUE(MulMatDequant(kTestDequantOps, 64, qa.data(), qnb1, b64.data(), 64, c.data(), 4, 0, 4, 0, 2, w, ws).ok());
+  EXPECT_EQ(code(MulMatDequant(kTestDequantOps, 48, qa.data(), qnb1, b64.data(), 64, c.data(), 4, 0, 4, 0, 2, w, ws)),
+            kInvalid);
+  EXPECT_EQ(code(MulMatDequant(kTestDequantOps, 64, qa.data(), qnb1 - 1, b64.data(), 64, c.data(), 4, 0, 4, 0, 2, w,
+                               ws)),
+            kInvalid);
+  EXPECT_EQ(code(MulMatDequant(kTestDequantOps, 64, qa.data(), qnb1, b64.data(), 63, c.data(), 4, 0, 4, 0, 2, w, ws)),
+            kInvalid);
+  EXPECT_EQ(code(MulMatDequant(kTestDequantOps, 64, qa.data(), qnb1, b64.data(), 64, c.data(), 4, 0, 4, 0, 2, w,
+                               ws - 1)),
+            kInvalid);
+  MulMatDequantOps odd = kTestDequantOps;
+  odd.blck_size = 48;  // does not divide 512: a K block could not hold whole blocks
+  const absl::Status so = MulMatDequant(odd, 96, qa.data(), qnb1, b64.data(), 96, c.data(), 4, 0, 4, 0, 2, w, ws);
+  EXPECT_NE(so.message().find("does not divide 512"), std::string::npos) << so.message();
 }
 
 // Under ASan (kernels/asan_ranges.h): a b operand one float short of its last row is reported

@@ -18,6 +18,10 @@ namespace ggml_cpu {
 // other type, including Q8_1, which has no weight kernel (as in ggml). The result is static.
 const MulMatRowOps* QuantMulMatRowOps(ggml_type type);
 
+// The dequantizing ops (MulMatDequant, for matrix-matrix products) of the same types, with the
+// types' exact scalar to_float; NULL for every other type. The result is static.
+const MulMatDequantOps* QuantMulMatDequantOps(ggml_type type);
+
 }  // namespace ggml_cpu
 
 #endif  // GGML_WHISPER_KERNELS_QUANT_MATMUL_H_
