@@ -74,6 +74,34 @@ HWY_INLINE void SoftmaxRow(D d, size_t n, size_t len, const float* x, const floa
   for (; i < n; ++i) y[i] = 0.0f;
 }
 
+// sum_i exp(double(x[i] - shift)) (see softmax.h SumExpShifted): the differences in f32, the
+// exp and the sum in f64 (half-width f32 vectors promoted to full f64 vectors).
+template <class DD>
+HWY_INLINE double SumExpShiftedF64(DD dd, const float* HWY_RESTRICT x, size_t n, float shift) {
+  const hn::Rebind<float, DD> df;
+  const size_t N = hn::Lanes(dd);
+  const auto vshift = hn::Set(df, shift);
+  const auto floor = hn::Set(dd, -708.0);  // exp below is < DBL_MIN: adds nothing to a sum >= 1
+  auto s0 = hn::Zero(dd), s1 = hn::Zero(dd);
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    const auto t0 = hn::PromoteTo(dd, hn::Sub(hn::LoadU(df, x + i), vshift));
+    const auto t1 = hn::PromoteTo(dd, hn::Sub(hn::LoadU(df, x + i + N), vshift));
+    // Exp's input kept in range; a NaN lane is added as itself (Exp would not propagate it).
+    const auto tiny0 = hn::Lt(t0, floor), tiny1 = hn::Lt(t1, floor);
+    const auto e0 = hn::IfThenZeroElse(tiny0, hn::Exp(dd, hn::IfThenZeroElse(tiny0, t0)));
+    const auto e1 = hn::IfThenZeroElse(tiny1, hn::Exp(dd, hn::IfThenZeroElse(tiny1, t1)));
+    s0 = hn::Add(s0, hn::IfThenElse(hn::IsNaN(t0), t0, e0));
+    s1 = hn::Add(s1, hn::IfThenElse(hn::IsNaN(t1), t1, e1));
+  }
+  double sum = hn::GetLane(hn::SumOfLanes(dd, hn::Add(s0, s1)));
+  for (; i < n; ++i) {
+    const double t = static_cast<double>(x[i] - shift);
+    if (t >= -708.0 || t != t) sum += exp(t);
+  }
+  return sum;
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace ggml_cpu
 HWY_AFTER_NAMESPACE();

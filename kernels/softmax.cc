@@ -23,6 +23,11 @@ void SoftmaxRowsF32(size_t n, size_t row_begin, size_t row_end, const float* x, 
   }
 }
 
+double SumExpShifted(const float* x, size_t n, float shift) {
+  const hn::ScalableTag<double> dd;
+  return SumExpShiftedF64(dd, x, n, shift);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace ggml_cpu
 HWY_AFTER_NAMESPACE();
@@ -33,6 +38,13 @@ HWY_AFTER_NAMESPACE();
 namespace ggml_cpu {
 
 HWY_EXPORT(SoftmaxRowsF32);
+HWY_EXPORT(SumExpShifted);
+
+double SumExpShifted(const float* x, size_t n, float shift) {
+  if (n == 0) return 0.0;
+  InitDispatchOnce();
+  return HWY_DYNAMIC_DISPATCH(SumExpShifted)(x, n, shift);
+}
 
 void SoftmaxRowsF32(size_t n, size_t row_begin, size_t row_end, const float* x, size_t x_stride,
                     float* y, size_t y_stride, const SoftmaxParams& params) {

@@ -29,6 +29,13 @@ struct SoftmaxParams {
 void SoftmaxRowsF32(size_t n, size_t row_begin, size_t row_end, const float* x, size_t x_stride,
                     float* y, size_t y_stride, const SoftmaxParams& params);
 
+// sum over i < n of exp(double(x[i] - shift)): the difference rounded to f32 first, then exp
+// and the sum in f64 (Highway contrib Exp on f64 vectors, 1 ulp). The log-sum-exp of a logits
+// row (Whisper's log-softmax over the vocabulary, n_vocab = 51864) is max + log(sum) with shift
+// = max. Terms with x[i] - shift < -708 (-inf included) add 0: each is below DBL_MIN, so with
+// shift = max (one term is 1) the sum is the same. A NaN x[i] gives NaN. n = 0 gives 0.
+double SumExpShifted(const float* x, size_t n, float shift);
+
 }  // namespace ggml_cpu
 
 #endif  // GGML_WHISPER_KERNELS_SOFTMAX_H_

@@ -5,6 +5,8 @@
 
 #include <math.h>
 
+#include <cmath>
+
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -102,6 +104,40 @@ TEST_P(SoftmaxTest, AllMaskedRowIsZero) {
   p.mask = mask;
   SoftmaxRowsF32(3, 0, 1, x, 3, y, 3, p);
   for (float v : y) EXPECT_EQ(v, 0.0f);
+}
+
+// SumExpShifted against the scalar f64 definition (std::exp of the f32 difference): every length
+// around the vector widths, logits-like rows with -inf entries and a 51864-entry vocabulary row;
+// Highway's f64 Exp is within 1 ulp and partial sums per lane reorder the additions, so the sums
+// agree within the sequential sum's error bound, and the f32 log-sum-exp is the same.
+TEST_P(SoftmaxTest, SumExpShiftedMatchesScalarF64) {
+  test::ExpectDispatchedTo(GetParam());
+  for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{7}, size_t{8}, size_t{9}, size_t{17}, size_t{255},
+                   size_t{51864}}) {
+    std::vector<float> x = test::RandomRow(n, static_cast<uint32_t>(n + 5), -30.0f, 12.0f);
+    for (size_t i = 3; i < n; i += 7) x[i] = -INFINITY;  // suppressed tokens
+    if (n > 4) x[n / 2] = -800.0f;                        // below exp's f64 range after the shift
+    float mx = -INFINITY;
+    for (float v : x) mx = fmaxf(mx, v);
+    double want = 0.0;
+    for (float v : x) want += exp(static_cast<double>(v - mx));
+    const double got = SumExpShifted(x.data(), n, mx);
+    if (n == 0) {
+      EXPECT_EQ(got, 0.0);
+      continue;
+    }
+    EXPECT_NEAR(got, want, (n + 8) * 0x1p-53 * want) << "n=" << n;  // the sequential sum's own bound
+    // The log-sum-exp as Whisper's log-softmax rounds it to f32 is the same.
+    EXPECT_EQ(mx + static_cast<float>(log(got)), mx + static_cast<float>(log(want))) << "n=" << n;
+  }
+  for (size_t at : {size_t{2}, size_t{35}}) {  // in the vector loop and in the tail
+    std::vector<float> nan_row(37, 1.0f);
+    nan_row[at] = NAN;
+    EXPECT_TRUE(std::isnan(SumExpShifted(nan_row.data(), nan_row.size(), 1.0f))) << at;
+  }
+  const float all_masked[9] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                               -INFINITY, -INFINITY, -INFINITY, 0.0f};
+  EXPECT_EQ(SumExpShifted(all_masked, 9, 0.0f), 1.0);
 }
 
 }  // namespace
