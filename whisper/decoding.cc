@@ -69,6 +69,14 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
   batch_slots_.resize(width);
   batch_tokens_.resize(width);
   for (int j = 0; j < n; ++j) rngs_.emplace_back(j);  // whisper.cpp seeds decoder j with j
+  slot_kv_.resize(2 * static_cast<size_t>(std::max(width, 1)));  // >= DecodersNeeded for any temperature
+  for (std::vector<Token>& v : slot_kv_) v.reserve(n_text_ctx);
+}
+
+void WindowDecoder::NoteDecoded(int slot, int n_past, Token token) {
+  std::vector<Token>& kv = slot_kv_[slot];
+  kv.resize(std::max(n_past, 0), kUnknownToken);  // a gap (never expected) matches nothing
+  kv.push_back(token);
 }
 
 void WindowDecoder::Reset(const DecodingParams& params) {
@@ -264,7 +272,14 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
     s.idle = beam && j > 0 && !params_.whisper_cpp;
     s.score = 0.0;
     s.slot = j;
-    if (j > 0) backend.CopyKv(0, j, n_prompt);
+  }
+  // Slot 0 holds this attempt's prompt (the prompt pass); the others get it copied, and every
+  // other slot's content is unknown.
+  for (std::vector<Token>& kv : slot_kv_) kv.clear();
+  slot_kv_[0].assign(n_prompt, kPromptToken);
+  for (int j = 1; j < width; ++j) {
+    backend.CopyKv(0, j, 0, n_prompt);
+    slot_kv_[j] = slot_kv_[0];
   }
   for (int i = 0; i < n_max; ++i) {
     if (beam && params_.whisper_cpp) {
@@ -345,11 +360,13 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
       const int n_past = n_prompt + static_cast<int>(seqs_[batch_seq_[0]].tokens.size()) - 1;
       absl::Status st = backend.DecodeBatch(batch_slots_.data(), batch_tokens_.data(), n_live, n_past);
       if (!st.ok()) return st;
+      for (int b = 0; b < n_live; ++b) NoteDecoded(batch_slots_[b], n_past, batch_tokens_[b]);
     } else {
       for (int b = 0; b < n_live; ++b) {
         const int n_past = n_prompt + static_cast<int>(seqs_[batch_seq_[b]].tokens.size()) - 1;
         absl::Status st = backend.Decode(batch_slots_[b], &batch_tokens_[b], 1, n_past);
         if (!st.ok()) return st;
+        NoteDecoded(batch_slots_[b], n_past, batch_tokens_[b]);
       }
     }
   }
@@ -408,7 +425,16 @@ void WindowDecoder::Adopt(DecoderBackend& backend, const Candidate& cand, int sl
   *dst = src;  // capacity is kept: both banks reserved n_text_ctx
   dst->idle = false;
   dst->slot = slot;
-  backend.CopyKv(src.slot, slot, n_prompt + static_cast<int>(src.tokens.size()));
+  // src's cache holds positions [0, n); copy those after the prefix the two caches share.
+  const int n = n_prompt + static_cast<int>(src.tokens.size());
+  const std::vector<Token>& from = slot_kv_[src.slot];
+  std::vector<Token>& to = slot_kv_[slot];
+  const int common_max = std::min({n, static_cast<int>(from.size()), static_cast<int>(to.size())});
+  int common = 0;
+  while (common < common_max && from[common] == to[common] && from[common] != kUnknownToken) ++common;
+  backend.CopyKv(src.slot, slot, common, n);
+  to.assign(from.begin(), from.begin() + std::min(n, static_cast<int>(from.size())));
+  to.resize(n, kUnknownToken);
   StepRules(*dst, cand.token, cand.logprob, cand.ts, i, seek, seek_end);
 }
 

@@ -41,8 +41,11 @@ class DecoderBackend {
     return absl::OkStatus();
   }
   virtual const float* logits(int decoder) const = 0;
-  // Copies the first n_tokens positions of src's KV cache (and its logits) to dst.
-  virtual void CopyKv(int src, int dst, int n_tokens) = 0;
+  // Copies positions [begin, end) of src's KV cache to dst, whose positions [0, begin) already
+  // hold what src's do (the decoder tracks which tokens each decoder's cache holds, so a beam
+  // that adopts a sibling's sequence copies only where they differ). Logits are not copied: a
+  // decoder's logits are read only after its own Decode.
+  virtual void CopyKv(int src, int dst, int begin, int end) = 0;
   virtual int n_decoders() const = 0;
 };
 
@@ -184,6 +187,14 @@ class WindowDecoder {
   std::vector<double> cdf_;  // SampleWhisperCpp's cumulative probabilities
   std::vector<Sequence> seqs_;
   std::vector<Sequence> next_seqs_;
+  // Per backend decoder: the tokens whose K/V its cache holds at positions 0.. (kPromptToken for
+  // the current attempt's prompt, kUnknownToken where unknown), so Adopt copies only the
+  // positions after the common prefix. [2 x width], each reserved n_text_ctx.
+  static constexpr Token kPromptToken = -1;
+  static constexpr Token kUnknownToken = -2;
+  std::vector<std::vector<Token>> slot_kv_;
+  // Records that decoder `slot` now holds `token` at position n_past.
+  void NoteDecoded(int slot, int n_past, Token token);
   std::vector<Candidate> candidates_;
   // A step's live sequences: their index in seqs_, slot and last token ([width], sized once).
   std::vector<int> batch_seq_;

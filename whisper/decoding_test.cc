@@ -1,5 +1,6 @@
 #include "whisper/decoding.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -32,12 +33,23 @@ class FakeBackend : public DecoderBackend {
     return absl::OkStatus();
   }
   const float* logits(int d) const override { return logits_[d].data(); }
-  void CopyKv(int src, int dst, int n) override {
-    kv_[dst].assign(kv_[src].begin(), kv_[src].begin() + n);
-    logits_[dst] = logits_[src];
+  // Positions [0, begin) of dst must already hold src's tokens: a copy that relies on a prefix
+  // dst does not have is counted (and made anyway, so the decoding result stays comparable).
+  // Logits are not copied (the interface's contract).
+  void CopyKv(int src, int dst, int begin, int end) override {
+    if (begin > static_cast<int>(kv_[dst].size()) || end > static_cast<int>(kv_[src].size()) ||
+        !std::equal(kv_[src].begin(), kv_[src].begin() + begin, kv_[dst].begin())) {
+      ++stale_prefix_copies;
+    }
+    kv_[dst].assign(kv_[src].begin(), kv_[src].begin() + end);
+    copied_positions += end - begin;
+    full_copy_positions += end;
   }
   int n_decoders() const override { return static_cast<int>(kv_.size()); }
   int n_decode_calls = 0;
+  int stale_prefix_copies = 0;
+  long copied_positions = 0;     // positions CopyKv copied
+  long full_copy_positions = 0;  // what copying [0, end) every time would have copied
 
  private:
   SpecialTokens s_;
@@ -124,6 +136,38 @@ TEST_F(DecodingTest, BeamSearchFindsTheMoreProbableSequence) {
     EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, B, C, s.beg + 50}));
     EXPECT_NEAR(r.sum_logprob, std::log(0.4) + std::log(0.99), 1e-4);
   }
+}
+
+// Beam search copies a cache only after the prefix the two decoders share, and never relies on a
+// prefix the destination lacks: 4 beams over 31 steps whose candidates keep swapping lineages
+// (the script rewards the parity of the token sum), so adoptions cross beams every step.
+TEST_F(DecodingTest, BeamSearchCopiesOnlyWhereCachesDiffer) {
+  auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {
+    if (g.empty()) {
+      (*l)[s.beg] = 0.0f;
+      return;
+    }
+    if (g.size() >= 30) {  // a closing timestamp, then the end (30 tokens: under the entropy rule's 32)
+      (*l)[g.size() == 30 ? s.beg + 50 : s.eot] = 0.0f;
+      return;
+    }
+    long sum = 0;
+    for (Token t : g) sum += t;
+    for (int i = 0; i < 6; ++i) (*l)[100 + i] = -0.1f * static_cast<float>((sum + i) % 3) - 0.01f * i;
+  };
+  DecodingParams p = Params();
+  p.beam_size = 4;
+  p.max_tokens_per_window = 60;
+  FakeBackend b(s, DecodersNeeded(p), 1, script);
+  WindowDecoder dec(s, 448, p);
+  WindowResult r;
+  ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+  EXPECT_EQ(r.tokens.size(), 31u);
+  EXPECT_EQ(b.stale_prefix_copies, 0);
+  EXPECT_GT(b.copied_positions, 0);
+  // Without the prefix rule every adoption copies its whole sequence: ~4 x 31 x 16 positions.
+  EXPECT_LT(b.copied_positions * 4, b.full_copy_positions)
+      << b.copied_positions << " of " << b.full_copy_positions;
 }
 
 TEST_F(DecodingTest, LowConfidenceFallsBackThroughEveryTemperature) {

@@ -440,25 +440,32 @@ const float* WhisperState::logits(int decoder) const {
 
 void WhisperState::CopyKv(int src, int dst, int n_tokens) {
   if (src < 0 || src >= n_decoders() || dst < 0 || dst >= n_decoders() || src == dst) return;
+  CopyKvRange(src, dst, 0, n_tokens);
+  logits_[dst] = logits_[src];  // same size: no allocation
+}
+
+void WhisperState::CopyKvRange(int src, int dst, int begin, int end) {
+  if (src < 0 || src >= n_decoders() || dst < 0 || dst >= n_decoders() || src == dst) return;
   const WhisperHparams& h = model_.hparams();
   const int64_t S = h.n_text_state;
   const int64_t n_ctx = h.n_text_ctx;
-  const int64_t n = std::max(0, std::min(n_tokens, h.n_text_ctx));
+  const int64_t e = std::max(0, std::min(end, h.n_text_ctx));
+  const int64_t b = std::max<int64_t>(0, std::min<int64_t>(begin, e));
   const size_t es = sizeof(ggml_fp16_t);
-  PrepareKv(src, static_cast<int>(n), 0);
-  PrepareKv(dst, 0, static_cast<int>(n));  // rows [0, n) written by the copy below
+  PrepareKv(src, static_cast<int>(e), 0);
+  PrepareKv(dst, static_cast<int>(b), static_cast<int>(e - b));  // rows [b, e) written below
   const char* sk = static_cast<const char*>(self_kv_[src].k->data);
   const char* sv = static_cast<const char*>(self_kv_[src].v->data);
   char* dk = static_cast<char*>(self_kv_[dst].k->data);
   char* dv = static_cast<char*>(self_kv_[dst].v->data);
   for (int il = 0; il < h.n_text_layer; ++il) {
     const size_t layer = es * n_ctx * S * il;
-    memcpy(dk + layer, sk + layer, es * S * n);  // K: positions are rows of S
-    for (int64_t c = 0; c < S; ++c) {           // V: channels are rows of n_text_ctx
-      memcpy(dv + layer + es * n_ctx * c, sv + layer + es * n_ctx * c, es * n);
+    memcpy(dk + layer + es * S * b, sk + layer + es * S * b, es * S * (e - b));  // K: positions are rows of S
+    for (int64_t c = 0; c < S; ++c) {  // V: channels are rows of n_text_ctx
+      const size_t off = layer + es * (n_ctx * c + b);
+      memcpy(dv + off, sv + off, es * (e - b));
     }
   }
-  logits_[dst] = logits_[src];  // same size: no allocation
 }
 
 size_t WhisperState::compute_buffer_size(Graph which) const {

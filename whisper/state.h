@@ -134,6 +134,10 @@ class WhisperState {
   // search's sequence reordering). Indices outside [0, n_decoders) or src == dst are a no-op;
   // n_tokens is clamped to [0, n_text_ctx]. No allocation.
   void CopyKv(int src_decoder, int dst_decoder, int n_tokens);
+  // Copies KV positions [begin, end) of src_decoder to dst_decoder, not the logits (beam search
+  // copies only after the prefix the two caches share). The same no-ops and clamping (begin to
+  // [0, end]); no allocation.
+  void CopyKvRange(int src_decoder, int dst_decoder, int begin, int end);
 
   // Bytes the graph `which` needs at its peak (its allocator's largest plan; for the memory
   // report). The encoder, cross and decoder graphs share one buffer of the largest of the three.

@@ -210,6 +210,32 @@ TEST_F(StateTest, CopyKvForksASequence) {
   EXPECT_LT(MaxAbsDiff(st->logits(1), want), 1e-3 * MaxAbs(want));
 }
 
+// CopyKvRange copies only positions [begin, end): a decoder that shares the first two positions
+// with the source and differs after them continues exactly as the source does once [2, 4) is
+// copied, and the copy leaves its logits alone.
+TEST_F(StateTest, CopyKvRangeCopiesOnlyTheDivergentPositions) {
+  std::unique_ptr<WhisperState> st = NewState(*model_, 3, 2, kSimd);
+  ASSERT_NE(st, nullptr);
+  ASSERT_TRUE(st->Encode(mel_.data(), kFrames, 0).ok());
+  const int n_vocab = model_->hparams().n_vocab;
+  const std::vector<int32_t> a = {50257, 50363, 1000, 2000};
+  const std::vector<int32_t> shared_prefix = {50257, 50363, 7, 8, 9};
+  ASSERT_TRUE(st->Decode(0, a.data(), 4, 0).ok());
+  ASSERT_TRUE(st->Decode(2, shared_prefix.data(), 5, 0).ok());
+  const std::vector<float> logits2(st->logits(2), st->logits(2) + n_vocab);
+  st->CopyKvRange(0, 2, 2, 4);
+  EXPECT_EQ(0, memcmp(st->logits(2), logits2.data(), n_vocab * sizeof(float)));
+  const int32_t next = 3000;
+  ASSERT_TRUE(st->Decode(0, &next, 1, 4).ok());
+  ASSERT_TRUE(st->Decode(2, &next, 1, 4).ok());
+  EXPECT_EQ(0, memcmp(st->logits(0), st->logits(2), n_vocab * sizeof(float)));
+  // Copying too little ([3, 4) only) leaves position 2 different: the logits differ.
+  ASSERT_TRUE(st->Decode(2, shared_prefix.data(), 5, 0).ok());
+  st->CopyKvRange(0, 2, 3, 4);
+  ASSERT_TRUE(st->Decode(2, &next, 1, 4).ok());
+  EXPECT_NE(0, memcmp(st->logits(0), st->logits(2), n_vocab * sizeof(float)));
+}
+
 // A batched step of several decoders (out of order, one left out) gives each decoder the logits
 // of the plain-loop forward pass over its own sequence, and writes each one's K/V where its next
 // step (batched again) reads it. The SIMD executor's batched logits are also bit for bit those of

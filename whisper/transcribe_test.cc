@@ -33,7 +33,7 @@ class ScriptedModel : public ModelBackend {
     return absl::OkStatus();
   }
   const float* logits(int) const override { return logits_.data(); }
-  void CopyKv(int, int, int) override {}
+  void CopyKv(int, int, int, int) override {}
   int n_decoders() const override { return 1; }
 
   std::vector<int> seeks;
@@ -93,7 +93,7 @@ class MultilingualModel : public ModelBackend {
     return absl::OkStatus();
   }
   const float* logits(int) const override { return logits_.data(); }
-  void CopyKv(int, int, int) override {}
+  void CopyKv(int, int, int, int) override {}
   int n_decoders() const override { return 1; }
   std::vector<std::vector<Token>> prompts;
 

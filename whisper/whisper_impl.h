@@ -135,7 +135,7 @@ class StateBackend : public ModelBackend {
   absl::Status Decode(int decoder, const Token* tokens, int n_tokens, int n_past) override;
   absl::Status DecodeBatch(const int* decoders, const Token* tokens, int n, int n_past) override;
   const float* logits(int decoder) const override { return s_->ws->logits(decoder); }
-  void CopyKv(int src, int dst, int n_tokens) override { s_->ws->CopyKv(src, dst, n_tokens); }
+  void CopyKv(int src, int dst, int begin, int end) override { s_->ws->CopyKvRange(src, dst, begin, end); }
   int n_decoders() const override { return s_->ws->n_decoders(); }
   absl::StatusOr<AlignmentLogits> Align(const Token* tokens, int n_tokens) override;
 

@@ -58,9 +58,9 @@ class CountingBackend : public ModelBackend {
     n_tokens_ += n;
     return st;
   }
-  void CopyKv(int src, int dst, int n) override {
+  void CopyKv(int src, int dst, int begin, int end) override {
     Start();
-    state_->CopyKv(src, dst, n);
+    state_->CopyKvRange(src, dst, begin, end);
     Stop();
   }
   const float* logits(int d) const override { return state_->logits(d); }
