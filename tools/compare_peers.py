@@ -19,6 +19,9 @@ Systems and configurations (same Whisper tiny.en weights for all):
                   tools/whisper_cpp/build_whisper_cpp.sh, cached) on OUR converted
                   models/ggml-tiny.en.bin: greedy (-bs 1) and its defaults (beam 5, best-of 5,
                   flash attention on), as ours. Not the pywhispercpp wheel: an AVX2 build.
+  ours q8_0 / whisper.cpp q8_0: the same CLIs on models/ggml-tiny.en.bin quantized to Q8_0 by
+                  //tools/quantize (skip with --no-q8); the fw int8 rows are also compared with
+                  ours q8_0 (column x_work vs ours q8_0): 8-bit weights against 8-bit weights.
 Audio: jfk.wav (11 s); "60s", a 60 s clip made here: (jfk.wav + 4 s of silence) x 4; "long",
 ../shared/data/long_speech.flac (3.5 min of real speech, 7+ windows) as 16-bit WAV
 (sndfile-convert, from tools/setup.sh).
@@ -121,10 +124,11 @@ def run_measured(cmd, env):
 
 
 class Config:
-    def __init__(self, system, mode, label, cmd_fn, env_extra=None, ours_key=None):
+    def __init__(self, system, mode, label, cmd_fn, env_extra=None, ours_key=None, q8_key=None):
         self.system, self.mode, self.label = system, mode, label
         self.cmd_fn, self.env_extra = cmd_fn, env_extra or {}
         self.ours_key = ours_key  # label of our config in the same decoding mode
+        self.q8_key = q8_key  # label of our Q8_0 config in that mode (8-bit peers), if any
 
     def run(self, audio, threads):
         env = dict(os.environ, **self.env_extra)
@@ -148,22 +152,22 @@ class Config:
                 **extra}
 
 
-def build_configs(cli, wcpp_cli, args):
+def build_configs(cli, wcpp_cli, args, q8_model=None):
     model = os.path.join(REPO, "models", "ggml-tiny.en.bin")
     ct2 = os.path.join(REPO, "models", "faster-whisper-tiny.en")
     me = os.path.abspath(__file__)
     py = sys.executable
 
-    def ours(extra):
-        return lambda audio, t: [cli, "-m", model, "-f", audio, "-t", str(t), *extra]
+    def ours(extra, m=model):
+        return lambda audio, t: [cli, "-m", m, "-f", audio, "-t", str(t), *extra]
 
     def fw(ct, beam):
         return lambda audio, t: [py, me, "--child", "faster-whisper", "--model", ct2, "--audio",
                                  audio, "--threads", str(t), "--beam", str(beam),
                                  "--compute-type", ct]
 
-    def wcpp(extra):
-        return lambda audio, t: [wcpp_cli, "-m", model, "-f", audio, "-t", str(t), *extra]
+    def wcpp(extra, m=model):
+        return lambda audio, t: [wcpp_cli, "-m", m, "-f", audio, "-t", str(t), *extra]
 
     configs = [
         Config("ours", "greedy", "ours greedy", ours(["-bs", "1"])),
@@ -184,6 +188,17 @@ def build_configs(cli, wcpp_cli, args):
     ]
     for c in configs[:2]:
         c.ours_key = c.label
+    if q8_model:
+        q8g, q8b = "ours q8_0 greedy", "ours q8_0 (bs 5)"
+        for c in configs:  # fw int8 is also compared with our 8-bit weights
+            c.q8_key = {"fw int8 greedy": q8g, "fw int8 bs 5": q8b}.get(c.label)
+        configs += [
+            Config("ours", "greedy", q8g, ours(["-bs", "1"], q8_model), None, q8g),
+            Config("ours", "beam5", q8b, ours([], q8_model), None, q8b),
+            Config("whisper.cpp", "greedy", "whisper.cpp q8_0 greedy", wcpp(["-bs", "1"], q8_model),
+                   None, q8g),
+            Config("whisper.cpp", "beam5", "whisper.cpp q8_0 (bs 5)", wcpp([], q8_model), None, q8b),
+        ]
     wanted = set(args.only.split(",")) if args.only else None
     short = {"ours": "ours", "faster-whisper": "fw", "whisper.cpp": "wcpp"}
     return [c for c in configs if wanted is None or short[c.system] in wanted]
@@ -197,6 +212,19 @@ def build_cli(bazel):
     # A private copy: someone else's build must not replace the binary while we measure.
     dst = os.path.join(tempfile.mkdtemp(prefix="compare_peers_"), "whisper-cli")
     shutil.copy2(os.path.join(bin_dir, "whisper", "cli"), dst)
+    return dst
+
+
+def quantize_q8_0(bazel):
+    """models/ggml-tiny.en.bin quantized to Q8_0 by //tools/quantize (a temporary file)."""
+    subprocess.run([bazel, "build", "-c", "opt", "//tools/quantize"], cwd=REPO, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    bin_dir = subprocess.run([bazel, "info", "-c", "opt", "bazel-bin"], cwd=REPO, check=True,
+                             capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    dst = os.path.join(tempfile.mkdtemp(prefix="compare_peers_q8_"), "ggml-tiny.en-q8_0.bin")
+    subprocess.run([os.path.join(bin_dir, "tools", "quantize", "quantize"),
+                    os.path.join(REPO, "models", "ggml-tiny.en.bin"), dst, "q8_0"], check=True,
+                   stdout=subprocess.DEVNULL)
     return dst
 
 
@@ -224,10 +252,11 @@ def flac_to_wav(src, dst):
 
 
 def print_table(results, configs, audios, threads_list):
+    q8 = any(c.q8_key for c in configs)
     hdr = (f"| audio | th | system / mode | wall s | work s | peak RSS MiB | same text as ours |"
-           f" x_wall vs ours | x_work vs ours |")
+           f" x_wall vs ours | x_work vs ours |" + (" x_work vs ours q8_0 |" if q8 else ""))
     print(hdr)
-    print("|" + "---|" * 9)
+    print("|" + "---|" * (10 if q8 else 9))
     for audio_name in audios:
         for t in threads_list:
             for c in configs:
@@ -246,8 +275,14 @@ def print_table(results, configs, audios, threads_list):
                     pairs = list(zip(runs, ours))
                     xw = f"{statistics.median(a['wall'] / b['wall'] for a, b in pairs):.2f}" if pairs else "-"
                     xk = f"{statistics.median(a['work'] / b['work'] for a, b in pairs):.2f}" if pairs else "-"
+                xq = ""
+                if q8:
+                    q8runs = (results.get((audio_name, t, c.q8_key)) or []) if c.q8_key else []
+                    pairs = list(zip(runs, q8runs))
+                    xq = (f" {statistics.median(a['work'] / b['work'] for a, b in pairs):.2f} |"
+                          if pairs else " - |")
                 print(f"| {audio_name} | {t} | {c.label} | {med['wall']:.2f} | {med['work']:.2f} |"
-                      f" {med['rss_mib']:.0f} | {same} | {xw} | {xk} |")
+                      f" {med['rss_mib']:.0f} | {same} | {xw} | {xk} |{xq}")
 
 
 def main():
@@ -264,6 +299,8 @@ def main():
     ap.add_argument("--bazel", default=os.environ.get("BAZEL", "bazel"))
     ap.add_argument("--json", default=None, help="write every run here")
     ap.add_argument("--show-texts", action="store_true", help="print each distinct transcript")
+    ap.add_argument("--no-q8", action="store_true",
+                    help="skip the Q8_0 rows (ours and whisper.cpp on tiny.en quantized to Q8_0)")
     args = ap.parse_args()
 
     shared = os.environ.get("GGML_WHISPER_SHARED") or os.path.normpath(os.path.join(REPO, "..", "shared"))
@@ -289,7 +326,10 @@ def main():
     cli = args.cli or build_cli(args.bazel)
     wanted = set(args.only.split(",")) if args.only else {"wcpp"}
     wcpp_cli = args.whisper_cpp_cli or (build_whisper_cpp() if "wcpp" in wanted else None)
-    configs = build_configs(cli, wcpp_cli, args)
+    q8_model = None
+    if not args.no_q8 and (args.only is None or "ours" in wanted):
+        q8_model = quantize_q8_0(args.bazel)
+    configs = build_configs(cli, wcpp_cli, args, q8_model)
     print(f"compare_peers: {len(configs)} configurations x {len(audios)} inputs x "
           f"{len(threads_list)} thread counts x {args.rounds} rounds", flush=True)
 
