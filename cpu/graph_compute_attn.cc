@@ -41,9 +41,7 @@ bool CheckFlashAttn(const ggml_tensor* node, CheckMessage* msg) {
   const ggml_tensor* k = node->src[1];
   const ggml_tensor* v = node->src[2];
   const ggml_tensor* mask = node->src[3];
-  if (ggml_get_op_params_f32(node, 1) != 0.0f || ggml_get_op_params_f32(node, 2) != 0.0f) {
-    return msg->Fail("max_bias (ALiBi) and logit_softcap are not implemented");
-  }
+  if (ggml_get_op_params_f32(node, 1) > 0.0f && mask == nullptr) return msg->Fail("max_bias (ALiBi) needs a mask");
   if (q->type != GGML_TYPE_F32 || node->type != GGML_TYPE_F32) return msg->Fail("q and the result must be F32");
   if (!IsFloatType(k->type) || v->type != k->type) return msg->Fail("k and v must both be F16 or both F32");
   if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || v->ne[2] != k->ne[2] || v->ne[3] != k->ne[3] ||
@@ -103,6 +101,8 @@ void ForwardFlashAttn(const ComputeParams& p, ggml_tensor* dst) {
     kv.ldk = k->nb[1] / es_kv;
     kv.ldv = v->nb[1] / es_kv;
     kv.scale = ggml_get_op_params_f32(dst, 0);
+    kv.mask_scale = ggml_alibi_slope(ggml_get_op_params_f32(dst, 1), n_head, h);
+    kv.softcap = ggml_get_op_params_f32(dst, 2);
     FlashAttnQueries qs;
     qs.n_q = static_cast<size_t>(run);
     qs.q = reinterpret_cast<const float*>(static_cast<const char*>(q->data) + i * q->nb[1] + h * q->nb[2] +

@@ -128,7 +128,7 @@ bool CheckElementwise(const ggml_tensor* node, CheckMessage* msg) {
       if (!ggml_can_repeat(b, a) || !ggml_are_same_shape(a, node)) return msg->Fail("b cannot be broadcast to a");
       return true;
     case GGML_OP_SOFT_MAX:
-      if (ggml_get_op_params_f32(node, 1) != 0.0f) return msg->Fail("max_bias (ALiBi) is not implemented");
+      if (ggml_get_op_params_f32(node, 1) > 0.0f && b == nullptr) return msg->Fail("max_bias (ALiBi) needs a mask");
       if (b != nullptr && (!IsF32(b) || b->ne[0] != a->ne[0] || b->ne[1] < a->ne[1])) {
         return msg->Fail("mask must be F32 [ne0, >= ne1]");
       }
@@ -298,6 +298,7 @@ void ForwardSoftMax(const ComputeParams& p, ggml_tensor* dst) {
   const int64_t n = dst->ne[0];
   SoftmaxParams params;
   params.scale = ggml_get_op_params_f32(dst, 0);
+  const float max_bias = ggml_get_op_params_f32(dst, 1);  // ALiBi: the mask times the slope of head i2
   const bool mask_direct = mask != nullptr && mask->nb[0] == sizeof(float);
   const size_t x_stride = FloatRowStride(a), y_stride = FloatRowStride(dst);
   const size_t mask_stride = mask == nullptr ? 0 : FloatRowStride(mask);
@@ -309,10 +310,12 @@ void ForwardSoftMax(const ComputeParams& p, ggml_tensor* dst) {
     }
     ForMyRowRuns(p, dst, [&](int64_t i1_begin, int64_t i1_end, int64_t i2, int64_t i3) {
       // x and y point at row 0 of this (i2, i3): the kernel indexes rows absolutely.
+      SoftmaxParams head_params = run_params;
+      head_params.mask_scale = ggml_alibi_slope(max_bias, a->ne[2], i2);
       SoftmaxRowsF32(static_cast<size_t>(n), static_cast<size_t>(i1_begin),
                      static_cast<size_t>(i1_end),
                      reinterpret_cast<const float*>(RowPtr(a, 0, i2, i3)), x_stride,
-                     reinterpret_cast<float*>(RowPtr(dst, 0, i2, i3)), y_stride, run_params);
+                     reinterpret_cast<float*>(RowPtr(dst, 0, i2, i3)), y_stride, head_params);
     });
     return;
   }
@@ -324,11 +327,13 @@ void ForwardSoftMax(const ComputeParams& p, ggml_tensor* dst) {
       GatherRowF32(n, RowPtr(a, i1, i2, i3), a->nb[0], y);
     }
     SoftmaxParams row_params = params;
+    const float slope = ggml_alibi_slope(max_bias, a->ne[2], i2);
     if (mask_direct) {
       row_params.mask = reinterpret_cast<const float*>(RowPtr(mask, i1, 0, 0));
+      row_params.mask_scale = slope;
     } else if (mask != nullptr) {  // strided mask: apply scale and mask here, then scale 1
       const char* m = RowPtr(mask, i1, 0, 0);
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] * params.scale + LoadF(GGML_TYPE_F32, m + i * mask->nb[0]);
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] * params.scale + slope * LoadF(GGML_TYPE_F32, m + i * mask->nb[0]);
       row_params.scale = 1.0f;
     }
     // The call covers row i1 only: x, y and the mask point at that row, strides 0.

@@ -123,6 +123,9 @@ TEST_P(GraphComputeTest, SoftMaxScaleMaskAndDiagMask) {
       ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_soft_max(c.ctx, x), what), 1e-6, 1e-5, "soft_max " + what);
       const test::Outcome masked = RunAndReference(&Exec(), c.ctx, ggml_soft_max_ext(c.ctx, x, mask, 0.125f, 0.0f), what);
       ExpectClose(masked, 1e-6, 1e-5, "soft_max_ext " + what);
+      // ALiBi over a's 3 heads (slopes 2^-4, 2^-8, then 2^-2: ref_ops derives them in double).
+      ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_soft_max_ext(c.ctx, x, mask, 0.125f, 8.0f), what), 1e-6, 1e-5,
+                  "soft_max_ext alibi " + what);
       ASSERT_EQ(masked.exec.size(), static_cast<size_t>(n * 7 * 3));
       for (int64_t i = 0; i < n; ++i) EXPECT_EQ(masked.exec[4 * n + i], 0.0f) << "fully masked row, " << what;
       for (int n_past : {0, 2}) {
@@ -167,6 +170,17 @@ TEST_P(GraphComputeTest, FlashAttnExtOnWhisperShapedViews) {
     ExpectClose(RunAndReference(&Exec(), c.ctx, ggml_flash_attn_ext(c.ctx, q, k32, v32, nullptr, 0.3f, 0.0f, 0.0f),
                                 "f32 k/v"),
                 2e-6, 1e-5, "flash_attn_ext f32 k/v");
+    // ALiBi (6 heads: slopes 2^-2, 2^-4, 2^-6, 2^-8, then 2^-1, 2^-3) and a logit softcap of 2.
+    ggml_tensor* m32 = RandomTensor(c.ctx, GGML_TYPE_F32, {n_kv, n_q}, 25, -3.0f, 0.0f);
+    for (float max_bias : {0.0f, 8.0f}) {
+      for (float softcap : {0.0f, 2.0f}) {
+        if (max_bias == 0.0f && softcap == 0.0f) continue;
+        const std::string what = absl::StrCat("n_head_kv=", h_kv, " max_bias ", max_bias, " softcap ", softcap);
+        ExpectClose(RunAndReference(&Exec(), c.ctx,
+                                    ggml_flash_attn_ext(c.ctx, q, k16, v16, m32, 3.0f, max_bias, softcap), what),
+                    2e-6, 2e-5, "flash_attn_ext " + what);
+      }
+    }
   }
 }
 

@@ -241,10 +241,22 @@ bool DiagMaskInf(ggml_tensor* dst, const ggml_tensor* a) {
   return true;
 }
 
-// Row softmax of a * scale + mask[:, i1], with max subtraction.
+// ALiBi's slope for head h of n_head, in double, from its definition (ggml/ops.h
+// ggml_alibi_slope): n = 2^floor(log2 n_head); 2^(-max_bias (h + 1) / n) for h < n, else
+// 2^(-max_bias (2 (h - n) + 1) / (2 n)).
+double RefAlibiSlope(double max_bias, int64_t n_head, int64_t h) {
+  if (!(max_bias > 0.0)) return 1.0;
+  int64_t n = 1;
+  while (n * 2 <= n_head) n *= 2;
+  return h < n ? exp2(-max_bias * static_cast<double>(h + 1) / static_cast<double>(n))
+               : exp2(-max_bias * static_cast<double>(2 * (h - n) + 1) / (2.0 * static_cast<double>(n)));
+}
+
+// Row softmax of a * scale + slope(i2) * mask[:, i1], with max subtraction.
 bool SoftMax(ggml_tensor* dst, const ggml_tensor* a, const ggml_tensor* mask) {
   const double scale = ggml_get_op_params_f32(dst, 0);
-  if (ggml_get_op_params_f32(dst, 1) != 0.0f) return Fail(dst, "max_bias (ALiBi) is not implemented");
+  const double max_bias = ggml_get_op_params_f32(dst, 1);
+  if (max_bias > 0.0 && mask == nullptr) return Fail(dst, "max_bias (ALiBi) needs a mask");
   if (mask != nullptr && (!IsFloat(mask) || mask->ne[0] != a->ne[0] || mask->ne[1] < a->ne[1])) {
     return Fail(dst, "mask must be F32 [ne0, >= ne1]");
   }
@@ -252,10 +264,11 @@ bool SoftMax(ggml_tensor* dst, const ggml_tensor* a, const ggml_tensor* mask) {
   std::vector<double> x(static_cast<size_t>(n));
   for (int64_t i3 = 0; i3 < a->ne[3]; ++i3) {
     for (int64_t i2 = 0; i2 < a->ne[2]; ++i2) {
+      const double slope = RefAlibiSlope(max_bias, a->ne[2], i2);
       for (int64_t i1 = 0; i1 < a->ne[1]; ++i1) {
         double max = -INFINITY;
         for (int64_t k = 0; k < n; ++k) {
-          x[k] = Get(a, k, i1, i2, i3) * scale + (mask != nullptr ? Get(mask, k, i1, 0, 0) : 0.0);
+          x[k] = Get(a, k, i1, i2, i3) * scale + (mask != nullptr ? slope * Get(mask, k, i1, 0, 0) : 0.0);
           if (x[k] > max) max = x[k];
         }
         if (max == -INFINITY) {  // every entry masked: all 0 (ggml gives NaN; see ref_ops.h)
@@ -355,16 +368,16 @@ bool Argmax(ggml_tensor* dst, const ggml_tensor* a) {
   return true;
 }
 
-// result[e, h, i, i3] = sum_j softmax_j(scale * q[:, i, h, i3] . k[:, j, hk, i3] + mask[j, i]) v[e, j, hk, i3]
-// with hk = h / (n_head / n_head_kv); a query whose scores are all -inf gives zeros.
+// result[e, h, i, i3] = sum_j softmax_j(cap(scale * q[:, i, h, i3] . k[:, j, hk, i3]) + slope(h) mask[j, i])
+// v[e, j, hk, i3] with hk = h / (n_head / n_head_kv), cap(s) = c tanh(s / c) for logit_softcap c != 0;
+// a query whose scores are all -inf gives zeros.
 bool FlashAttnExt(ggml_tensor* dst) {
   const ggml_tensor* q = dst->src[0];
   const ggml_tensor* k = dst->src[1];
   const ggml_tensor* v = dst->src[2];
   const ggml_tensor* mask = dst->src[3];
-  if (ggml_get_op_params_f32(dst, 1) != 0.0f || ggml_get_op_params_f32(dst, 2) != 0.0f) {
-    return Fail(dst, "max_bias and logit_softcap are not implemented");
-  }
+  const double max_bias = ggml_get_op_params_f32(dst, 1), softcap = ggml_get_op_params_f32(dst, 2);
+  if (max_bias > 0.0 && mask == nullptr) return Fail(dst, "max_bias (ALiBi) needs a mask");
   if (!IsFloat(k) || !IsFloat(v) || k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || k->ne[2] < 1 ||
       q->ne[2] % k->ne[2] != 0 || dst->ne[0] != v->ne[0] || dst->ne[1] != q->ne[2] || dst->ne[2] != q->ne[1] ||
       dst->ne[3] != q->ne[3]) {
@@ -378,12 +391,15 @@ bool FlashAttnExt(ggml_tensor* dst) {
   std::vector<double> s(static_cast<size_t>(n_kv));
   for (int64_t i3 = 0; i3 < q->ne[3]; ++i3) {
     for (int64_t h = 0; h < q->ne[2]; ++h) {
+      const double slope = RefAlibiSlope(max_bias, q->ne[2], h);
       for (int64_t i = 0; i < q->ne[1]; ++i) {
         double mx = -INFINITY;
         for (int64_t j = 0; j < n_kv; ++j) {
           double dot = 0;
           for (int64_t c = 0; c < q->ne[0]; ++c) dot += Get(q, c, i, h, i3) * Get(k, c, j, h / group, i3);
-          s[j] = scale * dot + (mask != nullptr ? Get(mask, j, i, 0, 0) : 0.0);
+          s[j] = scale * dot;
+          if (softcap != 0.0) s[j] = softcap * tanh(s[j] / softcap);
+          s[j] += mask != nullptr ? slope * Get(mask, j, i, 0, 0) : 0.0;
           mx = fmax(mx, s[j]);
         }
         double sum = 0;

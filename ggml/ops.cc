@@ -2,8 +2,11 @@
 // op and op_params. Nothing is computed here.
 #include "ggml/ops.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <cmath>
 
 #include "ggml/internal.h"
 
@@ -298,7 +301,10 @@ ggml_tensor* ggml_soft_max(ggml_context* ctx, ggml_tensor* a) {
 
 ggml_tensor* ggml_soft_max_ext(ggml_context* ctx, ggml_tensor* a, ggml_tensor* mask, float scale,
                                float max_bias) {
-  GGML_OP_CHECK(max_bias == 0.0f, "ggml_soft_max_ext: max_bias %g (ALiBi) is not implemented", max_bias);
+  GGML_OP_CHECK(std::isfinite(scale) && std::isfinite(max_bias),
+                "ggml_soft_max_ext: scale %g and max_bias %g must be finite", scale, max_bias);
+  GGML_OP_CHECK(max_bias <= 0.0f || mask != nullptr, "ggml_soft_max_ext: max_bias %g (ALiBi) needs a mask",
+                max_bias);
   if (mask != nullptr) {
     GGML_OP_NONNULL("ggml_soft_max_ext", a);
     GGML_OP_CHECK(mask->type == GGML_TYPE_F32 && mask->ne[0] == a->ne[0] && mask->ne[1] >= a->ne[1] &&
@@ -385,6 +391,14 @@ ggml_tensor* ggml_repeat(ggml_context* ctx, ggml_tensor* a, ggml_tensor* b) {
   return NewResult(ctx, GGML_TYPE_F32, b->ne, GGML_OP_REPEAT, a);
 }
 
+float ggml_alibi_slope(float max_bias, int64_t n_head, int64_t h) {
+  if (!(max_bias > 0.0f) || n_head < 1) return 1.0f;
+  const int64_t n = int64_t{1} << static_cast<int>(std::floor(std::log2(static_cast<double>(n_head))));
+  const float m0 = std::pow(2.0f, -max_bias / static_cast<float>(n));
+  const float m1 = std::pow(2.0f, -(max_bias / 2.0f) / static_cast<float>(n));
+  return h < n ? std::pow(m0, static_cast<float>(h + 1)) : std::pow(m1, static_cast<float>(2 * (h - n) + 1));
+}
+
 ggml_tensor* ggml_argmax(ggml_context* ctx, ggml_tensor* a) {
   GGML_OP_NONNULL("ggml_argmax", a);
   GGML_OP_CHECK(a->type == GGML_TYPE_F32 && a->ne[2] == 1 && a->ne[3] == 1, "ggml_argmax: %s must be F32 2-D",
@@ -399,8 +413,9 @@ ggml_tensor* ggml_flash_attn_ext(ggml_context* ctx, ggml_tensor* q, ggml_tensor*
   GGML_OP_NONNULL(fn, q);
   GGML_OP_NONNULL(fn, k);
   GGML_OP_NONNULL(fn, v);
-  GGML_OP_CHECK(max_bias == 0.0f, "%s: max_bias %g (ALiBi) is not implemented", fn, max_bias);
-  GGML_OP_CHECK(logit_softcap == 0.0f, "%s: logit_softcap %g is not implemented", fn, logit_softcap);
+  GGML_OP_CHECK(std::isfinite(scale) && std::isfinite(max_bias) && std::isfinite(logit_softcap),
+                "%s: scale %g, max_bias %g and logit_softcap %g must be finite", fn, scale, max_bias, logit_softcap);
+  GGML_OP_CHECK(max_bias <= 0.0f || mask != nullptr, "%s: max_bias %g (ALiBi) needs a mask", fn, max_bias);
   GGML_OP_CHECK(q->type == GGML_TYPE_F32, "%s: q %s must be F32", fn, ShapeStr(q));
   GGML_OP_CHECK((k->type == GGML_TYPE_F16 || k->type == GGML_TYPE_F32) && v->type == k->type,
                 "%s: k %s and v %s must both be F16 or both F32", fn, ShapeStr(k), ShapeStr(v));

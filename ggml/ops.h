@@ -81,9 +81,12 @@ struct ggml_tensor* ggml_get_rows(struct ggml_context* ctx, struct ggml_tensor* 
 // Sets a[i1][i0] = -INF for i0 > n_past + i1 (causal mask). op_params: int n_past. F32.
 struct ggml_tensor* ggml_diag_mask_inf(struct ggml_context* ctx, struct ggml_tensor* a, int n_past);
 
-// Row softmax of (a * scale + mask) with max subtraction. mask is NULL or F32 [ne0, >= ne1]
-// broadcast over a's dims 2 and 3. op_params: float scale, float max_bias (must be 0: ALiBi is not
-// implemented). ggml_soft_max(a) is scale 1 without a mask.
+// Row softmax of (a * scale + slope(i2) * mask) with max subtraction. mask is NULL or F32
+// [ne0, >= ne1] broadcast over a's dims 2 and 3. op_params: float scale, float max_bias. max_bias
+// > 0 is ALiBi (Press et al., 2021, arXiv:2108.12409): a's dim 2 is the head h of ne2 heads and
+// the mask is multiplied by ggml_alibi_slope(max_bias, ne2, h) (1 when max_bias is 0); it needs
+// a mask. ggml_soft_max(a) is scale 1 without a mask. NULL with a message for a mask that does
+// not fit, max_bias > 0 without a mask, or a non-finite scale or max_bias.
 struct ggml_tensor* ggml_soft_max(struct ggml_context* ctx, struct ggml_tensor* a);
 struct ggml_tensor* ggml_soft_max_ext(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* mask,
                                       float scale, float max_bias);
@@ -120,12 +123,21 @@ struct ggml_tensor* ggml_argmax(struct ggml_context* ctx, struct ggml_tensor* a)
 //   result F32 [d_v, n_head, n_q, ne3]   (permuted: a query's heads are adjacent, so the result
 //         reshapes to [d_v * n_head, n_q] without a copy)
 //   result[:, h, i] = sum_j softmax_j(scale * q[:, i, h] . k[:, j, h'] + mask[j, i]) v[:, j, h']
-// with h' = h / (n_head / n_head_kv). op_params: float scale, max_bias, logit_softcap; ALiBi and
-// the softcap are not implemented (must be 0). src: q, k, v, mask. NULL with a message for NULL
-// or mistyped sources or shapes that do not fit.
+// with h' = h / (n_head / n_head_kv). op_params: float scale, max_bias, logit_softcap. As in
+// ggml's CPU kernel, a score is s = scale * q.k; with logit_softcap c != 0 it becomes
+// c * tanh(s / c) (Gemma 2's soft capping); then slope(h) * mask is added, slope =
+// ggml_alibi_slope(max_bias, n_head, h) (ALiBi; 1 when max_bias is 0, which needs a mask when
+// > 0). src: q, k, v, mask. NULL with a message for NULL or mistyped sources, shapes that do not
+// fit, max_bias > 0 without a mask, or non-finite parameters.
 struct ggml_tensor* ggml_flash_attn_ext(struct ggml_context* ctx, struct ggml_tensor* q, struct ggml_tensor* k,
                                        struct ggml_tensor* v, struct ggml_tensor* mask, float scale, float max_bias,
                                        float logit_softcap);
+
+// ALiBi's slope for head h of n_head (ggml-cpu's soft_max and flash_attn_ext): with n =
+// 2^floor(log2(n_head)), m0 = 2^(-max_bias / n) and m1 = 2^(-max_bias / 2 / n), the slope is
+// m0^(h + 1) for h < n and m1^(2 (h - n) + 1) after (the interleaved slopes of a non-power-of-2
+// head count); 1 when max_bias <= 0 or n_head < 1.
+float ggml_alibi_slope(float max_bias, int64_t n_head, int64_t h);
 
 // How many sources an op requires (src[0..n) must be non-NULL): 2 for ADD, MUL, MUL_MAT, CPY,
 // GET_ROWS, IM2COL, CONCAT; 3 for FLASH_ATTN_EXT (its mask, src[3], is optional); 1 for the others (SOFT_MAX's mask, src[1], is optional); 0 for NONE.

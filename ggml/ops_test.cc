@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -278,7 +279,12 @@ TEST_F(OpsTest, SoftMaxWithAndWithoutMask) {
   EXPECT_EQ(ggml_soft_max_ext(ctx_, kq, F32(8, 3), 1.0f, 0.0f), nullptr);
   EXPECT_EQ(ggml_soft_max_ext(ctx_, kq, New(GGML_TYPE_F16, 8, 4), 1.0f, 0.0f), nullptr);
   EXPECT_EQ(ggml_soft_max_ext(ctx_, kq, nullptr, 1.0f, 8.0f), nullptr);
-  EXPECT_TRUE(ErrorMentions(log_, {"max_bias 8", "ALiBi"}));
+  EXPECT_TRUE(ErrorMentions(log_, {"max_bias 8", "ALiBi", "needs a mask"}));
+  ggml_tensor* alibi = ggml_soft_max_ext(ctx_, kq, mask, 1.0f, 8.0f);
+  ASSERT_NE(alibi, nullptr);
+  EXPECT_EQ(ParamF32(alibi, 1), 8.0f);
+  EXPECT_EQ(ggml_soft_max_ext(ctx_, kq, mask, NAN, 0.0f), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"must be finite"}));
   EXPECT_EQ(ggml_soft_max_ext(ctx_, nullptr, mask, 1.0f, 0.0f), nullptr);
   EXPECT_TRUE(ErrorMentions(log_, {"a source tensor is NULL"}));
   EXPECT_EQ(ggml_soft_max(ctx_, nullptr), nullptr);
@@ -317,11 +323,25 @@ TEST_F(OpsTest, FlashAttnExtResultIsPermutedAndChecksItsSources) {
   EXPECT_EQ(ggml_flash_attn_ext(ctx_, New(GGML_TYPE_F16, 64, 30, 6), k, v, nullptr, 1.0f, 0.0f, 0.0f), nullptr);
   EXPECT_TRUE(ErrorMentions(log_, {"q '' f16 [64, 30, 6, 1] must be F32"}));
   EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, k, v, nullptr, 1.0f, 8.0f, 0.0f), nullptr);
-  EXPECT_TRUE(ErrorMentions(log_, {"ALiBi"}));
-  EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, k, v, nullptr, 1.0f, 0.0f, 30.0f), nullptr);
-  EXPECT_TRUE(ErrorMentions(log_, {"logit_softcap 30"}));
+  EXPECT_TRUE(ErrorMentions(log_, {"ALiBi", "needs a mask"}));
+  ggml_tensor* capped = ggml_flash_attn_ext(ctx_, q, k, v, mask, 1.0f, 8.0f, 30.0f);
+  ASSERT_NE(capped, nullptr);
+  EXPECT_EQ(ParamF32(capped, 1), 8.0f);
+  EXPECT_EQ(ParamF32(capped, 2), 30.0f);
+  EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, k, v, nullptr, 1.0f, 0.0f, INFINITY), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"logit_softcap inf must be finite"}));
   EXPECT_EQ(ggml_flash_attn_ext(ctx_, q, nullptr, v, nullptr, 1.0f, 0.0f, 0.0f), nullptr);
   EXPECT_TRUE(ErrorMentions(log_, {"a source tensor is NULL"}));
+}
+
+// ALiBi slopes by hand: 8 heads, max_bias 8: m0 = 2^-1, slopes 2^-1 .. 2^-8; 6 heads: n = 4,
+// m0 = 2^-2 (heads 0-3: 2^-2, 2^-4, 2^-6, 2^-8), m1 = 2^-1 (heads 4, 5: 2^-1, 2^-3).
+TEST_F(OpsTest, AlibiSlopesFollowTheDefinition) {
+  for (int h = 0; h < 8; ++h) EXPECT_EQ(ggml_alibi_slope(8.0f, 8, h), std::ldexp(1.0f, -(h + 1))) << h;
+  const int want6[6] = {-2, -4, -6, -8, -1, -3};
+  for (int h = 0; h < 6; ++h) EXPECT_EQ(ggml_alibi_slope(8.0f, 6, h), std::ldexp(1.0f, want6[h])) << h;
+  EXPECT_EQ(ggml_alibi_slope(0.0f, 6, 3), 1.0f);
+  EXPECT_EQ(ggml_alibi_slope(8.0f, 0, 0), 1.0f);
 }
 
 TEST_F(OpsTest, Im2colAndConv1dFollowTheOutputLengthFormula) {

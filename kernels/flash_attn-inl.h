@@ -95,16 +95,25 @@ HWY_INLINE void PackKV(D d, const FlashAttnKV& kv, const FlashAttnLayout& l, flo
 }
 
 // Online softmax of one query's score row s[0..nb) over the keys [j0, j0 + kr) of the step
-// (kr <= nb; nb a multiple of the vector length, the row's capacity in use): adds the mask,
+// (kr <= nb; nb a multiple of the vector length, the row's capacity in use): caps the scores
+// (softcap != 0: s = softcap * tanh(s), the scale already divided by softcap), adds the mask
+// times mask_scale (ALiBi's slope),
 // folds the step into the running max `m` and sum `sum`, writes the step's probabilities
 // exp(s - m_new) over s (0 past kr) and returns the factor by which the row's earlier output
 // must be scaled (exp(m_old - m_new); 1 if nothing changed).
 template <class D>
 HWY_INLINE float SoftmaxBlock(D d, float* HWY_RESTRICT s, size_t kr, size_t nb, const float* mask_f32,
-                              const ggml_fp16_t* mask_f16, float* m, float* sum) {
+                              const ggml_fp16_t* mask_f16, float mask_scale, float softcap, float* m,
+                              float* sum) {
   const size_t N = hn::Lanes(d);
+  if (softcap != 0.0f) {
+    const auto vc = hn::Set(d, softcap);
+    for (size_t i = 0; i < nb; i += N) hn::StoreU(hn::Mul(vc, hn::Tanh(d, hn::LoadU(d, s + i))), d, s + i);
+  }
   if (mask_f32 != nullptr || mask_f16 != nullptr) {
-    for (size_t i = 0; i < kr; ++i) s[i] += mask_f32 != nullptr ? mask_f32[i] : ggml_fp16_to_fp32(mask_f16[i]);
+    for (size_t i = 0; i < kr; ++i) {
+      s[i] += mask_scale * (mask_f32 != nullptr ? mask_f32[i] : ggml_fp16_to_fp32(mask_f16[i]));
+    }
   }
   if (kr < nb) {  // padded keys take no part
     const auto ninf = hn::Set(d, -INFINITY);
@@ -143,13 +152,14 @@ HWY_INLINE void FlashAttnHead(D d, const FlashAttnKV& kv, const FlashAttnQueries
   float* HWY_RESTRICT s = w + l.s;
   float* HWY_RESTRICT q = w + l.qs;
   float m[kNR], sum[kNR], alpha[kNR];
+  const float q_scale = kv.softcap != 0.0f ? kv.scale / kv.softcap : kv.scale;  // ggml's order
   for (size_t i0 = 0; i0 < qs.n_q; i0 += kNR) {
     const size_t nr = HWY_MIN(kNR, qs.n_q - i0);
     // The tile's queries, scaled; missing rows are zero (the micro-kernel reads all kNR rows).
     for (size_t r = 0; r < kNR; ++r) {
       if (r < nr) {
         const float* src = qs.q + (i0 + r) * qs.ldq;
-        for (size_t c = 0; c < d_k; ++c) q[r * d_k + c] = src[c] * kv.scale;
+        for (size_t c = 0; c < d_k; ++c) q[r * d_k + c] = src[c] * q_scale;
       } else {
         memset(q + r * d_k, 0, d_k * sizeof(float));
       }
@@ -169,7 +179,8 @@ HWY_INLINE void FlashAttnHead(D d, const FlashAttnKV& kv, const FlashAttnQueries
       for (size_t r = 0; r < nr; ++r) {
         const size_t mrow = (i0 + r) * qs.ld_mask + j0;
         alpha[r] = SoftmaxBlock(d, s + r * KB, kr, nb, qs.mask_f32 != nullptr ? qs.mask_f32 + mrow : nullptr,
-                                qs.mask_f16 != nullptr ? qs.mask_f16 + mrow : nullptr, &m[r], &sum[r]);
+                                qs.mask_f16 != nullptr ? qs.mask_f16 + mrow : nullptr, kv.mask_scale, kv.softcap,
+                                &m[r], &sum[r]);
         rescale |= alpha[r] != 1.0f;
       }
       if (rescale) {

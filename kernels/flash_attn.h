@@ -7,11 +7,13 @@
 //   mask: NULL, or n_q rows of n_kv f32 or f16 (row i at mask + i * ld_mask), added to the scores
 //   out:  n_q  rows of d_v f32        (row i at out + i * ld_out)
 //
-//   s[i][j]  = scale * dot(q_i, k_j) + mask[i][j]
+//   s[i][j]  = cap(scale * dot(q_i, k_j)) + mask_scale * mask[i][j]
+//   cap(x)   = softcap * tanh(x / softcap) if softcap != 0, else x
 //   out[i]   = sum_j exp(s[i][j] - max_j s[i][j]) v_j / sum_j exp(s[i][j] - max_j s[i][j])
 //
 // This is ggml_flash_attn_ext's definition for one head (ggml/include/ggml.h; the CPU reference
-// ggml_compute_forward_flash_attn_ext_f16 in ggml-cpu/ops.cpp), without ALiBi or logit softcap;
+// ggml_compute_forward_flash_attn_ext_f16 in ggml-cpu/ops.cpp; ALiBi is mask_scale = the head's
+// slope, logit_softcap is softcap);
 // the algorithm is FlashAttention's (Dao et al., 2022, arXiv:2205.14135, Algorithm 1) with the
 // score block kept in registers. A row whose scores are all -inf gives zeros (ggml: NaN), like
 // kernels/softmax.h.
@@ -52,6 +54,8 @@ struct FlashAttnKV {
   const float* v_f32 = nullptr;
   size_t ldv = 0;
   float scale = 1.0f;  // Whisper: 1 / sqrt(d_k)
+  float mask_scale = 1.0f;  // the mask's factor: ALiBi's slope for this head (ggml_alibi_slope)
+  float softcap = 0.0f;     // logit soft capping (0: none)
 };
 
 // The queries, the optional mask and the output of one call.

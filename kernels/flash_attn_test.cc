@@ -24,6 +24,8 @@ struct Case {
   bool f16_kv;
   int mask;  // 0 none, 1 f32, 2 f16
   float scale;
+  float mask_scale = 1.0f;  // ALiBi's slope
+  float softcap = 0.0f;
 };
 
 // Owns the operands of one case, with padded strides.
@@ -72,6 +74,8 @@ struct Operands {
     kv.ldk = ldk;
     kv.ldv = ldv;
     kv.scale = c.scale;
+    kv.mask_scale = c.mask_scale;
+    kv.softcap = c.softcap;
     return kv;
   }
 
@@ -97,7 +101,9 @@ std::vector<double> Reference(const Case& c, const Operands& o, size_t i) {
   for (size_t j = 0; j < c.n_kv; ++j) {
     double dot = 0;
     for (size_t e = 0; e < c.d_k; ++e) dot += double(o.q[i * o.ldq + e]) * o.k32[j * o.ldk + e];
-    s[j] = c.scale * dot + (c.mask != 0 ? o.m32[i * o.ldm + j] : 0.0);
+    s[j] = c.scale * dot;
+    if (c.softcap != 0.0f) s[j] = c.softcap * tanh(s[j] / c.softcap);
+    s[j] += c.mask != 0 ? double(c.mask_scale) * o.m32[i * o.ldm + j] : 0.0;
     mx = fmax(mx, s[j]);
   }
   std::vector<double> out(c.d_v, 0.0);
@@ -115,7 +121,8 @@ std::vector<double> Reference(const Case& c, const Operands& o, size_t i) {
 void RunCase(const Case& c) {
   SCOPED_TRACE(::testing::Message() << "d_k=" << c.d_k << " d_v=" << c.d_v << " n_kv=" << c.n_kv
                                     << " n_q=" << c.n_q << " f16=" << c.f16_kv << " mask=" << c.mask
-                                    << " scale=" << c.scale);
+                                    << " scale=" << c.scale << " mask_scale=" << c.mask_scale
+                                    << " softcap=" << c.softcap);
   Operands o(c);
   std::vector<uint8_t> work(FlashAttnWorkSize(c.d_k, c.d_v, c.n_kv) + 1);
   // Unaligned scratch on purpose: the kernel aligns it.
@@ -150,6 +157,25 @@ TEST_P(FlashAttnTest, MatchesDoubleReference) {
         RunCase({d_k, d_v, n_kv, 13, f16, mask, 1.0f / sqrtf(float(d_k))});
         RunCase({d_k, d_v, n_kv, 30, !f16, mask, 0.5f});
       }
+    }
+  }
+}
+
+// ALiBi (the mask times the head's slope) and logit soft capping (scores c tanh(s / c)), alone
+// and together, against the same double reference.
+TEST_P(FlashAttnTest, AlibiSlopeAndSoftcap) {
+  test::ExpectDispatchedTo(GetParam());
+  for (size_t n_kv : {5, 70}) {
+    for (int mask = 1; mask < 3; ++mask) {
+      Case c{64, 40, n_kv, 17, mask == 2, mask, 1.0f / 8.0f};
+      c.mask_scale = 0.0625f;
+      RunCase(c);
+      c.mask_scale = 1.0f;
+      c.scale = 4.0f;  // scores up to ~|64 x 4 x 1/3|: the cap at 5 bites
+      c.softcap = 5.0f;
+      RunCase(c);
+      c.mask_scale = 0.5f;
+      RunCase(c);
     }
   }
 }

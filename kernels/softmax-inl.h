@@ -17,11 +17,15 @@ namespace ggml_cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// v = scale * x [+ mask] for one vector.
+// v = scale * x [+ mask_scale * mask] for one vector.
 template <class D>
-HWY_INLINE hn::Vec<D> ScaledMasked(D d, const float* x, const float* mask, size_t i, float scale) {
+HWY_INLINE hn::Vec<D> ScaledMasked(D d, const float* x, const float* mask, size_t i, float scale,
+                                   float mask_scale = 1.0f) {
   auto v = hn::Mul(hn::LoadU(d, x + i), hn::Set(d, scale));
-  if (mask != nullptr) v = hn::Add(v, hn::LoadU(d, mask + i));
+  if (mask != nullptr) {
+    const auto m = hn::LoadU(d, mask + i);
+    v = mask_scale == 1.0f ? hn::Add(v, m) : hn::MulAdd(m, hn::Set(d, mask_scale), v);
+  }
   return v;
 }
 
@@ -37,15 +41,15 @@ HWY_INLINE hn::Vec<D> ExpShifted(D d, hn::Vec<D> v, hn::Vec<D> mx) {
 // One row; the first `len` columns take part, the rest are written as 0.
 template <class D>
 HWY_INLINE void SoftmaxRow(D d, size_t n, size_t len, const float* x, const float* mask,
-                           float scale, float* y) {
+                           float scale, float* y, float mask_scale = 1.0f) {
   const size_t N = hn::Lanes(d);
   const hn::CappedTag<float, 1> d1;
   // Pass 1: the max of v.
   auto vmax = hn::Set(d, -INFINITY);
   size_t i = 0;
-  for (; i + N <= len; i += N) vmax = hn::Max(vmax, ScaledMasked(d, x, mask, i, scale));
+  for (; i + N <= len; i += N) vmax = hn::Max(vmax, ScaledMasked(d, x, mask, i, scale, mask_scale));
   float mx = hn::GetLane(hn::MaxOfLanes(d, vmax));
-  for (; i < len; ++i) mx = HWY_MAX(mx, hn::GetLane(ScaledMasked(d1, x, mask, i, scale)));
+  for (; i < len; ++i) mx = HWY_MAX(mx, hn::GetLane(ScaledMasked(d1, x, mask, i, scale, mask_scale)));
   if (!(mx > -INFINITY)) {  // nothing finite (or NaN max): all zeros
     for (size_t j = 0; j < n; ++j) y[j] = 0.0f;
     return;
@@ -55,13 +59,13 @@ HWY_INLINE void SoftmaxRow(D d, size_t n, size_t len, const float* x, const floa
   auto vsum = hn::Zero(d);
   i = 0;
   for (; i + N <= len; i += N) {
-    const auto e = ExpShifted(d, ScaledMasked(d, x, mask, i, scale), vmx);
+    const auto e = ExpShifted(d, ScaledMasked(d, x, mask, i, scale, mask_scale), vmx);
     hn::StoreU(e, d, y + i);
     vsum = hn::Add(vsum, e);
   }
   float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
   for (; i < len; ++i) {
-    const auto e = ExpShifted(d1, ScaledMasked(d1, x, mask, i, scale), hn::Set(d1, mx));
+    const auto e = ExpShifted(d1, ScaledMasked(d1, x, mask, i, scale, mask_scale), hn::Set(d1, mx));
     hn::StoreU(e, d1, y + i);
     sum += hn::GetLane(e);
   }

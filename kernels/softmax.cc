@@ -19,7 +19,7 @@ void SoftmaxRowsF32(size_t n, size_t row_begin, size_t row_end, const float* x, 
   for (size_t r = row_begin; r < row_end; ++r) {
     const size_t len = p.causal ? HWY_MIN(n, p.n_past + r + 1) : n;
     const float* mask = p.mask != nullptr ? p.mask + r * p.mask_stride : nullptr;
-    SoftmaxRow(d, n, len, x + r * x_stride, mask, p.scale, y + r * y_stride);
+    SoftmaxRow(d, n, len, x + r * x_stride, mask, p.scale, y + r * y_stride, p.mask_scale);
   }
 }
 

@@ -1,7 +1,7 @@
 // Row softmax as ggml_soft_max_ext (scale, optional additive mask row) combined with
 // ggml_diag_mask_inf (causal): for each row r of x (ggml ne = [n, nrows]),
 //
-//   v[i] = scale * x[r][i] + mask[r][i]           (mask term only if mask != null)
+//   v[i] = scale * x[r][i] + mask_scale * mask[r][i]   (mask term only if mask != null)
 //   v[i] = -inf                for i > n_past + r   (only if causal)
 //   y[r][i] = exp(v[i] - max_j v[j]) / sum_j exp(v[j] - max_j v[j])
 //
@@ -20,6 +20,7 @@ namespace ggml_cpu {
 struct SoftmaxParams {
   float scale = 1.0f;            // Whisper encoder: 1/sqrt(d_head)
   const float* mask = nullptr;   // additive, row r at mask + r * mask_stride; n floats per row
+  float mask_scale = 1.0f;       // the mask's factor: ALiBi's slope of the row's head (ggml/ops.h)
   size_t mask_stride = 0;
   bool causal = false;           // ggml_diag_mask_inf(n_past): -inf for columns > n_past + r
   size_t n_past = 0;

@@ -72,7 +72,7 @@ struct CliParams {
   bool output_vtt = false;        // -ovtt: .vtt
   bool output_srt = false;        // -osrt: .srt
   bool output_lrc = false;        // -olrc: .lrc
-  bool output_words = false;      // -owts: karaoke video script .wts (not implemented)
+  bool output_words = false;      // -owts: karaoke video script .wts (output.h FormatWts)
   // -fp: font for the -owts video (only used by -owts)
   std::string font_path = "/System/Library/Fonts/Supplemental/Courier New Bold.ttf";
   bool output_csv = false;        // -ocsv: .csv
@@ -94,7 +94,7 @@ struct CliParams {
 
   // --- token suppression, grammar, token-level timestamps ---
   bool suppress_nst = false;      // -sns: suppress non-speech tokens
-  std::string suppress_regex;     // --suppress-regex: suppress tokens matching it (not implemented)
+  std::string suppress_regex;     // --suppress-regex: suppress tokens whose text matches it
   std::string grammar;            // --grammar: GBNF grammar text or file (not implemented)
   std::string grammar_rule;       // --grammar-rule: top-level rule (only used with --grammar)
   float grammar_penalty = 100.0f;  // --grammar-penalty: logit scale (only used with --grammar)
