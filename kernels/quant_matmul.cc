@@ -16,50 +16,31 @@ MulMatDequantOps MakeDequantOps(ggml_type type) {
   return MulMatDequantOps{ggml_type_name(type), t->blck_size, t->type_size, t->to_float};
 }
 
+// The weight types with kernels, in table order; -1 for any other type.
+constexpr ggml_type kWeightTypes[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
+                                      GGML_TYPE_Q8_0};
+int WeightIndex(ggml_type type) {
+  for (int i = 0; i < 5; ++i) {
+    if (kWeightTypes[i] == type) return i;
+  }
+  return -1;
+}
+
+// A static table of Make(t) for every weight type, looked up by type.
+template <class Ops, Ops (*Make)(ggml_type)>
+const Ops* Lookup(ggml_type type) {
+  static const Ops table[5] = {Make(kWeightTypes[0]), Make(kWeightTypes[1]), Make(kWeightTypes[2]),
+                               Make(kWeightTypes[3]), Make(kWeightTypes[4])};
+  const int i = WeightIndex(type);
+  return i < 0 ? nullptr : &table[i];
+}
+
 }  // namespace
 
 const MulMatDequantOps* QuantMulMatDequantOps(ggml_type type) {
-  static const MulMatDequantOps kQ4_0 = MakeDequantOps(GGML_TYPE_Q4_0);
-  static const MulMatDequantOps kQ4_1 = MakeDequantOps(GGML_TYPE_Q4_1);
-  static const MulMatDequantOps kQ5_0 = MakeDequantOps(GGML_TYPE_Q5_0);
-  static const MulMatDequantOps kQ5_1 = MakeDequantOps(GGML_TYPE_Q5_1);
-  static const MulMatDequantOps kQ8_0 = MakeDequantOps(GGML_TYPE_Q8_0);
-  switch (type) {
-    case GGML_TYPE_Q4_0:
-      return &kQ4_0;
-    case GGML_TYPE_Q4_1:
-      return &kQ4_1;
-    case GGML_TYPE_Q5_0:
-      return &kQ5_0;
-    case GGML_TYPE_Q5_1:
-      return &kQ5_1;
-    case GGML_TYPE_Q8_0:
-      return &kQ8_0;
-    default:
-      return nullptr;
-  }
+  return Lookup<MulMatDequantOps, MakeDequantOps>(type);
 }
 
-const MulMatRowOps* QuantMulMatRowOps(ggml_type type) {
-  static const MulMatRowOps kQ4_0 = MakeOps(GGML_TYPE_Q4_0);
-  static const MulMatRowOps kQ4_1 = MakeOps(GGML_TYPE_Q4_1);
-  static const MulMatRowOps kQ5_0 = MakeOps(GGML_TYPE_Q5_0);
-  static const MulMatRowOps kQ5_1 = MakeOps(GGML_TYPE_Q5_1);
-  static const MulMatRowOps kQ8_0 = MakeOps(GGML_TYPE_Q8_0);
-  switch (type) {
-    case GGML_TYPE_Q4_0:
-      return &kQ4_0;
-    case GGML_TYPE_Q4_1:
-      return &kQ4_1;
-    case GGML_TYPE_Q5_0:
-      return &kQ5_0;
-    case GGML_TYPE_Q5_1:
-      return &kQ5_1;
-    case GGML_TYPE_Q8_0:
-      return &kQ8_0;
-    default:
-      return nullptr;
-  }
-}
+const MulMatRowOps* QuantMulMatRowOps(ggml_type type) { return Lookup<MulMatRowOps, MakeOps>(type); }
 
 }  // namespace ggml_cpu
