@@ -61,8 +61,10 @@ HWY_INLINE void VecDotRows(int64_t n, int64_t nrows, const void* a, size_t a_nb1
   const float* yf = static_cast<const float*>(y);
   const size_t K = static_cast<size_t>(n), rows = static_cast<size_t>(nrows);
   size_t r = 0;
-  for (; r + 4 <= rows; r += 4) DotTile<4, 1>(d, K, at + r * lda, lda, yf, 0, s + r, 1);
-  for (; r < rows; ++r) DotTile<1, 1>(d, K, at + r * lda, lda, yf, 0, s + r, 1);
+  for (; r + 4 <= rows; r += 4) {
+    DotTile<4, 1>(d, K, at + r * lda, lda, yf, 0, s + r, 1, r + 8 <= rows ? at + (r + 4) * lda : nullptr);
+  }
+  for (; r < rows; ++r) DotTile<1, 1>(d, K, at + r * lda, lda, yf, 0, s + r, 1, r + 1 < rows ? at + (r + 1) * lda : nullptr);
 }
 
 void VecDotRowsF32(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,

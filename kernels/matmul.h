@@ -18,7 +18,8 @@
 // then for each group of 12 (AVX-512) or 6 (AVX2 and below) rows of b, packed once into L1, a
 // register micro-kernel accumulates a 2-vector x 12 tile of c with FMAs (no horizontal sums).
 // Smaller N (decoder steps, the vocabulary projection) uses dot products of 4 a rows x <= 4 b
-// rows, streaming a once. F16 is widened rather than b narrowed to f16 (ggml's choice): the
+// rows, streaming a once, with the next 4 rows prefetched while the current ones are read
+// (//kernels:gemv_benchmark compares a decoder step's products with a bare read of its bytes). F16 is widened rather than b narrowed to f16 (ggml's choice): the
 // packing cost is amortized over all N columns, the FMAs run at f32 rate either way, and b keeps
 // full precision.
 //

@@ -37,6 +37,7 @@
 #include <type_traits>
 
 #include "ggml/fp16.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/fp16-inl.h"
 #include "kernels/quant_types.h"
@@ -487,10 +488,12 @@ HWY_INLINE hn::Vec<DF> F16x4ToF32(DF df, uint16_t a, uint16_t b, uint16_t c, uin
 // the 4 rows' block sums are formed exactly as one 4-lane integer vector (transposed per
 // 128-bit block, then folded), and the reference's
 // float expression runs lane by lane (one row per lane, IEEE operations in the reference's
-// order), so every lane has QuantDotRow's bits.
+// order), so every lane has QuantDotRow's bits. `next` (or nullptr): the 4 rows read after
+// these, prefetched block by block (see matmul-inl.h's DotTile: decoder steps stream the weights
+// once, and without it the dependent sums cap the misses in flight).
 template <class Decoder, class BlockY>
 HWY_INLINE void DotRows4(int64_t nb, const uint8_t* x_row, size_t x_nb1, const BlockY* y,
-                         float* s) {
+                         float* s, const uint8_t* next) {
   using BlockX = typename Decoder::Block;
   using Dot = BlockDot<Decoder>;
   const typename Dot::D32 d32;
@@ -508,6 +511,9 @@ HWY_INLINE void DotRows4(int64_t nb, const uint8_t* x_row, size_t x_nb1, const B
   const BlockX* x3 = reinterpret_cast<const BlockX*>(x_row + 3 * x_nb1);
   auto sum = hn::Zero(df);
   for (int64_t i = 0; i < nb; ++i) {
+    if (next != nullptr) {
+      for (size_t r = 0; r < 4; ++r) hwy::Prefetch(next + r * x_nb1 + static_cast<size_t>(i) * sizeof(BlockX));
+    }
     const BlockY& by = y[i];
     const typename Dot::Activations act = Dot::Load(by);
     const auto isum = FoldTo4(d32, SumsOf4PerBlock(d32, Dot::Dot(x0[i], act), Dot::Dot(x1[i], act),
@@ -535,7 +541,9 @@ HWY_INLINE void VecDotRows(int64_t n, int64_t nrows, const typename Decoder::Blo
   const uint8_t* x_row = reinterpret_cast<const uint8_t*>(x);
   int64_t r = 0;
 #if HWY_TARGET != HWY_SCALAR
-  for (; r + 4 <= nrows; r += 4) DotRows4<Decoder>(nb, x_row + r * x_nb1, x_nb1, y, s + r);
+  for (; r + 4 <= nrows; r += 4) {
+    DotRows4<Decoder>(nb, x_row + r * x_nb1, x_nb1, y, s + r, r + 8 <= nrows ? x_row + (r + 4) * x_nb1 : nullptr);
+  }
 #endif
   for (; r < nrows; ++r) {
     s[r] = QuantDotRow<Decoder>(nb, reinterpret_cast<const typename Decoder::Block*>(x_row + r * x_nb1), y);
