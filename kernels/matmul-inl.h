@@ -286,9 +286,15 @@ HWY_INLINE void DotTileRows(D d, size_t K, const TA* a, size_t lda, const float*
   }
 }
 
+// b rows per DotTile: 4 x 4 accumulators plus the b vectors fit 32 registers, but not the 16 of
+// AVX2 and below, where they spill; 4 x 3 does not (a beam-5 step's vocabulary projection,
+// [384, 51864] F16 x 5 rows, ran 1.2-1.4x faster with groups of 3 + 2 than 4 + 1 on AVX2,
+// //kernels:matmul_benchmark logits_51864x384x5, best of 5, three interleaved runs).
+constexpr size_t kDotRowsB = kNR == 12 ? 4 : 3;
+
 // The dot-product path over one block of c (few b rows: decoder steps, batched beams): a is
-// streamed once, 4 rows at a time, and each 4-row tile meets every group of up to 4 b rows while
-// it is in L1 (the b rows stay in L1 too). Streaming a once per group instead read the logits
+// streamed once, 4 rows at a time, and each 4-row tile meets every group of up to kDotRowsB b
+// rows while it is in L1 (the b rows stay in L1 too). Streaming a once per group instead read the logits
 // projection (tiny.en: 40 MB of F16) twice from memory for 5 beams.
 template <class D, typename TA>
 HWY_INLINE void MulMatDots(D d, size_t K, const TA* a, size_t lda, const float* b, size_t ldb,
@@ -299,16 +305,16 @@ HWY_INLINE void MulMatDots(D d, size_t K, const TA* a, size_t lda, const float* 
   size_t m = m_begin;
   for (; m + 4 <= m_end; m += 4) {
     const TA* next = m + 8 <= m_end ? a + (m + 4) * lda : nullptr;
-    for (size_t n0 = n_begin; n0 < n_end; n0 += 4) {
-      const size_t nb = HWY_MIN(size_t{4}, n_end - n0);
+    for (size_t n0 = n_begin; n0 < n_end; n0 += kDotRowsB) {
+      const size_t nb = HWY_MIN(kDotRowsB, n_end - n0);
       DotTileRows<4>(d, K, a + m * lda, lda, b + n0 * ldb, ldb, nb, c + n0 * ldc + m, ldc,
                      n0 == n_begin ? next : nullptr);
     }
   }
   for (; m < m_end; ++m) {
     const TA* next = m + 1 < m_end ? a + (m + 1) * lda : nullptr;
-    for (size_t n0 = n_begin; n0 < n_end; n0 += 4) {
-      const size_t nb = HWY_MIN(size_t{4}, n_end - n0);
+    for (size_t n0 = n_begin; n0 < n_end; n0 += kDotRowsB) {
+      const size_t nb = HWY_MIN(kDotRowsB, n_end - n0);
       DotTileRows<1>(d, K, a + m * lda, lda, b + n0 * ldb, ldb, nb, c + n0 * ldc + m, ldc,
                      n0 == n_begin ? next : nullptr);
     }
