@@ -4,8 +4,10 @@
 // (n_text_state 384, 4 layers) per layer the self-attention q/k/v/out and cross-attention q/out
 // projections (6 x [384, 384]), fc1 [384, 1536] and fc2 [1536, 384], then the vocabulary
 // projection [384, 51864] (ggml ne order: [K, M]). That is 56 MB of F16, 30 MB of Q8_0, read
-// once per token: far more than the caches hold, so the step is bound by how fast the weights
-// stream from memory. This benchmark runs that sequence of products (MulMatF16, or
+// once per token. Each layer's cross-attention also reads the window's F16 cross K and V once
+// per head (6 heads: K [64, 1500], the scores, and V transposed [1500, 64]), 9.2 MB in all,
+// whatever the weight type. Far more than the caches hold, so the step is bound by how fast
+// these bytes stream from memory. This benchmark runs that sequence of products (MulMatF16, or
 // MulMatConvertB + MulMatConverted for Q8_0, with M split across threads as the graph executor
 // splits it) and, in the same process, a plain vector read of the same bytes (StreamRead: the
 // bandwidth one core or two actually get). Counter `of_stream` = stream time / product time for
@@ -35,31 +37,36 @@
 namespace ggml_cpu {
 namespace {
 
+enum class WeightType { kF16, kQ8_0 };
+
 struct Product {
+  WeightType type;   // of a
   size_t m, k;       // a ne = [k, m]
-  size_t offset;     // bytes from the start of the weight block
+  size_t offset;     // bytes from the start of the block
   size_t row_bytes;  // bytes of one row of a
 };
 
-enum class WeightType { kF16, kQ8_0 };
-
 size_t RowBytes(WeightType t, size_t k) { return t == WeightType::kF16 ? k * 2 : k / 32 * 34; }
 
-// The tiny.en decoder step's products, in graph order.
+// The tiny.en decoder step's products, in graph order: weights of type t, cross K/V F16.
 std::vector<Product> DecoderStep(WeightType t, size_t* total) {
   std::vector<Product> p;
   size_t off = 0;
-  auto add = [&](size_t m, size_t k) {
-    p.push_back({m, k, off, RowBytes(t, k)});
-    off += m * RowBytes(t, k);
+  auto add = [&](WeightType type, size_t m, size_t k) {
+    p.push_back({type, m, k, off, RowBytes(type, k)});
+    off += m * RowBytes(type, k);
     off = (off + 63) / 64 * 64;
   };
   for (int layer = 0; layer < 4; ++layer) {
-    for (int i = 0; i < 6; ++i) add(384, 384);
-    add(1536, 384);
-    add(384, 1536);
+    for (int i = 0; i < 4; ++i) add(t, 384, 384);  // self-attention q, k, v, out
+    add(t, 384, 384);                               // cross-attention q
+    for (int h = 0; h < 6; ++h) add(WeightType::kF16, 1500, 64);  // scores: K [64, 1500]
+    for (int h = 0; h < 6; ++h) add(WeightType::kF16, 64, 1500);  // V^T [1500, 64] x softmax
+    add(t, 384, 384);                               // cross-attention out
+    add(t, 1536, 384);
+    add(t, 384, 1536);
   }
-  add(51864, 384);
+  add(t, 51864, 384);
   *total = off;
   return p;
 }
@@ -83,13 +90,13 @@ BenchPool& Pool(int nth) {
 }
 
 // Weights with small varied values (the products' time does not depend on them).
-void Fill(WeightType t, const std::vector<Product>& prods, uint8_t* base) {
-  std::vector<float> row(1536);
+void Fill(const std::vector<Product>& prods, uint8_t* base) {
+  std::vector<float> row(1536);  // the longest row
   for (const Product& p : prods) {
     for (size_t i = 0; i < p.m; ++i) {
       for (size_t k = 0; k < p.k; ++k) row[k] = static_cast<float>((i * 131 + k * 7) % 200) / 1000.0f - 0.1f;
       uint8_t* dst = base + p.offset + i * p.row_bytes;
-      if (t == WeightType::kF16) {
+      if (p.type == WeightType::kF16) {
         for (size_t k = 0; k < p.k; ++k) {
           const ggml_fp16_t h = ggml_fp32_to_fp16(row[k]);
           memcpy(dst + 2 * k, &h, 2);
@@ -102,7 +109,7 @@ void Fill(WeightType t, const std::vector<Product>& prods, uint8_t* base) {
 }
 
 // Each thread reads its share [begin, end) of every product's rows, as the executor splits M.
-void RunStep(WeightType t, const std::vector<Product>& prods, const uint8_t* base, const float* x,
+void RunStep(const std::vector<Product>& prods, const uint8_t* base, const float* x,
              const uint8_t* xq, float* y, int nth) {
   const MulMatRowOps* q8 = QuantMulMatRowOps(GGML_TYPE_Q8_0);
   static std::vector<std::vector<uint8_t>> work;
@@ -112,7 +119,7 @@ void RunStep(WeightType t, const std::vector<Product>& prods, const uint8_t* bas
     for (const Product& p : prods) {
       const size_t m0 = p.m * ith / n, m1 = p.m * (ith + 1) / n;
       absl::Status st;
-      if (t == WeightType::kF16) {
+      if (p.type == WeightType::kF16) {
         st = MulMatF16(p.k, reinterpret_cast<const ggml_fp16_t*>(base + p.offset), p.k, x, p.k, y,
                        p.m, m0, m1, 0, 1, w.data(), w.size());
       } else {
@@ -156,18 +163,18 @@ void BM_DecoderStep(benchmark::State& state, WeightType t, int nth) {
   size_t total = 0;
   const std::vector<Product> prods = DecoderStep(t, &total);
   Block block(total);
-  Fill(t, prods, block.data);
+  Fill(prods, block.data);
   std::vector<float> x(1536), y(51864);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 17) / 17.0f - 0.5f;
   std::vector<uint8_t> xq(MulMatConvertedWorkSize(*QuantMulMatRowOps(GGML_TYPE_Q8_0), 1536, 1));
   // One activation row in Q8_0 of each K used (384 or 1536): the products only read its prefix.
   QuantMulMatRowOps(GGML_TYPE_Q8_0)->from_float(x.data(), xq.data(), 1536);
-  RunStep(t, prods, block.data, x.data(), xq.data(), y.data(), nth);  // warm up
+  RunStep(prods, block.data, x.data(), xq.data(), y.data(), nth);  // warm up
   double step_s = 0, stream_s = 0;
   for (auto _ : state) {
     // Interleaved with the stream read of the same bytes, so both see the same machine state.
     const auto t0 = std::chrono::steady_clock::now();
-    RunStep(t, prods, block.data, x.data(), xq.data(), y.data(), nth);
+    RunStep(prods, block.data, x.data(), xq.data(), y.data(), nth);
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     state.SetIterationTime(dt);
     step_s += dt;

@@ -93,7 +93,7 @@ ggml_tensor* CrossAttention(ggml_context* ctx, ggml_cgraph* graph, const Attenti
   ggml_tensor* q = ggml_add(ctx, ggml_mul_mat(ctx, w.q_w, cur), w.q_b);
   if (q == nullptr) return nullptr;
   ggml_tensor* Q = ggml_permute(ctx, ggml_reshape_3d(ctx, q, s.d, s.n_head, s.n_tokens), 0, 2, 1, 3);
-  ggml_tensor* K = ggml_view_3d(ctx, kv.k, s.d, s.n_audio_ctx, s.n_head, es * s.S, es * s.d, layer);
+  ggml_tensor* K = ggml_view_3d(ctx, kv.k, s.d, s.n_audio_ctx, s.n_head, es * s.d, es * s.d * s.n_audio_ctx, layer);
   ggml_tensor* V = ggml_view_3d(ctx, kv.v, s.n_audio_ctx, s.d, s.n_head, es * s.n_audio_ctx,
                                 es * s.n_audio_ctx * s.d, layer);
   const float scale = std::pow(static_cast<float>(s.d), -0.25f);

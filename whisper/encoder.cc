@@ -171,9 +171,13 @@ absl::StatusOr<ggml_cgraph*> BuildCrossGraph(ggml_context* ctx, const WhisperMod
     const size_t layer_offset = es * S * n_ctx * il;
     ggml_tensor* k = ggml_scale(ctx, ggml_mul_mat(ctx, w.k_w, x), k_scale);
     ggml_tensor* v = ggml_add(ctx, ggml_mul_mat(ctx, w.v_w, x), w.v_b);
-    ggml_tensor* k_dst = ggml_view_1d(ctx, cross_k, S * n_ctx, layer_offset);
+    // K head-major ([d, n_ctx, n_head], each head's keys contiguous), so that a decoder step's
+    // scores read one contiguous block per head instead of 128-byte rows 768 bytes apart.
+    const int64_t n_head = h.n_text_head, d = S / n_head;
+    ggml_tensor* k_heads = ggml_permute(ctx, ggml_reshape_3d(ctx, k, d, n_head, n_ctx), 0, 2, 1, 3);
+    ggml_tensor* k_dst = ggml_view_3d(ctx, cross_k, d, n_ctx, n_head, es * d, es * d * n_ctx, layer_offset);
     ggml_tensor* v_dst = ggml_view_2d(ctx, cross_v, n_ctx, S, es * n_ctx, layer_offset);
-    if (!ggml_build_forward_expand(graph, ggml_cpy(ctx, k, k_dst)) ||
+    if (!ggml_build_forward_expand(graph, ggml_cpy(ctx, k_heads, k_dst)) ||
         !ggml_build_forward_expand(graph, ggml_cpy(ctx, ggml_transpose(ctx, v), v_dst))) {
       return BuildError(absl::StrCat("cross layer ", il).c_str());
     }

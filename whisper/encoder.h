@@ -75,7 +75,10 @@ absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperM
                                                const EncoderOptions& options = EncoderOptions());
 
 // Builds the graph that fills `cross_k` and `cross_v` (F16, 1-D, >= n_text_layer * n_ctx * S
-// elements each) from the first n_ctx columns of `embd`. Errors as BuildEncoderGraph.
+// elements each) from the first n_ctx columns of `embd`. Layer il starts at il * n_ctx * S
+// elements of each; within it K is [d, n_ctx, n_head] (head-major: head h's n_ctx keys of d =
+// S / n_text_head elements are contiguous, scaled by d^-0.25) and V is transposed, [n_ctx, S]
+// (channel c's n_ctx values contiguous), the layouts the decoder's products read. Errors as BuildEncoderGraph.
 absl::StatusOr<ggml_cgraph*> BuildCrossGraph(ggml_context* ctx, const WhisperModel& model,
                                              int n_ctx, ggml_tensor* embd, ggml_tensor* cross_k,
                                              ggml_tensor* cross_v);
