@@ -49,8 +49,6 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
                              std::function<const std::string&(Token)> token_text)
     : special_(special), n_text_ctx_(n_text_ctx), params_(params), token_text_(std::move(token_text)) {
   text_.reserve(static_cast<size_t>(n_text_ctx) * 64);
-  logits_.resize(special.n_vocab);
-  logprobs_.resize(special.n_vocab);
   prompt_logits_.resize(special.n_vocab);
   probs_.resize(special.n_vocab);
   cdf_.resize(special.n_vocab);
@@ -58,6 +56,13 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
   const int width = std::max(params.beam_size, std::max(params.best_of, 1));
   seqs_.resize(width);
   next_seqs_.resize(width);
+  lanes_.resize(width);
+  for (Lane& lane : lanes_) {
+    lane.logits.resize(special.n_vocab);
+    lane.logprobs.resize(special.n_vocab);
+    lane.cands.reserve(16);
+  }
+  lane_seq_.resize(width);
   for (auto* v : {&seqs_, &next_seqs_}) {
     for (Sequence& s : *v) {
       s.tokens.reserve(n_text_ctx);
@@ -87,22 +92,49 @@ void WindowDecoder::Reset(const DecodingParams& params) {
   }
 }
 
-void WindowDecoder::FilterInto(const float* raw_logits, const Sequence& seq, float temperature) {
-  std::copy(raw_logits, raw_logits + special_.n_vocab, logits_.begin());
+void WindowDecoder::FilterInto(const float* raw_logits, const Sequence& seq, float temperature, Lane& lane) const {
+  std::copy(raw_logits, raw_logits + special_.n_vocab, lane.logits.begin());
   LogitFilterParams fp = params_.filter;
   fp.temperature = temperature;
   fp.max_text_tokens = params_.single_segment ? 0 : params_.max_tokens;
   fp.float_logsumexp = params_.whisper_cpp;
   ApplyLogitFilters(special_, fp, seq.tokens.data(), static_cast<int>(seq.tokens.size()), seq.has_ts,
-                    seq.seek_delta, logits_.data(), logprobs_.data(), seq.data.data());
+                    seq.seek_delta, lane.logits.data(), lane.logprobs.data(), seq.data.data());
 }
 
-WindowDecoder::TsStats WindowDecoder::ComputeTsStats() const {
+void WindowDecoder::FilterLane(void* job, int k) {
+  const LaneJob& b = *static_cast<const LaneJob*>(job);
+  WindowDecoder& self = *b.self;
+  const int j = self.lane_seq_[k];
+  const Sequence& s = self.seqs_[j];
+  Lane& lane = self.lanes_[j];
+  self.FilterInto(b.i == 0 ? self.prompt_logits_.data() : b.backend->logits(s.slot), s, b.temperature, lane);
+  lane.ts = self.ComputeTsStats(lane);
+  if (b.top_k == 0 && b.temperature == 0.0f) {
+    lane.argmax = static_cast<Token>(std::max_element(lane.logprobs.begin(), lane.logprobs.end()) - lane.logprobs.begin());
+  }
+  lane.cands.clear();
+  if (b.top_k > 0) self.TopK(b.top_k, lane, j, s);
+}
+
+void WindowDecoder::FilterLanes(DecoderBackend& backend, int width, int i, float temperature, bool skip_idle,
+                                int top_k) {
+  int n = 0;
+  for (int j = 0; j < width; ++j) {
+    const Sequence& s = seqs_[j];
+    if (s.completed || s.failed || (skip_idle && s.idle)) continue;
+    lane_seq_[n++] = j;
+  }
+  LaneJob job{this, &backend, i, temperature, top_k};
+  backend.ParallelFor(n, &WindowDecoder::FilterLane, &job);
+}
+
+WindowDecoder::TsStats WindowDecoder::ComputeTsStats(const Lane& lane) const {
   TsStats ts;
   ts.tid = 0;  // whisper.cpp's value when every timestamp is suppressed
   double sum = 0.0, max = 0.0;
   for (int i = special_.beg; i < special_.n_vocab; ++i) {
-    const double p = std::exp(static_cast<double>(logprobs_[i]));
+    const double p = std::exp(static_cast<double>(lane.logprobs[i]));
     sum += p;
     if (p > max) {
       max = p;
@@ -114,10 +146,10 @@ WindowDecoder::TsStats WindowDecoder::ComputeTsStats() const {
   return ts;
 }
 
-Token WindowDecoder::SampleFromLogprobs(std::mt19937& rng) {
+Token WindowDecoder::SampleFromLogprobs(const Lane& lane, std::mt19937& rng) {
   double total = 0.0;
   for (int i = 0; i < special_.n_vocab; ++i) {
-    probs_[i] = std::exp(static_cast<double>(logprobs_[i]));
+    probs_[i] = std::exp(static_cast<double>(lane.logprobs[i]));
     total += probs_[i];
   }
   const double r = std::uniform_real_distribution<double>(0.0, total)(rng);
@@ -132,11 +164,11 @@ Token WindowDecoder::SampleFromLogprobs(std::mt19937& rng) {
   return last;
 }
 
-Token WindowDecoder::SampleWhisperCpp(std::mt19937& rng) {
+Token WindowDecoder::SampleWhisperCpp(const Lane& lane, std::mt19937& rng) {
   const int n = special_.n_vocab;
   double sum = 0.0;
   for (int i = 0; i < n; ++i) {
-    const float lp = logprobs_[i];
+    const float lp = lane.logprobs[i];
     probs_[i] = lp == -std::numeric_limits<float>::infinity() ? 0.0 : static_cast<double>(std::exp(lp));
     sum += probs_[i];
   }
@@ -151,12 +183,12 @@ Token WindowDecoder::SampleWhisperCpp(std::mt19937& rng) {
   return static_cast<Token>(std::lower_bound(cdf_.begin(), cdf_.end() - 1, p) - cdf_.begin());
 }
 
-void WindowDecoder::TopK(int k, std::vector<Candidate>* out, int from, const Sequence& seq) {
+void WindowDecoder::TopK(int k, Lane& lane, int from, const Sequence& seq) const {
   // k is small (<= 8): insertion into a sorted run of k beats a heap. Ties keep the lower id.
   Candidate best[16];
   int n = 0;
   for (int i = 0; i < special_.n_vocab; ++i) {
-    const float lp = logprobs_[i];
+    const float lp = lane.logprobs[i];
     if (lp == -std::numeric_limits<float>::infinity()) continue;
     if (n == k && lp <= best[n - 1].logprob) continue;
     int pos = n < k ? n++ : k - 1;
@@ -166,7 +198,7 @@ void WindowDecoder::TopK(int k, std::vector<Candidate>* out, int from, const Seq
     }
     best[pos] = Candidate{from, i, lp, seq.sum_logprobs_all + lp, TsStats()};
   }
-  for (int i = 0; i < n; ++i) out->push_back(best[i]);
+  for (int i = 0; i < n; ++i) lane.cands.push_back(best[i]);
 }
 
 bool WindowDecoder::SameTokens(const Sequence& a, Token ta, const Sequence& b, Token tb) const {
@@ -286,14 +318,14 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
       StepBeamWhisperCpp(backend, width, i, temperature, n_prompt, seek, seek_end, &base);
     } else if (beam) {
       candidates_.clear();
+      FilterLanes(backend, width, i, temperature, /*skip_idle=*/true, /*top_k=*/width);
       for (int j = 0; j < width; ++j) {
-        Sequence& s = seqs_[j];
+        const Sequence& s = seqs_[j];
         if (s.completed || s.failed || s.idle) continue;
-        FilterInto(i == 0 ? prompt_logits_.data() : backend.logits(s.slot), s, temperature);
-        const size_t first = candidates_.size();
-        TopK(width, &candidates_, j, s);
-        const TsStats ts = ComputeTsStats();
-        for (size_t c = first; c < candidates_.size(); ++c) candidates_[c].ts = ts;
+        for (Candidate c : lanes_[j].cands) {
+          c.ts = lanes_[j].ts;
+          candidates_.push_back(c);
+        }
       }
       std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
         return a.sum_logprobs_all > b.sum_logprobs_all;
@@ -329,17 +361,18 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
       std::swap(seqs_, next_seqs_);
       base = other;
     } else {
+      FilterLanes(backend, width, i, temperature, /*skip_idle=*/false, /*top_k=*/0);
       for (int j = 0; j < width; ++j) {
         Sequence& s = seqs_[j];
         if (s.completed || s.failed) continue;
-        FilterInto(i == 0 ? prompt_logits_.data() : backend.logits(s.slot), s, temperature);
+        const Lane& lane = lanes_[j];
         Token t;
         if (temperature == 0.0f) {
-          t = static_cast<Token>(std::max_element(logprobs_.begin(), logprobs_.end()) - logprobs_.begin());
+          t = lane.argmax;
         } else {
-          t = params_.whisper_cpp ? SampleWhisperCpp(rngs_[j]) : SampleFromLogprobs(rngs_[j]);
+          t = params_.whisper_cpp ? SampleWhisperCpp(lane, rngs_[j]) : SampleFromLogprobs(lane, rngs_[j]);
         }
-        StepRules(s, t, logprobs_[t], ComputeTsStats(), i, seek, seek_end);
+        StepRules(s, t, lane.logprobs[t], lane.ts, i, seek, seek_end);
       }
     }
     // The live sequences' next tokens, one batched step when they share a position (they do:
@@ -383,15 +416,16 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
 void WindowDecoder::StepBeamWhisperCpp(DecoderBackend& backend, int width, int i, float temperature, int n_prompt,
                                        int seek, int seek_end, int* base) {
   candidates_.clear();
+  FilterLanes(backend, width, i, temperature, /*skip_idle=*/false, /*top_k=*/0);
   for (int j = 0; j < width; ++j) {
-    Sequence& s = seqs_[j];
+    const Sequence& s = seqs_[j];
     if (s.completed || s.failed) continue;
-    FilterInto(i == 0 ? prompt_logits_.data() : backend.logits(s.slot), s, temperature);
-    TsStats ts = ComputeTsStats();
+    const Lane& lane = lanes_[j];
+    TsStats ts = lane.ts;
     if (ts.ptsum <= 0.0f) ts.tid = special_.beg;  // whisper_sample_token_topk's initial tid
     for (int r = 0; r < params_.beam_size; ++r) {
-      const Token id = SampleWhisperCpp(rngs_[j]);
-      candidates_.push_back(Candidate{j, id, logprobs_[id], s.sum_logprobs_all + logprobs_[id], ts});
+      const Token id = SampleWhisperCpp(lane, rngs_[j]);
+      candidates_.push_back(Candidate{j, id, lane.logprobs[id], s.sum_logprobs_all + lane.logprobs[id], ts});
     }
   }
   std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {

@@ -47,6 +47,13 @@ class DecoderBackend {
   // decoder's logits are read only after its own Decode.
   virtual void CopyKv(int src, int dst, int begin, int end) = 0;
   virtual int n_decoders() const = 0;
+  // Calls fn(arg, i) once for every i in [0, n), possibly several at a time on the backend's
+  // threads (WhisperState::ParallelFor), and returns when all have returned. The decoder runs
+  // each live sequence's logit filters and candidate search this way; calls with distinct i touch
+  // distinct data. The default calls them in order on this thread. Allocates nothing.
+  virtual void ParallelFor(int n, void (*fn)(void* arg, int i), void* arg) {
+    for (int i = 0; i < n; ++i) fn(arg, i);
+  }
 };
 
 struct DecodingParams {
@@ -163,15 +170,31 @@ class WindowDecoder {
   // decoder `slot` (its KV copied there), with the step rules applied.
   void Adopt(DecoderBackend& backend, const Candidate& cand, int slot, int n_prompt, int i, int seek, int seek_end,
              Sequence* dst);
+  // One sequence's scratch for a step: its filtered logits and log-probabilities, its best
+  // candidates (beam search) and timestamp statistics. One per sequence, so that the live
+  // sequences are filtered in parallel (FilterLanes).
+  struct Lane {
+    std::vector<float> logits;    // n_vocab
+    std::vector<float> logprobs;  // n_vocab
+    std::vector<Candidate> cands;  // reserved 16
+    TsStats ts;
+    Token argmax = 0;
+  };
+  // For every sequence j < width that is neither completed nor failed (nor idle, with
+  // skip_idle): lanes_[j] gets its filtered log-probabilities at step i, its TsStats, and with
+  // top_k > 0 its top_k candidates, else at temperature 0 its argmax; sequences run in parallel on
+  // the backend's threads (DecoderBackend::ParallelFor).
+  void FilterLanes(DecoderBackend& backend, int width, int i, float temperature, bool skip_idle, int top_k);
+  static void FilterLane(void* job, int k);
   void StepRules(Sequence& seq, Token token, float logprob, const TsStats& ts, int i, int seek, int seek_end);
-  TsStats ComputeTsStats() const;
+  TsStats ComputeTsStats(const Lane& lane) const;
   void Score(Sequence& seq) const;
-  void FilterInto(const float* raw_logits, const Sequence& seq, float temperature);
-  Token SampleFromLogprobs(std::mt19937& rng);
+  void FilterInto(const float* raw_logits, const Sequence& seq, float temperature, Lane& lane) const;
+  Token SampleFromLogprobs(const Lane& lane, std::mt19937& rng);
   // std::discrete_distribution<int>(probs)(rng) of libstdc++, without its allocation: probs are
   // whisper.cpp's floats expf(logprob) (0 for suppressed tokens).
-  Token SampleWhisperCpp(std::mt19937& rng);
-  void TopK(int k, std::vector<Candidate>* out, int from, const Sequence& seq);
+  Token SampleWhisperCpp(const Lane& lane, std::mt19937& rng);
+  void TopK(int k, Lane& lane, int from, const Sequence& seq) const;
   bool SameTokens(const Sequence& a, Token ta, const Sequence& b, Token tb) const;
   // CompressionRatio of the text tokens of `seq` (< eot), their bytes joined and stripped of
   // ASCII whitespace as Python's str.strip does for it.
@@ -180,9 +203,16 @@ class WindowDecoder {
   SpecialTokens special_;
   int n_text_ctx_;
   DecodingParams params_;
-  std::vector<float> logits_;
+  std::vector<Lane> lanes_;            // [width]
+  std::vector<int> lane_seq_;          // FilterLanes' sequences, [width]
+  struct LaneJob {
+    WindowDecoder* self;
+    DecoderBackend* backend;
+    int i;
+    float temperature;
+    int top_k;
+  };
   std::vector<float> prompt_logits_;  // logits after the prompt pass, reused by every attempt
-  std::vector<float> logprobs_;
   std::vector<double> probs_;
   std::vector<double> cdf_;  // SampleWhisperCpp's cumulative probabilities
   std::vector<Sequence> seqs_;

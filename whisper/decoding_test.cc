@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -168,6 +169,80 @@ TEST_F(DecodingTest, BeamSearchCopiesOnlyWhereCachesDiffer) {
   // Without the prefix rule every adoption copies its whole sequence: ~4 x 31 x 16 positions.
   EXPECT_LT(b.copied_positions * 4, b.full_copy_positions)
       << b.copied_positions << " of " << b.full_copy_positions;
+}
+
+// FakeBackend whose ParallelFor runs the calls out of order (last first) and, with `threads`,
+// on two threads at once, counting the calls: the per-sequence filtering must not depend on it.
+class ParallelFakeBackend : public FakeBackend {
+ public:
+  ParallelFakeBackend(const SpecialTokens& s, int n_decoders, int n_prompt, Script script, bool threads)
+      : FakeBackend(s, n_decoders, n_prompt, std::move(script)), threads_(threads) {}
+  void ParallelFor(int n, void (*fn)(void* arg, int i), void* arg) override {
+    ++parallel_runs;
+    max_n = std::max(max_n, n);
+    if (!threads_) {
+      for (int i = n - 1; i >= 0; --i) fn(arg, i);
+      return;
+    }
+    std::thread other([&] {
+      for (int i = n - 1; i >= 0; i -= 2) fn(arg, i);
+    });
+    for (int i = n - 2; i >= 0; i -= 2) fn(arg, i);
+    other.join();
+  }
+  int parallel_runs = 0;
+  int max_n = 0;
+
+ private:
+  bool threads_;
+};
+
+// Beam search (OpenAI's rules and whisper.cpp's) and best-of sampling filter each live sequence
+// through DecoderBackend::ParallelFor: run in reverse order or on two threads, the result is the
+// serial default's, token for token, and the calls cover every beam.
+TEST_F(DecodingTest, ParallelFilteringMatchesSerial) {
+  auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {
+    if (g.empty()) {
+      (*l)[s.beg] = 0.0f;
+      return;
+    }
+    if (g.size() >= 20) {
+      (*l)[g.size() == 20 ? s.beg + 50 : s.eot] = 0.0f;
+      return;
+    }
+    long sum = 0;
+    for (Token t : g) sum += t;
+    for (int i = 0; i < 8; ++i) (*l)[100 + i] = -0.1f * static_cast<float>((sum * 7 + i) % 5) - 0.01f * i;
+  };
+  for (int mode = 0; mode < 3; ++mode) {
+    DecodingParams p = Params();
+    p.max_tokens_per_window = 40;
+    if (mode < 2) {
+      p.beam_size = 5;
+      p.whisper_cpp = mode == 1;
+    } else {
+      p.temperature = 0.6f;
+      p.best_of = 4;
+    }
+    std::vector<std::vector<Token>> results;
+    for (int variant = 0; variant < 3; ++variant) {
+      WindowDecoder dec(s, 448, p);
+      WindowResult r;
+      if (variant == 0) {
+        FakeBackend b(s, DecodersNeeded(p), 1, script);
+        ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+      } else {
+        ParallelFakeBackend b(s, DecodersNeeded(p), 1, script, variant == 2);
+        ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+        EXPECT_GT(b.parallel_runs, 10) << "mode " << mode;
+        EXPECT_EQ(b.max_n, mode < 2 ? 5 : 4) << "mode " << mode;
+      }
+      ASSERT_GT(r.tokens.size(), 10u) << "mode " << mode;
+      results.push_back(r.tokens);
+    }
+    EXPECT_EQ(results[1], results[0]) << "mode " << mode << ": reverse order";
+    EXPECT_EQ(results[2], results[0]) << "mode " << mode << ": two threads";
+  }
 }
 
 TEST_F(DecodingTest, LowConfidenceFallsBackThroughEveryTemperature) {

@@ -444,6 +444,21 @@ void WhisperState::CopyKv(int src, int dst, int n_tokens) {
   logits_[dst] = logits_[src];  // same size: no allocation
 }
 
+void WhisperState::ParallelFor(int n, void (*fn)(void* arg, int i), void* arg) {
+  const int nth = std::min(n, n_threads_);
+  struct Job {
+    void (*fn)(void*, int);
+    void* arg;
+    int n;
+  } job{fn, arg, n};
+  auto run = [](void* a, int ith, int nth_run) {
+    const Job& j = *static_cast<const Job*>(a);
+    for (int i = ith; i < j.n; i += nth_run) j.fn(j.arg, i);
+  };
+  if (threadpool_ != nullptr && nth > 1 && ggml_threadpool_run(threadpool_, nth, run, &job)) return;
+  for (int i = 0; i < n; ++i) fn(arg, i);
+}
+
 void WhisperState::CopyKvRange(int src, int dst, int begin, int end) {
   if (src < 0 || src >= n_decoders() || dst < 0 || dst >= n_decoders() || src == dst) return;
   const WhisperHparams& h = model_.hparams();

@@ -138,6 +138,11 @@ class WhisperState {
   // copies only after the prefix the two caches share). The same no-ops and clamping (begin to
   // [0, end]); no allocation.
   void CopyKvRange(int src_decoder, int dst_decoder, int begin, int end);
+  // Calls fn(arg, i) for i in [0, n) on the state's thread pool (thread ith takes i = ith,
+  // ith + nth, ...; nth = min(n, n_threads)), or in order on this thread without a pool, and
+  // returns when all calls have returned. For work outside the graphs (the decoder's per-beam
+  // logit filters, whisper/decoding.h). Allocates nothing.
+  void ParallelFor(int n, void (*fn)(void* arg, int i), void* arg);
 
   // Bytes the graph `which` needs at its peak (its allocator's largest plan; for the memory
   // report). The encoder, cross and decoder graphs share one buffer of the largest of the three.

@@ -137,6 +137,7 @@ class StateBackend : public ModelBackend {
   const float* logits(int decoder) const override { return s_->ws->logits(decoder); }
   void CopyKv(int src, int dst, int begin, int end) override { s_->ws->CopyKvRange(src, dst, begin, end); }
   int n_decoders() const override { return s_->ws->n_decoders(); }
+  void ParallelFor(int n, void (*fn)(void* arg, int i), void* arg) override { s_->ws->ParallelFor(n, fn, arg); }
   absl::StatusOr<AlignmentLogits> Align(const Token* tokens, int n_tokens) override;
 
  private:

@@ -65,6 +65,11 @@ class CountingBackend : public ModelBackend {
   }
   const float* logits(int d) const override { return state_->logits(d); }
   int n_decoders() const override { return state_->n_decoders(); }
+  void ParallelFor(int n, void (*fn)(void* arg, int i), void* arg) override {
+    Start();
+    state_->ParallelFor(n, fn, arg);
+    Stop();
+  }
   absl::StatusOr<AlignmentLogits> Align(const Token* tokens, int n) override {
     Start();
     absl::StatusOr<const float*> qk = state_->Align(tokens, n);
