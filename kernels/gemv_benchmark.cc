@@ -188,7 +188,7 @@ void BM_DecoderStep(benchmark::State& state, WeightType t, int nth) {
   state.counters["of_stream"] = stream_s / step_s;
 }
 
-void RegisterAll() {
+int RegisterAll() {
   for (int nth : {1, 2}) {
     for (WeightType t : {WeightType::kF16, WeightType::kQ8_0}) {
       const std::string name = std::string("DecoderStep/") + (t == WeightType::kF16 ? "F16" : "Q8_0") +
@@ -199,15 +199,11 @@ void RegisterAll() {
           ->Unit(benchmark::kMillisecond);
     }
   }
+  return 0;
 }
+
+// Registered at start-up; benchmark_main runs them.
+const int kRegistered = RegisterAll();
 
 }  // namespace
 }  // namespace ggml_cpu
-
-int main(int argc, char** argv) {
-  ggml_cpu::RegisterAll();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

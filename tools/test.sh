@@ -53,14 +53,15 @@ step "bazel test --config=sanitize //kernels/... //cpu/..." \
 step "bazel test --config=sanitize_models ${sanitize_targets[*]} (but kernels, cpu)" \
   "$bazel" test --config=sanitize_models --keep_going --build_tests_only --test_tag_filters=-no_sanitizers -- \
   "${sanitize_targets[@]}" -//kernels/... -//cpu/...
-# ThreadSanitizer on what runs threads: the pool, the graph executor, and several whisper_states on
+# ThreadSanitizer on what runs threads: the pool, the graph executor, the decoder's per-beam
+# filtering on two threads (decoding_test), and several whisper_states on
 # one context at once (whisper_full_parallel, abort from another thread), the server's state pool
 # and the stream tool's audio buffer. TSan runs ~5x slower than ASan, hence the explicit timeout;
 # the model-level tests run only their concurrent cases (one --test_filter for the three: a
 # pattern that matches nothing in a binary selects none of its cases there).
 step "bazel test --config=tsan (threads)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 -- \
-  //cpu:threadpool_test //cpu:graph_compute_test //cpu:graph_compute_block_test
+  //cpu:threadpool_test //cpu:graph_compute_test //cpu:graph_compute_block_test //whisper:decoding_test
 step "bazel test --config=tsan (API states, server state pool, stream audio buffer)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 \
   --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*:InferenceConcurrency.*:AudioBuffer.*' \
