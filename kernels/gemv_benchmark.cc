@@ -131,8 +131,9 @@ void RunStep(const std::vector<Product>& prods, const uint8_t* base, const float
   });
 }
 
-// A bare vectorized read of [base, base + bytes) split across threads: the bandwidth bound.
-HWY_NOINLINE uint32_t ReadRange(const uint8_t* p, size_t bytes) {
+// A bare vectorized read of [base, base + bytes) split across threads: the bandwidth bound. HWY_ATTR
+// enables the static target's instructions (without it, GCC refuses to inline NEON ops on aarch64).
+HWY_ATTR HWY_NOINLINE uint32_t ReadRange(const uint8_t* p, size_t bytes) {
   namespace hn = hwy::HWY_NAMESPACE;
   const hn::ScalableTag<uint32_t> d;
   const size_t step = hn::Lanes(d) * sizeof(uint32_t);
