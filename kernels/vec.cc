@@ -37,6 +37,7 @@ void MulRowsBroadcastF32(size_t n, size_t nrows, const float* x, size_t x_stride
   }
 }
 size_t ArgmaxF32(size_t n, const float* x) { return ArgmaxRow(hn::ScalableTag<float>(), n, x); }
+float MaxF32(size_t n, const float* x) { return MaxRow(hn::ScalableTag<float>(), n, x); }
 void ConvertF32ToF16(size_t n, const float* x, ggml_fp16_t* y) {
   F32ToF16Row(hn::ScalableTag<float>(), n, x, y);
 }
@@ -59,6 +60,7 @@ HWY_EXPORT(ScaleF32);
 HWY_EXPORT(AddRowsBroadcastF32);
 HWY_EXPORT(MulRowsBroadcastF32);
 HWY_EXPORT(ArgmaxF32);
+HWY_EXPORT(MaxF32);
 HWY_EXPORT(ConvertF32ToF16);
 HWY_EXPORT(ConvertF16ToF32);
 
@@ -87,6 +89,10 @@ void MulRowsBroadcastF32(size_t n, size_t nrows, const float* x, size_t x_stride
 size_t ArgmaxF32(size_t n, const float* x) {
   InitDispatchOnce();
   return HWY_DYNAMIC_DISPATCH(ArgmaxF32)(n, x);
+}
+float MaxF32(size_t n, const float* x) {
+  InitDispatchOnce();
+  return HWY_DYNAMIC_DISPATCH(MaxF32)(n, x);
 }
 void ConvertF32ToF16(size_t n, const float* x, ggml_fp16_t* y) {
   InitDispatchOnce();

@@ -39,6 +39,11 @@ void MulRowsBroadcastF32(size_t n, size_t nrows, const float* x, size_t x_stride
 // sampler expects); 0 for n == 0, or if no element equals the max (NaN input).
 size_t ArgmaxF32(size_t n, const float* x);
 
+// Returns max_i x[i]: -inf for n == 0 (and for a row of -inf), the same value as a scalar
+// std::max loop when x has no NaN (with NaN the result is unspecified: NaN or another element).
+// The max is exact, so the order of the comparisons does not matter.
+float MaxF32(size_t n, const float* x);
+
 // y[i] = ggml_fp32_to_fp16(x[i]) (bit-exact) and y[i] = ggml_fp16_to_fp32(x[i]) (exact).
 void ConvertF32ToF16(size_t n, const float* x, ggml_fp16_t* y);
 void ConvertF16ToF32(size_t n, const ggml_fp16_t* x, float* y);

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "ggml/fp16.h"
@@ -92,6 +93,26 @@ TEST_P(VecTest, Argmax) {
     // All equal: index 0.
     std::vector<float> same(n, -2.5f);
     EXPECT_EQ(ArgmaxF32(n, same.data()), 0u);
+  }
+}
+
+// Against a scalar std::max loop; the max at the first, middle and last position (the vector
+// body's first lane, its middle and the scalar tail), and rows of -inf.
+TEST_P(VecTest, Max) {
+  test::ExpectDispatchedTo(GetParam());
+  EXPECT_EQ(MaxF32(0, nullptr), -INFINITY);
+  for (size_t n : Sizes()) {
+    const std::vector<float> x = RandomRow(n, 15);
+    float ref = -INFINITY;
+    for (float v : x) ref = std::max(ref, v);
+    EXPECT_EQ(MaxF32(n, x.data()), ref) << n;
+    for (size_t pos : {size_t{0}, n / 2, n - 1}) {
+      std::vector<float> y = x;
+      y[pos] = 7.25f;
+      EXPECT_EQ(MaxF32(n, y.data()), 7.25f) << n << " " << pos;
+    }
+    const std::vector<float> neg_inf(n, -INFINITY);
+    EXPECT_EQ(MaxF32(n, neg_inf.data()), -INFINITY) << n;
   }
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/string_view.h"
+#include "kernels/vec.h"
 
 namespace whisper {
 namespace {
@@ -111,7 +112,9 @@ void WindowDecoder::FilterLane(void* job, int k) {
   self.FilterInto(b.i == 0 ? self.prompt_logits_.data() : b.backend->logits(s.slot), s, b.temperature, lane);
   lane.ts = self.ComputeTsStats(lane);
   if (b.top_k == 0 && b.temperature == 0.0f) {
-    lane.argmax = static_cast<Token>(std::max_element(lane.logprobs.begin(), lane.logprobs.end()) - lane.logprobs.begin());
+    // The first maximum, as std::max_element; SIMD (a scalar max_element over 51864 logprobs is a
+    // 7-cycle load-compare-cmov chain per element: 0.15 ms per token).
+    lane.argmax = static_cast<Token>(ggml_cpu::ArgmaxF32(lane.logprobs.size(), lane.logprobs.data()));
   }
   lane.cands.clear();
   if (b.top_k > 0) self.TopK(b.top_k, lane, j, s);

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/softmax.h"
+#include "kernels/vec.h"
 
 namespace whisper {
 namespace {
@@ -30,8 +31,9 @@ float LogSumExpFloat(const float* x, int begin, int end) {
 }  // namespace
 
 float LogSumExp(const float* x, int begin, int end) {
-  float mx = kNegInf;
-  for (int i = begin; i < end; ++i) mx = std::max(mx, x[i]);
+  if (end <= begin) return kNegInf;
+  // SIMD max: a scalar std::max loop is a chain of dependent maxss (about 0.06 ms for 51864).
+  const float mx = ggml_cpu::MaxF32(static_cast<size_t>(end - begin), x + begin);
   if (mx == kNegInf) return kNegInf;
   // The f64 sum of exp(x - max), vectorized (0.05 ms instead of 0.8 ms for tiny.en's 51864
   // logits, once per sampled token and beam).
@@ -102,8 +104,7 @@ void ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
   if (!p.no_timestamps) {
     const float ts_logprob =
         p.float_logsumexp ? LogSumExpFloat(logprobs, s.beg, n_vocab) : LogSumExp(logprobs, s.beg, n_vocab);
-    float max_text = kNegInf;
-    for (int i = 0; i < s.beg; ++i) max_text = std::max(max_text, logprobs[i]);
+    const float max_text = s.beg > 0 ? ggml_cpu::MaxF32(static_cast<size_t>(s.beg), logprobs) : kNegInf;
     if (ts_logprob > max_text) {
       Suppress(logits, 0, s.beg);
       Suppress(logprobs, 0, s.beg);
