@@ -131,6 +131,22 @@ HWY_INLINE size_t ArgmaxRow(D d, size_t n, const float* HWY_RESTRICT x) {
   return 0;
 }
 
+// The first i with x[i] > t, or n; vectorized compare, the first true lane.
+template <class D>
+HWY_INLINE size_t FindGreaterRow(D d, size_t n, const float* HWY_RESTRICT x, float t) {
+  const size_t N = hn::Lanes(d);
+  const auto vt = hn::Set(d, t);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const intptr_t pos = hn::FindFirstTrue(d, hn::Gt(hn::LoadU(d, x + i), vt));
+    if (pos >= 0) return i + static_cast<size_t>(pos);
+  }
+  for (; i < n; ++i) {
+    if (x[i] > t) return i;
+  }
+  return n;
+}
+
 template <class D>
 HWY_INLINE void F32ToF16Row(D d, size_t n, const float* HWY_RESTRICT x, uint16_t* HWY_RESTRICT y) {
   const size_t N = hn::Lanes(d);

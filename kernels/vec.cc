@@ -38,6 +38,7 @@ void MulRowsBroadcastF32(size_t n, size_t nrows, const float* x, size_t x_stride
 }
 size_t ArgmaxF32(size_t n, const float* x) { return ArgmaxRow(hn::ScalableTag<float>(), n, x); }
 float MaxF32(size_t n, const float* x) { return MaxRow(hn::ScalableTag<float>(), n, x); }
+size_t FindGreaterF32(size_t n, const float* x, float t) { return FindGreaterRow(hn::ScalableTag<float>(), n, x, t); }
 void ConvertF32ToF16(size_t n, const float* x, ggml_fp16_t* y) {
   F32ToF16Row(hn::ScalableTag<float>(), n, x, y);
 }
@@ -61,6 +62,7 @@ HWY_EXPORT(AddRowsBroadcastF32);
 HWY_EXPORT(MulRowsBroadcastF32);
 HWY_EXPORT(ArgmaxF32);
 HWY_EXPORT(MaxF32);
+HWY_EXPORT(FindGreaterF32);
 HWY_EXPORT(ConvertF32ToF16);
 HWY_EXPORT(ConvertF16ToF32);
 
@@ -93,6 +95,10 @@ size_t ArgmaxF32(size_t n, const float* x) {
 float MaxF32(size_t n, const float* x) {
   InitDispatchOnce();
   return HWY_DYNAMIC_DISPATCH(MaxF32)(n, x);
+}
+size_t FindGreaterF32(size_t n, const float* x, float t) {
+  InitDispatchOnce();
+  return HWY_DYNAMIC_DISPATCH(FindGreaterF32)(n, x, t);
 }
 void ConvertF32ToF16(size_t n, const float* x, ggml_fp16_t* y) {
   InitDispatchOnce();

@@ -44,6 +44,11 @@ size_t ArgmaxF32(size_t n, const float* x);
 // The max is exact, so the order of the comparisons does not matter.
 float MaxF32(size_t n, const float* x);
 
+// Returns the lowest i with x[i] > t, or n if there is none (NaN compares false, so it is never
+// found; t = -inf finds the first element that is not -inf). A top-k scan's skip-ahead: with the
+// k-th best so far as t, most of a logits row is skipped 8 or 16 floats at a time.
+size_t FindGreaterF32(size_t n, const float* x, float t);
+
 // y[i] = ggml_fp32_to_fp16(x[i]) (bit-exact) and y[i] = ggml_fp16_to_fp32(x[i]) (exact).
 void ConvertF32ToF16(size_t n, const float* x, ggml_fp16_t* y);
 void ConvertF16ToF32(size_t n, const ggml_fp16_t* x, float* y);

@@ -116,6 +116,32 @@ TEST_P(VecTest, Max) {
   }
 }
 
+// Against a scalar scan, for thresholds below, inside and above the row's range, a single
+// element above the threshold at the first, middle and last position, and -inf rows.
+TEST_P(VecTest, FindGreater) {
+  test::ExpectDispatchedTo(GetParam());
+  EXPECT_EQ(FindGreaterF32(0, nullptr, 0.0f), 0u);
+  for (size_t n : Sizes()) {
+    const std::vector<float> x = RandomRow(n, 16);
+    for (float t : {-10.0f, -0.5f, 0.0f, 0.5f, 10.0f}) {
+      size_t ref = n;
+      for (size_t i = 0; i < n; ++i) {
+        if (x[i] > t) {
+          ref = i;
+          break;
+        }
+      }
+      EXPECT_EQ(FindGreaterF32(n, x.data(), t), ref) << n << " " << t;
+    }
+    for (size_t pos : {size_t{0}, n / 2, n - 1}) {
+      std::vector<float> y(n, -INFINITY);
+      y[pos] = -3.0f;
+      EXPECT_EQ(FindGreaterF32(n, y.data(), -INFINITY), pos) << n << " " << pos;
+      EXPECT_EQ(FindGreaterF32(n, y.data(), -3.0f), n) << n << " " << pos;  // strictly greater
+    }
+  }
+}
+
 // f16 -> f32 over all 65536 inputs, bit-exact with ggml_fp16_to_fp32 except that a signalling
 // NaN comes out quiet (what F16C hardware does, and the emulation matches it).
 TEST_P(VecTest, ConvertF16ToF32Exhaustive) {

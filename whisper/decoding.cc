@@ -188,18 +188,23 @@ Token WindowDecoder::SampleWhisperCpp(const Lane& lane, std::mt19937& rng) {
 
 void WindowDecoder::TopK(int k, Lane& lane, int from, const Sequence& seq) const {
   // k is small (<= 8): insertion into a sorted run of k beats a heap. Ties keep the lower id.
+  // The scan skips ahead (SIMD) to the next logprob above -inf, or above the k-th best once there
+  // are k: after the first few hundred tokens almost none are.
   Candidate best[16];
   int n = 0;
-  for (int i = 0; i < special_.n_vocab; ++i) {
-    const float lp = lane.logprobs[i];
-    if (lp == -std::numeric_limits<float>::infinity()) continue;
-    if (n == k && lp <= best[n - 1].logprob) continue;
+  const float* logprobs = lane.logprobs.data();
+  const size_t n_vocab = static_cast<size_t>(special_.n_vocab);
+  for (size_t i = 0;; ++i) {
+    const float floor = n == k ? best[n - 1].logprob : -std::numeric_limits<float>::infinity();
+    i += ggml_cpu::FindGreaterF32(n_vocab - i, logprobs + i, floor);
+    if (i >= n_vocab) break;
+    const float lp = logprobs[i];
     int pos = n < k ? n++ : k - 1;
     while (pos > 0 && best[pos - 1].logprob < lp) {
       best[pos] = best[pos - 1];
       --pos;
     }
-    best[pos] = Candidate{from, i, lp, seq.sum_logprobs_all + lp, TsStats()};
+    best[pos] = Candidate{from, static_cast<Token>(i), lp, seq.sum_logprobs_all + lp, TsStats()};
   }
   for (int i = 0; i < n; ++i) lane.cands.push_back(best[i]);
 }
