@@ -180,6 +180,13 @@ void ForwardAddMul(const ComputeParams& p, ggml_tensor* dst) {
       const float* bf = reinterpret_cast<const float*>(bp);
       if (nb_ne0 == n) {
         (add ? AddF32 : MulF32)(static_cast<size_t>(n), xf, bf, y);
+      } else if (nb_ne0 == 1) {  // one scalar per row (the encoder's conv bias, ne [1, n_state])
+        const float v = bf[0];
+        if (add) {
+          for (int64_t i0 = 0; i0 < n; ++i0) y[i0] = xf[i0] + v;
+        } else {
+          ScaleF32(static_cast<size_t>(n), v, xf, y);
+        }
       } else {  // b's row repeats n / ne10 times along the row (ne10 == 1: a scalar)
         (add ? AddRowsBroadcastF32 : MulRowsBroadcastF32)(static_cast<size_t>(nb_ne0), static_cast<size_t>(n / nb_ne0),
                                                           xf, static_cast<size_t>(nb_ne0), bf, y,
