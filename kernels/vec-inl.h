@@ -114,37 +114,29 @@ HWY_INLINE float MaxRow(D d, size_t n, const float* HWY_RESTRICT x) {
   return mx;
 }
 
-// Two passes: the max, then the first index holding it.
-template <class D>
-HWY_INLINE size_t ArgmaxRow(D d, size_t n, const float* HWY_RESTRICT x) {
-  const float mx = MaxRow(d, n, x);
-  const size_t N = hn::Lanes(d);
-  const auto vmx = hn::Set(d, mx);
-  size_t i = 0;
-  for (; i + N <= n; i += N) {
-    const intptr_t pos = hn::FindFirstTrue(d, hn::Eq(hn::LoadU(d, x + i), vmx));
-    if (pos >= 0) return i + static_cast<size_t>(pos);
-  }
-  for (; i < n; ++i) {
-    if (x[i] == mx) return i;
-  }
-  return 0;
-}
-
-// The first i with x[i] > t, or n; vectorized compare, the first true lane.
-template <class D>
-HWY_INLINE size_t FindGreaterRow(D d, size_t n, const float* HWY_RESTRICT x, float t) {
+// The first i with x[i] > t (kGreater) or x[i] == t, or n: a vectorized compare, the first
+// true lane. NaN compares false.
+template <bool kGreater, class D>
+HWY_INLINE size_t FindFirstRow(D d, size_t n, const float* HWY_RESTRICT x, float t) {
   const size_t N = hn::Lanes(d);
   const auto vt = hn::Set(d, t);
   size_t i = 0;
   for (; i + N <= n; i += N) {
-    const intptr_t pos = hn::FindFirstTrue(d, hn::Gt(hn::LoadU(d, x + i), vt));
+    const auto v = hn::LoadU(d, x + i);
+    const intptr_t pos = hn::FindFirstTrue(d, kGreater ? hn::Gt(v, vt) : hn::Eq(v, vt));
     if (pos >= 0) return i + static_cast<size_t>(pos);
   }
   for (; i < n; ++i) {
-    if (x[i] > t) return i;
+    if (kGreater ? x[i] > t : x[i] == t) return i;
   }
   return n;
+}
+
+// Two passes: the max, then the first index holding it (0 if none does: NaN input).
+template <class D>
+HWY_INLINE size_t ArgmaxRow(D d, size_t n, const float* HWY_RESTRICT x) {
+  const size_t i = FindFirstRow<false>(d, n, x, MaxRow(d, n, x));
+  return i < n ? i : 0;
 }
 
 template <class D>

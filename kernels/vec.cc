@@ -38,7 +38,7 @@ void MulRowsBroadcastF32(size_t n, size_t nrows, const float* x, size_t x_stride
 }
 size_t ArgmaxF32(size_t n, const float* x) { return ArgmaxRow(hn::ScalableTag<float>(), n, x); }
 float MaxF32(size_t n, const float* x) { return MaxRow(hn::ScalableTag<float>(), n, x); }
-size_t FindGreaterF32(size_t n, const float* x, float t) { return FindGreaterRow(hn::ScalableTag<float>(), n, x, t); }
+size_t FindGreaterF32(size_t n, const float* x, float t) { return FindFirstRow<true>(hn::ScalableTag<float>(), n, x, t); }
 void ConvertF32ToF16(size_t n, const float* x, ggml_fp16_t* y) {
   F32ToF16Row(hn::ScalableTag<float>(), n, x, y);
 }
