@@ -7,7 +7,7 @@
 //     them.
 //   - The barrier is a counter plus a phase: the last thread to arrive resets the counter and
 //     bumps the phase; the others wait for the phase to change.
-//   - Waiting spins, then yields, then sleeps on one condition variable per pool.
+//   - Waiting spins, then yields for up to 300 us, then sleeps on one condition variable per pool.
 //     A sleeper registers in `n_sleepers` (under the mutex) before re-checking its condition; a
 //     waker changes the condition and then reads `n_sleepers`. Both are sequentially consistent,
 //     so either the waker sees the sleeper and notifies it (after taking the mutex, which the
@@ -15,6 +15,7 @@
 #include "cpu/threadpool.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <new>
@@ -25,13 +26,21 @@
 
 namespace {
 
-// Waiting escalates: kSpinIterations pause instructions (about 12 us on this machine's AMD EPYC,
-// 48 ns per pause; less on Intel), enough to bridge the gap between two graph nodes when every
-// thread has a core; then kYieldIterations sched_yield calls, which hand the core to a runnable
-// thread when the pool has more threads than free cores (another thread of the pool may be the
-// one everybody waits for); then sleep on the condition variable.
+// Waiting escalates: kSpinIterations pause instructions (about 12 us on an AMD EPYC, 48 ns per
+// pause; less on Intel), enough to bridge the gap between two graph nodes when every thread has
+// a core; then sched_yield calls for kYieldMicros, which hand the core to a runnable thread when
+// the pool has more threads than free cores (another thread of the pool may be the one everybody
+// waits for); then sleep on the condition variable.
+//
+// kYieldMicros covers the gap between two decoder steps (the caller samples the token and builds
+// and allocates the next graph: 100-150 us for tiny.en), so that the workers are awake when the
+// next graph starts. Waking a sleeper through the condition variable took 40-50 us on a 2-vCPU
+// VM (AMD Zen 5): with 64 yields (a few us) instead, thread 0 waited that long at the first node
+// of every decoder step, 3.5% of a 2-thread step (bench -p: GET_ROWS wait 11 ms per 256 steps,
+// 0.4 ms with this deadline).
 constexpr int kSpinIterations = 256;
-constexpr int kYieldIterations = 64;
+constexpr auto kYieldMicros = std::chrono::microseconds(300);
+constexpr int kYieldsPerClockRead = 16;
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -75,10 +84,13 @@ void WaitUntil(ggml_threadpool* tp, const Done& done) {
     if (done()) return;
     CpuRelax();
   }
-  for (int i = 0; i < kYieldIterations; ++i) {
-    if (done()) return;
-    std::this_thread::yield();
-  }
+  const auto deadline = std::chrono::steady_clock::now() + kYieldMicros;
+  do {
+    for (int i = 0; i < kYieldsPerClockRead; ++i) {
+      if (done()) return;
+      std::this_thread::yield();
+    }
+  } while (std::chrono::steady_clock::now() < deadline);
   std::unique_lock<std::mutex> lock(tp->mu);
   tp->n_sleepers.fetch_add(1);
   while (!done()) tp->cv.wait(lock);

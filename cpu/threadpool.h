@@ -5,8 +5,8 @@
 // Inside a run, ggml_threadpool_barrier separates dependent phases (e.g. graph nodes).
 //
 // The calling thread takes part as ith = 0, so a pool of n threads owns n - 1 worker threads.
-// Waiting (for a run, or at a barrier) spins briefly and then sleeps on a condition variable, so
-// idle pools use no CPU. ggml_threadpool_run and ggml_threadpool_barrier allocate no memory.
+// Waiting (for a run, or at a barrier) spins briefly, yields the core for up to 300 us and then
+// sleeps on a condition variable, so idle pools use no CPU. ggml_threadpool_run and ggml_threadpool_barrier allocate no memory.
 //
 // Usage:
 //   struct ggml_threadpool* tp = ggml_threadpool_new(4);   // caller + 3 workers
