@@ -351,6 +351,11 @@ absl::Status MulMatConverted(const MulMatRowOps& ops, size_t k, const void* a, s
   const size_t block = RowsPerABlock(a_nb1);
   for (size_t m0 = m_begin; m0 < m_end; m0 += block) {
     const size_t rows = m_end - m0 < block ? m_end - m0 : block;
+    if (ops.vec_dot_cols != nullptr && n_end - n_begin > 1) {
+      ops.vec_dot_cols(static_cast<int64_t>(k), static_cast<int64_t>(rows), ab + m0 * a_nb1, a_nb1,
+                       w + n_begin * rb, rb, static_cast<int64_t>(n_end - n_begin), c + n_begin * ldc + m0, ldc);
+      continue;
+    }
     for (size_t n = n_begin; n < n_end; ++n) {
       ops.vec_dot(static_cast<int64_t>(k), static_cast<int64_t>(rows), ab + m0 * a_nb1, a_nb1,
                   w + n * rb, c + n * ldc + m0);

@@ -91,13 +91,20 @@ absl::Status MulMatDequant(const MulMatDequantOps& ops, size_t k, const void* a,
 //   1. MulMatConvertB over b rows [n_begin, n_end): each converted row goes to
 //      wdata + n * MulMatConvertedRowBytes(ops, K); wdata holds MulMatConvertedWorkSize(ops, K, N).
 //   2. MulMatConverted over any block of c: a blocks that fit in L2 are swept against each
-//      converted b row, one vec_dot call per (a block, b row): dispatch never runs per element.
+//      converted b row, one vec_dot call per (a block, b row), or one vec_dot_cols call per a
+//      block when the ops have it and the block has several b rows: dispatch never runs per
+//      element.
 struct MulMatRowOps {
   const char* name;            // for error messages, e.g. "q4_0"
   int64_t blck_size;           // K must be a multiple of this (32 for the quantized types)
   size_t vec_dot_block_bytes;  // bytes of blck_size converted b elements (34 for Q8_0)
   void (*from_float)(const float* x, void* y, int64_t k);
   void (*vec_dot)(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y, float* s);
+  // Optional (NULL: one vec_dot per converted b row): s[c * lds + r] = vec_dot of a row r with
+  // converted b row c, for ncols rows y_stride bytes apart, bit-identical to vec_dot; reads each
+  // block of a once per few b rows (quant_ops.h's vec_dot_cols_*).
+  void (*vec_dot_cols)(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
+                       size_t y_stride, int64_t ncols, float* s, size_t lds) = nullptr;
 };
 
 // Built-in ops for F32 and F16 a (b rows converted to... f32, i.e. copied): these run the same

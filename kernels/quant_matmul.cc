@@ -8,7 +8,7 @@ namespace {
 MulMatRowOps MakeOps(ggml_type type) {
   const QuantTypeTraits* t = GetQuantTypeTraits(type);
   return MulMatRowOps{ggml_type_name(type), t->blck_size, ggml_type_size(t->vec_dot_type),
-                      t->from_vec_dot, t->vec_dot};
+                      t->from_vec_dot, t->vec_dot, t->vec_dot_cols};
 }
 
 MulMatDequantOps MakeDequantOps(ggml_type type) {

@@ -530,6 +530,58 @@ HWY_INLINE void DotRows4(int64_t nb, const uint8_t* x_row, size_t x_nb1, const B
   }
   hn::StoreU(sum, df, s);
 }
+
+#if !HWY_HAVE_SCALABLE
+// DotRows4 for kCols activation rows at once (y rows y_stride bytes apart; column c's 4 results
+// at s + c * lds): each weight block is read and its scales converted once for all columns, so
+// a batched decoder step (beam search: one activation row per beam) streams the weights once
+// instead of once per beam. Every (row, column) lane runs DotRows4's operations in DotRows4's
+// order, so the results are bit-identical to it (and to the reference). Not on SVE: sizeless
+// vectors cannot be held in an array (VecDotRowsCols loops over columns there).
+template <class Decoder, class BlockY, size_t kCols>
+HWY_INLINE void DotRows4Cols(int64_t nb, const uint8_t* x_row, size_t x_nb1, const uint8_t* y,
+                             size_t y_stride, float* s, size_t lds, const uint8_t* next) {
+  using BlockX = typename Decoder::Block;
+  using Dot = BlockDot<Decoder>;
+  const typename Dot::D32 d32;
+  using D32 = typename Dot::D32;
+  using D4 = std::conditional_t<hn::MaxLanes(D32()) <= 4, D32,
+                                hn::DFromV<decltype(FoldTo4(D32(), hn::Zero(D32())))>>;
+  const D4 d4;
+  const hn::Rebind<float, D4> df;
+  const hn::Rebind<uint16_t, decltype(df)> du16;
+  static_assert(hn::MaxLanes(D4()) == 4, "one lane per row");
+  const BlockX* x0 = reinterpret_cast<const BlockX*>(x_row);
+  const BlockX* x1 = reinterpret_cast<const BlockX*>(x_row + x_nb1);
+  const BlockX* x2 = reinterpret_cast<const BlockX*>(x_row + 2 * x_nb1);
+  const BlockX* x3 = reinterpret_cast<const BlockX*>(x_row + 3 * x_nb1);
+  const BlockY* yc[kCols];
+  hn::Vec<decltype(df)> sum[kCols];
+  for (size_t c = 0; c < kCols; ++c) {
+    yc[c] = reinterpret_cast<const BlockY*>(y + c * y_stride);
+    sum[c] = hn::Zero(df);
+  }
+  for (int64_t i = 0; i < nb; ++i) {
+    if (next != nullptr) {
+      for (size_t r = 0; r < 4; ++r) hwy::Prefetch(next + r * x_nb1 + static_cast<size_t>(i) * sizeof(BlockX));
+    }
+    const auto dx = F16x4ToF32(df, x0[i].d, x1[i].d, x2[i].d, x3[i].d);
+    auto mx = hn::Zero(df);
+    if constexpr (Decoder::kHasMin) mx = F16x4ToF32(df, x0[i].m, x1[i].m, x2[i].m, x3[i].m);
+    for (size_t c = 0; c < kCols; ++c) {
+      const BlockY& by = yc[c][i];
+      const typename Dot::Activations act = Dot::Load(by);
+      const auto isum = FoldTo4(d32, SumsOf4PerBlock(d32, Dot::Dot(x0[i], act), Dot::Dot(x1[i], act),
+                                                     Dot::Dot(x2[i], act), Dot::Dot(x3[i], act)));
+      const auto dy = F16BitsToF32(df, hn::Set(du16, by.d));
+      auto sy = hn::Zero(df);
+      if constexpr (Decoder::kHasMin) sy = F16BitsToF32(df, hn::Set(du16, by.s));
+      sum[c] = hn::Add(sum[c], Decoder::ScaleLanes(hn::ConvertTo(df, isum), dx, dy, mx, sy));
+    }
+  }
+  for (size_t c = 0; c < kCols; ++c) hn::StoreU(sum[c], df, s + c * lds);
+}
+#endif  // !HWY_HAVE_SCALABLE
 #endif  // HWY_TARGET != HWY_SCALAR
 
 // s[r] = dot(x row r, y) for r in [0, nrows); n elements per row, a multiple of kQK. Groups of
@@ -548,6 +600,49 @@ HWY_INLINE void VecDotRows(int64_t n, int64_t nrows, const typename Decoder::Blo
   for (; r < nrows; ++r) {
     s[r] = QuantDotRow<Decoder>(nb, reinterpret_cast<const typename Decoder::Block*>(x_row + r * x_nb1), y);
   }
+}
+
+// s[c * lds + r] = dot(x row r, y row c) for r in [0, nrows), c in [0, ncols): VecDotRows for
+// ncols activation rows y_stride bytes apart, bit-identical to it column by column. Groups of
+// 4 weight rows against up to 4 columns at a time (DotRows4Cols) where the target has 4-lane
+// vectors of fixed size; elsewhere (SCALAR, SVE) one VecDotRows per column.
+template <class Decoder, class BlockY>
+HWY_INLINE void VecDotRowsCols(int64_t n, int64_t nrows, const typename Decoder::Block* x, size_t x_nb1,
+                               const BlockY* y, size_t y_stride, int64_t ncols, float* s, size_t lds) {
+  const uint8_t* yb = reinterpret_cast<const uint8_t*>(y);
+#if HWY_TARGET == HWY_SCALAR || HWY_HAVE_SCALABLE
+  for (int64_t c = 0; c < ncols; ++c) {
+    VecDotRows<Decoder>(n, nrows, x, x_nb1, reinterpret_cast<const BlockY*>(yb + c * y_stride), s + c * lds);
+  }
+#else
+  const int64_t nb = n / kQK;
+  const uint8_t* x_row = reinterpret_cast<const uint8_t*>(x);
+  int64_t r = 0;
+  for (; r + 4 <= nrows; r += 4) {
+    const uint8_t* next = r + 8 <= nrows ? x_row + (r + 4) * x_nb1 : nullptr;
+    const uint8_t* xr = x_row + r * x_nb1;
+    int64_t c = 0;
+    for (; c + 4 <= ncols; c += 4) {
+      DotRows4Cols<Decoder, BlockY, 4>(nb, xr, x_nb1, yb + c * y_stride, y_stride, s + c * lds + r, lds,
+                                       c == 0 ? next : nullptr);
+    }
+    const uint8_t* yr = yb + c * y_stride;
+    float* sr = s + c * lds + r;
+    const uint8_t* nr = c == 0 ? next : nullptr;
+    switch (ncols - c) {
+      case 3: DotRows4Cols<Decoder, BlockY, 3>(nb, xr, x_nb1, yr, y_stride, sr, lds, nr); break;
+      case 2: DotRows4Cols<Decoder, BlockY, 2>(nb, xr, x_nb1, yr, y_stride, sr, lds, nr); break;
+      case 1: DotRows4Cols<Decoder, BlockY, 1>(nb, xr, x_nb1, yr, y_stride, sr, lds, nr); break;
+      default: break;
+    }
+  }
+  for (; r < nrows; ++r) {
+    const auto* xr = reinterpret_cast<const typename Decoder::Block*>(x_row + r * x_nb1);
+    for (int64_t c = 0; c < ncols; ++c) {
+      s[c * lds + r] = QuantDotRow<Decoder>(nb, xr, reinterpret_cast<const BlockY*>(yb + c * y_stride));
+    }
+  }
+#endif
 }
 
 // ------------------------------ Q8 quantization of activations

@@ -47,6 +47,22 @@ void vec_dot_q5_1_q8_1(int64_t n, int64_t nrows, const block_q5_1* x, size_t x_n
 void vec_dot_q8_0_q8_0(int64_t n, int64_t nrows, const block_q8_0* x, size_t x_nb1,
                        const block_q8_0* y, float* s);
 
+// The same for ncols activation rows at once (a batched decoder step: one row per beam):
+//   s[c * lds + r] = sum_{i < n} x_r[i] * y_c[i],  r in [0, nrows), c in [0, ncols),
+// where y_c starts at byte offset c * y_stride from y and s has lds >= nrows floats per column.
+// Each weight block is read once per group of up to 4 columns instead of once per column.
+// Bit-identical to calling the single-row function above once per column, on every target.
+void vec_dot_cols_q4_0_q8_0(int64_t n, int64_t nrows, const block_q4_0* x, size_t x_nb1,
+                            const block_q8_0* y, size_t y_stride, int64_t ncols, float* s, size_t lds);
+void vec_dot_cols_q4_1_q8_1(int64_t n, int64_t nrows, const block_q4_1* x, size_t x_nb1,
+                            const block_q8_1* y, size_t y_stride, int64_t ncols, float* s, size_t lds);
+void vec_dot_cols_q5_0_q8_0(int64_t n, int64_t nrows, const block_q5_0* x, size_t x_nb1,
+                            const block_q8_0* y, size_t y_stride, int64_t ncols, float* s, size_t lds);
+void vec_dot_cols_q5_1_q8_1(int64_t n, int64_t nrows, const block_q5_1* x, size_t x_nb1,
+                            const block_q8_1* y, size_t y_stride, int64_t ncols, float* s, size_t lds);
+void vec_dot_cols_q8_0_q8_0(int64_t n, int64_t nrows, const block_q8_0* x, size_t x_nb1,
+                            const block_q8_0* y, size_t y_stride, int64_t ncols, float* s, size_t lds);
+
 }  // namespace ggml_cpu
 
 #endif  // GGML_WHISPER_KERNELS_QUANT_OPS_H_

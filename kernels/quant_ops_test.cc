@@ -147,6 +147,51 @@ void TestVecDotQ8_0Q8_0() {
   CheckVecDot(vec_dot_q8_0_q8_0, vec_dot_q8_0_q8_0_ref);
 }
 
+// vec_dot_cols against the reference, column by column: ncols around the 4-column grouping and
+// its 3/2/1 remainders, row counts around the 4-row grouping, padded rows (x and y) and a column
+// stride lds > nrows whose gaps must stay untouched.
+template <class BlockX, class BlockY>
+void CheckVecDotCols(void (*simd)(int64_t, int64_t, const BlockX*, size_t, const BlockY*, size_t, int64_t,
+                                  float*, size_t),
+                     float (*ref)(int64_t, const BlockX*, const BlockY*)) {
+  uint32_t seed = 1000;
+  for (int64_t n : {32, 384, 1536}) {
+    const int64_t nb = n / kQK;
+    for (int64_t nrows : {1, 3, 4, 5, 8, 9}) {
+      for (int64_t ncols : {1, 2, 3, 4, 5, 6, 7, 9}) {
+        const int64_t x_stride = nb + 1, y_stride = nb + 2;  // padding blocks per row
+        const std::vector<BlockX> x = quant_test::RandomBlocks<BlockX>(nrows * x_stride, seed++);
+        const std::vector<BlockY> y = quant_test::RandomBlocks<BlockY>(ncols * y_stride, seed++);
+        const size_t lds = static_cast<size_t>(nrows) + 2;
+        std::vector<float> s(ncols * lds, -1.0f);
+        simd(n, nrows, x.data(), x_stride * sizeof(BlockX), y.data(), y_stride * sizeof(BlockY), ncols,
+             s.data(), lds);
+        for (int64_t c = 0; c < ncols; ++c) {
+          for (int64_t r = 0; r < nrows; ++r) {
+            const float got = s[c * lds + r];
+            const float want = ref(n, x.data() + r * x_stride, y.data() + c * y_stride);
+            uint32_t got_bits, want_bits;
+            memcpy(&got_bits, &got, 4);
+            memcpy(&want_bits, &want, 4);
+            ASSERT_TRUE(got_bits == want_bits || (std::isnan(got) && std::isnan(want)))
+                << "n=" << n << " nrows=" << nrows << " ncols=" << ncols << " r=" << r << " c=" << c << ": "
+                << got << " vs reference " << want;
+          }
+          EXPECT_EQ(s[c * lds + nrows], -1.0f) << "wrote past nrows in column " << c;
+          EXPECT_EQ(s[c * lds + nrows + 1], -1.0f) << "wrote past nrows in column " << c;
+        }
+      }
+    }
+  }
+  test::ExpectDispatchedTo(HWY_TARGET);
+}
+
+void TestVecDotColsQ4_0Q8_0() { CheckVecDotCols(vec_dot_cols_q4_0_q8_0, vec_dot_q4_0_q8_0_ref); }
+void TestVecDotColsQ4_1Q8_1() { CheckVecDotCols(vec_dot_cols_q4_1_q8_1, vec_dot_q4_1_q8_1_ref); }
+void TestVecDotColsQ5_0Q8_0() { CheckVecDotCols(vec_dot_cols_q5_0_q8_0, vec_dot_q5_0_q8_0_ref); }
+void TestVecDotColsQ5_1Q8_1() { CheckVecDotCols(vec_dot_cols_q5_1_q8_1, vec_dot_q5_1_q8_1_ref); }
+void TestVecDotColsQ8_0Q8_0() { CheckVecDotCols(vec_dot_cols_q8_0_q8_0, vec_dot_q8_0_q8_0_ref); }
+
 // Weights with all-equal codes make the integer sums easy to state: a Q8_0 row of code c and
 // scale 1 against activations of code a and scale 1 gives n * c * a exactly.
 void TestVecDotExactIntegers() {
@@ -228,6 +273,11 @@ HWY_EXPORT_AND_TEST_P(QuantOpsTest, TestVecDotQ4_1Q8_1);
 HWY_EXPORT_AND_TEST_P(QuantOpsTest, TestVecDotQ5_0Q8_0);
 HWY_EXPORT_AND_TEST_P(QuantOpsTest, TestVecDotQ5_1Q8_1);
 HWY_EXPORT_AND_TEST_P(QuantOpsTest, TestVecDotQ8_0Q8_0);
+HWY_EXPORT_AND_TEST_P(QuantOpsTest, TestVecDotColsQ4_0Q8_0);
+HWY_EXPORT_AND_TEST_P(QuantOpsTest, TestVecDotColsQ4_1Q8_1);
+HWY_EXPORT_AND_TEST_P(QuantOpsTest, TestVecDotColsQ5_0Q8_0);
+HWY_EXPORT_AND_TEST_P(QuantOpsTest, TestVecDotColsQ5_1Q8_1);
+HWY_EXPORT_AND_TEST_P(QuantOpsTest, TestVecDotColsQ8_0Q8_0);
 HWY_EXPORT_AND_TEST_P(QuantOpsTest, TestVecDotExactIntegers);
 HWY_EXPORT_AND_TEST_P(QuantOpsTest, TestGgmlDotThresholds);
 }  // namespace

@@ -34,6 +34,10 @@ using QuantFromFloatFn = void (*)(const float* x, void* y, int64_t k);
 // each; y one row of n elements in vec_dot_type.
 using QuantVecDotFn = void (*)(int64_t n, int64_t nrows, const void* x, size_t x_nb1, const void* y,
                                float* s);
+// s[c * lds + r] = dot(x row r, y row c) for r < nrows, c < ncols: the same against ncols
+// activation rows y_stride bytes apart, bit-identical to one QuantVecDotFn call per column.
+using QuantVecDotColsFn = void (*)(int64_t n, int64_t nrows, const void* x, size_t x_nb1, const void* y,
+                                   size_t y_stride, int64_t ncols, float* s, size_t lds);
 
 // For every function: k and n are multiples of blck_size (check with ggml_row_size_ok).
 struct QuantTypeTraits {
@@ -47,6 +51,7 @@ struct QuantTypeTraits {
   QuantFromFloatFn from_vec_dot;  // quantize a row of vec_dot_type (SIMD): the activations
   QuantVecDotFn vec_dot;          // weights of this type . vec_dot_type; NULL for Q8_1 (ggml has no
                                   // Q8_1 weight kernel either)
+  QuantVecDotColsFn vec_dot_cols;  // vec_dot for several activation rows at once; NULL for Q8_1
 };
 
 // The traits of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 or Q8_1; NULL for every other ggml_type (F32 and
