@@ -219,7 +219,7 @@ HWY_INLINE float FinishDot(D d, V acc, const TA* HWY_RESTRICT a, const float* HW
   return sum;
 }
 
-// c[j * ldc + i] = dot(a row i, b row j) for i < kRA (1 or 4), j < kRB (1..4): kRA x kRB vector
+// c[j * ldc + i] = dot(a row i, b row j) for i < kRA (1 or 4), j < kRB (1..5): kRA x kRB vector
 // accumulators over K, then one horizontal sum each. Each loaded vector feeds kRA or kRB FMAs.
 // Named accumulators, not arrays (sizeless SVE vectors); unused ones compile away.
 // `next` (or nullptr) is the first of the kRA rows (stride lda) the caller reads after this
@@ -233,11 +233,11 @@ HWY_INLINE void DotTile(D d, size_t K, const TA* HWY_RESTRICT a, size_t lda,
                         size_t ldc, const TA* HWY_RESTRICT next) {
   using V = hn::Vec<D>;
   static_assert(kRA == 1 || kRA == 4, "rows of a per tile");
-  static_assert(1 <= kRB && kRB <= 4, "rows of b per tile");
+  static_assert(1 <= kRB && kRB <= 5, "rows of b per tile");
   const size_t N = hn::Lanes(d);
 #define GGML_DT_DECLARE(i)                                                \
   HWY_MAYBE_UNUSED V c##i##0 = hn::Zero(d), c##i##1 = hn::Zero(d), \
-                     c##i##2 = hn::Zero(d), c##i##3 = hn::Zero(d);
+                     c##i##2 = hn::Zero(d), c##i##3 = hn::Zero(d), c##i##4 = hn::Zero(d);
   GGML_DT_DECLARE(0) GGML_DT_DECLARE(1) GGML_DT_DECLARE(2) GGML_DT_DECLARE(3)
 #undef GGML_DT_DECLARE
   size_t k = 0;
@@ -249,6 +249,7 @@ HWY_INLINE void DotTile(D d, size_t K, const TA* HWY_RESTRICT a, size_t lda,
     const V b1 = kRB > 1 ? hn::LoadU(d, b + 1 * ldb + k) : b0;
     const V b2 = kRB > 2 ? hn::LoadU(d, b + 2 * ldb + k) : b0;
     const V b3 = kRB > 3 ? hn::LoadU(d, b + 3 * ldb + k) : b0;
+    const V b4 = kRB > 4 ? hn::LoadU(d, b + 4 * ldb + k) : b0;
 #define GGML_DT_ROW(i)                                            \
   if constexpr (i < kRA) {                                        \
     const V va = LoadAsF32(d, a + i * lda + k);                   \
@@ -256,6 +257,7 @@ HWY_INLINE void DotTile(D d, size_t K, const TA* HWY_RESTRICT a, size_t lda,
     if constexpr (kRB > 1) c##i##1 = hn::MulAdd(va, b1, c##i##1); \
     if constexpr (kRB > 2) c##i##2 = hn::MulAdd(va, b2, c##i##2); \
     if constexpr (kRB > 3) c##i##3 = hn::MulAdd(va, b3, c##i##3); \
+    if constexpr (kRB > 4) c##i##4 = hn::MulAdd(va, b4, c##i##4); \
   }
     GGML_DT_ROW(0) GGML_DT_ROW(1) GGML_DT_ROW(2) GGML_DT_ROW(3)
 #undef GGML_DT_ROW
@@ -263,18 +265,29 @@ HWY_INLINE void DotTile(D d, size_t K, const TA* HWY_RESTRICT a, size_t lda,
 #define GGML_DT_OUT(i, j)           \
   if constexpr (i < kRA && j < kRB) \
     c[j * ldc + i] = FinishDot(d, c##i##j, a + i * lda, b + j * ldb, k, K);
-  GGML_DT_OUT(0, 0) GGML_DT_OUT(0, 1) GGML_DT_OUT(0, 2) GGML_DT_OUT(0, 3)
-  GGML_DT_OUT(1, 0) GGML_DT_OUT(1, 1) GGML_DT_OUT(1, 2) GGML_DT_OUT(1, 3)
-  GGML_DT_OUT(2, 0) GGML_DT_OUT(2, 1) GGML_DT_OUT(2, 2) GGML_DT_OUT(2, 3)
-  GGML_DT_OUT(3, 0) GGML_DT_OUT(3, 1) GGML_DT_OUT(3, 2) GGML_DT_OUT(3, 3)
+  GGML_DT_OUT(0, 0) GGML_DT_OUT(0, 1) GGML_DT_OUT(0, 2) GGML_DT_OUT(0, 3) GGML_DT_OUT(0, 4)
+  GGML_DT_OUT(1, 0) GGML_DT_OUT(1, 1) GGML_DT_OUT(1, 2) GGML_DT_OUT(1, 3) GGML_DT_OUT(1, 4)
+  GGML_DT_OUT(2, 0) GGML_DT_OUT(2, 1) GGML_DT_OUT(2, 2) GGML_DT_OUT(2, 3) GGML_DT_OUT(2, 4)
+  GGML_DT_OUT(3, 0) GGML_DT_OUT(3, 1) GGML_DT_OUT(3, 2) GGML_DT_OUT(3, 3) GGML_DT_OUT(3, 4)
 #undef GGML_DT_OUT
 }
 
-// DotTile with a run-time number of b rows (1..4).
+// b rows per DotTile: 4 x 5 accumulators plus the 5 b vectors and one a vector fit 32 registers,
+// but not the 16 of AVX2 and below, where they spill; 4 x 3 does not (a beam-5 step's
+// vocabulary projection, [384, 51864] F16 x 5 rows, ran 1.2-1.4x faster with groups of 3 + 2
+// than 4 + 1 on AVX2, //kernels:matmul_benchmark logits_51864x384x5, best of 5, three
+// interleaved runs). With 32 registers one group of 5 converts each F16 a vector once for all
+// 5 beams, where 4 + 1 converted it twice.
+constexpr size_t kDotRowsB = kNR == 12 ? 5 : 3;
+
+// DotTile with a run-time number of b rows (1..5).
 template <size_t kRA, class D, typename TA>
 HWY_INLINE void DotTileRows(D d, size_t K, const TA* a, size_t lda, const float* b, size_t ldb,
                             size_t nb, float* c, size_t ldc, const TA* next) {
   switch (nb) {
+    case 5:
+      if constexpr (kDotRowsB >= 5) return DotTile<kRA, 5>(d, K, a, lda, b, ldb, c, ldc, next);
+      [[fallthrough]];  // not reached: nb <= kDotRowsB
     case 4:
       return DotTile<kRA, 4>(d, K, a, lda, b, ldb, c, ldc, next);
     case 3:
@@ -286,11 +299,6 @@ HWY_INLINE void DotTileRows(D d, size_t K, const TA* a, size_t lda, const float*
   }
 }
 
-// b rows per DotTile: 4 x 4 accumulators plus the b vectors fit 32 registers, but not the 16 of
-// AVX2 and below, where they spill; 4 x 3 does not (a beam-5 step's vocabulary projection,
-// [384, 51864] F16 x 5 rows, ran 1.2-1.4x faster with groups of 3 + 2 than 4 + 1 on AVX2,
-// //kernels:matmul_benchmark logits_51864x384x5, best of 5, three interleaved runs).
-constexpr size_t kDotRowsB = kNR == 12 ? 4 : 3;
 
 // The dot-product path over one block of c (few b rows: decoder steps, batched beams): a is
 // streamed once, 4 rows at a time, and each 4-row tile meets every group of up to kDotRowsB b
