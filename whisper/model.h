@@ -116,9 +116,12 @@ class WhisperModel {
 
   // Called with byte ranges of the image the loader has finished reading (may be nullptr).
   using ReleaseFn = void (*)(void* arg, size_t offset, size_t n);
+  // Parses the image at `data`; the tensors' bytes are read from `fd` with pread when fd >= 0
+  // (a model file: the image is then only read for the header), else copied from the image.
   static absl::StatusOr<std::unique_ptr<WhisperModel>> LoadImage(const void* data, size_t size,
                                                                  const std::string& path,
-                                                                 ReleaseFn release, void* release_arg);
+                                                                 ReleaseFn release, void* release_arg,
+                                                                 int fd);
 
   std::string path_;
   WhisperHparams hparams_;
