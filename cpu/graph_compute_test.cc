@@ -219,6 +219,11 @@ TEST_P(GraphComputeTest, CopiesBetweenF32AndF16AnyStrides) {
         ExpectExact(
             RunAndReference(&Exec(), c.ctx, ggml_cpy(c.ctx, src_t, ggml_new_tensor_3d(c.ctx, dt, n, 4, 3)), what),
             "cpy from transposed " + what);
+        // More rows than one tile of CopyTransposedF32 (16 rows; the last tile partial).
+        ggml_tensor* src_t37 = ggml_transpose(c.ctx, RandomTensor(c.ctx, st, {37, n, 2}, 23));
+        ExpectExact(
+            RunAndReference(&Exec(), c.ctx, ggml_cpy(c.ctx, src_t37, ggml_new_tensor_3d(c.ctx, dt, n, 37, 2)), what),
+            "cpy from transposed, 37 rows " + what);
         ggml_tensor* dst_t = ggml_transpose(c.ctx, ggml_new_tensor_3d(c.ctx, dt, 4, n, 3));
         ExpectExact(RunAndReference(&Exec(), c.ctx, ggml_cpy(c.ctx, src, dst_t), what), "cpy into transposed " + what);
         // KV-cache write: a [n, 4] block into a 1-D slice of a larger cache, at an offset.
