@@ -1,7 +1,7 @@
-// Test helper: writes whisper.cpp ggml model files with small hparams and random weights, and
-// records where every field starts, so that tests can truncate or corrupt a file at a chosen
-// field and check the loader's message. The byte layout is the one whisper/model_file.h parses
-// (whisper.cpp L1495-1960).
+// Writes whisper.cpp ggml model files with random weights (small hparams for tests, the real
+// shapes for tools/make_model), and records where every field starts, so that tests can truncate
+// or corrupt a file at a chosen field and check the loader's message. The byte layout is the one
+// whisper/model_file.h parses (whisper.cpp L1495-1960).
 #ifndef GGML_WHISPER_WHISPER_SYNTHETIC_MODEL_H_
 #define GGML_WHISPER_WHISPER_SYNTHETIC_MODEL_H_
 

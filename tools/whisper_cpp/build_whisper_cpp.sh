@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the reference: whisper.cpp 1.8.5 itself, from the copy vendored in the PyPI sdist
-# pywhispercpp==1.5.1 (its whisper.cpp/ folder), as static libraries plus whisper-cli (the one
-# program the comparisons run; the other examples, such as whisper-server, took about half of a
-# 226 s build), copied into a prefix:
+# pywhispercpp==1.5.1 (its whisper.cpp/ folder), as static libraries plus whisper-cli and
+# whisper-bench (the programs the comparisons run: tools/compare_peers.py, tools/compare_bench.py;
+# the other examples, such as whisper-server, took about half of a 226 s build), copied into a
+# prefix:
 #   <prefix>/include  whisper.h, ggml*.h      <prefix>/lib  libwhisper.a, libggml{,-cpu,-base}.a
-#   <prefix>/bin      whisper-cli
+#   <prefix>/bin      whisper-cli, whisper-bench
 # Idempotent: a stamp records the sdist hash and the CMake flags; a complete build is reused.
 # Concurrent runs are serialized with flock. GGML_NATIVE=ON: the build is for this machine's CPU.
 #
@@ -58,7 +59,7 @@ prefix="$cache/prefix"
 stamp="$cache/.stamp"
 # GGML_NATIVE=ON compiles for this CPU: a cache carried to another CPU model is rebuilt.
 cpu_model="$(grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- || true)"
-stamp_key="$SDIST_SHA256 ${CMAKE_FLAGS[*]} cpu:${cpu_model# } targets:whisper-cli"
+stamp_key="$SDIST_SHA256 ${CMAKE_FLAGS[*]} cpu:${cpu_model# } targets:whisper-cli,whisper-bench"
 
 step="arguments"
 fail() { echo "build_whisper_cpp: FAILED at step '$step': $*" >&2; exit 1; }
@@ -91,7 +92,7 @@ exec 9>"$cache/.lock"
 flock 9 || fail "cannot lock $cache/.lock"
 
 built() {
-  [[ -f "$stamp" && "$(cat "$stamp")" == "$stamp_key" && -x "$prefix/bin/whisper-cli" &&
+  [[ -f "$stamp" && "$(cat "$stamp")" == "$stamp_key" && -x "$prefix/bin/whisper-cli" && -x "$prefix/bin/whisper-bench" &&
      -f "$prefix/include/whisper.h" ]] || return 1
   local l; for l in "${LIBS[@]}"; do [[ -f "$prefix/lib/lib$l.a" ]] || return 1; done
 }
@@ -132,13 +133,13 @@ else
     -DCMAKE_INSTALL_PREFIX="$prefix"
 
   step="cmake build"
-  log "building whisper-cli (cmake --build -j2; a few minutes on 2 cores)"
-  run cmake_build cmake --build "$build" -j2 --target whisper-cli
+  log "building whisper-cli and whisper-bench (cmake --build -j2; a few minutes on 2 cores)"
+  run cmake_build cmake --build "$build" -j2 --target whisper-cli whisper-bench
 
   # `cmake --install` would want every example built, so the prefix is filled by hand.
   step="install"
   mkdir -p "$prefix/bin" "$prefix/lib" "$prefix/include"
-  cp "$build/bin/whisper-cli" "$prefix/bin/"
+  cp "$build/bin/whisper-cli" "$build/bin/whisper-bench" "$prefix/bin/"
   for l in "${LIBS[@]}"; do
     lib="$(find "$build" -name "lib$l.a" -print -quit)"
     [[ -n "$lib" ]] || fail "lib$l.a was not built under $build"
@@ -148,7 +149,7 @@ else
   echo "$stamp_key" >"$stamp"
   if ! built; then
     rm -f "$stamp"
-    fail "expected files missing under $prefix (whisper-cli, whisper.h, ${LIBS[*]})"
+    fail "expected files missing under $prefix (whisper-cli, whisper-bench, whisper.h, ${LIBS[*]})"
   fi
   log "built in $((SECONDS - start)) s: $prefix"
 fi
