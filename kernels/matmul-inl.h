@@ -14,6 +14,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/fp16-inl.h"
+#include "kernels/prefetch.h"
 #include "kernels/vec-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -222,11 +223,10 @@ HWY_INLINE float FinishDot(D d, V acc, const TA* HWY_RESTRICT a, const float* HW
 // c[j * ldc + i] = dot(a row i, b row j) for i < kRA (1 or 4), j < kRB (1..5): kRA x kRB vector
 // accumulators over K, then one horizontal sum each. Each loaded vector feeds kRA or kRB FMAs.
 // Named accumulators, not arrays (sizeless SVE vectors); unused ones compile away.
-// `next` (or nullptr) is the first of the kRA rows (stride lda) the caller reads after this
-// tile: they are prefetched at the pace this tile is read. A decoder step streams every weight
-// once (tiny.en: 56 MB of F16), and the FMA chains waiting on each load fill the reorder buffer
-// long before enough cache misses are in flight; with the next tile requested one tile ahead,
-// //kernels:gemv_benchmark reads the decoder's matrices at the stream-read bandwidth.
+// `next` (or nullptr) is the first of kRA rows (stride lda) the caller reads later (MulMatDots:
+// kernels/prefetch.h's distance ahead): they are prefetched at the pace this tile is read. A
+// decoder step streams every weight once (tiny.en: 56 MB of F16), and the FMA chains waiting on
+// each load fill the reorder buffer long before enough cache misses are in flight.
 template <size_t kRA, size_t kRB, class D, typename TA>
 HWY_INLINE void DotTile(D d, size_t K, const TA* HWY_RESTRICT a, size_t lda,
                         const float* HWY_RESTRICT b, size_t ldb, float* HWY_RESTRICT c,
@@ -310,9 +310,10 @@ HWY_INLINE void MulMatDots(D d, size_t K, const TA* a, size_t lda, const float* 
                            size_t n_end) {
   // The first group of b rows prefetches the next tile of a (the same rows for the later
   // groups are in L1); only rows inside the block are prefetched.
+  const size_t ahead = PrefetchRowsAhead(lda * sizeof(TA));
   size_t m = m_begin;
   for (; m + 4 <= m_end; m += 4) {
-    const TA* next = m + 8 <= m_end ? a + (m + 4) * lda : nullptr;
+    const TA* next = m + ahead + 4 <= m_end ? a + (m + ahead) * lda : nullptr;
     for (size_t n0 = n_begin; n0 < n_end; n0 += kDotRowsB) {
       const size_t nb = HWY_MIN(kDotRowsB, n_end - n0);
       DotTileRows<4>(d, K, a + m * lda, lda, b + n0 * ldb, ldb, nb, c + n0 * ldc + m, ldc,

@@ -40,6 +40,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/fp16-inl.h"
+#include "kernels/prefetch.h"
 #include "kernels/quant_types.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -488,9 +489,9 @@ HWY_INLINE hn::Vec<DF> F16x4ToF32(DF df, uint16_t a, uint16_t b, uint16_t c, uin
 // the 4 rows' block sums are formed exactly as one 4-lane integer vector (transposed per
 // 128-bit block, then folded), and the reference's
 // float expression runs lane by lane (one row per lane, IEEE operations in the reference's
-// order), so every lane has QuantDotRow's bits. `next` (or nullptr): the 4 rows read after
-// these, prefetched block by block (see matmul-inl.h's DotTile: decoder steps stream the weights
-// once, and without it the dependent sums cap the misses in flight).
+// order), so every lane has QuantDotRow's bits. `next` (or nullptr): 4 rows read later
+// (kernels/prefetch.h's distance ahead), prefetched block by block (decoder steps stream the
+// weights once, and without it the dependent sums cap the misses in flight).
 template <class Decoder, class BlockY>
 HWY_INLINE void DotRows4(int64_t nb, const uint8_t* x_row, size_t x_nb1, const BlockY* y,
                          float* s, const uint8_t* next) {
@@ -592,8 +593,9 @@ HWY_INLINE void VecDotRows(int64_t n, int64_t nrows, const typename Decoder::Blo
   const uint8_t* x_row = reinterpret_cast<const uint8_t*>(x);
   int64_t r = 0;
 #if HWY_TARGET != HWY_SCALAR
+  const size_t ahead = PrefetchRowsAhead(x_nb1);
   for (; r + 4 <= nrows; r += 4) {
-    DotRows4<Decoder>(nb, x_row + r * x_nb1, x_nb1, y, s + r, r + 8 <= nrows ? x_row + (r + 4) * x_nb1 : nullptr);
+    DotRows4<Decoder>(nb, x_row + r * x_nb1, x_nb1, y, s + r, static_cast<size_t>(r) + ahead + 4 <= static_cast<size_t>(nrows) ? x_row + (static_cast<size_t>(r) + ahead) * x_nb1 : nullptr);
   }
 #endif
   for (; r < nrows; ++r) {
@@ -616,9 +618,10 @@ HWY_INLINE void VecDotRowsCols(int64_t n, int64_t nrows, const typename Decoder:
 #else
   const int64_t nb = n / kQK;
   const uint8_t* x_row = reinterpret_cast<const uint8_t*>(x);
+  const size_t ahead = PrefetchRowsAhead(x_nb1);
   int64_t r = 0;
   for (; r + 4 <= nrows; r += 4) {
-    const uint8_t* next = r + 8 <= nrows ? x_row + (r + 4) * x_nb1 : nullptr;
+    const uint8_t* next = static_cast<size_t>(r) + ahead + 4 <= static_cast<size_t>(nrows) ? x_row + (static_cast<size_t>(r) + ahead) * x_nb1 : nullptr;
     const uint8_t* xr = x_row + r * x_nb1;
     int64_t c = 0;
     for (; c + 4 <= ncols; c += 4) {
