@@ -30,7 +30,9 @@ Columns: wall = process start to exit (includes interpreter start-up and imports
 peers); work = model load + transcription, timed inside the process (our CLI's "total time");
 RSS = peak resident set of the process (getrusage of the child, ru_maxrss); same = the
 transcript (segment texts joined, whitespace collapsed) is identical to ours in the same mode;
-x_wall / x_work = median over rounds of (this / ours in the same mode).
+x_wall / x_work = median over rounds of (this / ours in the same mode). With several thread
+counts a second table gives each system's own thread scaling (time on the fewest threads / time
+on more, per round; every round runs all thread counts).
 
 Usage (from the repo root):
   python3 tools/compare_peers.py --threads 1,2 --rounds 5 --audio jfk,long [--json out.json]
@@ -285,6 +287,31 @@ def print_table(results, configs, audios, threads_list):
                       f" {med['rss_mib']:.0f} | {same} | {xw} | {xk} |{xq}")
 
 
+def print_scaling(results, configs, audios, threads_list):
+    """Thread scaling of every system: its own time on the fewest threads / on each larger count,
+    median over rounds of the per-round ratio (the counts run in the same round, so a slow
+    period hits both). work = in-process time, wall = the whole process."""
+    t0 = min(threads_list)
+    more = [t for t in threads_list if t > t0]
+    if not more:
+        return
+    print(f"\nthread scaling (time on {t0} thread(s) / time on t threads, same system and mode; "
+          f"ideal = t / {t0}):\n")
+    print("| audio | system / mode | " + " | ".join(f"work x{t} | wall x{t}" for t in more) + " |")
+    print("|" + "---|" * (2 + 2 * len(more)))
+    for audio_name in audios:
+        for c in configs:
+            base = results.get((audio_name, t0, c.label))
+            if not base:
+                continue
+            cells = []
+            for t in more:
+                pairs = list(zip(base, results.get((audio_name, t, c.label)) or []))
+                for key in ("work", "wall"):
+                    cells.append(f"{statistics.median(a[key] / b[key] for a, b in pairs):.2f}" if pairs else "-")
+            print(f"| {audio_name} | {c.label} | " + " | ".join(cells) + " |")
+
+
 def main():
     if "--child" in sys.argv:
         return child_main(sys.argv[1:])
@@ -334,16 +361,17 @@ def main():
           f"{len(threads_list)} thread counts x {args.rounds} rounds", flush=True)
 
     results = {}
-    for t in threads_list:
-        for audio_name, path in audios.items():
-            for r in range(args.rounds):
-                k = r % len(configs)
+    for audio_name, path in audios.items():
+        for r in range(args.rounds):
+            k = r % len(configs)
+            for t in threads_list:  # every thread count in each round: the scaling is same-period
                 for c in configs[k:] + configs[:k]:  # rotated each round
                     res = c.run(path, t)
                     results.setdefault((audio_name, t, c.label), []).append(res)
-            print(f"compare_peers: done {audio_name}, {t} thread(s)", file=sys.stderr, flush=True)
+            print(f"compare_peers: done {audio_name}, round {r + 1}", file=sys.stderr, flush=True)
 
     print_table(results, configs, list(audios), threads_list)
+    print_scaling(results, configs, list(audios), threads_list)
     if args.show_texts:
         seen = {}
         for (a, t, label), runs in results.items():
