@@ -7,8 +7,8 @@
 // Flags: --shape tiny|base|small|medium|large (required), --out FILE (required), --type f16
 // (default; or f32, q4_0, q4_1, q5_0, q5_1, q8_0), --seed N (default 1). Relative paths are
 // taken from the directory `bazel run` was started in. The file is written to FILE.tmp and
-// renamed. Errors: one line on stderr, exit 2 for bad flags, 1 for a file that cannot be
-// written. medium is 1.5 GB as F16 and is built in memory first (about 2x that).
+// renamed. -h/--help prints the usage (exit 0). Errors: one line on stderr, exit 2 for bad
+// flags, 1 for a file that cannot be written. medium is 1.5 GB as F16 and is built in memory first (about 2x that).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -19,9 +19,13 @@
 
 namespace {
 
+constexpr char kUsage[] =
+    "usage: %s --shape tiny|base|small|medium|large --out FILE [--type f16|f32|q4_0|q4_1|q5_0|q5_1|q8_0] "
+    "[--seed N]\n";
+
 int Usage(const char* argv0, const std::string& error) {
-  std::fprintf(stderr, "make_model: error: %s\nusage: %s --shape tiny|base|small|medium|large --out FILE "
-               "[--type f16|f32|q4_0|q4_1|q5_0|q5_1|q8_0] [--seed N]\n", error.c_str(), argv0);
+  std::fprintf(stderr, "make_model: error: %s\n", error.c_str());
+  std::fprintf(stderr, kUsage, argv0);
   return 2;
 }
 
@@ -38,6 +42,10 @@ int main(int argc, char** argv) {
   uint32_t seed = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::printf(kUsage, argv[0]);
+      return 0;
+    }
     if (i + 1 >= argc) return Usage(argv[0], "missing value for " + arg);
     const std::string value = argv[++i];
     if (arg == "--shape") {
