@@ -325,6 +325,45 @@ absl::Status ReadStream(FILE* f, const std::string& name, size_t max_bytes,
   return absl::OkStatus();
 }
 
+// The WAV "fmt " chunk's sample layout, from the first bytes of the file (RIFF WAVE: "RIFF", size,
+// "WAVE", then chunks of 4-byte id, little-endian 4-byte size, data padded to even length;
+// "fmt " is WAVEFORMATEX: format tag, channels, sample rate, byte rate, block_align,
+// bits_per_sample). For PCM (tag 1), IEEE float (3) and WAVE_FORMAT_EXTENSIBLE (0xFFFE),
+// bits_per_sample must be 8, 16, 24, 32 or 64 and block_align = channels x bits / 8:
+// libsndfile reads a contradictory header (bits 7 with block_align 2, say) with a guessed
+// layout and decodes noise without an error. Other tags, other containers and a fmt chunk past
+// `n` bytes are left to libsndfile.
+absl::Status CheckWavLayout(const unsigned char* head, size_t n, const std::string& name) {
+  auto u16 = [&](size_t at) { return static_cast<uint32_t>(head[at]) | static_cast<uint32_t>(head[at + 1]) << 8; };
+  auto u32 = [&](size_t at) { return u16(at) | u16(at + 2) << 16; };
+  if (n < 12 || memcmp(head, "RIFF", 4) != 0 || memcmp(head + 8, "WAVE", 4) != 0) return absl::OkStatus();
+  size_t at = 12;
+  while (at + 8 <= n) {
+    const uint32_t size = u32(at + 4);
+    if (memcmp(head + at, "fmt ", 4) == 0) {
+      if (size < 16 || at + 8 + 16 > n) return absl::OkStatus();
+      const size_t f = at + 8;
+      const uint32_t tag = u16(f), channels = u16(f + 2), block_align = u16(f + 12), bits = u16(f + 14);
+      if (tag != 1 && tag != 3 && tag != 0xFFFE) return absl::OkStatus();
+      const bool bits_ok = bits == 8 || bits == 16 || bits == 24 || bits == 32 || bits == 64;
+      if (!bits_ok || channels == 0 || block_align != channels * bits / 8) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: WAV fmt chunk: bits_per_sample %u, channels %u, block_align %u (expected bits_per_sample 8, 16, "
+            "24, 32 or 64 and block_align = channels x bits_per_sample / 8)",
+            name, bits, channels, block_align));
+      }
+      return absl::OkStatus();
+    }
+    at += 8 + static_cast<size_t>(size) + (size & 1);
+  }
+  return absl::OkStatus();
+}
+
+bool IsWav(const SF_INFO& info) {
+  const int major = info.format & SF_FORMAT_TYPEMASK;
+  return major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
@@ -363,6 +402,16 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
           absl::StrCat(path, ": not a readable audio file: libsndfile: ", sf_strerror(nullptr)));
     }
   }
+  if (IsWav(info)) {
+    unsigned char head[4096];
+    size_t n = 0;
+    if (FILE* f = std::fopen(path.c_str(), "rb")) {
+      n = std::fread(head, 1, sizeof(head), f);
+      std::fclose(f);
+    }
+    absl::Status layout = CheckWavLayout(head, n, path);
+    if (!layout.ok()) return layout;
+  }
   return DecodeOpened(file.get(), info, path, options);
 }
 
@@ -387,6 +436,10 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromMemory(const void* data, 
       return absl::InvalidArgumentError(
           absl::StrCat(name, ": not a readable audio stream (", size, " bytes): libsndfile: ", error));
     }
+  }
+  if (IsWav(info)) {
+    absl::Status layout = CheckWavLayout(static_cast<const unsigned char*>(data), size, name);
+    if (!layout.ok()) return layout;
   }
   return DecodeOpened(file.get(), info, name, options);
 }

@@ -92,7 +92,9 @@ inline constexpr char kStdinName[] = "<stdin>";
 //   NotFound          - the file does not exist.
 //   InvalidArgument   - libsndfile cannot open it as audio (its message is included), the
 //                       header reports a non-positive channel count or a rate outside
-//                       [kMinSampleRate, kMaxSampleRate], it holds 0 frames, or a sample is NaN,
+//                       [kMinSampleRate, kMaxSampleRate], a PCM/float WAV's fmt chunk is
+//                       contradictory (bits_per_sample not 8/16/24/32/64, or block_align !=
+//                       channels x bits_per_sample / 8), it holds 0 frames, or a sample is NaN,
 //                       infinite or larger in magnitude than kMaxFloatSample (float files).
 //   DataLoss          - decoding stopped with an error partway through the stream.
 //   ResourceExhausted - the decoded audio does not fit in memory.

@@ -391,6 +391,41 @@ TEST(LoadAudioErrorTest, SampleRateOutsideTheSupportedRange) {
   }
 }
 
+// A PCM fmt chunk whose bits_per_sample contradicts block_align (bytes 34-35 and 32-33 of the
+// 44-byte header) is refused with the fields named, from memory and from a file; libsndfile alone
+// decoded bits 7 / block_align 2 as 8-bit samples (twice the duration, noise).
+TEST(LoadAudioErrorTest, ContradictoryWavLayout) {
+  struct Case {
+    uint16_t bits, block_align;
+  };
+  for (const Case c : {Case{7, 2}, Case{12, 2}, Case{16, 4}, Case{16, 1}, Case{8, 2}}) {
+    std::vector<unsigned char> wav = Pcm16WavBytes(16000, 3200);
+    wav[32] = static_cast<unsigned char>(c.block_align);
+    wav[33] = 0;
+    wav[34] = static_cast<unsigned char>(c.bits);
+    wav[35] = 0;
+    const std::string want = absl::StrCat("WAV fmt chunk: bits_per_sample ", c.bits, ", channels 1, block_align ",
+                                          c.block_align);
+    absl::StatusOr<std::vector<float>> audio = LoadAudio16kMonoFromMemory(wav.data(), wav.size(), "bad.wav");
+    ASSERT_FALSE(audio.ok()) << c.bits << "/" << c.block_align;
+    EXPECT_EQ(audio.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(audio.status().message(), HasSubstr("bad.wav: " + want));
+    const std::string path = TmpPath("bad_layout.wav");
+    {
+      std::ofstream out(path, std::ios::binary);
+      out.write(reinterpret_cast<const char*>(wav.data()), static_cast<std::streamsize>(wav.size()));
+    }
+    audio = LoadAudio16kMono(path);
+    ASSERT_FALSE(audio.ok()) << c.bits << "/" << c.block_align;
+    EXPECT_THAT(audio.status().message(), HasSubstr(path + ": " + want));
+  }
+  // The consistent header decodes (3200 samples at 16 kHz).
+  const std::vector<unsigned char> good = Pcm16WavBytes(16000, 3200);
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMonoFromMemory(good.data(), good.size(), "good.wav");
+  ASSERT_TRUE(audio.ok()) << audio.status();
+  EXPECT_EQ(audio->size(), 3200u);
+}
+
 // A FLAC file cut in half decodes what is there, and the report shows the short decode against
 // STREAMINFO's exact total (the CLI warns on it); a whole file's report shows both equal.
 TEST(LoadAudioTest, ReportShowsAShortDecode) {
