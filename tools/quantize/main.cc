@@ -7,6 +7,7 @@
 // totals; on error prints one line to stderr and exits 1. What is quantized: quantize_lib.h.
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 
@@ -34,11 +35,15 @@ std::string UserPath(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr char kUsage[] =
+      "usage: %s model-f32-or-f16.bin model-quant.bin TYPE\n"
+      "  TYPE: q4_0 (2), q4_1 (3), q5_0 (8), q5_1 (9), q8_0 (7)\n";
+  if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+    printf(kUsage, argv[0]);  // asked for: stdout, status 0
+    return 0;
+  }
   if (argc != 4) {
-    fprintf(stderr,
-            "usage: %s model-f32-or-f16.bin model-quant.bin TYPE\n"
-            "  TYPE: q4_0 (2), q4_1 (3), q5_0 (8), q5_1 (9), q8_0 (7)\n",
-            argv[0]);
+    fprintf(stderr, kUsage, argv[0]);
     return 1;
   }
   const std::string in = UserPath(argv[1]);

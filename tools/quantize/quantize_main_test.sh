@@ -34,6 +34,14 @@ expect_error() {
   fi
 }
 
+# -h / --help: usage on stdout, status 0.
+for flag in -h --help; do
+  "$QUANTIZE" "$flag" >"$TMP/stdout" 2>"$TMP/stderr"
+  rc=$?
+  [[ $rc == 0 ]] || fail "$flag: exit status $rc, expected 0"
+  grep -q '^usage: ' "$TMP/stdout" || fail "$flag: no usage on stdout: $(cat "$TMP/stdout")"
+done
+
 # No arguments: usage on stderr, status 1.
 "$QUANTIZE" >"$TMP/stdout" 2>"$TMP/stderr"
 rc=$?
