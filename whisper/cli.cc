@@ -330,7 +330,10 @@ int Run(int argc, char** argv) {
     bool used_stdout = false;
     if (to_stdout && !p.output_txt && !p.output_vtt && !p.output_srt && !p.output_words && !p.output_csv &&
         !want_json && !p.output_lrc && !p.log_score) {
-      std::fprintf(stderr, "warning: '--output-file -' used without any other '--output-*'\n");  // whisper-cli
+      // whisper-cli's warning, and what it means (its text alone names a flag `-f -` users never gave).
+      std::fprintf(stderr,
+                   "warning: '--output-file -' used without any other '--output-*' (the output goes to stdout for "
+                   "'-f -' or '-of -'; add -otxt, -osrt, -ovtt, -ojf, ... to print a transcript)\n");
     }
     for (const auto& [wanted, out] : outputs) {
       if (!wanted) continue;
