@@ -59,3 +59,27 @@ if ! python3 "$root/tools/whisper_cpp/compare_compat.py" \
   exit 1
 fi
 echo "test_consumer: PASSED (C99 program on @ggml_whisper//whisper prints whisper.cpp 1.8.5's jfk.wav segments)"
+
+# Audio from a file in another workspace: //:transcribe_file loads jfk.wav with
+# @ggml_whisper//whisper:audio and transcribes it greedy; its segment lines must be whisper.cpp
+# 1.8.5's greedy segments on the same file (the "== greedy" section of the reference). Built with
+# the consumer's .bazelrc only (no -c opt on the command line: the suggested .bazelrc sets it).
+want_segments="$(awk '/^== /{s=($2=="greedy")} s && /^segment /' \
+  "$root/testdata/whisper_cpp_compat/jfk_whisper_cpp_1.8.5.txt")"
+if [[ -z "$want_segments" ]]; then
+  echo "test_consumer: FAILED: no greedy segments in jfk_whisper_cpp_1.8.5.txt" >&2
+  exit 1
+fi
+if ! got_segments="$("$bazel" --max_idle_secs=60 run --symlink_prefix=/ //:transcribe_file -- "$model" "$wav" 2>"$log")"; then
+  cat "$log" >&2
+  echo "test_consumer: FAILED to build or run //:transcribe_file in testdata/consumer (log above)" >&2
+  exit 1
+fi
+if [[ "$got_segments" != "$want_segments" ]]; then
+  echo "test_consumer: FAILED: //:transcribe_file printed" >&2
+  echo "$got_segments" >&2
+  echo "  want (whisper.cpp 1.8.5, greedy):" >&2
+  echo "$want_segments" >&2
+  exit 1
+fi
+echo "test_consumer: PASSED (C++ program on @ggml_whisper//whisper:audio + //whisper prints whisper.cpp 1.8.5's greedy jfk.wav segments)"
