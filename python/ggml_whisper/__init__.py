@@ -8,8 +8,9 @@
     for segment in segments:  # lazy: each segment is decoded as the loop asks for it
         print("[%.2fs -> %.2fs] %s" % (segment.start, segment.end, segment.text))
 
-A script written for faster-whisper (faster_whisper.WhisperModel, transcribe's keyword arguments,
-the Segment and TranscriptionInfo fields) runs with only its import changed. Differences:
+A script written for faster-whisper's sequential API (faster_whisper.WhisperModel, transcribe's
+keyword arguments, the Segment and TranscriptionInfo fields) runs with its import changed, within
+the differences below; BatchedInferencePipeline does not exist yet. Differences:
   - the model is a whisper.cpp ggml file (tools/get_model.sh, tools:convert), not a CTranslate2
     directory or a model size name; device must be "cpu" or "auto"; compute_type is accepted
     and ignored (the file's own weight types are used);

@@ -154,6 +154,22 @@ def make_sink(out_dir, fmt):
     return AtomicPartsDatasink()
 
 
+def require_modules():
+    """Exits with what to run when this Python lacks Ray or the ggml_whisper package: the job needs
+    both in the same interpreter (tools/setup.sh installs Ray into python3; `pip install ./python`
+    installs ggml_whisper)."""
+    missing = []
+    for module, how in (("ray", "python3 -m pip install 'ray[data]==2.60.0'   (tools/setup.sh does this)"),
+                        ("ggml_whisper", "python3 -m pip install ./python   (from the repository's root)")):
+        try:
+            __import__(module)
+        except ImportError as e:
+            missing.append("  %s: %s\n    install it into this Python (%s):\n      %s" % (module, e, sys.executable, how))
+    if missing:
+        sys.exit("transcribe_ray: this Python cannot import what the job needs:\n" + "\n".join(missing) +
+                 "\n  (a virtual environment needs both: create it with --system-site-packages to see setup's Ray)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--input", required=True, help="a directory of audio files, or a .csv/.jsonl/.parquet manifest")
@@ -168,6 +184,7 @@ def main(argv=None):
     ap.add_argument("--beam-size", type=int, default=5)
     ap.add_argument("--language", default=None)
     args = ap.parse_args(argv)
+    require_modules()
 
     import ray
 
