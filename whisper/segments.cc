@@ -134,8 +134,23 @@ int Utf8Length(const std::string& s) {
   return n;
 }
 
+bool EndsInsideUtf8Character(const std::string& s) {
+  const size_t n = s.size();
+  for (size_t back = 1; back <= 3 && back <= n; ++back) {
+    const unsigned char c = static_cast<unsigned char>(s[n - back]);
+    if ((c & 0xC0) == 0x80) continue;  // continuation: look further back
+    int need = 0;
+    if (c >= 0xC2 && c <= 0xDF) need = 1;
+    else if (c >= 0xE0 && c <= 0xEF) need = 2;
+    else if (c >= 0xF0 && c <= 0xF4) need = 3;
+    return need >= static_cast<int>(back);
+  }
+  return false;
+}
+
 int WrapLastSegment(const SpecialTokens& s, int max_len, bool split_on_word,
-                    const std::function<const std::string&(Token)>& token_text, SegmentList* list) {
+                    const std::function<const std::string&(Token)>& token_text, SegmentList* list,
+                    bool words_are_characters) {
   if (max_len <= 0 || list->empty()) return 1;
   int pieces = 1;
   size_t i = 0;
@@ -152,7 +167,9 @@ int WrapLastSegment(const SpecialTokens& s, int max_len, bool split_on_word,
     const int len = Utf8Length(txt);
     // With word timestamps a word starts where they say (merged punctuation included).
     const bool words = seg.word_begin.size() == seg.tokens.size();
-    const bool word_start = words ? seg.word_begin[i] != 0 : (!txt.empty() && txt[0] == ' ');
+    const bool word_start = words                  ? seg.word_begin[i] != 0
+                            : words_are_characters ? !EndsInsideUtf8Character(text)
+                                                   : (!txt.empty() && txt[0] == ' ');
     const bool boundary_ok = !split_on_word || word_start;
     if (acc + len > max_len && acc > 0 && boundary_ok) {
       // seg becomes tokens [0, i); a new last segment takes [i, end) from tok.t0 to seg.t1.

@@ -85,10 +85,13 @@ int SeekAdvance(const SpecialTokens& special, const std::vector<Token>& tokens, 
 // starts before the text token that would pass max_len (with split_on_word, only before a token
 // whose text starts with a space), at that token's t0, so token times must be set (see
 // whisper/token_timestamps.h). Special tokens (>= eot) carry no text and never split. A token
-// alone longer than max_len stays whole. Returns the number of segments the last one became
-// (1 when unchanged, and for max_len <= 0).
+// alone longer than max_len stays whole. words_are_characters (languages written without spaces,
+// SplitsWordsOnUnicode in whisper/vocab.h, under OpenAI's rules): with split_on_word a word
+// starts at every whole character instead, as faster-whisper splits them. Returns the number of
+// segments the last one became (1 when unchanged, and for max_len <= 0).
 int WrapLastSegment(const SpecialTokens& special, int max_len, bool split_on_word,
-                    const std::function<const std::string&(Token)>& token_text, SegmentList* list);
+                    const std::function<const std::string&(Token)>& token_text, SegmentList* list,
+                    bool words_are_characters = false);
 
 // Splits the LAST segment of `list` when it spans the gap [gap_begin, gap_end) (centiseconds;
 // VAD's removed silence): before the first text token (not the segment's first) whose t0 is at
@@ -100,6 +103,11 @@ bool SplitLastSegmentAtGap(const SpecialTokens& special, int64_t gap_begin, int6
 
 // Characters (UTF-8 code points) in `s`: bytes that are not continuation bytes.
 int Utf8Length(const std::string& s);
+// True when `s` ends inside a UTF-8 character that later bytes could complete: a lead byte
+// followed by fewer continuation bytes than it announces (a byte-level BPE token often holds part
+// of a CJK character). Tokens are split into characters this way by faster-whisper's
+// split_tokens_on_unicode (a piece is whole when it decodes without U+FFFD at its end).
+bool EndsInsideUtf8Character(const std::string& s);
 
 }  // namespace whisper
 

@@ -212,5 +212,42 @@ TEST_F(SegmentsTest, WrapLimits) {
   EXPECT_EQ(one({10, 11, 12, 13}, 0, false), 1);  // 0: unchanged
 }
 
+// A byte-level BPE token may hold part of a character: 甚 is E7 94 9A, 至 E8 87 B3. With
+// words_are_characters (-ml 1 -sow on Chinese) a piece ends only after a whole character, and
+// every whole character starts a word; without it no token starts with a space, so nothing splits.
+TEST_F(SegmentsTest, WrapAtWholeCharacters) {
+  words[30] = "\xE7\x94";      // 甚, first two bytes
+  words[31] = "\x9A";          // 甚, last byte
+  words[32] = "\xE8\x87\xB3";  // 至
+  words[33] = "\xE6\x83\x85\xE5\x86\xB5";  // 情况: two characters in one token
+  auto wrap = [&](bool characters, SegmentList* list) {
+    Segment& seg = list->Append();
+    seg.t1 = 400;
+    seg.tokens = Data({30, 31, 32, 33});
+    for (int i = 0; i < 4; ++i) seg.tokens[i].t0 = 100 * i;
+    return WrapLastSegment(s, 1, /*split_on_word=*/true, text, list, characters);
+  };
+  SegmentList chars;
+  ASSERT_EQ(wrap(true, &chars), 3);
+  EXPECT_EQ(chars[0].text, "\xE7\x94\x9A");
+  EXPECT_EQ(chars[1].text, "\xE8\x87\xB3");
+  EXPECT_EQ(chars[1].t0, 200);
+  EXPECT_EQ(chars[2].text, "\xE6\x83\x85\xE5\x86\xB5");  // a token is never cut
+  EXPECT_EQ(Utf8Length(chars[0].text), 1);
+  SegmentList spaces;
+  EXPECT_EQ(wrap(false, &spaces), 1);
+}
+
+TEST(Utf8Test, EndsInsideCharacter) {
+  EXPECT_FALSE(EndsInsideUtf8Character(""));
+  EXPECT_FALSE(EndsInsideUtf8Character(" a"));
+  EXPECT_TRUE(EndsInsideUtf8Character("\xE7"));
+  EXPECT_TRUE(EndsInsideUtf8Character("a\xE7\x94"));
+  EXPECT_FALSE(EndsInsideUtf8Character("\xE7\x94\x9A"));
+  EXPECT_TRUE(EndsInsideUtf8Character("\xF0\x9F\x98"));       // 😀 F0 9F 98 80, 3 of 4 bytes
+  EXPECT_FALSE(EndsInsideUtf8Character("\xF0\x9F\x98\x80"));
+  EXPECT_FALSE(EndsInsideUtf8Character("\x9A"));  // a stray continuation byte cannot be completed
+}
+
 }  // namespace
 }  // namespace whisper

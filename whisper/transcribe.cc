@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "whisper/vocab.h"
 
 namespace whisper {
 namespace {
@@ -26,6 +27,13 @@ void CopySegment(const Segment& src, Segment* dst) {
   dst->word_begin.assign(src.word_begin.begin(), src.word_begin.end());
   dst->no_speech_prob = src.no_speech_prob;
   dst->speaker_turn_next = src.speaker_turn_next;
+}
+
+// Whether -sow splits a window's text at whole characters: a language written without spaces
+// (zh, ja, th, lo, my, yue) under OpenAI's rules, as faster-whisper splits its words; whisper.cpp's
+// rules split at spaces in every language, as whisper-cli does.
+bool CharacterWords(const SpecialTokens& special, const TranscribeParams& p) {
+  return special.multilingual && !p.decoding.whisper_cpp && SplitsWordsOnUnicode(p.language_id);
 }
 
 }  // namespace
@@ -167,7 +175,7 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
           }
           pieces = params.n_gaps > 0 ? SplitAtGapsAndWrap(params, segments)
                                      : WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_,
-                                                       segments);
+                                                       segments, CharacterWords(special_, params));
         }
         // One call per decoded segment (n_new > 1 when -ml split it), as whisper.cpp calls
         // new_segment_callback.
@@ -211,7 +219,8 @@ int Transcriber::SplitAtGapsAndWrap(const TranscribeParams& params, SegmentList*
   int pieces = 0;
   for (size_t i = 0; i < gap_pieces_.size(); ++i) {
     CopySegment(gap_pieces_[i], &segments->Append());
-    pieces += WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_, segments);
+    pieces += WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_, segments,
+                              CharacterWords(special_, params));
   }
   return pieces;
 }

@@ -50,6 +50,15 @@ const char* LanguageCode(int lang_id) {
   return kLanguageCodes[lang_id];
 }
 
+bool SplitsWordsOnUnicode(int lang_id) {
+  const char* code = LanguageCode(lang_id);
+  if (code == nullptr) return false;
+  for (const char* c : {"zh", "ja", "th", "lo", "my", "yue"}) {
+    if (absl::string_view(code) == c) return true;
+  }
+  return false;
+}
+
 int LanguageId(absl::string_view code) {
   for (int i = 0; i < kMaxLanguages; ++i) {
     if (code == kLanguageCodes[i]) return i;

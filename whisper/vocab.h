@@ -21,6 +21,11 @@ namespace whisper {
 const char* LanguageCode(int lang_id);
 // The id of a language code ("en" -> 0), or -1 when unknown.
 int LanguageId(absl::string_view code);
+// Whether language `lang_id` is written without spaces between words, so that a transcript's
+// words are its Unicode characters (token pieces that decode to whole UTF-8 characters) rather
+// than space-separated runs: zh, ja, th, lo, my, yue, the set of faster-whisper 1.2.1's
+// tokenizer.py split_to_word_tokens (and OpenAI whisper's). False for ids out of range.
+bool SplitsWordsOnUnicode(int lang_id);
 
 // Token text -> id by binary search over the ids sorted by their bytes: 4 bytes per token where a
 // hash map of strings costs about 60 (tiny.en's 50257 tokens: 0.2 MB instead of about 3 MB, which

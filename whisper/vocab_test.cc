@@ -140,5 +140,22 @@ TEST(VocabTest, LanguageTable) {
   EXPECT_EQ(LanguageId(""), -1);
 }
 
+// faster-whisper 1.2.1 tokenizer.py split_to_word_tokens: {"zh", "ja", "th", "lo", "my", "yue"}.
+TEST(VocabTest, LanguagesWrittenWithoutSpaces) {
+  int n = 0;
+  for (int i = 0; i < kMaxLanguages; ++i) n += SplitsWordsOnUnicode(i);
+  EXPECT_EQ(n, 6);
+  for (const char* code : {"zh", "ja", "th", "lo", "my", "yue"}) EXPECT_TRUE(SplitsWordsOnUnicode(LanguageId(code))) << code;
+  EXPECT_EQ(LanguageId("zh"), 1);  // whisper.cpp's ids, by hand from g_lang
+  EXPECT_EQ(LanguageId("ja"), 7);
+  EXPECT_EQ(LanguageId("th"), 30);
+  EXPECT_EQ(LanguageId("lo"), 77);
+  EXPECT_EQ(LanguageId("my"), 87);
+  EXPECT_FALSE(SplitsWordsOnUnicode(LanguageId("ko")));  // Korean separates words with spaces
+  EXPECT_FALSE(SplitsWordsOnUnicode(0));
+  EXPECT_FALSE(SplitsWordsOnUnicode(-1));
+  EXPECT_FALSE(SplitsWordsOnUnicode(kMaxLanguages));
+}
+
 }  // namespace
 }  // namespace whisper

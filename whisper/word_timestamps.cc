@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/string_view.h"
+#include "whisper/vocab.h"
 
 namespace whisper {
 namespace {
@@ -25,22 +26,6 @@ absl::string_view Strip(absl::string_view s) {
   if (b == absl::string_view::npos) return {};
   const size_t e = s.find_last_not_of(ws);
   return s.substr(b, e - b + 1);
-}
-
-// True when `s` ends inside a UTF-8 character that later bytes could complete (a lead byte
-// followed by fewer continuation bytes than it announces).
-bool EndsIncomplete(const std::string& s) {
-  const size_t n = s.size();
-  for (size_t back = 1; back <= 3 && back <= n; ++back) {
-    const unsigned char c = static_cast<unsigned char>(s[n - back]);
-    if ((c & 0xC0) == 0x80) continue;  // continuation: look further back
-    int need = 0;
-    if (c >= 0xC2 && c <= 0xDF) need = 1;
-    else if (c >= 0xE0 && c <= 0xEF) need = 2;
-    else if (c >= 0xF0 && c <= 0xF4) need = 3;
-    return need >= static_cast<int>(back);
-  }
-  return false;
 }
 
 double Round2(double x) { return std::nearbyint(x * 100.0) / 100.0; }
@@ -79,6 +64,7 @@ const std::vector<Token>& WordTimestamps::Sequence(const SpecialTokens& special,
                                                    int sot_len, const SegmentList& segments, size_t first,
                                                    size_t n) {
   sequence_.clear();
+  split_on_unicode_ = special.multilingual && sot_len >= 2 && SplitsWordsOnUnicode(sot_sequence[1] - special.sot - 1);
   sequence_.insert(sequence_.end(), sot_sequence, sot_sequence + sot_len);
   sequence_.push_back(special.not_);
   const size_t before = sequence_.size();
@@ -132,7 +118,8 @@ absl::Status WordTimestamps::Compute(const SpecialTokens& special,
   int piece_begin = 0;
   auto add_piece = [&](int end) {
     const absl::string_view strip = Strip(piece_);
-    const bool starts_word = n_words_ == 0 || (!piece_.empty() && piece_[0] == ' ') || In(strip, kPunctuation);
+    const bool starts_word =
+        n_words_ == 0 || split_on_unicode_ || (!piece_.empty() && piece_[0] == ' ') || In(strip, kPunctuation);
     Word& w = starts_word ? NewWord() : words_[n_words_ - 1];
     if (starts_word) w.token_begin = piece_begin;
     w.text += piece_;
@@ -142,7 +129,7 @@ absl::Status WordTimestamps::Compute(const SpecialTokens& special,
   };
   for (int k = 0; k < n_text; ++k) {
     piece_ += token_text(text_[k]->id);
-    if (!EndsIncomplete(piece_)) add_piece(k + 1);
+    if (!EndsInsideUtf8Character(piece_)) add_piece(k + 1);
   }
   if (piece_begin < n_text) add_piece(n_text);  // an unfinished character before <|endoftext|>
   const size_t n_words = n_words_;                // the <|endoftext|> word is not timed

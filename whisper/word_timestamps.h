@@ -2,8 +2,9 @@
 // as faster-whisper 1.2.1 computes them for word_timestamps=True (transcribe.py
 // add_word_timestamps and find_alignment; OpenAI whisper/timing.py add_word_timestamps):
 //   1. the window's text tokens, plus <|endoftext|>, are split into words: pieces that decode to
-//      whole UTF-8 characters, joined unless a piece starts with a space, is punctuation
-//      (Python's string.punctuation) or is special (tokenizer.split_tokens_on_spaces);
+//      whole UTF-8 characters (split_tokens_on_unicode), each a word in zh, ja, th, lo, my and yue,
+//      else joined unless a piece starts with a space, is punctuation (Python's
+//      string.punctuation) or is special (split_tokens_on_spaces);
 //   2. a word spans from the DTW jump of its first token to the jump after its last one;
 //   3. the median non-zero word duration (at most 0.7 s) bounds words: a sentence mark longer than
 //      twice the median is cut, and so is the word after one;
@@ -46,7 +47,9 @@ class WordTimestamps {
 
   // The sequence to align segments[first, first + n): sot_sequence, <|notimestamps|>, their text
   // tokens (id < eot), <|endoftext|>. Empty when the segments hold no text token. Valid until the
-  // next call.
+  // next call. The language token of sot_sequence (its second token on multilingual models)
+  // chooses how the next Compute splits words: at every whole character for the languages of
+  // SplitsWordsOnUnicode (whisper/vocab.h), else at spaces and punctuation.
   const std::vector<Token>& Sequence(const SpecialTokens& special, const Token* sot_sequence, int sot_len,
                                      const SegmentList& segments, size_t first, size_t n);
 
@@ -79,6 +82,7 @@ class WordTimestamps {
   std::vector<int> text_segment_;    // segment index (from `first`) of each text token
   std::vector<Word> words_;          // a pool: elements keep their string capacity
   size_t n_words_ = 0;
+  bool split_on_unicode_ = false;  // each whole-character piece is a word (zh, ja, th, lo, my, yue)
   std::string piece_;
   std::vector<double> durations_;
   double last_speech_s_ = 0.0;
