@@ -359,6 +359,12 @@ absl::Status CheckWavLayout(const unsigned char* head, size_t n, const std::stri
   return absl::OkStatus();
 }
 
+// The one message for 0 bytes of audio, from a path, stdin or the server's upload.
+absl::Status EmptyAudioError(const std::string& name) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(name, ": empty file (0 bytes), expected audio (WAV, FLAC, MP3, Ogg, ...)"));
+}
+
 bool IsWav(const SF_INFO& info) {
   const int major = info.format & SF_FORMAT_TYPEMASK;
   return major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX;
@@ -381,6 +387,7 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
   if (S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not an audio file"));
   }
+  if (S_ISREG(st.st_mode) && st.st_size == 0) return EmptyAudioError(path);
   SF_INFO info{};
   SndfilePtr file(sf_open(path.c_str(), SFM_READ, &info));
   if (file == nullptr) {
@@ -418,9 +425,7 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
 absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromMemory(const void* data, size_t size,
                                                               const std::string& name,
                                                               const AudioOptions& options) {
-  if (data == nullptr || size == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": empty input (0 bytes)"));
-  }
+  if (data == nullptr || size == 0) return EmptyAudioError(name);
   MemoryFile mem{static_cast<const unsigned char*>(data), static_cast<sf_count_t>(size), 0};
   SF_VIRTUAL_IO vio{MemGetLength, MemSeek, MemRead, MemWrite, MemTell};
   SF_INFO info{};

@@ -90,7 +90,9 @@ inline constexpr char kStdinName[] = "<stdin>";
 // i.e. ne = [n_samples], in the file's amplitude units (PCM full scale = 1.0).
 // Errors (each message names `path`, or "<stdin>"):
 //   NotFound          - the file does not exist.
-//   InvalidArgument   - libsndfile cannot open it as audio (its message is included), the
+//   InvalidArgument   - the file is empty ("<path>: empty file (0 bytes), expected audio ...", the
+//                       message of LoadAudio16kMonoFromMemory and ...FromStream for 0 bytes);
+//                       libsndfile cannot open it as audio (its message is included), the
 //                       header reports a non-positive channel count or a rate outside
 //                       [kMinSampleRate, kMaxSampleRate], a PCM/float WAV's fmt chunk is
 //                       contradictory (bits_per_sample not 8/16/24/32/64, or block_align !=
@@ -111,7 +113,8 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
 // One difference remains: libsndfile's last resort for a file named *.mp3 whose first bytes are
 // neither an ID3 tag nor an MPEG frame (e.g. leading junk) is to force its MPEG decoder, which
 // virtual I/O cannot request; such data is an InvalidArgument error here.
-// Errors: InvalidArgument for empty input (0 bytes), else as LoadAudio16kMono.
+// Errors: InvalidArgument "<name>: empty file (0 bytes), ..." for 0 bytes (or null data), else as
+// LoadAudio16kMono.
 absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromMemory(const void* data, size_t size,
                                                               const std::string& name,
                                                               const AudioOptions& options = {});

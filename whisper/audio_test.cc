@@ -650,16 +650,25 @@ TEST(LoadAudioErrorTest, EmptyInput) {
   absl::StatusOr<std::vector<float>> memory = LoadAudio16kMonoFromMemory(nullptr, 0, "<stdin>");
   ASSERT_FALSE(memory.ok());
   EXPECT_EQ(memory.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(memory.status().message(), HasSubstr("<stdin>: empty input (0 bytes)"));
+  EXPECT_THAT(memory.status().message(), HasSubstr("<stdin>: empty file (0 bytes), expected audio"));
 
   absl::StatusOr<std::vector<float>> pipe = LoadThroughPipe({});
   ASSERT_FALSE(pipe.ok());
   EXPECT_EQ(pipe.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(pipe.status().message(), HasSubstr("<stdin>: empty input (0 bytes)"));
+  EXPECT_THAT(pipe.status().message(), HasSubstr("<stdin>: empty file (0 bytes), expected audio"));
 
   absl::StatusOr<std::vector<float>> stdin_audio = LoadThroughStdin({});
   ASSERT_FALSE(stdin_audio.ok());
-  EXPECT_THAT(stdin_audio.status().message(), HasSubstr("<stdin>: empty input"));
+  EXPECT_THAT(stdin_audio.status().message(), HasSubstr("<stdin>: empty file (0 bytes)"));
+
+  // A 0-byte file says the same as 0 bytes on stdin (libsndfile's "Format not recognised" did).
+  const std::string path = TmpPath("zero_bytes.wav");
+  std::ofstream(path, std::ios::binary).flush();
+  absl::StatusOr<std::vector<float>> file = LoadAudio16kMono(path);
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(file.status().message(), path + ": empty file (0 bytes), expected audio (WAV, FLAC, MP3, Ogg, ...)");
+  EXPECT_EQ(memory.status().message(), "<stdin>: empty file (0 bytes), expected audio (WAV, FLAC, MP3, Ogg, ...)");
 }
 
 TEST(LoadAudioErrorTest, GarbageBytesNameTheSource) {

@@ -13,7 +13,9 @@
 // (-ojf "words", -ml 1 -sow); --vad reads models/ggml-silero-v6.bin unless -vm names a model;
 // -di keeps the transcript of the plain mono mix (whisper-cli's -di transcribes L + R, twice the
 // level) and prints "(speaker N)" once per segment with -pc/--print-confidence (whisper-cli
-// repeats it before every token).
+// repeats it before every token); -m and -vm are checked before anything loads, naming a file of
+// the wrong kind (model_kind.h; whisper-cli aborts or exits 3); -ot past the end of the audio is
+// exit 1 (whisper-cli: a warning, exit 0).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +29,7 @@
 
 #include "whisper/audio.h"
 #include "whisper/cli_params.h"
+#include "whisper/model_kind.h"
 #include "whisper/output.h"
 #include "whisper/utf8.h"
 #include "whisper/whisper.h"
@@ -133,6 +136,36 @@ void PrintProgress(whisper_context*, whisper_state*, int progress, void* user) {
   }
 }
 
+// Checks -m, and with --vad -vm, before anything is loaded: the wrong kind of file (a VAD model as
+// -m, a Whisper model as -vm, GGUF, CTranslate2, empty; another magic with its first bytes) and,
+// by loading it once, the whole VAD model (whisper-cli 1.8.5 reads -vm inside whisper_full, after
+// the model and the audio). The error message, or "" when both are fine.
+std::string CheckModelFiles(const CliParams& p, const LogSink& sink) {
+  const std::string vad_model = p.vad_model.empty() ? kDefaultVadModel : p.vad_model;
+  absl::Status st = CheckModelFileKindAt(p.model, ModelFileKind::kWhisperGgml, ModelFileDetail::kWithBytes);
+  if (st.ok() && p.vad) st = CheckModelFileKindAt(vad_model, ModelFileKind::kSileroVad, ModelFileDetail::kWithBytes);
+  if (!st.ok()) return std::string(st.message());
+  if (!p.vad) return "";
+  whisper_vad_context* vad = whisper_vad_init_from_file_with_params(vad_model.c_str(), whisper_vad_default_context_params());
+  if (vad == nullptr) return sink.first_error.empty() ? "cannot load VAD model '" + vad_model + "'" : sink.first_error;
+  whisper_vad_free(vad);
+  return "";
+}
+
+// -ot/-d against the audio (n_samples at 16 kHz): an offset at or past its end, or a selection
+// under 100 ms, is an error naming the offset and the audio's duration (whisper-cli 1.8.5 warns
+// "input is too short", transcribes nothing and exits 0). The message, or "" when fine.
+std::string CheckOffset(const CliParams& p, const std::string& name, size_t n_samples) {
+  if (p.offset_t_ms == 0 && p.duration_ms == 0) return "";
+  absl::StatusOr<SampleRange> r = SampleRangeFromMs(static_cast<int64_t>(n_samples), p.offset_t_ms, p.duration_ms);
+  if (!r.ok()) return "'" + name + "': -ot: " + std::string(r.status().message());
+  if (r->size() >= 1600) return "";
+  const std::string what = "-ot " + std::to_string(p.offset_t_ms) + " ms" +
+                           (p.duration_ms > 0 ? " -d " + std::to_string(p.duration_ms) + " ms select " : " leaves ");
+  return "'" + name + "': " + what + std::to_string(r->size() / 16) + " ms of the " + std::to_string(n_samples / 16) +
+         " ms audio, less than 100 ms";
+}
+
 JsonInfo MakeJsonInfo(const CliParams& p, whisper_context* ctx) {
   JsonInfo info;
   info.system_info = whisper_print_system_info();
@@ -195,6 +228,7 @@ int Run(int argc, char** argv) {
   sink.quiet = p.no_prints;
   whisper_log_set(LogToSink, &sink);
 
+  if (const std::string bad = CheckModelFiles(p, sink); !bad.empty()) return Fail(bad);
   const whisper_context_params cparams = ToWhisperContextParams(p);
   whisper_context* ctx = whisper_init_from_file_with_params(p.model.c_str(), cparams);
   if (ctx == nullptr) return FailFromLog(sink, "cannot load model '" + p.model + "'");
@@ -257,6 +291,11 @@ int Run(int argc, char** argv) {
     if (audio->size() < 1600) {  // whisper.cpp rejects input under 100 ms (10 frames)
       Fail("'" + std::string(file == "-" ? kStdinName : file) + "': " + std::to_string(audio->size()) +
            " samples is shorter than 100 ms");
+      exit_code = 1;
+      continue;
+    }
+    if (const std::string bad = CheckOffset(p, file == "-" ? kStdinName : file, audio->size()); !bad.empty()) {
+      Fail(bad);
       exit_code = 1;
       continue;
     }

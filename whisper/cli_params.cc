@@ -456,7 +456,10 @@ std::string CliUsage(const char* argv0) {
                   "  - --vad without -vm reads models/ggml-silero-v6.bin (tools/setup.sh makes it);\n"
                   "  - -dtw MODEL under OpenAI's rules also times words (-ojf lists them; -ml 1 -sow\n"
                   "    prints one per line), as faster-whisper's word_timestamps=True;\n"
-                  "  - -di transcribes the mean of the channels, as without it (whisper-cli: L + R).\n\n");
+                  "  - -di transcribes the mean of the channels, as without it (whisper-cli: L + R);\n"
+                  "  - -m and --vad's -vm are checked before anything loads, and the wrong kind of file\n"
+                  "    (VAD model, Whisper model, GGUF, CTranslate2, empty) is named (whisper-cli aborts or\n"
+                  "    exits 3); -ot past the end of the audio is an error, exit 1 (whisper-cli: exit 0).\n\n");
   return out;
 }
 

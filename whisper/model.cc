@@ -50,7 +50,7 @@ class MappedFile {
     size_ = static_cast<size_t>(st.st_size);
     if (size_ == 0) {
       static const uint8_t kEmpty = 0;
-      data_ = &kEmpty;  // parsed as an empty image: "truncated at offset 0 reading magic"
+      data_ = &kEmpty;  // parsed as an empty image: "empty file (0 bytes)"
       return absl::OkStatus();
     }
     void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);

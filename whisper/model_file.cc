@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "whisper/model_kind.h"
 
 namespace whisper {
 namespace {
@@ -183,15 +184,12 @@ absl::Status ValidateHparams(const WhisperHparams& h, absl::string_view file) {
 
 absl::StatusOr<ModelFileHeader> ParseModelFileHeader(const uint8_t* data, size_t size,
                                                      absl::string_view file) {
+  // The wrong kind of file (empty, a Silero VAD model, GGUF, CTranslate2, other) is named as such.
+  WHISPER_RETURN_IF_ERROR(
+      CheckModelFileKind(file, data, size, ModelFileKind::kWhisperGgml, ModelFileDetail::kKindOnly));
   Reader r(data, size, 0, file);
   uint32_t magic = 0;
-  WHISPER_RETURN_IF_ERROR(r.Read("magic", &magic));
-  if (magic != kGgmlFileMagic) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: bad magic 0x%08x at offset 0, expected 0x%08x (\"ggml\"): not a whisper.cpp ggml "
-        "model file",
-        file, magic, kGgmlFileMagic));
-  }
+  WHISPER_RETURN_IF_ERROR(r.Read("magic", &magic));  // 1..3 bytes: truncated
   ModelFileHeader header;
   WhisperHparams& h = header.hparams;
   int32_t* const hp[] = {&h.n_vocab,      &h.n_audio_ctx, &h.n_audio_state, &h.n_audio_head,

@@ -81,8 +81,10 @@ struct ModelFileHeader {
 };
 
 // Parses and validates the header of the file image `data` (`size` bytes). `file` names it in
-// errors. Errors: DataLoss "truncated" naming the field and offset; InvalidArgument for a wrong
-// magic, an invalid hparam (ValidateHparams), n_mel != n_mels, n_fft != 201, a non-finite filter
+// errors. Errors: the wrong kind of file as CheckModelFileKind (model_kind.h) names it, without
+// the file's bytes (DataLoss for an empty file; InvalidArgument for a Silero VAD model, GGUF,
+// CTranslate2 or another magic); DataLoss "truncated" naming the field and offset; InvalidArgument
+// for an invalid hparam (ValidateHparams), n_mel != n_mels, n_fft != 201, a non-finite filter
 // value, or more stored tokens than n_vocab.
 absl::StatusOr<ModelFileHeader> ParseModelFileHeader(const uint8_t* data, size_t size,
                                                      absl::string_view file);

@@ -146,7 +146,10 @@ TEST(ModelFileTest, TruncatedAtEveryFieldNamesTheField) {
       absl::Status s = ParseAll(m.bytes, cut);
       ASSERT_FALSE(s.ok()) << "cut at " << cut << " (" << f.name << ")";
       const bool record_start = f.name.find("' n_dims") != std::string::npos;
-      if (cut == m.tensors_offset) {
+      if (cut == 0) {  // an empty file is named as such (model_kind.h)
+        EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+        EXPECT_THAT(s.message(), HasSubstr("empty file (0 bytes)"));
+      } else if (cut == m.tensors_offset) {
         EXPECT_THAT(s.message(), HasSubstr("no tensors")) << f.name;
       } else if (record_start && cut == f.offset) {
         const std::string name = f.name.substr(8, f.name.find('\'', 8) - 8);  // "tensor '<name>'"
@@ -168,8 +171,24 @@ TEST(ModelFileTest, WrongMagic) {
   m.bytes[0] = 'x';
   absl::Status s = ParseAll(m.bytes, m.bytes.size());
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("bad magic"));
-  EXPECT_THAT(s.message(), HasSubstr("expected 0x67676d6c"));
+  EXPECT_THAT(s.message(), HasSubstr("bad magic at offset 0, expected 0x67676d6c"));  // no bytes shown
+}
+
+// The wrong kind of file is named (model_kind.h), before any hparam is read.
+TEST(ModelFileTest, OtherKindsOfFile) {
+  std::string vad = "lmgg";
+  const int32_t len = 10;
+  vad.append(reinterpret_cast<const char*>(&len), 4);
+  vad += "silero-16k" + std::string(200, '\0');
+  absl::StatusOr<ModelFileHeader> h =
+      ParseModelFileHeader(reinterpret_cast<const uint8_t*>(vad.data()), vad.size(), "vad.bin");
+  EXPECT_THAT(h.status().message(), HasSubstr("vad.bin: a Silero VAD model"));
+  const std::string gguf = "GGUF" + std::string(60, '\0');
+  h = ParseModelFileHeader(reinterpret_cast<const uint8_t*>(gguf.data()), gguf.size(), "m.gguf");
+  EXPECT_THAT(h.status().message(), HasSubstr("m.gguf: a GGUF file"));
+  h = ParseModelFileHeader(nullptr, 0, "empty.bin");
+  EXPECT_EQ(h.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(h.status().message(), HasSubstr("empty.bin: empty file (0 bytes)"));
 }
 
 // Overwrites the int32 field named `field` of a fresh synthetic file.

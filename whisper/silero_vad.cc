@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "cpu/graph_compute.h"
 #include "ggml/ops.h"
+#include "whisper/model_kind.h"
 
 namespace whisper {
 namespace {
@@ -67,13 +68,25 @@ SileroVad::~SileroVad() {
 absl::StatusOr<std::unique_ptr<SileroVad>> SileroVad::Load(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return absl::NotFoundError(absl::StrCat(path, ": cannot open the VAD model file"));
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  // The kind first, from the head: a Whisper model given as the VAD model is refused without
+  // reading its tens of MB.
+  std::string head(kModelSniffBytes, '\0');
+  f.read(&head[0], static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(f.gcount()));
+  absl::Status kind = CheckModelFileKind(path, reinterpret_cast<const uint8_t*>(head.data()), head.size(),
+                                         ModelFileKind::kSileroVad, ModelFileDetail::kKindOnly);
+  if (!kind.ok()) return kind;
+  const std::string bytes = head + std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   return LoadFromBytes(path, bytes);
 }
 
 absl::StatusOr<std::unique_ptr<SileroVad>> SileroVad::LoadFromBytes(const std::string& path,
                                                                     const std::string& bytes) {
   Reader r(path, bytes);
+  // The wrong kind of file (empty, a Whisper model, GGUF, CTranslate2, other) is named as such.
+  absl::Status kind = CheckModelFileKind(path, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                                         ModelFileKind::kSileroVad, ModelFileDetail::kKindOnly);
+  if (!kind.ok()) return kind;
 
   VAD_ASSIGN(magic, r.I32("magic"));
   if (magic != 0x67676d6c) {

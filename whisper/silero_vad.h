@@ -35,8 +35,10 @@ class SileroVad {
   static constexpr int kHidden = 128;   // LSTM state
 
   // Reads a Silero file (layout in tools/convert_vad.py): every size is checked against v6's
-  // architecture before anything is allocated. Errors: NotFound / DataLoss (truncated) /
-  // InvalidArgument naming the file, the field and what was expected (another magic, model type,
+  // architecture before anything is allocated. Errors: NotFound / DataLoss (truncated or empty) /
+  // the wrong kind of file as CheckModelFileKind (model_kind.h) names it (a Whisper model, GGUF,
+  // CTranslate2, another magic; its bytes are not shown) /
+  // InvalidArgument naming the file, the field and what was expected (model type,
   // version major != 6, other shapes, an unknown or duplicate tensor, F16 data); ResourceExhausted
   // when memory cannot be had.
   static absl::StatusOr<std::unique_ptr<SileroVad>> Load(const std::string& path);

@@ -94,6 +94,15 @@ TEST(SileroVadFileTest, BadFilesAreErrors) {
   std::string bad = good;
   bad[0] ^= 1;
   EXPECT_NE(load(bad).message().find("magic"), absl::string_view::npos);
+  EXPECT_NE(load("").message().find(path + ": empty file (0 bytes), expected a Silero VAD model"),
+            absl::string_view::npos);
+  // A Whisper model (its first 64 bytes are all Load reads of it) is named as one.
+  std::ifstream whisper_in(testdata::ModelPath("ggml-tiny.en.bin"), std::ios::binary);
+  std::string whisper_head(4096, '\0');
+  whisper_in.read(&whisper_head[0], 4096);
+  ASSERT_EQ(whisper_in.gcount(), 4096) << testdata::MissingModelHint(testdata::ModelPath("ggml-tiny.en.bin"));
+  EXPECT_NE(load(whisper_head).message().find(path + ": a whisper.cpp ggml Whisper model, not a Silero VAD model"),
+            absl::string_view::npos);
   bad = good;
   bad[4 + 4 + 10] = 5;  // version major
   EXPECT_NE(load(bad).message().find("only Silero VAD v6"), absl::string_view::npos);

@@ -24,7 +24,8 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
     2.4, prompt_reset_on_temperature 0.5, suppress_tokens [-1] or [], prefix None;
   - Segment.avg_logprob is the mean log-probability of the segment's own text tokens, and
     compression_ratio is computed from the segment's text (faster-whisper reports both per window);
-    Segment.seek is the segment's start in 10 ms frames; temperature is None.
+    Segment.seek is the segment's start in 10 ms frames; temperature is None;
+  - an empty audio array raises ValueError (faster-whisper returns no segments).
 
 The GIL is released while audio decodes and while a segment is being decoded, so several threads
 can transcribe with one model at once (each call has its own decoding state).
@@ -107,7 +108,8 @@ def decode_audio(audio: Union[str, os.PathLike, BinaryIO, np.ndarray]) -> np.nda
 
     Files are decoded by libsndfile (WAV, FLAC, OGG/Vorbis/Opus, MP3, AIFF, ...) and resampled with
     libsamplerate, exactly as the ggml_whisper CLI reads them. Raises FileNotFoundError for a
-    missing path and ValueError for data that is not audio (the message names the file).
+    missing path and ValueError for data that is not audio (the message names the file), for an
+    empty file and for an empty array (faster-whisper transcribes an empty array to no segments).
     """
     if isinstance(audio, np.ndarray):
         if audio.ndim != 1:
@@ -115,6 +117,8 @@ def decode_audio(audio: Union[str, os.PathLike, BinaryIO, np.ndarray]) -> np.nda
                              % (audio.shape,))
         if not np.issubdtype(audio.dtype, np.floating):
             raise ValueError("audio array has dtype %s, expected float32 samples in [-1, 1]" % audio.dtype)
+        if audio.shape[0] == 0:  # faster-whisper 1.2.1 returns no segments; whisper.cpp logs "no samples"
+            raise ValueError("audio is empty (0 samples), expected mono float32 samples at 16 kHz")
         samples = np.ascontiguousarray(audio, dtype=np.float32)
         if not np.all(np.isfinite(samples)):
             bad = int(np.flatnonzero(~np.isfinite(samples))[0])

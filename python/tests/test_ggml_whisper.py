@@ -119,6 +119,39 @@ def test_path_file_object_and_array_agree(model):
     assert by_path and by_path[0][2].startswith(" And so my fellow Americans")
 
 
+def test_empty_audio_and_wrong_model_kinds_raise(model, tmp_path):
+    """Each error names the argument or file, what it is and what was expected (issue 36)."""
+    empty = np.zeros(0, dtype=np.float32)
+    for call in (lambda: model.transcribe(empty, language="en"), lambda: model.transcribe(empty),
+                 lambda: model.detect_language(empty), lambda: decode_audio(empty)):
+        with pytest.raises(ValueError, match=r"^audio is empty \(0 samples\), expected mono float32 samples"):
+            call()
+    empty_file = tmp_path / "empty.wav"
+    empty_file.write_bytes(b"")
+    with pytest.raises(ValueError, match=r"empty\.wav: empty file \(0 bytes\), expected audio"):
+        model.transcribe(str(empty_file))
+    with open(empty_file, "rb") as f:
+        with pytest.raises(ValueError, match=r"empty\.wav: empty file \(0 bytes\), expected audio"):
+            model.transcribe(f)
+    models = os.path.dirname(MODEL)
+    vad = os.path.join(models, "ggml-silero-v6.bin")
+    with pytest.raises(ValueError, match=re.escape(vad) + r": a Silero VAD model.*pass it as -vm"):
+        WhisperModel(vad)
+    ct2 = os.path.join(models, "faster-whisper-tiny.en", "model.bin")
+    with pytest.raises(ValueError, match=re.escape(ct2) + r": a CTranslate2 model.*//tools:convert"):
+        WhisperModel(ct2)
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF" + (3).to_bytes(4, "little") + bytes(16))  # version 3, no tensors, no metadata
+    with pytest.raises(ValueError, match=r"model\.gguf: a GGUF file.*expected a whisper\.cpp ggml Whisper model"):
+        WhisperModel(str(gguf))
+    # The library never shows a file's bytes (a server may answer with its messages): "root" is not echoed.
+    passwd = tmp_path / "passwd"
+    passwd.write_bytes(b"root:x:0:0:root:/root:/bin/bash\n")
+    with pytest.raises(ValueError, match=r"passwd: bad magic at offset 0, expected 0x67676d6c") as e:
+        WhisperModel(str(passwd))
+    assert "root" not in str(e.value).replace(str(tmp_path), "")
+
+
 def test_script_written_for_faster_whisper_runs_with_only_the_import_changed():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     out = subprocess.run([sys.executable, os.path.join(HERE, "faster_whisper_script.py"), MODEL, JFK],
