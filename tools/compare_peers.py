@@ -7,7 +7,7 @@ next round, rotated), so slow drifts in machine load hit all systems alike. Per 
 reports medians over the rounds and, against our CLI in the same decoding mode, the median of
 the per-round ratios (pairwise, so a noisy round cancels out).
 
-Systems and configurations (same Whisper tiny.en weights for all):
+Systems and configurations (the same weights for all: Whisper tiny.en, or base with --model base):
   ours            bazel-bin whisper/cli (-c opt) on models/ggml-tiny.en.bin: greedy (-bs 1) and
                   default (beam search 5, best-of 5); "ours-avx2" is greedy capped at AVX2
                   (GGML_CPU_TARGET=AVX2).
@@ -36,7 +36,8 @@ on more, per round; every round runs all thread counts).
 
 Usage (from the repo root):
   python3 tools/compare_peers.py --threads 1,2 --rounds 5 --audio jfk,long [--json out.json]
-                                 [--only ours,fw,wcpp]
+                                 [--only ours,fw,wcpp] [--model base] [--language zh --audio zh]
+Every system is told the language (--language, default en), as whisper-cli's default -l en.
 Needs: pip install faster-whisper; tools/setup.sh (model files, sndfile-convert); bazel; cmake
 (build_whisper_cpp.sh installs it when run as root).
 """
@@ -75,7 +76,7 @@ def child_faster_whisper(args):
     model = WhisperModel(args.model, device="cpu", compute_type=args.compute_type,
                          cpu_threads=args.threads, num_workers=1)
     audio = load_wav_f32(args.audio)
-    segments, _ = model.transcribe(audio, language="en", beam_size=args.beam, best_of=5,
+    segments, _ = model.transcribe(audio, language=args.language, beam_size=args.beam, best_of=5,
                                    vad_filter=False, condition_on_previous_text=True)
     text = [s.text for s in segments]  # the generator does the work
     return {"text": text, "work_s": time.perf_counter() - t0, "import_s": t_import}
@@ -89,6 +90,7 @@ def child_main(argv):
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--beam", type=int, default=1)
     ap.add_argument("--compute-type", default="float32")
+    ap.add_argument("--language", default="en")
     args = ap.parse_args(argv)
     print("RESULT " + json.dumps(child_faster_whisper(args)), flush=True)
 
@@ -154,22 +156,32 @@ class Config:
                 **extra}
 
 
+def model_paths(name):
+    """(ggml file, CTranslate2 directory) of a model tools/get_model.sh fetches."""
+    model = os.path.join(REPO, "models", f"ggml-{name}.bin")
+    ct2 = os.path.join(REPO, "models", f"faster-whisper-{name}")
+    for path in (model, ct2):
+        if not os.path.exists(path):
+            sys.exit(f"compare_peers: {path} is missing: run tools/get_model.sh {name}")
+    return model, ct2
+
+
 def build_configs(cli, wcpp_cli, args, q8_model=None):
-    model = os.path.join(REPO, "models", "ggml-tiny.en.bin")
-    ct2 = os.path.join(REPO, "models", "faster-whisper-tiny.en")
+    model, ct2 = model_paths(args.model)
     me = os.path.abspath(__file__)
     py = sys.executable
+    lang = args.language
 
     def ours(extra, m=model):
-        return lambda audio, t: [cli, "-m", m, "-f", audio, "-t", str(t), *extra]
+        return lambda audio, t: [cli, "-m", m, "-f", audio, "-t", str(t), "-l", lang, *extra]
 
     def fw(ct, beam):
         return lambda audio, t: [py, me, "--child", "faster-whisper", "--model", ct2, "--audio",
                                  audio, "--threads", str(t), "--beam", str(beam),
-                                 "--compute-type", ct]
+                                 "--compute-type", ct, "--language", lang]
 
     def wcpp(extra, m=model):
-        return lambda audio, t: [wcpp_cli, "-m", m, "-f", audio, "-t", str(t), *extra]
+        return lambda audio, t: [wcpp_cli, "-m", m, "-f", audio, "-t", str(t), "-l", lang, *extra]
 
     configs = [
         Config("ours", "greedy", "ours greedy", ours(["-bs", "1"])),
@@ -217,15 +229,15 @@ def build_cli(bazel):
     return dst
 
 
-def quantize_q8_0(bazel):
-    """models/ggml-tiny.en.bin quantized to Q8_0 by //tools/quantize (a temporary file)."""
+def quantize_q8_0(bazel, name):
+    """models/ggml-NAME.bin quantized to Q8_0 by //tools/quantize (a temporary file)."""
     subprocess.run([bazel, "build", "-c", "opt", "//tools/quantize"], cwd=REPO, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     bin_dir = subprocess.run([bazel, "info", "-c", "opt", "bazel-bin"], cwd=REPO, check=True,
                              capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    dst = os.path.join(tempfile.mkdtemp(prefix="compare_peers_q8_"), "ggml-tiny.en-q8_0.bin")
+    dst = os.path.join(tempfile.mkdtemp(prefix="compare_peers_q8_"), f"ggml-{name}-q8_0.bin")
     subprocess.run([os.path.join(bin_dir, "tools", "quantize", "quantize"),
-                    os.path.join(REPO, "models", "ggml-tiny.en.bin"), dst, "q8_0"], check=True,
+                    os.path.join(REPO, "models", f"ggml-{name}.bin"), dst, "q8_0"], check=True,
                    stdout=subprocess.DEVNULL)
     return dst
 
@@ -318,7 +330,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (repetitions)")
-    ap.add_argument("--audio", default="jfk,long", help="comma-separated: jfk, 60s, long")
+    ap.add_argument("--audio", default="jfk,long", help="comma-separated: jfk, 60s, long, zh")
+    ap.add_argument("--model", default="tiny.en", choices=["tiny.en", "base"],
+                    help="models/ggml-NAME.bin and models/faster-whisper-NAME (tools/get_model.sh NAME)")
+    ap.add_argument("--language", default="en",
+                    help="spoken language given to every system (-l / language=): en, zh (--audio zh), ...")
     ap.add_argument("--only", default=None, help="systems: ours,fw,wcpp")
     ap.add_argument("--cli", default=None, help="our whisper-cli binary (default: build it)")
     ap.add_argument("--whisper-cpp-cli", default=None,
@@ -347,15 +363,17 @@ def main():
             wav = os.path.join(tmp, "long_speech.wav")
             secs = flac_to_wav(os.path.join(shared, "data", "long_speech.flac"), wav)
             audios[f"long_speech {secs:.0f} s"] = wav
+        elif name == "zh":
+            audios["zh_aishell 4 s"] = os.path.join(shared, "data", "zh_aishell_BAC009S0764W0121.wav")
         else:
-            ap.error(f"unknown audio '{name}' (jfk, 60s, long)")
+            ap.error(f"unknown audio '{name}' (jfk, 60s, long, zh)")
     threads_list = [int(t) for t in args.threads.split(",")]
     cli = args.cli or build_cli(args.bazel)
     wanted = set(args.only.split(",")) if args.only else {"wcpp"}
     wcpp_cli = args.whisper_cpp_cli or (build_whisper_cpp() if "wcpp" in wanted else None)
     q8_model = None
     if not args.no_q8 and (args.only is None or "ours" in wanted):
-        q8_model = quantize_q8_0(args.bazel)
+        q8_model = quantize_q8_0(args.bazel, args.model)
     configs = build_configs(cli, wcpp_cli, args, q8_model)
     print(f"compare_peers: {len(configs)} configurations x {len(audios)} inputs x "
           f"{len(threads_list)} thread counts x {args.rounds} rounds", flush=True)
