@@ -334,6 +334,12 @@ class Model {
   }
 
   bool multilingual() const { return whisper_is_multilingual(holder_->ctx) != 0; }
+  // Languages the model has tokens for (ids 0 .. n - 1 of whisper.cpp's table): the tokens between
+  // <|startoftranscript|> and <|translate|> (99 for base, 100 for large-v3); 1 (en) if English-only.
+  int n_languages() const {
+    if (!multilingual()) return 1;
+    return whisper_token_translate(holder_->ctx) - whisper_token_sot(holder_->ctx) - 1;
+  }
   // (n_vocab, n_audio_layer, n_text_layer): enough to name the model for its alignment heads.
   py::tuple Dims() const {
     return py::make_tuple(whisper_model_n_vocab(holder_->ctx), whisper_model_n_audio_layer(holder_->ctx),
@@ -490,6 +496,7 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init<const std::string&, const std::string&, const std::string&>(), py::arg("path"),
            py::arg("decoding") = "openai", py::arg("dtw") = "")
       .def_property_readonly("multilingual", &Model::multilingual)
+      .def_property_readonly("n_languages", &Model::n_languages)
       .def_property_readonly("dims", &Model::Dims)
       .def("detect_language", &Model::DetectLanguage, py::arg("audio"), py::arg("n_threads"))
       .def("transcribe", &Model::Transcribe, py::arg("audio"), py::arg("options"))

@@ -216,18 +216,38 @@ class WhisperModel:
     def is_multilingual(self) -> bool:
         return self._model.multilingual
 
-    def detect_language(self, audio) -> Tuple[str, float, List[Tuple[str, float]]]:
-        """(language code, its probability, every (code, probability) sorted by probability) from
-        the first 30 s (whisper_lang_auto_detect). English-only models give ("en", 1.0, ...)."""
-        samples = decode_audio(audio)
-        return self._detect(samples)
+    def detect_language(self, audio=None, language_detection_segments: int = 1,
+                        language_detection_threshold: float = 0.5) -> Tuple[str, float, List[Tuple[str, float]]]:
+        """(language code, its probability, every (code, probability) sorted by probability), as
+        faster-whisper 1.2.1's WhisperModel.detect_language: each of the first
+        language_detection_segments 30 s windows in turn (whisper_lang_auto_detect on it) until one's
+        most probable language is above language_detection_threshold; if none is, the language most
+        often on top, with its highest probability, and the last window's list. English-only models
+        give ("en", 1.0, [("en", 1.0)]). Raises ValueError for bad audio or arguments."""
+        if audio is None:
+            raise ValueError("detect_language: audio is required (mel features are not accepted)")
+        return self._detect(decode_audio(audio), language_detection_segments, language_detection_threshold)
 
-    def _detect(self, samples):
+    def _detect(self, samples, segments=1, threshold=0.5):
+        if isinstance(segments, bool) or not isinstance(segments, int) or segments < 1:
+            raise ValueError("language_detection_segments is %r, expected an integer >= 1" % (segments,))
+        if threshold is None or not isinstance(threshold, (int, float)) or math.isnan(threshold):
+            raise ValueError("language_detection_threshold is %r, expected a probability" % (threshold,))
         if not self._model.multilingual:
             return "en", 1.0, [("en", 1.0)]
-        lang_id, probs = self._model.detect_language(samples, self._threads)
-        ranked = sorted(((_core.lang_str(i), p) for i, p in enumerate(probs)), key=lambda x: -x[1])
-        return _core.lang_str(lang_id), float(probs[lang_id]), ranked
+        window = 30 * SAMPLE_RATE
+        votes = {}
+        end = max(1, min(samples.shape[0], segments * window))
+        for begin in range(0, end, window):
+            lang_id, probs = self._model.detect_language(samples[begin:min(end, begin + window)], self._threads)
+            ranked = sorted(((_core.lang_str(i), float(probs[i])) for i in range(self._model.n_languages)),
+                            key=lambda x: -x[1])
+            language, probability = ranked[0]
+            if probability > threshold:
+                return language, probability, ranked
+            votes.setdefault(language, []).append(probability)
+        language = max(votes, key=lambda code: len(votes[code]))  # ties: the first seen, as max() there
+        return language, max(votes[language]), ranked
 
     def transcribe(self, audio, language: Optional[str] = None, task: str = "transcribe",
                    beam_size: int = 5, best_of: int = 5, patience: float = 1, length_penalty: float = 1,
@@ -240,6 +260,7 @@ class WhisperModel:
                    suppress_blank: bool = True, suppress_tokens: Optional[List[int]] = (-1,),
                    without_timestamps: bool = False, max_initial_timestamp: float = 1.0,
                    word_timestamps: bool = False, vad_filter: bool = False, vad_parameters=None,
+                   language_detection_threshold: Optional[float] = 0.5, language_detection_segments: int = 1,
                    **unsupported) -> Tuple[Iterator[Segment], TranscriptionInfo]:
         """Transcribes `audio` (a path, a binary file object or float32 samples at 16 kHz).
 
@@ -277,7 +298,8 @@ class WhisperModel:
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE
         if language is None:
-            language, language_probability, all_probs = self._detect(samples)
+            language, language_probability, all_probs = self._detect(
+                samples, language_detection_segments, language_detection_threshold)
         else:
             if _core.lang_id(language) < 0:
                 raise ValueError("language=%r is not a Whisper language code" % language)

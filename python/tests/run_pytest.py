@@ -1,4 +1,6 @@
-"""Runs python/tests with pytest (the py_test entry point): python/tests/test_ggml_whisper.py."""
+"""Runs python/tests with pytest (the py_test entry point): every test_*.py beside this file
+that the target lists in its data."""
+import glob
 import os
 import sys
 
@@ -6,4 +8,5 @@ import pytest
 
 if __name__ == "__main__":
     here = os.path.dirname(os.path.abspath(__file__))
-    sys.exit(pytest.main([os.path.join(here, "test_ggml_whisper.py"), "-q", "-p", "no:cacheprovider"] + sys.argv[1:]))
+    tests = sorted(glob.glob(os.path.join(here, "test_*.py")))
+    sys.exit(pytest.main(tests + ["-q", "-p", "no:cacheprovider"] + sys.argv[1:]))
