@@ -2,7 +2,12 @@
 """Checks a converted ggml model against its CTranslate2 source, independently of the C++ code.
 
 Parses both files with the Python standard library only (no numpy, no torch) and verifies:
-  - the first bytes equal whisper.cpp's header-only file (hparams, mel filters, vocabulary);
+  - the vocabulary: each of the first 50,257 tokens is the raw bytes its CTranslate2 token string
+    spells in GPT-2's byte-level alphabet (as whisper.cpp's convert-pt-to-ggml.py writes them);
+  - against whisper.cpp's header-only file of the same vocabulary: magic, hparams (when --header
+    is the same model) and mel filters byte for byte; tokens identical except those whose raw
+    bytes are not valid UTF-8 alone, which the old converter that wrote the shared files replaced
+    (bytes.decode("utf-8", "replace")), counted;
   - every tensor record: name, ggml type, ne, and data equal to the CTranslate2 variable's rows
     (fused Q/K/V and K/V split by rows, key bias dropped, float16 -> float32 widening for the
     F32 tensors, float16 copied bit for bit for the F16 ones);
@@ -12,7 +17,11 @@ Prints one line per check and exits non-zero on the first mismatch.
 Usage (from the repo root, after tools/get_model.sh):
   python3 tools/check_ggml_model.py [--ggml models/ggml-tiny.en.bin]
       [--ct2_dir models/faster-whisper-tiny.en] [--header $SHARED/data/header-only-ggml-tiny.en.bin]
+  python3 tools/check_ggml_model.py --ggml models/ggml-base.bin --ct2_dir models/faster-whisper-base \
+      --header $SHARED/data/header-only-ggml-tiny.bin   (tiny's vocabulary and filters are base's)
 """
+
+import json
 
 import argparse
 import os
@@ -66,6 +75,43 @@ def read_ct2(path):
         out[alias] = out[target]
     assert o == len(b)
     return out
+
+
+def read_header(b):
+    """ggml file image -> (offset of the vocabulary count, [token bytes], offset after them)."""
+    n_mel, n_fft = struct.unpack_from("<ii", b, 48)
+    vocab_at = 56 + 4 * n_mel * n_fft
+    (n,) = struct.unpack_from("<i", b, vocab_at)
+    o, tokens = vocab_at + 4, []
+    for _ in range(n):
+        (length,) = struct.unpack_from("<i", b, o)
+        tokens.append(b[o + 4 : o + 4 + length])
+        o += 4 + length
+    return vocab_at + 4, tokens, o
+
+
+def gpt2_byte_decoder():
+    """GPT-2's bytes_to_unicode (openai/gpt-2 src/encoder.py), inverted: code point -> byte."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(bs, cs)}
+
+
+def ct2_vocab_bytes(ct2_dir, n):
+    """The raw bytes of the first n tokens of vocabulary.json (or vocabulary.txt)."""
+    path = os.path.join(ct2_dir, "vocabulary.json")
+    if os.path.exists(path):
+        tokens = json.load(open(path, encoding="utf-8"))
+    else:
+        tokens = open(os.path.join(ct2_dir, "vocabulary.txt"), encoding="utf-8").read().split("\n")
+    dec = gpt2_byte_decoder()
+    return [bytes(dec[c] for c in t) for t in tokens[:n]]
 
 
 def expected_tensors(ct2, n_enc, n_dec):
@@ -129,10 +175,30 @@ def main():
 
     g = open(args.ggml, "rb").read()
     h = open(args.header, "rb").read()
-    if g[: len(h)] != h:
-        first = next(i for i in range(len(h)) if i >= len(g) or g[i] != h[i])
-        sys.exit(f"FAIL header: first difference at byte {first}")
-    print(f"ok   header: first {len(h)} bytes equal {os.path.basename(args.header)}")
+    g_hdr, g_vocab, g_end = read_header(g)
+    h_hdr, h_vocab, h_end = read_header(h)
+    if h_end != len(h):
+        sys.exit(f"FAIL {args.header}: {len(h) - h_end} bytes after the vocabulary")
+    same_model = g[4:48] == h[4:48]
+    if g[48:g_hdr] != h[48:h_hdr] or (same_model and g[:48] != h[:48]):
+        sys.exit(f"FAIL header: hparams or mel filters differ from {args.header}")
+    what = "magic, hparams" if same_model else "magic (hparams differ: another model size)"
+    print(f"ok   header: {what}, mel filters and token count equal {os.path.basename(args.header)}")
+
+    raw = ct2_vocab_bytes(args.ct2_dir, len(g_vocab))
+    for i, (got, want) in enumerate(zip(g_vocab, raw)):
+        if got != want:
+            sys.exit(f"FAIL token {i}: {got!r}, expected the raw bytes {want!r}")
+    print(f"ok   vocabulary: {len(g_vocab)} tokens are the raw bytes of {args.ct2_dir}'s tokens")
+    replaced = 0
+    for i, (got, old) in enumerate(zip(g_vocab, h_vocab)):
+        if got == old:
+            continue
+        if old != got.decode("utf-8", "replace").encode("utf-8"):
+            sys.exit(f"FAIL token {i}: {got!r}; the header-only file has {old!r}")
+        replaced += 1
+    print(f"ok   vocabulary: equal to {os.path.basename(args.header)} except {replaced} tokens that "
+          "are not valid UTF-8 alone, which it stores replaced by U+FFFD")
 
     ct2 = read_ct2(os.path.join(args.ct2_dir, "model.bin"))
     def n_layers(prefix):
@@ -142,7 +208,7 @@ def main():
     n_enc, n_dec = n_layers("encoder/layer_"), n_layers("decoder/layer_")
     plan = expected_tensors(ct2, n_enc, n_dec)
 
-    o = len(h)
+    o = g_end
     f16_bytes = f32_bytes = 0
     for idx, (name, src, part, parts) in enumerate(plan):
         n_dims, name_len, ttype = struct.unpack_from("<iii", g, o)

@@ -19,7 +19,7 @@ absl::StatusOr<ConvertSummary> ConvertCt2WhisperToGgml(const ConvertOptions& opt
   CONVERT_ASSIGN_OR_RETURN(const std::vector<std::string> tokens,
                            ReadCt2Vocabulary(options.model_dir));
   absl::StatusOr<std::vector<std::string>> vocab =
-      GgmlVocabFromTokens(tokens, options.n_vocab_stored, options.vocab_policy);
+      GgmlVocabFromTokens(tokens, options.n_vocab_stored);
   if (!vocab.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(options.model_dir, " vocabulary: ", vocab.status().message()));

@@ -19,16 +19,15 @@ struct ConvertOptions {
   std::string out;          // the ggml file to write (through `<out>.partial`)
   // F16: ftype 1, matrices and conv weights F16 (whisper.cpp's default). F32: ftype 0, all F32.
   GgmlFileType weight_type = GgmlFileType::kF16;
-  InvalidUtf8Policy vocab_policy = InvalidUtf8Policy::kReplace;
   int n_vocab_stored = kWhisperFileVocabSize;
 };
 
 struct ConvertSummary {
   WhisperHparams hparams;
   int n_tensors = 0;
-  uint64_t header_bytes = 0;       // magic through vocabulary (tiny.en: 586,836)
+  uint64_t header_bytes = 0;       // magic through vocabulary (tiny.en: 586,235)
   uint64_t tensor_data_bytes = 0;  // tiny.en F16: 77,110,272
-  uint64_t file_bytes = 0;         // tiny.en F16: 77,705,316
+  uint64_t file_bytes = 0;         // tiny.en F16: 77,704,715
 };
 
 // Reads `<model_dir>/model.bin`, the vocabulary and the mel filters, then writes the model.

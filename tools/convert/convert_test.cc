@@ -46,11 +46,11 @@ class ConvertTest : public ::testing::Test {
     mkdir(dir_.c_str(), 0755);
     const std::vector<uint8_t> model = TinyWhisperCt2().Build();
     WriteFile(dir_ + "/model.bin", model.data(), model.size());
-    // Byte-level tokens: "!", "Ġa", "¡" (the raw byte 0xA1, not valid UTF-8 alone),
-    // "<|endoftext|>", then specials the file does not store.
+    // Byte-level tokens: "!", "Ġa", "çļ" and "Ħ" (bytes E7 9A and 84, below), "<|endoftext|>",
+    // then specials the file does not store.
     const std::string vocab =
         "!\n\xC4\xA0"
-        "a\n\xC2\xA1\n<|endoftext|>\n<|startoftranscript|>\n<|x|>\n<|y|>\n";
+        "a\n\xC3\xA7\xC4\xBC\n\xC4\xA6\n<|endoftext|>\n<|startoftranscript|>\n<|x|>\n";
     WriteFile(dir_ + "/vocabulary.txt", vocab.data(), vocab.size());
     // mel_3: [3 x 4] with a negative zero first, as in OpenAI's mel_80.
     const std::vector<float> mel = {-0.0f, 0.5f, 0.25f, 0, 0, 1, 2, 3, 4, 5, 6, -0.0f};
@@ -63,7 +63,7 @@ class ConvertTest : public ::testing::Test {
     options_.model_dir = dir_;
     options_.mel_filters = dir_ + "/mel_filters.npz";
     options_.out = dir_ + "/ggml-tiny.bin";
-    options_.n_vocab_stored = 4;
+    options_.n_vocab_stored = 5;
     remove(options_.out.c_str());
   }
 
@@ -84,7 +84,7 @@ TEST_F(ConvertTest, WritesAParsableModel) {
   EXPECT_EQ(f->hparams.n_vocab, 7);
   EXPECT_EQ(f->hparams.n_mels, 3);
   EXPECT_EQ(f->hparams.ftype, 1);
-  EXPECT_THAT(f->vocab, ElementsAre("!", " a", "\xEF\xBF\xBD", "<|endoftext|>"));
+  EXPECT_THAT(f->vocab, ElementsAre("!", " a", "\xE7\x9A", "\x84", "<|endoftext|>"));
   EXPECT_EQ(f->mel.n_mel, 3);
   EXPECT_EQ(f->mel.n_fft, 4);
   uint32_t first_bits, last_bits;
@@ -102,15 +102,29 @@ TEST_F(ConvertTest, WritesAParsableModel) {
   EXPECT_EQ(f->tensors[1].ne, std::vector<int64_t>({3, 3, 4}));
 }
 
-TEST_F(ConvertTest, RawVocabularyAndF32) {
-  options_.vocab_policy = InvalidUtf8Policy::kKeepBytes;
+// A token holding part of a UTF-8 character is stored as its raw bytes (whisper.cpp's
+// convert-pt-to-ggml.py writes them unchanged), so consecutive tokens rebuild the character.
+// Hand-derived from GPT-2's bytes_to_unicode: 'ç' U+00E7 is the printable byte 0xE7; 'ļ' U+013C
+// is non-printable byte #60 (0x00..0x20 are #0..32, 0x7F #33, 0x80 #34, so 0x9A is #60), i.e.
+// 0x9A; 'Ħ' U+0126 is #38, i.e. 0x84. E7 9A 84 is U+7684 '的' in UTF-8.
+TEST_F(ConvertTest, PartialUtf8TokensRoundTripByteForByte) {
+  ASSERT_TRUE(ConvertCt2WhisperToGgml(options_).ok());
+  absl::StatusOr<GgmlModelFile> f = ParseGgmlModelFile(*ReadFileBytes(options_.out), "out");
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_EQ(f->vocab.size(), 5u);
+  EXPECT_EQ(f->vocab[2], std::string("\xE7\x9A"));
+  EXPECT_EQ(f->vocab[3], std::string("\x84"));
+  EXPECT_EQ(f->vocab[2] + f->vocab[3], "\xE7\x9A\x84");
+  EXPECT_EQ(f->vocab[2] + f->vocab[3], u8"\u7684");
+}
+
+TEST_F(ConvertTest, F32) {
   options_.weight_type = GgmlFileType::kF32;
   absl::StatusOr<ConvertSummary> s = ConvertCt2WhisperToGgml(options_);
   ASSERT_TRUE(s.ok()) << s.status();
   absl::StatusOr<GgmlModelFile> f = ParseGgmlModelFile(*ReadFileBytes(options_.out), "out");
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->hparams.ftype, 0);
-  EXPECT_EQ(f->vocab[2], "\xA1");
   for (const GgmlTensorRecord& t : f->tensors) EXPECT_EQ(t.type, GgmlFileType::kF32) << t.name;
 }
 

@@ -60,7 +60,7 @@ struct MelFilters {
 };
 
 // The bytes before the first tensor record: magic, hparams, mel filters, vocabulary (raw token
-// bytes). tiny.en: 586,836 bytes. Errors: InvalidArgument when mel.data.size() is not
+// bytes). tiny.en: 586,235 bytes. Errors: InvalidArgument when mel.data.size() is not
 // n_mel * n_fft or a dimension is not positive.
 absl::StatusOr<std::string> SerializeGgmlHeader(const WhisperHparams& hparams,
                                                 const MelFilters& mel,

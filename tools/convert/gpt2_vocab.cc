@@ -99,37 +99,6 @@ absl::StatusOr<std::string> Gpt2TokenToBytes(absl::string_view token) {
   return out;
 }
 
-std::string ReplaceInvalidUtf8(absl::string_view bytes) {
-  static constexpr char kReplacement[] = "\xEF\xBF\xBD";
-  std::string out;
-  out.reserve(bytes.size());
-  for (size_t i = 0; i < bytes.size();) {
-    const size_t start = i;
-    uint32_t cp;
-    if (NextCodepoint(bytes, &i, &cp)) {
-      out.append(bytes.data() + start, i - start);
-      continue;
-    }
-    // Skip the maximal subpart: the lead byte plus the continuation bytes that were still
-    // acceptable, i.e. up to (not including) the first byte that broke the sequence.
-    const uint8_t b = static_cast<uint8_t>(bytes[start]);
-    size_t end = start + 1;
-    if ((b >= 0xC2 && b <= 0xF4)) {
-      const int need = b <= 0xDF ? 1 : b <= 0xEF ? 2 : 3;
-      uint8_t lo = b == 0xE0 ? 0xA0 : b == 0xF0 ? 0x90 : 0x80;
-      uint8_t hi = b == 0xED ? 0x9F : b == 0xF4 ? 0x8F : 0xBF;
-      for (int k = 0; k < need && end < bytes.size(); ++k, ++end) {
-        const uint8_t cb = static_cast<uint8_t>(bytes[end]);
-        if (cb < lo || cb > hi) break;
-        lo = 0x80, hi = 0xBF;
-      }
-    }
-    out.append(kReplacement);
-    i = end;
-  }
-  return out;
-}
-
 absl::StatusOr<std::vector<std::string>> ParseVocabularyJson(absl::string_view text,
                                                              absl::string_view source) {
   const nlohmann::json j =
@@ -181,7 +150,7 @@ absl::StatusOr<std::vector<std::string>> ReadCt2Vocabulary(const std::string& mo
 }
 
 absl::StatusOr<std::vector<std::string>> GgmlVocabFromTokens(const std::vector<std::string>& tokens,
-                                                             int n, InvalidUtf8Policy policy) {
+                                                             int n) {
   if (n < 0 || tokens.size() < static_cast<size_t>(n)) {
     return absl::InvalidArgumentError(
         absl::StrCat("the vocabulary has ", tokens.size(), " tokens, the ggml file stores ", n));
@@ -194,8 +163,7 @@ absl::StatusOr<std::vector<std::string>> GgmlVocabFromTokens(const std::vector<s
       return absl::InvalidArgumentError(
           absl::StrCat("vocabulary id ", id, ": ", bytes.status().message()));
     }
-    out.push_back(policy == InvalidUtf8Policy::kReplace ? ReplaceInvalidUtf8(*bytes)
-                                                        : std::move(*bytes));
+    out.push_back(std::move(*bytes));
   }
   return out;
 }

@@ -3,8 +3,12 @@
 // CTranslate2 (like Hugging Face) writes byte-level BPE tokens in GPT-2's printable alphabet:
 // `bytes_to_unicode` in OpenAI's gpt-2 src/encoder.py maps each byte to one code point, so a
 // token string spells its raw bytes (U+0120 'Ġ' is the space byte 0x20, U+010A 'Ċ' is '\n').
-// whisper.cpp's file stores the raw bytes of the first 50,257 tokens (the BPE ranks); the special
-// and timestamp tokens after them are synthesized by its loader.
+// whisper.cpp's file stores the raw bytes of the first 50,257 tokens (the BPE ranks: its
+// models/convert-pt-to-ggml.py writes each tiktoken rank's base64-decoded bytes, or
+// `bytes([byte_decoder[c] for c in token])` from a vocab.json, unchanged); the special and timestamp tokens after them are synthesized by its loader.
+// Raw means a token may hold part of a multi-byte UTF-8 character (e.g. E7 9A, the first two of
+// the three bytes of U+7684): only the concatenation of consecutive tokens is text, so replacing
+// such bytes (as an old converter did, see ../shared/data/README.md) loses CJK characters.
 #ifndef GGML_WHISPER_TOOLS_CONVERT_GPT2_VOCAB_H_
 #define GGML_WHISPER_TOOLS_CONVERT_GPT2_VOCAB_H_
 
@@ -32,22 +36,6 @@ uint32_t Gpt2ByteToCodepoint(uint8_t byte);
 // holds a code point outside the 256-character alphabet.
 absl::StatusOr<std::string> Gpt2TokenToBytes(absl::string_view token);
 
-// `bytes` decoded as UTF-8 with every ill-formed sequence replaced by U+FFFD (EF BF BD), then
-// re-encoded: the same bytes as Python's `bytes.decode("utf-8", "replace").encode("utf-8")`
-// (one U+FFFD per maximal subpart, Unicode 15 §3.9 "U+FFFD Substitution of Maximal Subparts").
-// Valid UTF-8 is returned unchanged.
-std::string ReplaceInvalidUtf8(absl::string_view bytes);
-
-// How the converter stores tokens whose raw bytes are not valid UTF-8 (partial characters, e.g.
-// the single byte 0xA1).
-enum class InvalidUtf8Policy {
-  // Store ReplaceInvalidUtf8(bytes): what whisper.cpp's published ggml files contain (measured:
-  // 344 such tokens in header-only-ggml-tiny.en.bin), so the header is byte-identical.
-  kReplace,
-  // Store the raw bytes, so that concatenated tokens reproduce multi-byte characters exactly.
-  kKeepBytes,
-};
-
 // Token strings, by id, from a JSON list (CTranslate2's vocabulary.json). Errors:
 // InvalidArgument naming `source` when the text is not JSON, not a list, or an element is not a
 // string (with its index).
@@ -63,11 +51,11 @@ std::vector<std::string> ParseVocabularyTxt(absl::string_view text);
 // and parsing, naming the file.
 absl::StatusOr<std::vector<std::string>> ReadCt2Vocabulary(const std::string& model_dir);
 
-// The first `n` tokens as the file stores them: raw bytes via Gpt2TokenToBytes, then per
-// `policy`. Errors: InvalidArgument when there are fewer than `n` tokens, or from
-// Gpt2TokenToBytes (with the token id).
+// The first `n` tokens as the file stores them: each token's raw bytes (Gpt2TokenToBytes),
+// unchanged whether or not they are valid UTF-8 on their own. Errors: InvalidArgument when there
+// are fewer than `n` tokens, or from Gpt2TokenToBytes (with the token id).
 absl::StatusOr<std::vector<std::string>> GgmlVocabFromTokens(const std::vector<std::string>& tokens,
-                                                             int n, InvalidUtf8Policy policy);
+                                                             int n);
 
 }  // namespace ggml_whisper::convert
 

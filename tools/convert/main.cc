@@ -22,9 +22,6 @@ ABSL_FLAG(std::string, out, "", "ggml model file to write");
 ABSL_FLAG(std::string, ftype, "f16",
           "f16: matrices and conv weights F16, the rest F32 (ftype 1, whisper.cpp's default); "
           "f32: everything F32 (ftype 0)");
-ABSL_FLAG(std::string, vocab_utf8, "replace",
-          "tokens whose bytes are not valid UTF-8: 'replace' stores U+FFFD as whisper.cpp's "
-          "published files do; 'raw' stores the bytes");
 
 namespace {
 
@@ -56,14 +53,6 @@ int main(int argc, char** argv) {
     options.weight_type = cv::GgmlFileType::kF32;
   } else {
     return Fail("--ftype must be f16 or f32, got '" + ftype + "'");
-  }
-  const std::string utf8 = absl::GetFlag(FLAGS_vocab_utf8);
-  if (utf8 == "replace") {
-    options.vocab_policy = cv::InvalidUtf8Policy::kReplace;
-  } else if (utf8 == "raw") {
-    options.vocab_policy = cv::InvalidUtf8Policy::kKeepBytes;
-  } else {
-    return Fail("--vocab_utf8 must be replace or raw, got '" + utf8 + "'");
   }
 
   printf("convert: reading %s/model.bin and %s\n", options.model_dir.c_str(),

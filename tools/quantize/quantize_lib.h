@@ -71,7 +71,7 @@ struct TensorReport {
 struct QuantizeSummary {
   int32_t ftype_in = 0;         // stored value of the input (0 or 1; qntvr 0)
   int32_t ftype_out = 0;        // stored value written: kQntVersion * 1000 + target ftype
-  size_t header_bytes = 0;      // magic through vocabulary (tiny.en: 586,836)
+  size_t header_bytes = 0;      // magic through vocabulary (tiny.en: 586,235)
   size_t tensor_bytes_in = 0;   // sum of TensorReport::bytes_in (tiny.en F16: 77,110,272)
   size_t tensor_bytes_out = 0;  // sum of TensorReport::bytes_out
   size_t file_bytes_in = 0;
