@@ -188,10 +188,34 @@ TEST_F(TinyEnTest, PlainGreedyJfkAgreesUntilTheTimestampRule) {
             "what you can do for your country.[50903]");
 }
 
+// OpenAI's non-speech list on tiny.en's vocabulary is the text part of config.json's
+// suppress_ids (CTranslate2's conversion of OpenAI's list; ids >= 50257 are special tokens),
+// including 17992 and 20724 (E2 99 and " " E2 99, the music signs' first token), which a
+// vocabulary with U+FFFD-replaced partial characters could not hold. whisper.cpp's list lacks them.
+TEST_F(TinyEnTest, OpenAiNonSpeechTokensAreConfigSuppressIds) {
+  const std::vector<Token> config_text_ids = {
+      1,     2,     7,     8,     9,     10,    14,    25,    26,    27,    28,    29,    31,    58,
+      59,    60,    61,    62,    63,    90,    91,    92,    93,    357,   366,   438,   532,   685,
+      705,   796,   930,   1058,  1220,  1267,  1279,  1303,  1343,  1377,  1391,  1635,  1782,  1875,
+      2162,  2361,  2488,  3467,  4008,  4211,  4600,  4808,  5299,  5855,  6329,  7203,  9609,  9959,
+      10563, 10786, 11420, 11709, 11907, 13163, 13697, 13700, 14808, 15306, 16410, 16791, 17992, 19203,
+      19510, 20724, 22305, 22935, 27007, 30109, 30420, 33409, 34949, 40283, 40493, 40549, 47282, 49146};
+  const Tokenizer tokenizer(model_->vocab());
+  std::vector<Token> openai = tokenizer.OpenAiNonSpeechTokens();
+  std::sort(openai.begin(), openai.end());
+  EXPECT_EQ(openai, config_text_ids);
+  std::vector<Token> whisper_cpp = tokenizer.NonSpeechTokens();
+  std::sort(whisper_cpp.begin(), whisper_cpp.end());
+  std::vector<Token> missing;
+  std::set_difference(config_text_ids.begin(), config_text_ids.end(), whisper_cpp.begin(), whisper_cpp.end(),
+                      std::back_inserter(missing));
+  EXPECT_EQ(missing, (std::vector<Token>{17992, 20724}));
+}
+
 LogitFilterParams FasterWhisperFilters(const WhisperModel& model, std::vector<Token>* non_speech) {
   std::vector<std::string> vocab;
   for (int i = 0; i < model.vocab().n_stored(); ++i) vocab.push_back(model.vocab().token(i));
-  *non_speech = Tokenizer(vocab).NonSpeechTokens();
+  *non_speech = Tokenizer(vocab).OpenAiNonSpeechTokens();
   LogitFilterParams filter;
   filter.suppress = non_speech;  // faster-whisper's suppress_tokens=[-1]
   return filter;

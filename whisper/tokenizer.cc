@@ -105,6 +105,31 @@ absl::StatusOr<std::vector<Token>> Tokenizer::Encode(const std::string& text) co
   return out;
 }
 
+namespace {
+
+// The music signs of OpenAI's non_speech_tokens ("miscellaneous"): U+2669..U+266F.
+constexpr const char* kMusicSigns[] = {"♩", "♪", "♫", "♬", "♭", "♮", "♯"};
+
+}  // namespace
+
+std::vector<Token> Tokenizer::OpenAiNonSpeechTokens() const {
+  std::vector<Token> out = NonSpeechTokens();
+  // tokenizer.py: "In case they're multiple tokens, suppress the first token" (whisper.cpp's
+  // greedy longest-prefix match gives the same first token as the BPE: no token holds all three
+  // bytes of a sign, or it would be the single-token case).
+  for (const char* s : kMusicSigns) {
+    for (const std::string& piece : {std::string(s), std::string(" ") + s}) {
+      size_t len = 0;
+      const Token id = LongestPrefix(piece, &len);
+      // Only a token holding the sign's first byte: in a vocabulary without E2 99 (partial
+      // characters replaced by U+FFFD) the longest prefix of " ♪" is " ", which is speech.
+      const size_t sign_at = piece[0] == ' ' ? 1 : 0;
+      if (id >= 0 && len > sign_at && std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+    }
+  }
+  return out;
+}
+
 std::vector<Token> Tokenizer::NonSpeechTokens() const {
   // OpenAI whisper/tokenizer.py non_speech_tokens: symbols, multi-character symbols, music signs.
   static const char* const kSymbols[] = {

@@ -1,7 +1,7 @@
 // Text -> token ids for prompts, as whisper.cpp's whisper_tokenize does (src/whisper.cpp
 // L3284-3333): split with GPT-2's pre-tokenizer pattern, then greedy longest-prefix matching of
-// each piece against the vocabulary (no BPE merges). Also whisper.cpp's non-speech token list for
-// --suppress-nst (OpenAI's tokenizer.non_speech_tokens).
+// each piece against the vocabulary (no BPE merges). Also the non-speech token lists of
+// --suppress-nst (whisper.cpp's) and of OpenAI's tokenizer.non_speech_tokens.
 #ifndef GGML_WHISPER_WHISPER_TOKENIZER_H_
 #define GGML_WHISPER_WHISPER_TOKENIZER_H_
 
@@ -33,8 +33,18 @@ class Tokenizer {
   // text.
   absl::StatusOr<std::vector<Token>> Encode(const std::string& text) const;
 
-  // Ids of non-speech symbols (and the same with a leading space) that are single tokens.
+  // whisper.cpp's suppress_nst list (src/whisper.cpp whisper_process_logits): the ids whose bytes
+  // are exactly one of OpenAI's non-speech symbols, or that symbol after a space, plus " -" and
+  // " '". Ascending is not guaranteed; ids are unique per symbol.
   std::vector<Token> NonSpeechTokens() const;
+  // OpenAI whisper/tokenizer.py's non_speech_tokens (faster-whisper's suppress_tokens=[-1]):
+  // NonSpeechTokens() plus, for the music signs U+2669..U+266F (three UTF-8 bytes whose first
+  // two, E2 99, they share), the first token of their encoding with and without a leading space,
+  // even when that token is part of a character: E2 99 and " " E2 99 (ids 3268 and 873 in the
+  // multilingual vocabulary, 17992 and 20724 in the English one; both in config.json's
+  // suppress_ids). Found only in a vocabulary that stores raw token bytes (tools/convert); one
+  // whose partial characters were replaced by U+FFFD gives NonSpeechTokens() alone.
+  std::vector<Token> OpenAiNonSpeechTokens() const;
 
   // The id of a token whose bytes are exactly `piece`, or -1. When several ids hold those bytes,
   // the highest (whisper.cpp's token_to_id keeps the last one of the file).

@@ -90,5 +90,18 @@ TEST(Tokenizer, NonSpeechTokensAreSingleTokenSymbols) {
   EXPECT_EQ(tok.NonSpeechTokens(), (std::vector<Token>{1, 2, 3, 4}));
 }
 
+// OpenAI's list adds the first token of the music signs' encodings: E2 99 (the first two bytes
+// of U+2669..U+266F) alone and after a space. "♫" (E2 99 AB) is a whole token here, so it is in
+// both lists; the lone byte E2 is a shorter prefix and is not chosen.
+TEST(Tokenizer, OpenAiNonSpeechTokensAddTheMusicSignsFirstToken) {
+  Tokenizer tok({"a", "\"", "\xE2\x99", " \xE2\x99", "\xE2\x99\xAB", "\xE2"});
+  EXPECT_EQ(tok.NonSpeechTokens(), (std::vector<Token>{1, 4}));
+  EXPECT_EQ(tok.OpenAiNonSpeechTokens(), (std::vector<Token>{1, 4, 2, 3}));
+  // Without partial-character tokens (a vocabulary whose such tokens were replaced by U+FFFD)
+  // there is nothing to add: not " ", the longest prefix of " ♪" there.
+  Tokenizer replaced({"a", "\"", "\xEF\xBF\xBD", " \xEF\xBF\xBD", " "});
+  EXPECT_EQ(replaced.OpenAiNonSpeechTokens(), replaced.NonSpeechTokens());
+}
+
 }  // namespace
 }  // namespace whisper

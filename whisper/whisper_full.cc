@@ -103,9 +103,9 @@ bool CheckImplemented(const whisper_full_params& p, const char* func) {
 // whisper.cpp's suppress_regex: every token whose text (whisper_token_to_str) matches the whole
 // ECMAScript regex is suppressed at every step, after the logits filter callback. The ids are
 // found once per regex (whisper.cpp matches the vocabulary at each step). False, with a message,
-// for an invalid regex.
-bool PrepareSuppressRegex(whisper_context* ctx, whisper_state* state, const char* regex, bool nst,
-                          const char* func) {
+// for an invalid regex. `nst`: the non-speech list to add (null: none).
+bool PrepareSuppressRegex(whisper_context* ctx, whisper_state* state, const char* regex,
+                          const std::vector<Token>* nst, const char* func) {
   if (state->suppress_regex == regex && state->suppress_regex_nst == nst && !state->suppress_ids.empty()) {
     return true;
   }
@@ -113,7 +113,7 @@ bool PrepareSuppressRegex(whisper_context* ctx, whisper_state* state, const char
   state->suppress_ids.clear();
   try {
     const std::regex re(regex);
-    if (nst) state->suppress_ids = ctx->non_speech;
+    if (nst != nullptr) state->suppress_ids = *nst;
     for (int t = 0; t < whisper_n_vocab(ctx); ++t) {
       if (std::regex_match(whisper_token_to_str(ctx, t), re)) state->suppress_ids.push_back(t);
     }
@@ -313,9 +313,13 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
   }
   dp.filter.max_initial_ts = params.max_initial_ts;
   dp.filter.tdrz = params.tdrz_enable;
-  dp.filter.suppress = params.suppress_nst ? &ctx->non_speech : nullptr;
+  // Non-speech tokens: whisper.cpp's list, or OpenAI's (faster-whisper's suppress_tokens=[-1]),
+  // which adds the music signs' first token (tokenizer.h).
+  const std::vector<whisper::Token>* nst = nullptr;
+  if (params.suppress_nst) nst = dp.whisper_cpp ? &ctx->non_speech : &ctx->non_speech_openai;
+  dp.filter.suppress = nst;
   if (params.suppress_regex != nullptr && params.suppress_regex[0] != '\0') {
-    if (!api::PrepareSuppressRegex(ctx, state, params.suppress_regex, params.suppress_nst, __func__)) return -1;
+    if (!api::PrepareSuppressRegex(ctx, state, params.suppress_regex, nst, __func__)) return -1;
     dp.filter.suppress = &state->suppress_ids;
   }
   api::CallbackBridge bridge{ctx, state, &params};

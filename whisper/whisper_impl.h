@@ -58,7 +58,8 @@ struct VadState {
 struct whisper_context {
   std::unique_ptr<whisper::WhisperModel> model;
   std::unique_ptr<whisper::Tokenizer> tokenizer;
-  std::vector<whisper::Token> non_speech;  // suppress_nst's list
+  std::vector<whisper::Token> non_speech;         // suppress_nst's list, whisper.cpp's rules
+  std::vector<whisper::Token> non_speech_openai;  // the same with OpenAI's rules (tokenizer.h)
   std::function<const std::string&(whisper::Token)> token_text;
   whisper_context_params params{};
   whisper_state* state = nullptr;  // the default state (NULL for the _no_state inits)
@@ -94,10 +95,10 @@ struct whisper_state {
   int lang_id = 0;  // whisper.cpp's initial value
   std::string prompt_text;                  // initial_prompt last tokenized
   std::vector<whisper::Token> prompt_ids;   // its tokens
-  // suppress_regex's ids (plus the non-speech list with suppress_nst), for the regex and
-  // suppress_nst they were made from: a call with the same two reuses them.
+  // suppress_regex's ids (plus a non-speech list with suppress_nst), for the regex and the
+  // non-speech list (null: none) they were made from: a call with the same two reuses them.
   std::string suppress_regex;
-  bool suppress_regex_nst = false;
+  const std::vector<whisper::Token>* suppress_regex_nst = nullptr;
   std::vector<whisper::Token> suppress_ids;
 
   // Abort check for the graph computes of the current call (whisper_full).
