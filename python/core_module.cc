@@ -7,6 +7,10 @@
 //   Model.detect_language(audio)       -> (lang_id, [p per language]) (whisper_lang_auto_detect)
 //   Model.transcribe(audio, options)   -> Transcription: whisper_full on its own whisper_state, on a
 //                                        worker thread; next() blocks until the next segment
+//   decide_language(multilingual, language, translate)
+//                                      -> (language, translate, [("info"|"warning", message)]):
+//                                        the CLI's and server's rule (whisper/request_rules.h)
+//   MAX_THREADS                        the CLI's -t limit (request_rules.h kMaxThreads)
 //
 // The GIL is released around every call into the library and while waiting for a segment, so
 // several Python threads transcribe on one Model at once (one whisper_state each). Errors raise:
@@ -31,6 +35,7 @@
 
 #include "whisper/audio.h"
 #include "whisper/dtw.h"
+#include "whisper/request_rules.h"
 #include "whisper/whisper.h"
 
 namespace py = pybind11;
@@ -451,6 +456,19 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("lang_id", [](const std::string& code) { return whisper_lang_id(code.c_str()); });
   m.def("lang_max_id", &whisper_lang_max_id);
+  m.def(
+      "decide_language",
+      [](bool multilingual, const std::string& language, bool translate) {
+        const whisper::LanguageDecision d = whisper::DecideLanguage(multilingual, language, translate);
+        std::vector<std::pair<std::string, std::string>> notes;
+        for (const whisper::LanguageDecision::Note& n : d.notes) {
+          notes.emplace_back(n.level == whisper::LanguageDecision::Level::kInfo ? "info" : "warning", n.message);
+        }
+        return std::make_tuple(d.language, d.translate, notes);
+      },
+      py::arg("multilingual"), py::arg("language"), py::arg("translate"),
+      "faster-whisper's rule for language and task on English-only models (whisper/request_rules.h).");
+  m.attr("MAX_THREADS") = whisper::kMaxThreads;
 
   py::class_<Options>(m, "Options")
       .def(py::init<>())

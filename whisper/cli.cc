@@ -31,6 +31,7 @@
 #include "whisper/cli_params.h"
 #include "whisper/model_kind.h"
 #include "whisper/output.h"
+#include "whisper/request_rules.h"
 #include "whisper/utf8.h"
 #include "whisper/whisper.h"
 
@@ -249,17 +250,19 @@ int Run(int argc, char** argv) {
   }
   sink.Reset();
   const bool multilingual = whisper_is_multilingual(ctx) != 0;
-  if (!multilingual) {
-    if (p.detect_language) {
-      std::fprintf(stderr, "auto-detected language: en (English-only model)\n");
-      return 0;
-    }
-    if (p.language != "en" || p.translate) {
-      std::fprintf(stderr, "warning: model is English-only: language 'en', no translation\n");
-    }
-    p.language = "en";
-    p.translate = false;
+  if (!multilingual && p.detect_language) {
+    std::fprintf(stderr, "auto-detected language: en (English-only model)\n");
+    return 0;
   }
+  // faster-whisper's rule, as the server and the Python package apply it (request_rules.h).
+  const LanguageDecision language = DecideLanguage(multilingual, p.language, p.translate);
+  for (const LanguageDecision::Note& note : language.notes) {
+    if (note.level == LanguageDecision::Level::kInfo && p.no_prints) continue;
+    std::fprintf(stderr, "%s: %s\n", note.level == LanguageDecision::Level::kInfo ? "note" : "warning",
+                 note.message.c_str());
+  }
+  p.language = language.language;
+  p.translate = language.translate;
   if (!p.no_prints) {
     std::fprintf(stderr, "system_info: n_threads = %d / %u | %s\n", p.n_threads, std::thread::hardware_concurrency(),
                  whisper_print_system_info());

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "whisper/request_rules.h"
 
 namespace whisper {
 namespace {
@@ -168,7 +169,7 @@ constexpr int kMaxDecoders = 8;  // whisper.cpp WHISPER_MAX_DECODERS
 const std::vector<Flag>& Flags() {
   static const std::vector<Flag>* const flags = new std::vector<Flag>{
       Switch("-h", "--help", &CliParams::help, "show this help message and exit"),
-      Int("-t", "--threads", "N", &CliParams::n_threads, 0, 512,  // GGML_THREADPOOL_MAX_THREADS
+      Int("-t", "--threads", "N", &CliParams::n_threads, 0, kMaxThreads,
           "number of threads to use during computation (0 = min(4, hardware threads))"),
       Int("-p", "--processors", "N", &CliParams::n_processors, 1, INT_MAX,
           "number of processors to use during computation"),

@@ -31,7 +31,9 @@ The GIL is released while audio decodes and while a segment is being decoded, so
 can transcribe with one model at once (each call has its own decoding state).
 """
 
+import logging
 import math
+import numbers
 import os
 import threading
 import zlib
@@ -47,6 +49,9 @@ __all__ = ["WhisperModel", "Segment", "Word", "TranscriptionInfo", "Transcriptio
 __version__ = _core.version()
 
 SAMPLE_RATE = 16000
+
+# Warnings about a request changed to fit the model (faster-whisper logs its own to "faster_whisper").
+_LOG = logging.getLogger("ggml_whisper")
 
 _COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16",
                   "float16", "bfloat16", "float32")
@@ -183,7 +188,8 @@ class WhisperModel:
     """A loaded Whisper model (one whisper_context), shared by every transcribe() call.
 
     model_size_or_path: path of a whisper.cpp ggml model file (e.g. models/ggml-tiny.en.bin).
-    cpu_threads: threads per transcription (0: min(4, the machine's cores), as CTranslate2).
+    cpu_threads: threads per transcription, 0..512 (0: min(4, the machine's cores), as CTranslate2;
+        512 is the CLI's -t limit, ggml's thread pool size).
     decoding: "openai" (OpenAI's and faster-whisper's rules, the default) or "whisper.cpp".
     Raises FileNotFoundError for a missing file and ValueError for a file that is not a model.
     """
@@ -198,8 +204,11 @@ class WhisperModel:
         # file's own types are used (quantize it with //tools/quantize for int8-like sizes).
         if compute_type not in _COMPUTE_TYPES:
             raise ValueError("compute_type=%r, expected one of %s" % (compute_type, ", ".join(_COMPUTE_TYPES)))
-        if cpu_threads < 0:
-            raise ValueError("cpu_threads is %d, expected >= 0" % cpu_threads)
+        if not isinstance(cpu_threads, numbers.Integral) or isinstance(cpu_threads, bool):
+            raise TypeError("cpu_threads is %r, expected an int in 0..%d" % (cpu_threads, _core.MAX_THREADS))
+        if not 0 <= cpu_threads <= _core.MAX_THREADS:
+            raise ValueError("cpu_threads is %d, expected 0..%d (0: min(4, the machine's cores); %d is the CLI's "
+                             "-t limit)" % (cpu_threads, _core.MAX_THREADS, _core.MAX_THREADS))
         path = os.fspath(model_size_or_path)
         if not os.path.exists(path):
             raise FileNotFoundError(
@@ -266,7 +275,9 @@ class WhisperModel:
 
         Returns (segments, info) as faster-whisper does: `segments` is a lazy iterator (decoding
         runs on a worker thread and each next() waits, without the GIL, for the next segment);
-        `info` is ready at once (language detection, when needed, runs here). Raises ValueError
+        `info` is ready at once (language detection, when needed, runs here). On an English-only
+        model, another language or task="translate" is transcribed in English with faster-whisper's
+        warning on the "ggml_whisper" logger (the CLI and the server say the same). Raises ValueError
         for bad audio or options, FileNotFoundError for a missing file (or VAD model with
         vad_filter), RuntimeError if decoding fails (raised by the iterator). word_timestamps=True
         times words as faster-whisper does (cross-attention DTW; segments move to their words).
@@ -297,14 +308,18 @@ class WhisperModel:
 
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE
-        if language is None:
+        if language is not None and _core.lang_id(language) < 0:
+            raise ValueError("language=%r is not a Whisper language code" % language)
+        # faster-whisper's rule for English-only models, shared with the CLI and the server.
+        requested = "auto" if language is None else language
+        language, translate, notes = _core.decide_language(self._model.multilingual, requested,
+                                                           task == "translate")
+        for level, message in notes:
+            (_LOG.warning if level == "warning" else _LOG.info)(message)
+        if requested == "auto":
             language, language_probability, all_probs = self._detect(
                 samples, language_detection_segments, language_detection_threshold)
         else:
-            if _core.lang_id(language) < 0:
-                raise ValueError("language=%r is not a Whisper language code" % language)
-            if not self._model.multilingual and language != "en":
-                raise ValueError("language=%r: the model is English-only" % language)
             language_probability, all_probs = 1.0, None
 
         o = _core.Options()
@@ -320,7 +335,7 @@ class WhisperModel:
         o.suppress_blank = suppress_blank
         o.suppress_nst = tokens_to_suppress == [-1]
         o.max_initial_ts = max_initial_timestamp
-        o.translate = task == "translate"
+        o.translate = translate
         o.language = language
         o.n_threads = self._threads
         if vad_filter:

@@ -4,6 +4,7 @@ References: faster-whisper 1.x's segments for jfk.wav (testdata/jfk_faster_whisp
 written by tools/check_faster_whisper.py) and the CLI's output for the same file and options.
 """
 import json
+import logging
 import os
 import re
 import subprocess
@@ -185,8 +186,6 @@ def test_bad_inputs_raise(model, tmp_path):
     bad[123] = np.nan
     with pytest.raises(ValueError, match="sample 123"):
         model.transcribe(bad)
-    with pytest.raises(ValueError, match="English-only"):
-        model.transcribe(JFK, language="de")
     with pytest.raises(ValueError, match="language"):
         model.transcribe(JFK, language="xx")
     with pytest.raises(ValueError, match="task"):
@@ -272,3 +271,81 @@ def test_vad_filter(model, monkeypatch):
     monkeypatch.setenv("GGML_WHISPER_VAD_MODEL", "/nonexistent/silero.bin")
     with pytest.raises(FileNotFoundError, match="/nonexistent/silero.bin"):
         model.transcribe(audio, vad_filter=True)
+
+
+# faster-whisper 1.2.1, faster_whisper/transcribe.py (WhisperModel.transcribe): the warning for a
+# language other than English on an English-only model. The translate warning is in the same words
+# (faster-whisper's Tokenizer drops the task of an English-only model silently).
+def _language_warning(language):
+    return ("The current model is English-only but the language parameter is set to '%s'; using 'en' instead."
+            % language)
+
+
+TRANSLATE_WARNING = ("The current model is English-only but the task parameter is set to 'translate'; "
+                     "using 'transcribe' instead.")
+
+
+def _warnings(caplog, logger):
+    return [r.getMessage() for r in caplog.records if r.name == logger and r.levelno == logging.WARNING]
+
+
+def test_english_only_model_warns_and_transcribes_in_english(model, caplog):
+    reference = [s.text for s in model.transcribe(JFK, language="en", beam_size=1)[0]]
+    cases = [
+        ({"language": "de"}, [_language_warning("de")]),
+        ({"language": "zh"}, [_language_warning("zh")]),
+        ({"task": "translate"}, [TRANSLATE_WARNING]),
+        ({"language": "de", "task": "translate"}, [_language_warning("de"), TRANSLATE_WARNING]),
+        ({"language": "en"}, []),
+        ({}, []),  # language=None: English without detection, an INFO record only
+    ]
+    for kwargs, want in cases:
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="ggml_whisper"):
+            segments, info = model.transcribe(JFK, beam_size=1, **kwargs)
+            texts = [s.text for s in segments]
+        assert _warnings(caplog, "ggml_whisper") == want, kwargs
+        assert info.language == "en"
+        assert info.language_probability == 1.0
+        assert texts == reference, kwargs
+    # The CLI prints the same sentence for the same request.
+    cli = subprocess.run([os.path.abspath(os.environ["WHISPER_CLI"]), "-m", MODEL, "-f", JFK, "-np", "-t", "2",
+                          "-bs", "1", "-l", "de", "-tr"], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stderr == "warning: %s\nwarning: %s\n" % (_language_warning("de"), TRANSLATE_WARNING)
+
+
+def test_english_only_warning_is_faster_whispers(model, caplog):
+    """The same request to faster-whisper 1.2.1 on the same model (its CTranslate2 conversion,
+    models/faster-whisper-tiny.en from tools/get_model.sh) logs the same warning."""
+    faster_whisper = pytest.importorskip("faster_whisper")
+    ct2 = os.path.join(os.path.dirname(MODEL), "faster-whisper-tiny.en")
+    if faster_whisper.__version__ != "1.2.1" or not os.path.exists(os.path.join(ct2, "model.bin")):
+        pytest.skip("needs faster-whisper 1.2.1 and %s" % ct2)
+    reference = faster_whisper.WhisperModel(ct2, device="cpu", cpu_threads=2)
+    audio = decode_audio(JFK)
+    for language in ("de", "zh"):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            _, ref_info = reference.transcribe(audio, language=language)
+            _, info = model.transcribe(audio, language=language)
+        assert _warnings(caplog, "faster_whisper") == _warnings(caplog, "ggml_whisper") == [_language_warning(language)]
+        assert info.language == ref_info.language == "en"
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        _, ref_info = reference.transcribe(audio, task="translate")
+    assert _warnings(caplog, "faster_whisper") == []  # faster-whisper transcribes without a word
+
+
+def test_cpu_threads_has_the_clis_bound():
+    for bad in (100000, 513, -1):
+        with pytest.raises(ValueError, match=r"cpu_threads is %d, expected 0\.\.512" % bad):
+            WhisperModel(MODEL, cpu_threads=bad)
+    with pytest.raises(TypeError, match="cpu_threads"):
+        WhisperModel(MODEL, cpu_threads=2.5)
+    assert WhisperModel(MODEL, cpu_threads=512)._threads == 512
+    # The CLI: -t 512 parses, -t 513 is a usage error naming the same bound.
+    cli = subprocess.run([os.path.abspath(os.environ["WHISPER_CLI"]), "-m", MODEL, "-f", JFK, "-t", "513"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 2
+    assert "512" in cli.stderr

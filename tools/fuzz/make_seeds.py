@@ -304,6 +304,10 @@ def server_seeds():
         "no_file": multipart("/inference", [("temperature", "x")]),
         "urlencoded": (b"POST /inference HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
                        b"Content-Length: %d\r\n\r\n" % len(form)) + form,
+        # server_fuzzer's --models-dir holds m.bin (the synthetic model): a /load that succeeds,
+        # and one that the folder rule refuses.
+        "load_by_name": multipart("/load", [("model", "m.bin")]),
+        "load_path": multipart("/load", [("model", "../m.bin")]),
         "chunked_load": (b"POST /load HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
                          b"Content-Type: application/x-www-form-urlencoded\r\n\r\n") + chunked,
         "range_options": b"OPTIONS /inference HTTP/1.1\r\nRange: bytes=0-5,7-\r\n\r\n",

@@ -10,6 +10,7 @@
 #include "whisper/audio.h"
 #include "whisper/compression_ratio.h"
 #include "whisper/output.h"
+#include "whisper/request_rules.h"
 #include "whisper/segments.h"
 #include "whisper/server/log_capture.h"
 #include "whisper/utf8.h"
@@ -239,6 +240,20 @@ Reply FormatOpenAi(const RequestOptions& o, const std::vector<Segment>& segments
   return Ok("application/json", Dump(j));
 }
 
+// Puts `warnings` in the reply: its `warnings` (headers, routes.cc) and, for a JSON body, a
+// "warnings" array after the other keys.
+void AddWarnings(std::vector<std::string> warnings, Reply* reply) {
+  if (warnings.empty()) return;
+  if (reply->content_type == "application/json") {
+    json j = json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object()) {
+      j["warnings"] = warnings;
+      reply->body = Dump(j);
+    }
+  }
+  reply->warnings = std::move(warnings);
+}
+
 }  // namespace
 
 Reply ErrorReply(Api api, int status, const std::string& message, const std::string& param) {
@@ -393,9 +408,15 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
     return ErrorReply(api, 400, absl::StrCat("field 'audio_ctx' ", o.decode.audio_ctx, " is larger than the model's n_audio_ctx ",
                                              whisper_n_audio_ctx(ctx)));
   }
-  if (!whisper_is_multilingual(ctx)) {  // as the CLI and whisper-server: English only
-    o.decode.language = "en";
-    o.decode.translate = false;
+  // faster-whisper's rule for English-only models, as the CLI and the Python package apply it.
+  const LanguageDecision language =
+      DecideLanguage(whisper_is_multilingual(ctx) != 0, o.decode.language, o.decode.translate);
+  o.decode.language = language.language;
+  o.decode.translate = language.translate;
+  o.task_translate = o.task_translate && language.translate;
+  std::vector<std::string> warnings;
+  for (const LanguageDecision::Note& note : language.notes) {
+    if (note.level == LanguageDecision::Level::kWarning) warnings.push_back(note.message);
   }
   absl::StatusOr<LoadedModel::Lease> lease = model.Acquire();
   if (!lease.ok()) return ErrorReply(api, 503, std::string(lease.status().message()));
@@ -419,8 +440,10 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   std::vector<Segment> segments = CollectSegments(ctx, state);
   RepairSegmentTexts(&segments);
   const double duration_s = static_cast<double>(audio->size()) / kSampleRate;
-  return api == Api::kWhisperServer ? FormatWhisperServer(o, segments, ctx, state, duration_s)
-                                    : FormatOpenAi(o, segments, ctx, state, duration_s);
+  Reply reply = api == Api::kWhisperServer ? FormatWhisperServer(o, segments, ctx, state, duration_s)
+                                           : FormatOpenAi(o, segments, ctx, state, duration_s);
+  AddWarnings(std::move(warnings), &reply);
+  return reply;
 }
 
 }  // namespace whisper::server

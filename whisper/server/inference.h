@@ -52,6 +52,10 @@ struct Reply {
   int status = 200;
   std::string content_type;
   std::string body;
+  // What the server changed in the request (whisper/request_rules.h: another language or a
+  // translation asked of an English-only model), one sentence each. Sent as HTTP "Warning: 299"
+  // headers and, in JSON replies, as a "warnings" array.
+  std::vector<std::string> warnings;
 };
 
 // What one request asks for.
@@ -76,7 +80,9 @@ struct RequestOptions {
 absl::StatusOr<RequestOptions> ParseRequest(Api api, const Form& form, const std::vector<std::string>& default_args);
 
 // Serves one transcription request: parses the form, decodes the "file" field, leases a state of
-// `model`, runs whisper_full_with_state and formats the result. Statuses: 200; 400 for bad
+// `model`, runs whisper_full_with_state and formats the result. On an English-only model, a
+// language other than English or a translation is done as an English transcription with
+// faster-whisper's warning in Reply::warnings (request_rules.h DecideLanguage). Statuses: 200; 400 for bad
 // fields, a missing file field, unreadable, empty or too short (< 100 ms) audio; 413 for decoded
 // audio that does not fit in memory; 503 when the model's states and queue are full; 500 when the
 // transcription itself fails (the library's message).

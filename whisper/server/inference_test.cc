@@ -180,11 +180,65 @@ TEST_F(InferenceTest, OpenAiFormats) {
     EXPECT_TRUE(v["segments"][0].contains(key)) << key;
   }
 
-  // An English-only model transcribes on the translations route (as whisper-server does).
+  // An English-only model transcribes on the translations route, and says so
+  // (EnglishOnlyModelFollowsFasterWhispersRule).
   r = Run(Api::kOpenAiTranslation, JfkForm({{"response_format", "verbose_json"}}));
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(json::parse(r.body)["task"], "translate");
+  EXPECT_EQ(json::parse(r.body)["task"], "transcribe");
   EXPECT_EQ(json::parse(r.body)["text"], text);
+  EXPECT_EQ(r.warnings.size(), 1u);
+}
+
+// faster-whisper 1.2.1 (transcribe.py, WhisperModel.transcribe) on an English-only model: another
+// language is replaced by 'en' with this warning; a translation is transcribed (its Tokenizer
+// drops the task; here with a warning in the same words). The reply is the English one, with the
+// warnings in Reply::warnings and in JSON bodies.
+TEST_F(InferenceTest, EnglishOnlyModelFollowsFasterWhispersRule) {
+  const std::string de =
+      "The current model is English-only but the language parameter is set to 'de'; using 'en' instead.";
+  const std::string zh =
+      "The current model is English-only but the language parameter is set to 'zh'; using 'en' instead.";
+  const std::string tr =
+      "The current model is English-only but the task parameter is set to 'translate'; using 'transcribe' instead.";
+  const Reply en = Run(Api::kWhisperServer, JfkForm({{"response_format", "text"}}));
+  ASSERT_EQ(en.status, 200) << en.body;
+  EXPECT_TRUE(en.warnings.empty());
+  EXPECT_TRUE(Run(Api::kWhisperServer, JfkForm({{"response_format", "text"}, {"language", "en"}})).warnings.empty());
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> fields;
+    std::vector<std::string> warnings;
+  };
+  const Case cases[] = {
+      {{{"language", "de"}}, {de}},
+      {{{"language", "zh"}}, {zh}},
+      {{{"translate", "true"}}, {tr}},
+      {{{"language", "de"}, {"translate", "true"}}, {de, tr}},
+      {{{"detect_language", "true"}}, {}},  // "auto": informational only, not a warning
+  };
+  for (const Case& c : cases) {
+    std::vector<std::pair<std::string, std::string>> fields = c.fields;
+    fields.push_back({"response_format", "text"});
+    const Reply r = Run(Api::kWhisperServer, JfkForm(fields));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, en.body) << c.fields[0].first;
+    EXPECT_EQ(r.warnings, c.warnings) << c.fields[0].first;
+    fields.back().second = "json";
+    const Reply j = Run(Api::kWhisperServer, JfkForm(fields));
+    ASSERT_EQ(j.status, 200) << j.body;
+    const json v = json::parse(j.body);
+    EXPECT_EQ(v["text"], en.body);
+    if (c.warnings.empty()) {
+      EXPECT_FALSE(v.contains("warnings")) << j.body;
+    } else {
+      EXPECT_EQ(v["warnings"].get<std::vector<std::string>>(), c.warnings);
+    }
+  }
+  // OpenAI's route: the same warning in verbose_json, beside the transcript.
+  const Reply o = Run(Api::kOpenAiTranscription, JfkForm({{"language", "de"}, {"response_format", "verbose_json"}}));
+  ASSERT_EQ(o.status, 200) << o.body;
+  const json v = json::parse(o.body);
+  EXPECT_EQ(v["language"], "english");
+  EXPECT_EQ(v["warnings"].get<std::vector<std::string>>(), std::vector<std::string>{de});
 }
 
 // timestamp_granularities[]=word: faster-whisper 1.2.1's word_timestamps=True words for jfk.wav,

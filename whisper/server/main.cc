@@ -4,7 +4,8 @@
 // Routes (each under --request-path):
 //   POST <inference-path> (default /inference)  whisper-server's form fields (inference.h)
 //   POST /v1/audio/transcriptions, /v1/audio/translations  OpenAI's API (inference.h)
-//   POST /load   form field `model`: load another model file; the old one serves until it is ready
+//   POST /load   form field `model`: load another model file, by name, from --models-dir (403 without
+//                it); the old model serves until the new one is ready
 //   GET  /health {"status":"ok"} (the model is loaded before the server listens)
 //   GET  /       a page with a form (or the --public folder's files)
 // Prints "whisper server listening at http://HOST:PORT" on stdout once it accepts connections;
@@ -13,8 +14,11 @@
 // (whisper-server's codes).
 //
 // Differences from whisper-server, also in --help and the README: requests run in parallel
-// (--parallel states, a bounded --queue, then 503); a failed /load keeps the old model (whisper-
-// server exits); errors are JSON naming the field; segments are not cut at 60 characters unless
+// (--parallel states, a bounded --queue, then 503); /load is off unless --models-dir is given and
+// then loads only a file name inside that folder (whisper-server opens any path a client sends);
+// a failed /load keeps the old model (whisper-server exits); errors are JSON naming the field;
+// language or translation requests on an English-only model are transcribed in English with a
+// warning (request_rules.h); segments are not cut at 60 characters unless
 // max_len is sent (whisper-server forces max_len 60); --convert is accepted but audio is always
 // decoded in process (libsndfile: WAV, FLAC, OGG, MP3, AIFF); a client that disconnects does not
 // abort its transcription (cpp-httplib 0.11 cannot tell).
@@ -36,6 +40,7 @@
 #include "httplib.h"
 #include "whisper/server/routes.h"
 #include "whisper/server/log_capture.h"
+#include "whisper/server/models_dir.h"
 #include "whisper/server/server_params.h"
 #include "whisper/server/state_pool.h"
 
@@ -59,6 +64,14 @@ int Run(int argc, char** argv) {
   }
   for (const std::string& flag : sp.decode.ignored_flags) {
     std::fprintf(stderr, "note: %s ignored: this is a CPU runtime\n", flag.c_str());
+  }
+  if (!sp.models_dir.empty()) {
+    absl::StatusOr<std::string> dir = ModelsDirRealPath(sp.models_dir);
+    if (!dir.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(dir.status().message()).c_str());
+      return 2;
+    }
+    sp.models_dir = *dir;
   }
   if (sp.convert) {
     std::fprintf(stderr, "note: --convert ignored: audio is decoded in process (WAV, FLAC, OGG, MP3, AIFF)\n");

@@ -1,11 +1,10 @@
 #include "whisper/server/routes.h"
 
-#include <sys/stat.h>
-
 #include <chrono>
 #include <cstdio>
 
 #include "whisper/server/inference.h"
+#include "whisper/server/models_dir.h"
 
 namespace whisper::server {
 namespace {
@@ -30,6 +29,14 @@ Form ToForm(const httplib::Request& req) {
 
 void Send(const Reply& r, httplib::Response& res) {
   res.status = r.status;
+  // RFC 7234 section 5.5: warn-code 299 (persistent), the agent, the text as a quoted-string. The
+  // texts are the server's own sentences around a known language code; anything outside printable
+  // ASCII, '"' and '\' would still be replaced, so a header cannot be split.
+  for (const std::string& w : r.warnings) {
+    std::string text;
+    for (char c : w) text += (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') ? c : '?';
+    res.set_header("Warning", "299 ggml_whisper \"" + text + "\"");
+  }
   res.set_content(r.body, r.content_type.c_str());
 }
 
@@ -55,6 +62,43 @@ std::string HomePage(const ServerParams& sp) {
          "<button type=\"submit\">Transcribe</button></form></body></html>\n";
 }
 
+// POST /load: the `model` field names a file in --models-dir (models_dir.h). The reply never
+// carries what the loader read from the file (its messages quote magic numbers and header
+// fields): the client gets the rule that failed, the server's log gets the loader's message.
+void Load(ServerRuntime& rt, const Form& form, httplib::Response& res) {
+  const Api api = Api::kWhisperServer;
+  if (rt.params.models_dir.empty()) {
+    return Send(ErrorReply(api, 403,
+                           "POST /load is disabled: the server was started without --models-dir; start it with "
+                           "--models-dir DIR to let clients load the model files in DIR by name"),
+                res);
+  }
+  const auto it = form.find("model");
+  if (it == form.end()) return Send(ErrorReply(api, 400, "no 'model' field in the request"), res);
+  if (form.count("model") > 1) return Send(ErrorReply(api, 400, "field 'model' is given more than once"), res);
+  const std::string& name = it->second.content;
+  absl::StatusOr<std::string> path = ResolveModelName(rt.params.models_dir, name);
+  if (!path.ok()) {
+    return Send(ErrorReply(api, 400, std::string(path.status().message()) + " (the previous model is still loaded)"),
+                res);
+  }
+  std::lock_guard<std::mutex> lock(rt.load_mu);
+  absl::StatusOr<std::unique_ptr<LoadedModel>> m =
+      LoadedModel::Load(*path, rt.params.parallel, rt.params.queue, rt.decoding, rt.params.decode.n_threads,
+                        rt.params.decode.dtw, rt.params.decode.flash_attn);
+  if (!m.ok()) {
+    std::fprintf(stderr, "POST /load '%s' failed: %s\n", path->c_str(), std::string(m.status().message()).c_str());
+    return Send(ErrorReply(api, 400,
+                           "field 'model' '" + QuotedName(name) +
+                               "': the file in --models-dir cannot be loaded as a Whisper ggml model (the server's "
+                               "log has the loader's message; the previous model is still loaded)"),
+                res);
+  }
+  rt.model.Set(std::shared_ptr<LoadedModel>(std::move(*m)));
+  std::fprintf(stderr, "loaded model '%s'\n", path->c_str());
+  res.set_content("Load was successful!", "application/text");  // whisper-server's reply
+}
+
 }  // namespace
 
 void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
@@ -68,7 +112,8 @@ void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
   svr.set_write_timeout(sp.write_timeout_s, 0);
   svr.set_default_headers({{"Server", "ggml_whisper"},
                            {"Access-Control-Allow-Origin", "*"},
-                           {"Access-Control-Allow-Headers", "content-type, authorization"}});
+                           {"Access-Control-Allow-Headers", "content-type, authorization"},
+                           {"Access-Control-Expose-Headers", "Warning"}});
 
   auto transcribe = [&rt](Api api) {
     return [&rt, api](const httplib::Request& req, httplib::Response& res) {
@@ -80,6 +125,7 @@ void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         std::fprintf(stderr, "%s %s %d %.0f ms%s%s\n", req.method.c_str(), req.path.c_str(), reply.status, ms,
                      reply.status >= 400 ? " " : "", reply.status >= 400 ? reply.body.c_str() : "");
+        for (const std::string& w : reply.warnings) std::fprintf(stderr, "  warning: %s\n", w.c_str());
       }
     };
   };
@@ -89,31 +135,7 @@ void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
   svr.Post(rp + "/v1/audio/translations", transcribe(Api::kOpenAiTranslation));
   svr.Options(rp + sp.inference_path, [](const httplib::Request&, httplib::Response&) {});
 
-  svr.Post(rp + "/load", [&rt](const httplib::Request& req, httplib::Response& res) {
-    const Form form = ToForm(req);
-    const auto it = form.find("model");
-    if (it == form.end()) return Send(ErrorReply(Api::kWhisperServer, 400, "no 'model' field in the request"), res);
-    const std::string& path = it->second.content;
-    // A regular file only: a FIFO or a device would block or never end.
-    struct stat st {};
-    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      return Send(ErrorReply(Api::kWhisperServer, 400,
-                             "field 'model': '" + path + "' is not a regular file (the previous model is still loaded)"),
-                  res);
-    }
-    std::lock_guard<std::mutex> lock(rt.load_mu);
-    absl::StatusOr<std::unique_ptr<LoadedModel>> m =
-        LoadedModel::Load(path, rt.params.parallel, rt.params.queue, rt.decoding, rt.params.decode.n_threads,
-                          rt.params.decode.dtw, rt.params.decode.flash_attn);
-    if (!m.ok()) {
-      return Send(ErrorReply(Api::kWhisperServer, 400,
-                             std::string(m.status().message()) + " (the previous model is still loaded)"),
-                  res);
-    }
-    rt.model.Set(std::shared_ptr<LoadedModel>(std::move(*m)));
-    std::fprintf(stderr, "loaded model '%s'\n", path.c_str());
-    res.set_content("Load was successful!", "application/text");  // whisper-server's reply
-  });
+  svr.Post(rp + "/load", [&rt](const httplib::Request& req, httplib::Response& res) { Load(rt, ToForm(req), res); });
 
   svr.Get(rp + "/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"status\":\"ok\"}", "application/json");  // the model is loaded before listening

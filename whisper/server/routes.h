@@ -33,7 +33,7 @@ class ModelSlot {
 
 // What the handlers share; must outlive the Server.
 struct ServerRuntime {
-  ServerParams params;  // decode.n_threads resolved (>= 1)
+  ServerParams params;  // decode.n_threads resolved (>= 1); models_dir a realpath or "" (/load off)
   whisper_ggml_decoding decoding = WHISPER_GGML_DECODING_OPENAI;
   ModelSlot model;      // set before the first request
   std::mutex load_mu;   // one /load at a time

@@ -2,17 +2,22 @@
 // cpp-httplib's request parser (Server::process_request on an in-memory stream): request line,
 // headers, chunked and multipart bodies, form fields, audio decoding and, for an input that
 // carries decodable audio, a transcription on a small synthetic model (whisper/synthetic_model.h).
-// /load of a path fails (the synthetic model's file is removed once loaded) or loads a real file.
+// --models-dir is a temporary folder holding that model as m.bin: /load of "m.bin" loads it again,
+// any other name is refused by the folder rules (models_dir.h) or fails to load.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
-#include <unistd.h>
 
 #include "httplib.h"
 #include "whisper/fuzz_model_image.h"
 #include "whisper/server/log_capture.h"
+#include "whisper/server/models_dir.h"
 #include "whisper/server/routes.h"
 #include "whisper/server/state_pool.h"
 
@@ -62,11 +67,20 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   using namespace whisper::server;
   InstallLogCapture(/*quiet=*/true);
   const std::vector<uint8_t>& model = whisper::FuzzBaseModel(64, 1);
-  char path[] = "/tmp/server_fuzzer_model_XXXXXX";
-  const int fd = mkstemp(path);
+  static char dir[] = "/tmp/server_fuzzer_models_XXXXXX";
+  if (mkdtemp(dir) == nullptr) return 1;
+  static const std::string path = std::string(dir) + "/m.bin";
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0 || write(fd, model.data(), model.size()) != static_cast<ssize_t>(model.size())) return 1;
   close(fd);
+  std::atexit([] {
+    unlink(path.c_str());
+    rmdir(dir);
+  });
   static ServerRuntime rt;
+  absl::StatusOr<std::string> real_dir = ModelsDirRealPath(dir);
+  if (!real_dir.ok()) return 1;
+  rt.params.models_dir = *real_dir;
   rt.params.max_body_size = 1 << 20;
   rt.params.parallel = 1;
   rt.params.queue = 0;
@@ -74,7 +88,6 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   rt.params.decode.n_threads = 1;
   rt.log_requests = false;
   absl::StatusOr<std::unique_ptr<LoadedModel>> m = LoadedModel::Load(path, 1, 0, WHISPER_GGML_DECODING_OPENAI, 0);
-  unlink(path);  // loaded into memory; /load of this path then fails like any missing file
   if (!m.ok()) {
     std::fprintf(stderr, "server_fuzzer: %s\n", std::string(m.status().message()).c_str());
     return 1;

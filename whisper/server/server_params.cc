@@ -77,6 +77,9 @@ absl::StatusOr<ServerParams> ParseServerParams(int argc, const char* const* argv
       if (st = value(&v); st.ok()) st = ParseRange(arg, v, 0, 4096, &p.queue);
     } else if (arg == "--max-body-size") {
       if (st = value(&v); st.ok()) st = ParseRange<size_t>(arg, v, size_t{1} << 10, size_t{4} << 30, &p.max_body_size);
+    } else if (arg == "--models-dir") {
+      st = value(&p.models_dir);
+      if (st.ok() && p.models_dir.empty()) st = Bad(arg, "expected a folder, got ''");
     } else if (arg == "--convert") {
       p.convert = true;
     } else if (arg == "--tmp-dir") {
@@ -124,6 +127,8 @@ std::string ServerUsage(const char* argv0) {
       {"--max-body-size BYTES", absl::StrCat("[", d.max_body_size, "] larger request bodies get 413")},
       {"--read-timeout S", absl::StrCat("[", d.read_timeout_s, "] seconds a client may stall sending")},
       {"--write-timeout S", absl::StrCat("[", d.write_timeout_s, "] seconds a client may stall receiving")},
+      {"--models-dir DIR", "[] folder POST /load may load model files from, by file name (no paths);\n"
+                           "                           without it /load is disabled (403)"},
       {"--convert", "[false] accepted for whisper-server scripts: audio is always decoded in process"},
       {"--tmp-dir PATH", "[.] accepted for whisper-server scripts; unused"},
   };
@@ -134,8 +139,15 @@ std::string ServerUsage(const char* argv0) {
                   "  `bazel run //whisper:cli -- --help`), as defaults for every request. Server defaults\n"
                   "  that differ from whisper-cli's are whisper-server's: -bs 1 (greedy), -bo 2; -t defaults to\n"
                   "  min(4, hardware threads) / --parallel.\n"
-                  "\nroutes: POST <request-path><inference-path> (whisper-server's form fields), POST /load,\n"
-                  "  GET /health, POST /v1/audio/transcriptions and /v1/audio/translations (OpenAI's API).\n\n");
+                  "\nroutes: POST <request-path><inference-path> (whisper-server's form fields), POST /load\n"
+                  "  (field 'model': a file name in --models-dir), GET /health, POST /v1/audio/transcriptions\n"
+                  "  and /v1/audio/translations (OpenAI's API).\n"
+                  "\ndifferences from whisper-server 1.8.5: requests run in parallel (--parallel, --queue, then\n"
+                  "  503); /load is off unless --models-dir is given and only loads a file name inside that folder\n"
+                  "  (whisper-server opens any path a client names, and exits when it is not a model); a failed\n"
+                  "  /load keeps the old model; errors are JSON naming the field; on an English-only model a\n"
+                  "  request for another language or translation is transcribed in English with a warning\n"
+                  "  (a 'Warning' header, and 'warnings' in JSON replies).\n\n");
   return out;
 }
 

@@ -33,6 +33,9 @@ struct ServerParams {
   int queue = 16;
   // --max-body-size BYTES: larger request bodies are answered 413 before they are read whole.
   size_t max_body_size = size_t{100} << 20;
+  // --models-dir DIR: the folder POST /load may load model files from, by plain file name
+  // (models_dir.h). Empty: /load is disabled (403). main.cc replaces it with its realpath.
+  std::string models_dir;
   bool convert = false;  // --convert: accepted; audio is decoded in process (see --help)
   std::string tmp_dir = ".";  // --tmp-dir: accepted for whisper-server scripts; unused
   bool help = false;          // -h/--help
@@ -46,7 +49,8 @@ struct ServerParams {
 
 // Parses argv[1..argc). Errors (InvalidArgument, one line naming the flag): an unknown flag, a
 // missing or malformed value, a value out of range (port [0, 65535], --parallel [1, 64],
-// --queue [0, 4096], timeouts [1, 86400] s, --max-body-size [1 KiB, 4 GiB]), and the CLI's input
+// --queue [0, 4096], timeouts [1, 86400] s, --max-body-size [1 KiB, 4 GiB], an empty
+// --models-dir; whether the folder exists is checked by main.cc), and the CLI's input
 // and output flags (-f, -of, -otxt, ...), which have no meaning for a server.
 absl::StatusOr<ServerParams> ParseServerParams(int argc, const char* const* argv);
 

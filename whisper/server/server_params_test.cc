@@ -41,6 +41,15 @@ TEST(ServerParams, DefaultsAreWhisperServers) {
   EXPECT_EQ(p->decode.best_of, 2);
   EXPECT_EQ(p->parallel, 1);
   EXPECT_EQ(p->decode.n_threads, 0);
+  EXPECT_EQ(p->models_dir, "");  // POST /load is off
+}
+
+TEST(ServerParams, ModelsDir) {
+  absl::StatusOr<ServerParams> p = Parse({"--models-dir", "models"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->models_dir, "models");
+  EXPECT_THAT(Error({"--models-dir", ""}), HasSubstr("--models-dir: expected a folder, got ''"));
+  EXPECT_THAT(Error({"--models-dir"}), HasSubstr("--models-dir: missing value"));
 }
 
 TEST(ServerParams, ServerAndDecodingFlags) {
@@ -96,6 +105,8 @@ TEST(ServerParams, HelpStopsParsing) {
   const std::string usage = ServerUsage("whisper-server");
   EXPECT_THAT(usage, HasSubstr("--parallel N"));
   EXPECT_THAT(usage, HasSubstr("/v1/audio/transcriptions"));
+  EXPECT_THAT(usage, HasSubstr("--models-dir DIR"));
+  EXPECT_THAT(usage, HasSubstr("without it /load is disabled"));
 }
 
 }  // namespace

@@ -150,7 +150,8 @@ class ServerFormatsTest(unittest.TestCase):
             (harness.post(port, "/inference", body=b"--x\r\ngarbage", content_type="multipart/form-data; boundary=x"),
              400, ""),
             (harness.post(port, "/nowhere", [("a", "b")]), 404, "no route POST /nowhere"),
-            (harness.post(port, "/load", [("model", "/nonexistent/model.bin")]), 400, "/nonexistent/model.bin"),
+            # Without --models-dir, /load is off (ServerModelsDirTest has the rest).
+            (harness.post(port, "/load", [("model", "/nonexistent/model.bin")]), 403, "start it with --models-dir"),
         ]
         for (status, ctype, body), want_status, want_text in cases:
             self.assertEqual(status, want_status, body)
@@ -160,6 +161,144 @@ class ServerFormatsTest(unittest.TestCase):
             self.assertIn(want_text, message)
         status, _, body = self.post("/inference", [("response_format", "text")])
         self.assertEqual((status, body.decode()), (200, self.cli["txt"]))
+
+
+class ServerModelsDirTest(unittest.TestCase):
+    """POST /load only loads a plain file name from --models-dir, and never echoes a file's bytes.
+
+    whisper-server 1.8.5 loads any path a client sends (and exits when it is not a model); the
+    attacks below are the paths a client would try to read or probe the server's files with.
+    """
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        base = cls.tmp.name
+        cls.dir = os.path.join(base, "models")
+        os.mkdir(cls.dir)
+        os.mkdir(os.path.join(cls.dir, "sub"))
+        good = os.path.join(cls.dir, "tiny.en.bin")
+        try:
+            os.link(os.path.realpath(MODEL), good)  # a symlink would lead outside the folder
+        except OSError:
+            import shutil
+            shutil.copyfile(MODEL, good)
+        # Not a model: its first bytes are what /etc/passwd starts with ("root" = 0x746f6f72).
+        with open(os.path.join(cls.dir, "notes.bin"), "w") as f:
+            f.write("root:x:0:0:root:/root:/bin/bash\n")
+        with open(os.path.join(base, "secret.bin"), "w") as f:
+            f.write("root:secret\n")
+        os.symlink("/etc/passwd", os.path.join(cls.dir, "passwd_link"))
+        os.symlink("../secret.bin", os.path.join(cls.dir, "up_link"))
+        os.symlink("tiny.en.bin", os.path.join(cls.dir, "in_link"))
+        os.mkfifo(os.path.join(cls.dir, "fifo"))
+        with open(JFK, "rb") as f:
+            cls.jfk = f.read()
+        cls.txt = cli_outputs(JFK)["txt"]
+        cls.server = harness.Server(SERVER, ["-m", MODEL, "-t", "2", "-np", "--models-dir", cls.dir])
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.server.stop()
+        cls.tmp.cleanup()
+        assert code == 0, "server exit code %d after SIGTERM" % code
+
+    def transcribe(self):
+        status, _, body = harness.post(self.server.port, "/inference", [("response_format", "text")],
+                                       [("file", "jfk.wav", self.jfk)])
+        return status, body.decode()
+
+    def check_refused(self, reply, rule, sent=""):
+        status, ctype, body = reply
+        self.assertEqual(status, 400, body)
+        self.assertTrue(ctype.startswith("application/json"), ctype)
+        message = json.loads(body)["error"]
+        self.assertIn("field 'model'", message)
+        self.assertIn(rule, message)
+        for leak in ("root:", "0x746f6f72", "secret", self.dir, "bad magic"):
+            if leak not in sent:  # the name a client sent may be quoted back to it
+                self.assertNotIn(leak, message)
+        return message
+
+    def test_attacks_are_refused_and_the_model_stays(self):
+        port = self.server.port
+        not_a_file = "is not a file in the server's --models-dir"
+        multipart = [
+            ("/etc/passwd", "contains '/'"),
+            ("../../etc/passwd", "contains '/'"),
+            ("models/../../etc/passwd", "contains '/'"),
+            ("..", "names a folder"),
+            (os.path.join(self.dir, "tiny.en.bin"), "contains '/'"),  # absolute, even inside the folder
+            ("%2e%2e%2f%2e%2e%2fetc%2fpasswd", not_a_file),  # multipart values are not URL-decoded
+            ("passwd_link", "symbolic link that leads outside"),
+            ("up_link", "symbolic link that leads outside"),
+            ("sub", "is a directory"),
+            ("fifo", "is a FIFO"),
+            ("", "field 'model' is empty"),
+            ("tiny.en.bin\x00../../etc/passwd", "control byte 0x00 at offset 11"),
+            ("a" * 100000, "is 100000 bytes long"),
+            ("missing.bin", not_a_file),
+        ]
+        for name, rule in multipart:
+            self.check_refused(harness.post(port, "/load", [("model", name)]), rule, name)
+        # URL-encoded bodies and query strings are decoded by cpp-httplib first: '/' is then seen.
+        form = "application/x-www-form-urlencoded"
+        self.check_refused(harness.post(port, "/load", body=b"model=%2e%2e%2f%2e%2e%2fetc%2fpasswd", content_type=form),
+                           "contains '/'")
+        self.check_refused(harness.post(port, "/load", body=b"model=%2Fetc%2Fpasswd", content_type=form),
+                           "contains '/'")
+        self.check_refused(harness.post(port, "/load?model=..%2F..%2Fetc%2Fpasswd", body=b"", content_type=form),
+                           "contains '/'")
+        # A file of the folder that is not a model: the loader's message (its magic, from the file's
+        # bytes) goes to the server's log only.
+        message = self.check_refused(harness.post(port, "/load", [("model", "notes.bin")]),
+                                     "cannot be loaded as a Whisper ggml model")
+        self.assertIn("the previous model is still loaded", message)
+        self.assertEqual(self.transcribe(), (200, self.txt))
+        log = "".join(self.server.stderr_lines)
+        self.assertNotIn("/etc/passwd", log)  # never handed to the loader
+        self.assertNotIn("secret.bin", log)
+
+    def test_load_a_file_of_the_folder_then_transcribe(self):
+        for name in ("tiny.en.bin", "in_link"):
+            status, _, body = harness.post(self.server.port, "/load", [("model", name)])
+            self.assertEqual((status, body), (200, b"Load was successful!"))
+            self.assertEqual(self.transcribe(), (200, self.txt))
+
+    def test_models_dir_must_be_a_folder(self):
+        for bad in (os.path.join(self.dir, "missing"), os.path.join(self.dir, "tiny.en.bin")):
+            r = subprocess.run([SERVER, "-m", MODEL, "--port", "0", "--models-dir", bad], capture_output=True,
+                               text=True, timeout=60)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--models-dir", r.stderr)
+
+
+class ServerEnglishOnlyTest(unittest.TestCase):
+    """faster-whisper's rule for language and translate on tiny.en (whisper/request_rules.h)."""
+
+    def test_language_and_translate_warn_and_transcribe_in_english(self):
+        with open(JFK, "rb") as f:
+            jfk = f.read()
+        txt = cli_outputs(JFK)["txt"]
+        de = "The current model is English-only but the language parameter is set to 'de'; using 'en' instead."
+        tr = ("The current model is English-only but the task parameter is set to 'translate'; "
+              "using 'transcribe' instead.")
+        with harness.Server(SERVER, ["-m", MODEL, "-t", "2"]) as server:
+            conn_args = [("response_format", "text"), ("language", "de"), ("translate", "true")]
+            body, ctype = harness.multipart(conn_args, [("file", "jfk.wav", jfk)])
+            import http.client
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
+            conn.request("POST", "/inference", body=body, headers={"Content-Type": ctype})
+            r = conn.getresponse()
+            self.assertEqual((r.status, r.read().decode()), (200, txt))
+            self.assertEqual(r.headers.get_all("Warning"), ['299 ggml_whisper "%s"' % de, '299 ggml_whisper "%s"' % tr])
+            conn.close()
+            status, _, body = harness.post(server.port, "/inference", [("language", "de")],
+                                           [("file", "jfk.wav", jfk)])
+            self.assertEqual(status, 200)
+            self.assertEqual(json.loads(body), {"text": txt, "warnings": [de]})
+        log = "".join(server.stderr_lines)
+        self.assertIn("warning: " + de, log)
 
 
 class ServerLoadTest(unittest.TestCase):

@@ -27,6 +27,7 @@
 #ifdef GGML_WHISPER_STREAM_SDL2
 #include "whisper/stream/sdl_capture.h"
 #endif
+#include "whisper/request_rules.h"
 #include "whisper/whisper.h"
 
 namespace whisper::stream {
@@ -114,11 +115,15 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "error: -l: unknown language '%s'\n", p.language.c_str());
     return 2;
   }
-  if (!whisper_is_multilingual(ctx) && (p.language != "en" || p.translate)) {
-    std::fprintf(stderr, "warning: model is English-only: language 'en', no translation\n");
-    p.language = "en";
-    p.translate = false;
+  // faster-whisper's rule, as the CLI, the server and the Python package apply it.
+  const whisper::LanguageDecision language =
+      whisper::DecideLanguage(whisper_is_multilingual(ctx) != 0, p.language, p.translate);
+  for (const whisper::LanguageDecision::Note& note : language.notes) {
+    const bool info = note.level == whisper::LanguageDecision::Level::kInfo;
+    std::fprintf(stderr, "%s: %s\n", info ? "note" : "warning", note.message.c_str());
   }
+  p.language = language.language;
+  p.translate = language.translate;
   FILE* text_file = nullptr;
   if (!p.fname_out.empty()) {
     text_file = std::fopen(p.fname_out.c_str(), "w");
