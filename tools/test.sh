@@ -59,18 +59,20 @@ step "bazel test --config=sanitize_models ${sanitize_targets[*]} (but kernels, c
   "$bazel" test --config=sanitize_models --keep_going --build_tests_only --test_tag_filters=-no_sanitizers -- \
   "${sanitize_targets[@]}" -//kernels/... -//cpu/...
 # ThreadSanitizer on what runs threads: the pool, the graph executor, the decoder's per-beam
-# filtering on two threads (decoding_test), and several whisper_states on
-# one context at once (whisper_full_parallel, abort from another thread), the server's state pool
-# and the stream tool's audio buffer. TSan runs ~5x slower than ASan, hence the explicit timeout;
-# the model-level tests run only their concurrent cases (one --test_filter for the three: a
-# pattern that matches nothing in a binary selects none of its cases there).
+# filtering on two threads (decoding_test), the stream tool's audio buffer (a producer and a
+# consumer thread, dropping and blocking); then several whisper_states on one context at once
+# (whisper_full_parallel, abort from another thread) and the server's state pool. TSan runs ~5x
+# slower than ASan, hence the explicit timeout; the model-level tests run only their concurrent
+# cases (one --test_filter for the two: a pattern that matches nothing in a binary selects none
+# of its cases there).
 step "bazel test --config=tsan (threads)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 -- \
-  //cpu:threadpool_test //cpu:graph_compute_test //cpu:graph_compute_block_test //whisper:decoding_test
-step "bazel test --config=tsan (API states, server state pool, stream audio buffer)" \
+  //cpu:threadpool_test //cpu:graph_compute_test //cpu:graph_compute_block_test //whisper:decoding_test \
+  //whisper/stream:audio_buffer_test
+step "bazel test --config=tsan (API states, server state pool)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 \
-  --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*:InferenceConcurrency.*:AudioBuffer.*' \
-  -- //whisper/e2e:whisper_api_test //whisper/server:inference_test //whisper/stream:transcriber_test
+  --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*:InferenceConcurrency.*' \
+  -- //whisper/e2e:whisper_api_test //whisper/server:inference_test
 # Every libFuzzer target for FUZZ_SECONDS (default 30) on its seed corpus, after its regression
 # inputs (clang-14, in a separate output base).
 step "tools/fuzz/run_fuzzers.sh ${FUZZ_SECONDS:-30}" tools/fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-30}"

@@ -1,12 +1,16 @@
-// `ffmpeg -re -i talk.mp3 -f s16le -ac 1 -ar 16000 - | bazel run //whisper:stream -- -m MODEL`:
+// `sox talk.flac -t raw -r 16000 -c 1 -b 16 -e signed - | bazel run //whisper:stream -- -m MODEL`:
 // whisper.cpp's whisper-stream on this runtime (see transcriber.h for the model of work and the
 // differences). Input: raw 16 kHz mono signed 16-bit little-endian PCM on stdin, read by a thread
-// of its own as it arrives; at the end of the input the open window is transcribed and committed,
-// and the program exits 0. SIGINT/SIGTERM end the input the same way.
+// of its own as it arrives; a pipe or a file losslessly (the reader waits for the transcriber),
+// other stdin and -rt in real time (the oldest audio is dropped when the transcriber is behind;
+// see ReadsLossless). At the end of the input the open window is transcribed and committed, a
+// line "audio: N samples (S s) read, N processed, N dropped (M ms)" goes to stderr, and the program exits 0.
+// SIGINT/SIGTERM end the input the same way.
 // Exit codes: 0 done, 1 a model or I/O error, 2 a usage error.
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,8 +42,9 @@ void Log(ggml_log_level level, const char* text, void*) {
   std::fputs(text, stderr);
 }
 
-// Reads s16le PCM from `fd` until EOF or an error, converts it to float (x / 32768, as the CLI's
-// decoder does) and pushes it; writes it to `save` too when set. Closes `buf` at the end.
+// Reads s16le PCM from `fd` until EOF, an error or `buf` closed (a signal), converts it to float
+// (x / 32768, as the CLI's decoder does) and pushes it (waiting there for room when `buf` blocks);
+// writes what was pushed to `save` too when set. Closes `buf` at the end.
 void ReadPcm(int fd, AudioBuffer* buf, SNDFILE* save) {
   unsigned char bytes[8192 + 1];
   float samples[4096];
@@ -62,12 +67,35 @@ void ReadPcm(int fd, AudioBuffer* buf, SNDFILE* save) {
     }
     carry = have % 2;
     if (carry != 0) bytes[0] = bytes[have - 1];
-    buf->Push(samples, static_cast<int>(n));
-    if (save != nullptr) sf_write_short(save, pcm, static_cast<sf_count_t>(n));
+    const int stored = buf->Push(samples, static_cast<int>(n));
+    if (save != nullptr) sf_write_short(save, pcm, static_cast<sf_count_t>(stored));
+    if (stored < static_cast<int>(n)) {  // closed by a signal: the input ends here
+      carry = 0;
+      break;
+    }
   }
   if (carry != 0) std::fprintf(stderr, "warning: <stdin> ended inside a sample (odd byte count): last byte ignored\n");
   if (save != nullptr) sf_close(save);
   buf->Close();
+}
+
+// The buffer between the input and the transcriber (--length ms), lossless (blocking) or real
+// time (dropping) as ReadsLossless decides for stdin as it is; says which on stderr.
+AudioBuffer* NewInputBuffer(const StreamParams& p) {
+  struct stat in_stat {};
+  const unsigned stdin_mode = fstat(STDIN_FILENO, &in_stat) == 0 ? in_stat.st_mode : 0u;
+  const bool lossless = ReadsLossless(p, stdin_mode);
+  if (p.input == "-") {
+    const char* kind = S_ISFIFO(stdin_mode)   ? "a pipe"
+                       : S_ISREG(stdin_mode)  ? "a file"
+                       : S_ISSOCK(stdin_mode) ? "a socket"
+                                              : "a device";
+    std::fprintf(stderr, "input: <stdin> (%s): %s\n", kind,
+                 lossless ? "lossless, reading waits while transcription is behind (-rt: live input)"
+                          : "real time, the oldest audio is dropped while transcription is behind");
+  }
+  return new AudioBuffer(CaptureCapacity(p),
+                         lossless ? AudioBuffer::Overflow::kBlock : AudioBuffer::Overflow::kDropOldest);
 }
 
 int Run(int argc, char** argv) {
@@ -167,7 +195,7 @@ int Run(int argc, char** argv) {
   if (vad) std::fprintf(stderr, "using VAD, will transcribe on speech activity\n");
 
   // Leaked on purpose: the reader may still block in read() when main returns.
-  auto* buf = new AudioBuffer(CaptureCapacity(p));
+  AudioBuffer* buf = NewInputBuffer(p);
 #ifdef GGML_WHISPER_STREAM_SDL2
   std::unique_ptr<SdlCapture> mic;
   if (p.input == "sdl") {
@@ -204,9 +232,12 @@ int Run(int argc, char** argv) {
     if (!*more) break;
   }
   std::fflush(stdout);
-  if (t.dropped_samples() > 0) {
-    std::fprintf(stderr, "dropped %.1f s of audio in all\n", t.dropped_samples() / static_cast<double>(WHISPER_SAMPLE_RATE));
-  }
+  // The reader has closed the buffer (the input ended) or a signal did; total_pushed is final
+  // once it is closed and empty, which is how the loop ended.
+  std::fprintf(stderr, "audio: %lld samples (%.2f s) read, %lld processed, %lld dropped (%.0f ms)\n",
+               static_cast<long long>(buf->total_pushed()), buf->total_pushed() / static_cast<double>(WHISPER_SAMPLE_RATE),
+               static_cast<long long>(t.consumed_samples()), static_cast<long long>(t.dropped_samples()),
+               t.dropped_samples() * 1000.0 / WHISPER_SAMPLE_RATE);
   if (text_file != nullptr) std::fclose(text_file);
   whisper_free_state(state);
   whisper_free(ctx);

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -49,6 +50,7 @@ absl::StatusOr<PacedRun> RunPaced(const std::string& binary, const std::vector<s
 
   using Clock = std::chrono::steady_clock;
   const Clock::time_point t0 = Clock::now();
+  double input_done = 0;
   std::thread writer([&] {
     constexpr size_t kChunk = 320;  // 20 ms
     std::vector<int16_t> pcm(kChunk);
@@ -71,10 +73,12 @@ absl::StatusOr<PacedRun> RunPaced(const std::string& binary, const std::vector<s
         p += w;
         left -= static_cast<size_t>(w);
       }
+      if (speed <= 0) continue;
       const double due = static_cast<double>(pos + n) / 16000.0 / speed;
       std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(due)));
     }
     close(in_pipe[1]);
+    input_done = std::chrono::duration<double>(Clock::now() - t0).count();
   });
   PacedRun run;
   char buf[4096];
@@ -86,11 +90,25 @@ absl::StatusOr<PacedRun> RunPaced(const std::string& binary, const std::vector<s
   }
   close(out_pipe[0]);
   writer.join();
+  run.input_done_s = input_done;
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return absl::InternalError("waitpid failed");
   run.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return run;
+}
+
+absl::StatusOr<AudioCounts> ParseAudioCounts(const std::string& stderr_text) {
+  const size_t at = stderr_text.rfind("audio: ");
+  AudioCounts c;
+  double seconds = 0, ms = 0;
+  if (at == std::string::npos ||
+      std::sscanf(stderr_text.c_str() + at, "audio: %lld samples (%lf s) read, %lld processed, %lld dropped (%lf ms)",
+                  &c.read, &seconds, &c.processed, &c.dropped, &ms) != 5) {
+    return absl::NotFoundError(absl::StrCat("no 'audio: N samples (S s) read, N processed, N dropped (M ms)' line in: ",
+                                            stderr_text));
+  }
+  return c;
 }
 
 std::string VisibleText(const std::vector<StdoutPiece>& pieces, size_t n_pieces) {

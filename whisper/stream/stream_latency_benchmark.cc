@@ -106,7 +106,8 @@ int Run(int argc, char** argv) {
         ref_start.push_back(w["start"].get<double>());
       }
     }
-    std::vector<std::string> args = {"-m", testdata::ModelPath("ggml-tiny.en.bin"), "-t", threads, "--step", step};
+    // -rt: a live speaker (a late step takes all the audio that arrived, as from a microphone).
+    std::vector<std::string> args = {"-m", testdata::ModelPath("ggml-tiny.en.bin"), "-t", threads, "--step", step, "-rt"};
     args.insert(args.end(), extra.begin(), extra.end());
     absl::StatusOr<PacedRun> run = RunPaced(binary, args, *audio, 1.0, "");
     if (!run.ok() || run->exit_code != 0) {

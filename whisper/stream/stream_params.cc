@@ -1,5 +1,7 @@
 #include "whisper/stream/stream_params.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstdint>
 
@@ -102,6 +104,8 @@ absl::StatusOr<StreamParams> ParseStreamParams(int argc, const char* const* argv
       p.flash_attn = true;
     } else if (arg == "-nfa" || arg == "--no-flash-attn") {
       p.flash_attn = false;
+    } else if (arg == "-rt" || arg == "--real-time") {
+      p.real_time = true;
     } else if (arg == "-ng" || arg == "--no-gpu") {
       p.ignored_flags.push_back(arg);
     } else {
@@ -122,14 +126,23 @@ absl::StatusOr<StreamParams> ParseStreamParams(int argc, const char* const* argv
   return p;
 }
 
+bool ReadsLossless(const StreamParams& p, unsigned stdin_mode) {
+  if (p.input != "-" || p.real_time) return false;
+  const mode_t m = static_cast<mode_t>(stdin_mode);
+  return S_ISFIFO(m) || S_ISREG(m);
+}
+
 std::string StreamUsage(const char* argv0) {
   const StreamParams d;
   std::string out = absl::StrCat(
       "\nusage: ", argv0, " [options] < audio.s16le\n",
       "  input: raw 16 kHz mono signed 16-bit little-endian PCM on stdin, e.g.\n",
-      "    ffmpeg -loglevel quiet -re -i talk.mp3 -f s16le -ac 1 -ar 16000 - | ", argv0, " -m MODEL\n",
-      "    arecord -q -f S16_LE -c 1 -r 16000 -t raw | ", argv0, " -m MODEL\n",
-      "  or the microphone (--input sdl / -c N) in builds with SDL2 (--define=stream_sdl2=1).\n\noptions:\n");
+      "    sox talk.flac -t raw -r 16000 -c 1 -b 16 -e signed - | ", argv0, " -m MODEL\n",
+      "    arecord -q -f S16_LE -c 1 -r 16000 -t raw | ", argv0, " -m MODEL -rt\n",
+      "  or the microphone (--input sdl / -c N) in builds with SDL2 (--define=stream_sdl2=1).\n",
+      "  A pipe or a file on stdin is read losslessly: when transcription is behind, reading waits\n",
+      "  (any feeding speed gives the same text). A live source on a pipe wants -rt: the oldest\n",
+      "  audio is dropped instead, as from the microphone, so the text keeps up with the speaker.\n\noptions:\n");
   const std::pair<const char*, std::string> rows[] = {
       {"-t N, --threads N", "[min(4, cores)] threads per transcription"},
       {"--step N", absl::StrCat("[", d.step_ms, "] audio step size, ms (<= 0: energy-VAD mode)")},
@@ -150,6 +163,7 @@ std::string StreamUsage(const char* argv0) {
       {"-f FNAME, --file FNAME", "[] append committed lines to this text file"},
       {"-sa, --save-audio", "[false] save the audio to YYYYmmddHHMMSS.wav"},
       {"--input SRC", "[-] - (stdin) or sdl"},
+      {"-rt, --real-time", "[false] live input on stdin: drop the oldest audio when behind (always on with sdl)"},
       {"-tdrz, --tinydiarize", "[false] (not implemented: exits 2)"},
       {"-fa, --flash-attn", "[true] fused attention in the encoder"},
       {"-nfa, --no-flash-attn", "[false] blocked softmax attention in the encoder"},

@@ -28,6 +28,9 @@ struct StreamParams {
   bool keep_context = false;  // -kc: a closed window's tokens prompt the next one
   bool save_audio = false;    // -sa: also write the input to YYYYmmddHHMMSS.wav
   bool flash_attn = true;     // -fa / -nfa: fused attention in the encoder (whisper-stream's default)
+  // -rt: real-time input on stdin too: when transcription falls behind, the oldest audio is
+  // dropped (as from a microphone) instead of the reading waiting (see ReadsLossless).
+  bool real_time = false;
   std::string language = "en";  // -l
   std::string model = "models/ggml-tiny.en.bin";  // -m
   std::string fname_out;        // -f: append each committed line to this text file
@@ -43,6 +46,16 @@ struct StreamParams {
 // [0, step], -vth [0, 1], -fth >= 0, -bs <= 8, -mt >= 0, -ac >= 0, -t [1, 512]), -tdrz (not
 // implemented), --input other than "-" or "sdl".
 absl::StatusOr<StreamParams> ParseStreamParams(int argc, const char* const* argv);
+
+// How the input is read, from the flags and fstat(0)'s st_mode (`stdin_mode`):
+// - true (lossless): stdin that is a pipe (S_ISFIFO) or a regular file (S_ISREG), without -rt.
+//   It is read with back-pressure: when the transcriber is behind, the reader waits (and so does
+//   the pipe's writer); nothing is dropped, and the audio is transcribed in steps of --step ms
+//   whatever the feeding speed.
+// - false (real time): the microphone (--input sdl), -rt, or stdin of another kind (a socket, a
+//   character device). When the transcriber falls behind by more than --length ms, the oldest
+//   audio is dropped with a warning (whisper-stream's behaviour: a live source cannot wait).
+bool ReadsLossless(const StreamParams& p, unsigned stdin_mode);
 
 std::string StreamUsage(const char* argv0);
 

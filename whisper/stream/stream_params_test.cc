@@ -1,5 +1,7 @@
 #include "whisper/stream/stream_params.h"
 
+#include <sys/stat.h>
+
 #include <string>
 #include <vector>
 
@@ -66,6 +68,30 @@ TEST(StreamParams, Flags) {
   p = Parse({"--step", "0", "--length", "8000"});
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->step_ms, 0);
+}
+
+// A pipe or a file on stdin is read losslessly; a socket, a device, -rt and the microphone in real
+// time (the st_mode bits are POSIX's, <sys/stat.h>).
+TEST(StreamParams, ReadsLosslessFromAPipeOrAFileOnly) {
+  absl::StatusOr<StreamParams> p = Parse({});
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->real_time);
+  EXPECT_TRUE(ReadsLossless(*p, S_IFIFO | 0600));
+  EXPECT_TRUE(ReadsLossless(*p, S_IFREG | 0644));
+  EXPECT_FALSE(ReadsLossless(*p, S_IFSOCK | 0777));
+  EXPECT_FALSE(ReadsLossless(*p, S_IFCHR | 0620));
+  EXPECT_FALSE(ReadsLossless(*p, 0));  // fstat failed
+  for (const char* flag : {"-rt", "--real-time"}) {
+    p = Parse({flag});
+    ASSERT_TRUE(p.ok()) << flag;
+    EXPECT_TRUE(p->real_time);
+    EXPECT_FALSE(ReadsLossless(*p, S_IFIFO | 0600)) << flag;
+    EXPECT_FALSE(ReadsLossless(*p, S_IFREG | 0644)) << flag;
+  }
+  p = Parse({"--input", "sdl"});
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(ReadsLossless(*p, S_IFIFO | 0600));
+  EXPECT_THAT(StreamUsage("whisper-stream"), HasSubstr("-rt, --real-time"));
 }
 
 TEST(StreamParams, Errors) {

@@ -179,7 +179,9 @@ absl::StatusOr<bool> Transcriber::Step() { return p_.step_ms > 0 ? SlidingStep()
 
 absl::StatusOr<bool> Transcriber::SlidingStep() {
   const int64_t dropped_before = dropped_;
-  const int n_new = in_->Take(n_step_, new_.data(), &dropped_);
+  // A source that waits for us (a pipe, a file) is taken in steps of exactly --step ms, as a live
+  // one on a machine that keeps up; a live one, everything that arrived (a late step catches up).
+  const int n_new = in_->Take(n_step_, Paced() ? n_step_ : 0, new_.data(), &dropped_);
   if (dropped_ > dropped_before) {
     std::fprintf(stderr, "\nwarning: cannot process audio fast enough, dropped %.0f ms of audio\n",
                  (dropped_ - dropped_before) * 1000.0 / kRate);
@@ -246,7 +248,7 @@ absl::StatusOr<bool> Transcriber::SlidingStep() {
 absl::StatusOr<bool> Transcriber::VadStep() {
   const int n_check = Samples(kVadCheckMs);
   const int64_t dropped_before = dropped_;
-  const int n_new = in_->Take(n_check, new_.data(), &dropped_);
+  const int n_new = in_->Take(n_check, Paced() ? n_check : 0, new_.data(), &dropped_);
   if (dropped_ > dropped_before) {
     std::fprintf(stderr, "\nwarning: cannot process audio fast enough, dropped %.0f ms of audio\n",
                  (dropped_ - dropped_before) * 1000.0 / kRate);

@@ -14,6 +14,12 @@
 // transcription (at most --length ms) is transcribed with timestamps and printed between
 // "### Transcription N START | t0 = .. ms | t1 = .. ms" and "### Transcription N END" lines.
 //
+// Input: a live source (an AudioBuffer that drops, Overflow::kDropOldest) is taken as it
+// arrives: each step takes all the audio that arrived since the last one. A source that waits
+// (Overflow::kBlock: a pipe or a file, read with back-pressure) is taken in steps of exactly
+// --step ms (2 s in the VAD mode), what a live run on a machine that keeps up takes: the same
+// input then gives the same text at any feeding speed and on any machine, and nothing is dropped.
+//
 // Differences from whisper-stream: times are stream time (samples consumed), not wall-clock time;
 // audio that arrives while a step runs is kept (up to --length ms; past it, the oldest is dropped
 // with a warning) where whisper-stream keeps only the newest --step ms; the VAD mode transcribes
@@ -61,12 +67,15 @@ class Transcriber {
   absl::StatusOr<bool> Step();
 
   int64_t dropped_samples() const { return dropped_; }
+  int64_t consumed_samples() const { return consumed_; }  // taken from the input (not dropped)
   int steps() const { return n_iter_; }
   int commits() const { return n_commits_; }
   // Of those, commits made because a late step brought more audio than the window had room for.
   int overflow_commits() const { return n_overflow_commits_; }
 
  private:
+  // True when the input waits for us (see the top of this file): fixed-size steps.
+  bool Paced() const { return in_->overflow() == AudioBuffer::Overflow::kBlock; }
   absl::Status Transcribe(const float* x, int n, bool vad_mode);
   absl::StatusOr<bool> SlidingStep();
   absl::StatusOr<bool> VadStep();
