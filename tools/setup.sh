@@ -25,6 +25,7 @@ APT_PACKAGES=(
   libcpp-httplib-dev                                # HTTP for //whisper:server
   curl                                              # the server's end-to-end test
   sndfile-programs                                  # sndfile-convert: the 90 s WAV of tools/whisper_cpp/test_compat.sh
+  sox                                               # the README's stream example: any audio file to raw 16 kHz s16le on a pipe
   g++-aarch64-linux-gnu                             # --config=aarch64: the cross compiler (//toolchain)
   qemu-user                                         # qemu-aarch64: runs the aarch64 tests (tools/test_aarch64.sh)
 )
