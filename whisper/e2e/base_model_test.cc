@@ -245,5 +245,27 @@ TEST_F(BaseModelTest, CliPrintsWholeChineseCharacters) {
   for (const CliSegment& s : segs) EXPECT_TRUE(WholeCjkText(s.text));
 }
 
+// Chinese is written without spaces: `-dtw base -ml 1 -sow` prints one word per line, and the
+// words are faster-whisper's word_timestamps=True words for the same weights and beam size, each
+// character (or whole-character token) with its times (testdata/reference/base_zh_words.json,
+// tools/reference/fw_words_zh.py); before words split at characters it printed one 'word'.
+TEST_F(BaseModelTest, CliChineseWordsAreFasterWhispersWords) {
+  const nlohmann::json ref = nlohmann::json::parse(ReadFileOrFail("testdata/reference/base_zh_words.json"), nullptr,
+                                                   /*allow_exceptions=*/false);
+  ASSERT_TRUE(ref.is_object() && ref["words"].is_array());
+  const CliRun run = RunCli({"-m", *model_path_, "-f", testdata::SharedData("zh_aishell_BAC009S0764W0121.wav"), "-l",
+                             "auto", "-t", "2", "-dtw", "base", "-ml", "1", "-sow"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<CliSegment> segs = ParseSegments(run.out);
+  ASSERT_EQ(segs.size(), ref["words"].size()) << run.out;
+  for (size_t i = 0; i < segs.size(); ++i) {
+    const nlohmann::json& w = ref["words"][i];
+    EXPECT_EQ(segs[i].text, w["word"].get<std::string>()) << i;
+    // faster-whisper rounds to 10 ms; the CLI prints ms. Allow one 20 ms DTW step.
+    EXPECT_NEAR(segs[i].t0_ms, std::lround(w["start"].get<double>() * 1000), 20) << i;
+    EXPECT_NEAR(segs[i].t1_ms, std::lround(w["end"].get<double>() * 1000), 20) << i;
+  }
+}
+
 }  // namespace
 }  // namespace whisper_e2e
