@@ -109,9 +109,10 @@ SyntheticModel MakeSyntheticModel(const SyntheticModelOptions& o) {
     }
   }
 
-  w.Put("vocab.n_tokens", static_cast<int32_t>(o.n_stored_tokens));
-  for (int i = 0; i < o.n_stored_tokens; ++i) {
-    const std::string tok = absl::StrCat("tok", i);
+  const int n_tokens = o.tokens.empty() ? o.n_stored_tokens : static_cast<int>(o.tokens.size());
+  w.Put("vocab.n_tokens", static_cast<int32_t>(n_tokens));
+  for (int i = 0; i < n_tokens; ++i) {
+    const std::string tok = o.tokens.empty() ? absl::StrCat("tok", i) : o.tokens[i];
     w.Put(absl::StrCat("vocab token ", i, " length"), static_cast<uint32_t>(tok.size()));
     w.Mark(absl::StrCat("vocab token ", i, " bytes"));
     w.Raw(tok.data(), tok.size());

@@ -24,7 +24,8 @@ struct SyntheticModelOptions {
                             /*n_mels=*/80, /*ftype=*/1, /*qntvr=*/0};
   // Type of the kMatrix tensors; the conv kernels follow FtypeConvType(hparams.ftype).
   ggml_type matrix_type = GGML_TYPE_F16;
-  int n_stored_tokens = 6;      // vocabulary entries written ("tok0", "tok1", ...)
+  int n_stored_tokens = 6;      // vocabulary entries written ("tok0", "tok1", ...) when `tokens` is empty
+  std::vector<std::string> tokens;  // the stored vocabulary (ids 0, 1, ...); empty: the "tok<i>" names
   // The filterbank to write, [n_mels][201] row-major; empty: random U(0, 0.01).
   std::vector<float> mel_filters;
   bool write_tensors = true;    // false: a header-only file

@@ -40,6 +40,17 @@ constexpr TypeName kTypes[] = {
 
 }  // namespace
 
+std::vector<std::string> Gpt2ByteTokens() {
+  std::vector<std::string> tokens;
+  auto printable = [](int b) { return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE; };
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int b = 0; b < 256; ++b) {
+      if (printable(b) == (pass == 0)) tokens.emplace_back(1, static_cast<char>(b));
+    }
+  }
+  return tokens;
+}
+
 std::vector<std::string> ShapeNames() {
   std::vector<std::string> names;
   for (const Shape& s : kShapes) names.push_back(s.name);
@@ -96,6 +107,7 @@ absl::StatusOr<SyntheticModelOptions> ShapeModelOptions(absl::string_view shape,
     o.matrix_type = tn.type;
     o.seed = seed;
     o.mel_filters = std::move(mel_filters);
+    o.tokens = Gpt2ByteTokens();
     return o;
   }
   return absl::InvalidArgumentError(

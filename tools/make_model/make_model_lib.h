@@ -41,12 +41,20 @@ std::vector<std::string> ShapeNames();
 // (NotFound for a missing file or key), InvalidArgument when the array is not [n_mels, 201].
 absl::StatusOr<std::vector<float>> ShapeMelFilters(const std::string& npz_path, int n_mels);
 
+// Ids 0..255 of OpenAI's Whisper tokenizers (gpt2.tiktoken and multilingual.tiktoken alike): the
+// 256 single bytes, as raw bytes, in the order of GPT-2's bytes_to_unicode (openai/gpt-2
+// src/encoder.py): 0x21..0x7E, 0xA1..0xAC, 0xAE..0xFF, then 0x00..0x20, 0x7F..0xA0, 0xAD. So
+// id 220 is " ", the token whisper.cpp's suppress_blank filter looks up (token_to_id.at(" "),
+// src/whisper.cpp L6206: whisper-cli throws std::out_of_range on a file without it).
+std::vector<std::string> Gpt2ByteTokens();
+
 // Options for MakeSyntheticModel: `shape`'s hparams and the weight type `type` ("f32", "f16",
 // "q4_0", "q4_1", "q5_0", "q5_1", "q8_0"; the 2-D matrices get that type, the conv kernels F16
 // (F32 for "f32") and the rest F32, as in whisper.cpp's files; quantized files store ftype
-// 2 * 1000 + ggml_ftype, as whisper.cpp's quantize writes). Only 6 vocabulary entries are stored
-// ("tok0".."tok5"); both loaders name the others themselves from n_vocab (whisper.cpp
-// L1624-1666). `mel_filters` ([n_mels][201], e.g. from ShapeMelFilters) is written as the
+// 2 * 1000 + ggml_ftype, as whisper.cpp's quantize writes). The stored vocabulary is
+// Gpt2ByteTokens() (256 entries; real files store 50257); both loaders name ids 256..n_vocab - 1
+// themselves ("[_extra_token_256]", ..., then the special and timestamp tokens from n_vocab,
+// whisper.cpp L1624-1666), so the special ids are those of a real file. `mel_filters` ([n_mels][201], e.g. from ShapeMelFilters) is written as the
 // filterbank; empty leaves MakeSyntheticModel's random one. InvalidArgument for an unknown shape
 // or type, or filters of the wrong size.
 absl::StatusOr<SyntheticModelOptions> ShapeModelOptions(absl::string_view shape, absl::string_view type,

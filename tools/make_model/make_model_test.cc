@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testdata/paths.h"
+#include "tools/convert/gpt2_vocab.h"
 #include "whisper/model.h"
 #include "whisper/model_file.h"
 #include "whisper/synthetic_model.h"
@@ -134,7 +135,8 @@ double FirstFilterAtBin1(int n_mels) {
 
 // large-v3 and large-v3-turbo headers against values derived by hand: the dims of OpenAI's
 // checkpoints (whisper.cpp's for-tests-ggml-large.bin has the same but n_vocab 51865 and n_mels
-// 80), 128 mel rows, 6 tokens, and the file's length: 4 + 44 + 8 + 128 * 201 * 4 + 4 + 6 * (4 + 4).
+// 80), 128 mel rows, the 256 single-byte tokens, and the file's length:
+// 4 + 44 + 8 + 128 * 201 * 4 + 4 + 256 * (4 + 1).
 TEST(MakeModelTest, LargeV3HeadersByHand) {
   const std::vector<float> filters = MelFilters128();
   ASSERT_EQ(filters.size(), 128u * 201u);
@@ -146,13 +148,13 @@ TEST(MakeModelTest, LargeV3HeadersByHand) {
     ASSERT_TRUE(o.ok()) << o.status();
     o->write_tensors = false;
     const SyntheticModel m = MakeSyntheticModel(*o);
-    ASSERT_EQ(m.bytes.size(), 4u + 44 + 8 + 128 * 201 * 4 + 4 + 6 * 8) << shape;
+    ASSERT_EQ(m.bytes.size(), 4u + 44 + 8 + 128 * 201 * 4 + 4 + 256 * 5) << shape;
     const HeaderWords h = ReadHeaderWords(m.bytes, 128);
     const std::vector<int32_t> want = {0x67676d6c, 51866, 1500, 1280, 20, 32, 448, 1280, 20, text_layers, 128,
                                        2007 /* 2 * 1000 + GGML_FTYPE_MOSTLY_Q8_0 */, 128, 201};
     EXPECT_EQ(h.words, want) << shape;
     EXPECT_EQ(h.filters, filters) << shape;
-    EXPECT_EQ(h.n_tokens, 6) << shape;
+    EXPECT_EQ(h.n_tokens, 256) << shape;
 
     // Our loader's header stage accepts it, and the vocabulary it builds has whisper.cpp's
     // large-v3 special ids (num_languages = 51866 - 51765 - 1 = 100: <|yue|> is 50258 + 1 + 99).
@@ -168,12 +170,35 @@ TEST(MakeModelTest, LargeV3HeadersByHand) {
     EXPECT_EQ(vocab.special().translate, 50359);
     EXPECT_EQ(vocab.special().beg, 50365);
     EXPECT_EQ(vocab.token(51865), "[_TT_1500]");  // the last timestamp, 30.00 s
+    EXPECT_EQ(vocab.token(220), " ");              // whisper-cli's suppress_blank needs it
+    EXPECT_EQ(vocab.id(" "), 220);
+    EXPECT_EQ(vocab.token(256), "[_extra_token_256]");
     // 7 + 15 per encoder layer + 4 + 24 per decoder layer; conv1 takes 128 channels.
     const std::vector<TensorSpec> tensors = ExpectedTensors(parsed->hparams);
     EXPECT_EQ(tensors.size(), 11u + 15 * 32 + 24 * text_layers) << shape;
     EXPECT_EQ(tensors[1].name, "encoder.conv1.weight");
     EXPECT_EQ(tensors[1].ne[1], 128);
   }
+}
+
+// The stored tokens are ids 0..255 of the real tokenizer: the first 256 entries of the
+// CTranslate2 tiny.en vocabulary (GPT-2's; multilingual.tiktoken starts with the same 256), as
+// the converter turns them into raw bytes.
+TEST(MakeModelTest, ByteTokensAreTheTokenizersFirst256) {
+  const std::string dir = testdata::ModelPath("faster-whisper-tiny.en");
+  absl::StatusOr<std::vector<std::string>> ct2 = ggml_whisper::convert::ReadCt2Vocabulary(dir);
+  ASSERT_TRUE(ct2.ok()) << ct2.status() << "\n" << testdata::MissingModelHint(dir);
+  ASSERT_GE(ct2->size(), 256u);
+  const std::vector<std::string> ours = Gpt2ByteTokens();
+  ASSERT_EQ(ours.size(), 256u);
+  for (int i = 0; i < 256; ++i) {
+    absl::StatusOr<std::string> bytes = ggml_whisper::convert::Gpt2TokenToBytes((*ct2)[i]);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    EXPECT_EQ(ours[i], *bytes) << "id " << i;
+  }
+  EXPECT_EQ(ours[0], "!");
+  EXPECT_EQ(ours[188], std::string(1, '\0'));
+  EXPECT_EQ(ours[220], " ");
 }
 
 // The 80-bin shapes take mel_80: its first filter at bin 1 by the same derivation.
