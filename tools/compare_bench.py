@@ -2,8 +2,8 @@
 """Encoder and decoder times of the larger Whisper shapes: our //tools:bench against whisper.cpp
 1.8.5's whisper-bench, on the same random-weight model files, interleaved.
 
-We ship one real model (tiny.en); the larger shapes (base, small, medium, large) are made by
-//tools:make_model with random weights (the timings are those of real models of that shape; the
+We ship one real model (tiny.en); the larger shapes (base, small, medium, large, and the 128-mel
+large-v3 and large-v3-turbo) are made by //tools:make_model with random weights (the timings are those of real models of that shape; the
 text would be noise, and neither bench decodes text). Both programs run whisper.cpp's bench
 sequence on the file: one 30 s encoder window (whisper_set_mel zeros), 256 single-token decodes,
 64 five-token batches, 16 prompts of 256 tokens; each prints whisper_print_timings lines, which
@@ -11,6 +11,7 @@ this script reads ("encode time = X ms / N runs (P ms per run)").
 
   python3 tools/compare_bench.py                          # base and small, 2 threads, 3 rounds
   python3 tools/compare_bench.py --shapes base,small,medium --threads 1,2 --rounds 3
+  python3 tools/compare_bench.py --shapes large-v3-turbo --type q4_0 --rounds 1
 
 Columns: the median over rounds of each program's per-run time (ms) and x = whisper.cpp / ours
 (above 1: ours faster), for encode (per window), decode (per token), batchd (per token of the
@@ -34,6 +35,8 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PHASES = ("encode", "decode", "batchd", "prompt")
+SHAPES = ("tiny", "base", "small", "medium", "large", "large-v3", "large-v3-turbo")  # make_model --shape
+MEL_FILTERS = os.path.join(REPO, "models", "mel_filters.npz")  # written by tools/get_model.sh
 LINE = re.compile(r"whisper_print_timings:\s+(\w+) time =\s+([0-9.]+) ms /\s+(\d+) runs \(\s*([0-9.]+) ms per run\)")
 
 
@@ -69,8 +72,8 @@ def model_file(make_model, models_dir, shape, wtype):
     if not os.path.exists(path):
         os.makedirs(models_dir, exist_ok=True)
         print(f"compare_bench: making {path}", file=sys.stderr, flush=True)
-        subprocess.run([make_model, "--shape", shape, "--type", wtype, "--out", path], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run([make_model, "--shape", shape, "--type", wtype, "--out", path, "--mel_filters", MEL_FILTERS],
+                       check=True, stdout=subprocess.DEVNULL)
     return path
 
 
@@ -91,7 +94,7 @@ def run_bench(binary, model, threads):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shapes", default="base,small", help="comma-separated: tiny, base, small, medium, large")
+    ap.add_argument("--shapes", default="base,small", help="comma-separated: " + ", ".join(SHAPES))
     ap.add_argument("--type", default="f16", help="weight type of the model files (f16, q8_0, q5_0, ...)")
     ap.add_argument("--threads", default="2", help="comma-separated thread counts")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
@@ -99,6 +102,9 @@ def main():
     ap.add_argument("--bazel", default=os.environ.get("BAZEL", "bazel"))
     ap.add_argument("--json", help="write every run here")
     args = ap.parse_args()
+    unknown = [s for s in args.shapes.split(",") if s and s not in SHAPES]
+    if unknown:
+        ap.error(f"--shapes: unknown shape(s) {', '.join(unknown)} (expected {', '.join(SHAPES)})")
 
     bench, make_model = build_ours(args.bazel)
     wbench = build_whisper_bench()

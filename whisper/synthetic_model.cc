@@ -100,14 +100,19 @@ SyntheticModel MakeSyntheticModel(const SyntheticModelOptions& o) {
   w.Put("mel_filters.n_mel", static_cast<int32_t>(h.n_mels));
   w.Put("mel_filters.n_fft", static_cast<int32_t>(201));
   w.Mark("mel_filters.data");
-  for (int i = 0; i < h.n_mels * 201; ++i) {
-    const float f = 0.005f * (uni(rng) + 1.0f);
-    w.Raw(&f, 4);
+  if (!o.mel_filters.empty()) {
+    w.Raw(o.mel_filters.data(), 4 * o.mel_filters.size());
+  } else {
+    for (int i = 0; i < h.n_mels * 201; ++i) {
+      const float f = 0.005f * (uni(rng) + 1.0f);
+      w.Raw(&f, 4);
+    }
   }
 
-  w.Put("vocab.n_tokens", static_cast<int32_t>(o.n_stored_tokens));
-  for (int i = 0; i < o.n_stored_tokens; ++i) {
-    const std::string tok = absl::StrCat("tok", i);
+  const int n_tokens = o.tokens.empty() ? o.n_stored_tokens : static_cast<int>(o.tokens.size());
+  w.Put("vocab.n_tokens", static_cast<int32_t>(n_tokens));
+  for (int i = 0; i < n_tokens; ++i) {
+    const std::string tok = o.tokens.empty() ? absl::StrCat("tok", i) : o.tokens[i];
     w.Put(absl::StrCat("vocab token ", i, " length"), static_cast<uint32_t>(tok.size()));
     w.Mark(absl::StrCat("vocab token ", i, " bytes"));
     w.Raw(tok.data(), tok.size());

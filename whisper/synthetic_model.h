@@ -24,7 +24,10 @@ struct SyntheticModelOptions {
                             /*n_mels=*/80, /*ftype=*/1, /*qntvr=*/0};
   // Type of the kMatrix tensors; the conv kernels follow FtypeConvType(hparams.ftype).
   ggml_type matrix_type = GGML_TYPE_F16;
-  int n_stored_tokens = 6;      // vocabulary entries written ("tok0", "tok1", ...)
+  int n_stored_tokens = 6;      // vocabulary entries written ("tok0", "tok1", ...) when `tokens` is empty
+  std::vector<std::string> tokens;  // the stored vocabulary (ids 0, 1, ...); empty: the "tok<i>" names
+  // The filterbank to write, [n_mels][201] row-major; empty: random U(0, 0.01).
+  std::vector<float> mel_filters;
   bool write_tensors = true;    // false: a header-only file
   uint32_t seed = 1;
 };
@@ -44,7 +47,8 @@ struct SyntheticModel {
 
 // Writes the file image. Weights: matrices ~ U(-1, 1) / sqrt(ne0), biases and embeddings
 // ~ U(-0.1, 0.1), LayerNorm weights ~ 1 + U(-0.1, 0.1); quantized with the reference quantizers
-// (kernels/quant_ref.h). Mel filters are U(0, 0.01). Deterministic for a given seed.
+// (kernels/quant_ref.h). Mel filters are options.mel_filters, or U(0, 0.01) when that is empty
+// (the caller makes sure a given one has n_mels * 201 values). Deterministic for a given seed.
 SyntheticModel MakeSyntheticModel(const SyntheticModelOptions& options);
 
 // Writes `bytes` to a new file under TEST_TMPDIR (or /tmp) named `name`; returns its path.

@@ -161,5 +161,47 @@ TEST_F(ConvertTest, ErrorsNameTheFileAndLeaveNoOutput) {
   EXPECT_FALSE(Exists(options_.out + ".partial"));
 }
 
+// A large-v3 directory: conv1 takes 128 mel channels, so the filterbank is mel_128 of an npz that
+// also holds mel_80, as OpenAI's mel_filters.npz does. The key comes from the model's n_mels (its
+// conv1 weight), the value CTranslate2 large-v3 directories also give as preprocessor_config.json
+// feature_size 128.
+TEST_F(ConvertTest, Takes128MelFiltersFromTheModelsNMels) {
+  TinyWhisperDims dims;
+  dims.n_mels = 128;
+  const std::vector<uint8_t> model = TinyWhisperCt2(dims).Build();
+  WriteFile(dir_ + "/model.bin", model.data(), model.size());
+  std::vector<float> mel80(80 * 4, 1.0f), mel128(128 * 4);
+  for (size_t i = 0; i < mel128.size(); ++i) mel128[i] = 0.5f + static_cast<float>(i);
+  const std::vector<uint8_t> npz =
+      ZipBuilder()
+          .Add("mel_80.npy", Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (80, 4), }", mel80), true)
+          .Add("mel_128.npy", Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (128, 4), }", mel128), true)
+          .Build();
+  WriteFile(dir_ + "/mel_filters.npz", npz.data(), npz.size());
+
+  absl::StatusOr<ConvertSummary> s = ConvertCt2WhisperToGgml(options_);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->hparams.n_mels, 128);
+  absl::StatusOr<GgmlModelFile> f = ParseGgmlModelFile(*ReadFileBytes(options_.out), options_.out);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->hparams.n_mels, 128);
+  EXPECT_EQ(f->mel.n_mel, 128);
+  EXPECT_EQ(f->mel.n_fft, 4);
+  EXPECT_EQ(f->mel.data, mel128);
+  EXPECT_EQ(f->tensors[1].name, "encoder.conv1.weight");
+  EXPECT_EQ(f->tensors[1].ne, std::vector<int64_t>({3, 128, 4}));
+
+  // An npz without mel_128 (an old mel_filters.npz with mel_80 only) is named, with its members.
+  const std::vector<uint8_t> old_npz =
+      ZipBuilder()
+          .Add("mel_80.npy", Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (80, 4), }", mel80), true)
+          .Build();
+  WriteFile(dir_ + "/mel_filters.npz", old_npz.data(), old_npz.size());
+  remove(options_.out.c_str());
+  EXPECT_THAT(Msg(ConvertCt2WhisperToGgml(options_)),
+              HasSubstr(dir_ + "/mel_filters.npz: no member 'mel_128.npy' (members: mel_80.npy)"));
+  EXPECT_FALSE(Exists(options_.out));
+}
+
 }  // namespace
 }  // namespace ggml_whisper::convert

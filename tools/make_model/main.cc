@@ -4,14 +4,20 @@
 //   bazel run -c opt //tools:make_model -- --shape small --out /tmp/ggml-small-random.bin
 //   bazel run -c opt //tools:bench -- -m /tmp/ggml-small-random.bin -t 2
 //
-// Flags: --shape tiny|base|small|medium|large (required), --out FILE (required), --type f16
-// (default; or f32, q4_0, q4_1, q5_0, q5_1, q8_0), --seed N (default 1). Relative paths are
-// taken from the directory `bazel run` was started in. The file is written to FILE.tmp and
-// renamed. -h/--help prints the usage (exit 0). Errors: one line on stderr, exit 2 for bad
-// flags, 1 for a file that cannot be written. medium is 1.5 GB as F16 and is built in memory first (about 2x that).
+// Flags: --shape tiny|base|small|medium|large|large-v3|large-v3-turbo (required), --out FILE
+// (required), --type f16 (default; or f32, q4_0, q4_1, q5_0, q5_1, q8_0), --seed N (default 1),
+// --mel_filters FILE (default models/mel_filters.npz, which tools/get_model.sh extracts from
+// openai-whisper: the filterbank mel_80 or mel_128 is written, not random numbers). Relative
+// paths are taken from the directory `bazel run` was started in. The file is written to FILE.tmp
+// and renamed. -h/--help prints the usage (exit 0). Errors: one line on stderr, exit 2 for bad
+// flags, 1 for a filterbank that cannot be read or a file that cannot be written. The file is
+// built in memory first (about 2x its size): medium is 1.5 GB as F16, large-v3 3.1 GB (use
+// --type q8_0 or q4_0 to keep memory and time down), large-v3-turbo 1.6 GB.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "tools/make_model/make_model_lib.h"
@@ -20,8 +26,8 @@
 namespace {
 
 constexpr char kUsage[] =
-    "usage: %s --shape tiny|base|small|medium|large --out FILE [--type f16|f32|q4_0|q4_1|q5_0|q5_1|q8_0] "
-    "[--seed N]\n";
+    "usage: %s --shape tiny|base|small|medium|large|large-v3|large-v3-turbo --out FILE\n"
+    "       [--type f16|f32|q4_0|q4_1|q5_0|q5_1|q8_0] [--seed N] [--mel_filters models/mel_filters.npz]\n";
 
 int Usage(const char* argv0, const std::string& error) {
   std::fprintf(stderr, "make_model: error: %s\n", error.c_str());
@@ -38,7 +44,7 @@ std::string UserPath(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string shape, out, type = "f16";
+  std::string shape, out, type = "f16", mel_filters = "models/mel_filters.npz";
   uint32_t seed = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -52,6 +58,8 @@ int main(int argc, char** argv) {
       shape = value;
     } else if (arg == "--out") {
       out = value;
+    } else if (arg == "--mel_filters") {
+      mel_filters = value;
     } else if (arg == "--type") {
       type = value;
     } else if (arg == "--seed") {
@@ -63,6 +71,16 @@ int main(int argc, char** argv) {
   if (shape.empty() || out.empty()) return Usage(argv[0], "--shape and --out are required");
   absl::StatusOr<whisper::SyntheticModelOptions> options = whisper::ShapeModelOptions(shape, type, seed);
   if (!options.ok()) return Usage(argv[0], std::string(options.status().message()));
+  absl::StatusOr<std::vector<float>> filters =
+      whisper::ShapeMelFilters(UserPath(mel_filters), options->hparams.n_mels);
+  if (!filters.ok()) {
+    std::fprintf(stderr,
+                 "make_model: error: %s\n(the mel filterbank: tools/get_model.sh writes models/mel_filters.npz; "
+                 "or give --mel_filters FILE, OpenAI Whisper's whisper/assets/mel_filters.npz)\n",
+                 std::string(filters.status().message()).c_str());
+    return 1;
+  }
+  options->mel_filters = std::move(*filters);
   const whisper::SyntheticModel model = whisper::MakeSyntheticModel(*options);
   const std::string path = UserPath(out), tmp = path + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "wb");
