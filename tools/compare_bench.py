@@ -17,7 +17,8 @@ Columns: the median over rounds of each program's per-run time (ms) and x = whis
 (above 1: ours faster), for encode (per window), decode (per token), batchd (per token of the
 5-token batches) and prompt (per token). Both flash attention (whisper-bench's default in 1.8.5,
 and ours). Models are cached in --models-dir (made once per shape and type, e.g. 1.5 GB for
-medium F16; making medium takes about a minute and 3 GB of memory).
+medium F16; making medium takes about a minute and 3 GB of memory; large-v3 F16 3.1 GB, about a minute and
+3.7 GB).
 
 Needs: bazel; tools/whisper_cpp/build_whisper_cpp.sh (builds whisper-bench from the PyPI sdist
 pywhispercpp==1.5.1 with GGML_NATIVE=ON; cached).
