@@ -9,7 +9,7 @@
 //                                        worker thread; next() blocks until the next segment
 //   decide_language(multilingual, language, translate)
 //                                      -> (language, translate, [("info"|"warning", message)]):
-//                                        the CLI's and server's rule (whisper/request_rules.h)
+//                                        the CLI's and server's rule (apps/common/request_rules.h)
 //   MAX_THREADS                        the CLI's -t limit (request_rules.h kMaxThreads)
 //
 // The GIL is released around every call into the library and while waiting for a segment, so
@@ -33,9 +33,9 @@
 #include <utility>
 #include <vector>
 
-#include "whisper/audio.h"
+#include "apps/common/audio.h"
 #include "whisper/dtw.h"
-#include "whisper/request_rules.h"
+#include "apps/common/request_rules.h"
 #include "whisper/whisper.h"
 
 namespace py = pybind11;
@@ -467,7 +467,7 @@ PYBIND11_MODULE(_core, m) {
         return std::make_tuple(d.language, d.translate, notes);
       },
       py::arg("multilingual"), py::arg("language"), py::arg("translate"),
-      "faster-whisper's rule for language and task on English-only models (whisper/request_rules.h).");
+      "faster-whisper's rule for language and task on English-only models (apps/common/request_rules.h).");
   m.attr("MAX_THREADS") = whisper::kMaxThreads;
 
   py::class_<Options>(m, "Options")

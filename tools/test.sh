@@ -68,11 +68,11 @@ step "bazel test --config=sanitize_models ${sanitize_targets[*]} (but kernels, c
 step "bazel test --config=tsan (threads)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 -- \
   //cpu:threadpool_test //cpu:graph_compute_test //cpu:graph_compute_block_test //whisper:decoding_test \
-  //whisper/stream:audio_buffer_test
+  //apps/stream:audio_buffer_test
 step "bazel test --config=tsan (API states, server state pool)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 \
   --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*:InferenceConcurrency.*' \
-  -- //whisper/e2e:whisper_api_test //whisper/server:inference_test
+  -- //whisper/e2e:whisper_api_test //apps/server:inference_test
 # Every libFuzzer target for FUZZ_SECONDS (default 30) on its seed corpus, after its regression
 # inputs (clang-14, in a separate output base).
 step "tools/fuzz/run_fuzzers.sh ${FUZZ_SECONDS:-30}" tools/fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-30}"

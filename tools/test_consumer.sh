@@ -61,7 +61,7 @@ fi
 echo "test_consumer: PASSED (C99 program on @ggml_whisper//whisper prints whisper.cpp 1.8.5's jfk.wav segments)"
 
 # Audio from a file in another workspace: //:transcribe_file loads jfk.wav with
-# @ggml_whisper//whisper:audio and transcribes it greedy; its segment lines must be whisper.cpp
+# @ggml_whisper//apps/common:audio and transcribes it greedy; its segment lines must be whisper.cpp
 # 1.8.5's greedy segments on the same file (the "== greedy" section of the reference). Built with
 # the consumer's .bazelrc only (no -c opt on the command line: the suggested .bazelrc sets it).
 want_segments="$(awk '/^== /{s=($2=="greedy")} s && /^segment /' \
@@ -82,4 +82,4 @@ if [[ "$got_segments" != "$want_segments" ]]; then
   echo "$want_segments" >&2
   exit 1
 fi
-echo "test_consumer: PASSED (C++ program on @ggml_whisper//whisper:audio + //whisper prints whisper.cpp 1.8.5's greedy jfk.wav segments)"
+echo "test_consumer: PASSED (C++ program on @ggml_whisper//apps/common:audio + //whisper prints whisper.cpp 1.8.5's greedy jfk.wav segments)"

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "testdata/paths.h"
 #include "tools/convert/npz.h"
-#include "whisper/audio.h"
+#include "apps/common/audio.h"
 #include "whisper/mel.h"
 
 namespace whisper {

@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testdata/paths.h"
-#include "whisper/audio.h"
+#include "apps/common/audio.h"
 
 namespace whisper {
 namespace {

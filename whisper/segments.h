@@ -25,7 +25,7 @@ struct Segment {
   std::vector<TokenData> tokens;  // text tokens and the timestamp tokens among them (see above)
   float no_speech_prob = 0.0f;    // of the window the segment came from
   bool speaker_turn_next = false;  // tinydiarize: the model predicts a speaker turn after it
-  // whisper-cli -di: "0", "1" or "?" (EstimateSpeaker in whisper/output.h), set by the CLI; empty
+  // whisper-cli -di: "0", "1" or "?" (EstimateSpeaker in apps/common/output.h), set by the CLI; empty
   // when not diarized. The writers label the segment with it.
   std::string speaker;
   // Word timestamps (whisper/word_timestamps.h): 1 at each token that starts a word, 0 elsewhere,

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "testdata/paths.h"
-#include "whisper/audio.h"
+#include "apps/common/audio.h"
 
 namespace whisper {
 namespace {

@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "testdata/paths.h"
-#include "whisper/audio.h"
+#include "apps/common/audio.h"
 #include "whisper/logit_filter.h"
 #include "whisper/mel.h"
 #include "whisper/model.h"

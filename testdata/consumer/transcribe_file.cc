@@ -1,4 +1,4 @@
-// A consumer's C++ program: audio from a file through @ggml_whisper//whisper:audio (any format
+// A consumer's C++ program: audio from a file through @ggml_whisper//apps/common:audio (any format
 // libsndfile reads, resampled to 16 kHz mono), then whisper.cpp's C API from
 // @ggml_whisper//whisper. Greedy decoding with whisper.cpp's defaults, language "en", printed as
 // compat.c prints segments (times in 10 ms units), so tools/test_consumer.sh compares them with
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "whisper.h"
-#include "whisper/audio.h"
+#include "apps/common/audio.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

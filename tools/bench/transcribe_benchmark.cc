@@ -34,7 +34,7 @@
 #include "benchmark/benchmark.h"
 #include "kernels/dispatch.h"
 #include "testdata/paths.h"
-#include "whisper/audio.h"
+#include "apps/common/audio.h"
 #include "whisper/decoding.h"
 #include "whisper/mel.h"
 #include "whisper/model.h"
@@ -120,7 +120,7 @@ void BM_TranscribeJfk(benchmark::State& bench, whisper_context* ctx, int beam_si
       new absl::StatusOr<std::vector<float>>(LoadAudio16kMono(testdata::SharedData("jfk.wav")));
   if (!audio->ok()) return bench.SkipWithError(audio->status().ToString().c_str());
   const int n_samples = static_cast<int>((*audio)->size());
-  // The CLI's call (whisper/cli.cc FullParams with default flags): whisper_full on a state of
+  // The CLI's call (apps/cli/cli.cc FullParams with default flags): whisper_full on a state of
   // its own, beam 5 or greedy, best-of 5, temperature fallback, previous text as prompt.
   whisper_full_params p =
       whisper_full_default_params(beam_size > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);

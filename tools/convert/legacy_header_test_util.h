@@ -17,7 +17,7 @@
 
 #include "gtest/gtest.h"
 #include "tools/convert/ggml_file.h"
-#include "whisper/utf8.h"
+#include "apps/common/utf8.h"
 
 namespace ggml_whisper::convert {
 

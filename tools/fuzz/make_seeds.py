@@ -96,7 +96,7 @@ def model_seeds(shared):
     return seeds
 
 
-# ---- audio (whisper/audio.h) --------------------------------------------------------------------
+# ---- audio (apps/common/audio.h) --------------------------------------------------------------------
 
 
 class SF_INFO(ctypes.Structure):
@@ -214,7 +214,7 @@ def audio_seeds(shared):
     return seeds
 
 
-# ---- CLI flags (whisper/cli_params.h) -----------------------------------------------------------
+# ---- CLI flags (apps/common/cli_params.h) -----------------------------------------------------------
 
 
 def cli_seeds():

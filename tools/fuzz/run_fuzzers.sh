@@ -32,12 +32,12 @@ shift || true
 declare -A LABELS=(
   [model_file_fuzzer]=//whisper:model_file_fuzzer
   [whisper_init_fuzzer]=//whisper:whisper_init_fuzzer
-  [audio_fuzzer]=//whisper:audio_fuzzer
-  [cli_params_fuzzer]=//whisper:cli_params_fuzzer
+  [audio_fuzzer]=//apps/common:audio_fuzzer
+  [cli_params_fuzzer]=//apps/common:cli_params_fuzzer
   [tokenizer_fuzzer]=//whisper:tokenizer_fuzzer
-  [output_fuzzer]=//whisper:output_fuzzer
+  [output_fuzzer]=//apps/common:output_fuzzer
   [quantize_fuzzer]=//tools/quantize:quantize_fuzzer
-  [server_fuzzer]=//whisper/server:server_fuzzer
+  [server_fuzzer]=//apps/server:server_fuzzer
 )
 ORDER=(model_file_fuzzer whisper_init_fuzzer audio_fuzzer cli_params_fuzzer tokenizer_fuzzer output_fuzzer
        quantize_fuzzer server_fuzzer)

@@ -12,7 +12,7 @@ Frame 1100 and later differ by design: faster-whisper pads 160 zeros and reflect
 normalization max (global max - 8) is the same: it comes from the speech frames.
 
 Input: ../shared/data/jfk.wav (16-bit PCM, 16 kHz mono) read with the wave module and scaled by
-1/32768, which is exactly what libsndfile's float read gives our loader (whisper/audio.h), so
+1/32768, which is exactly what libsndfile's float read gives our loader (apps/common/audio.h), so
 both sides start from identical float32 samples.
 
 Needs faster-whisper 1.2.1 (`pip install faster-whisper==1.2.1`; its FeatureExtractor is NumPy

@@ -23,7 +23,7 @@
 #include "nlohmann/json.hpp"
 #include "testdata/paths.h"
 #include "testing/utf8_check.h"
-#include "whisper/audio.h"
+#include "apps/common/audio.h"
 #include "whisper/e2e/cli_runner.h"
 #include "whisper/model_file.h"
 #include "whisper/tokenizer.h"

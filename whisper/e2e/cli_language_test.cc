@@ -1,5 +1,5 @@
 // End-to-end: language and task requests on an English-only model (tiny.en) follow faster-whisper
-// 1.2.1's rule (whisper/request_rules.h): the run goes on in English, exit 0, with faster-whisper's
+// 1.2.1's rule (apps/common/request_rules.h): the run goes on in English, exit 0, with faster-whisper's
 // warning on stderr; -l auto is a note, not a warning. The transcript is the one -l en gives.
 #include <string>
 #include <vector>

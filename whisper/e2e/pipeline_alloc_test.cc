@@ -1,5 +1,5 @@
 // Zero heap allocation in the transcription's compute path, with the pipeline built as
-// whisper/cli.cc builds it (WhisperModel, WhisperState with DecodersNeeded(CLI decoding) decoders
+// apps/cli/cli.cc builds it (WhisperModel, WhisperState with DecodersNeeded(CLI decoding) decoders
 // and 2 threads, MelSpectrogram sized for the first file, Transcribe with the CLI's default
 // decoding: beam 5, best-of 5, fallback +0.2). After jfk.wav, a second file of the same length
 // (jfk.mp3) costs 0 allocations in MelSpectrogram::Compute and in every Encode, Decode and CopyKv
@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "testdata/paths.h"
 #include "testing/alloc_counter.h"
-#include "whisper/audio.h"
+#include "apps/common/audio.h"
 #include "whisper/decoding.h"
 #include "whisper/dtw.h"
 #include "whisper/e2e/cli_runner.h"
@@ -116,7 +116,7 @@ class PipelineAllocTest : public ::testing::Test {
     ASSERT_TRUE(model.ok()) << model.status();
     model_ = std::move(*model);
     const WhisperHparams& hp = model_->hparams();
-    // whisper/cli.cc's defaults (CliParams -> TranscribeParams).
+    // apps/cli/cli.cc's defaults (CliParams -> TranscribeParams).
     DecodingParams& dp = params_.decoding;
     dp.beam_size = 5;
     dp.best_of = 5;

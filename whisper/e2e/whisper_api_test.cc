@@ -13,7 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "testdata/paths.h"
 #include "testing/alloc_counter.h"
-#include "whisper/audio.h"
+#include "apps/common/audio.h"
 #include "whisper/e2e/reference.h"
 #include "whisper/whisper.h"
 

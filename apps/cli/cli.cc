@@ -1,0 +1,416 @@
+// `bazel run //whisper:cli -- -m models/ggml-tiny.en.bin -f speech.wav`: whisper.cpp's whisper-cli
+// on this runtime, written against the C API only (whisper/whisper.h), plus audio decoding
+// (apps/common/audio.h), the flag parser and the output writers. Prints system info, the timestamped
+// transcript, timings and memory; writes the requested output files. Exit codes: 0 success, 1 a
+// model or audio error, 2 a usage error.
+//
+// Deliberate differences from whisper-cli, also listed in --help and the README: decoding follows
+// OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; an unknown flag is
+// exit 2 (whisper-cli prints usage and exits 0); grammars (not implemented yet) are exit 2 when
+// requested; -owts checks its font (-fp) before transcribing
+// (whisper-cli, after, leaving an empty script) and single-quotes an input path the shell would
+// split; -dtw under OpenAI's rules also times words
+// (-ojf "words", -ml 1 -sow); --vad reads models/ggml-silero-v6.bin unless -vm names a model;
+// -di keeps the transcript of the plain mono mix (whisper-cli's -di transcribes L + R, twice the
+// level) and prints "(speaker N)" once per segment with -pc/--print-confidence (whisper-cli
+// repeats it before every token); -m and -vm are checked before anything loads, naming a file of
+// the wrong kind (model_kind.h; whisper-cli aborts or exits 3); -ot past the end of the audio is
+// exit 1 (whisper-cli: a warning, exit 0).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#include "apps/common/audio.h"
+#include "apps/common/cli_params.h"
+#include "whisper/model_kind.h"
+#include "apps/common/output.h"
+#include "apps/common/request_rules.h"
+#include "apps/common/utf8.h"
+#include "whisper/whisper.h"
+
+namespace whisper {
+namespace {
+
+// Log callback state: one error since Reset() is kept for the one "error:" line, the first from
+// the whisper layer (it names the call and the input) or else the first from ggml (whose messages
+// start "ggml: "); INFO and WARN messages go to stderr unless -np.
+struct LogSink {
+  bool quiet = false;
+  std::string first_error;
+  bool from_ggml = false;
+  void Reset() { first_error.clear(); }
+};
+
+void LogToSink(ggml_log_level level, const char* text, void* user) {
+  auto* sink = static_cast<LogSink*>(user);
+  if (level == GGML_LOG_LEVEL_ERROR) {
+    const bool ggml = std::strncmp(text, "ggml: ", 6) == 0;
+    if (sink->first_error.empty() || (sink->from_ggml && !ggml)) {
+      sink->first_error = text;
+      sink->from_ggml = ggml;
+      while (!sink->first_error.empty() && sink->first_error.back() == '\n') sink->first_error.pop_back();
+    }
+    return;
+  }
+  if (level == GGML_LOG_LEVEL_DEBUG || sink->quiet) return;
+  std::fputs(text, stderr);
+}
+
+int Fail(const std::string& message, int code = 1) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return code;
+}
+
+int FailFromLog(const LogSink& sink, const std::string& fallback) {
+  return Fail(sink.first_error.empty() ? fallback : sink.first_error);
+}
+
+// Paul Tol's colour-blind-safe ramp (whisper-cli k_colors), low to high confidence, as xterm-256
+// foreground codes of the nearest 6x6x6 cube colour.
+std::string Colour(int i) {
+  static const int kRgb[7][3] = {{220, 5, 12},   {232, 96, 28},   {241, 147, 45}, {246, 193, 65},
+                                 {247, 240, 86}, {144, 201, 135}, {78, 178, 101}};
+  auto q = [](int v) { return v < 48 ? 0 : v < 115 ? 1 : (v - 35) / 40; };
+  const int x = 16 + 36 * q(kRgb[i][0]) + 6 * q(kRgb[i][1]) + q(kRgb[i][2]);
+  return "\033[38;5;" + std::to_string(x) + "m";
+}
+
+struct PrintState {
+  const CliParams* params;
+  // -di: channels 0 and 1 at 16 kHz (AudioOptions::stereo); empty otherwise.
+  const std::vector<std::vector<float>>* stereo = nullptr;
+  int progress_prev = 0;
+  // Printed text is valid UTF-8: a character split across tokens or segments is printed whole
+  // with the later piece (as the output files hold it).
+  Utf8Carry utf8;
+};
+
+void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) {
+  PrintState& ps = *static_cast<PrintState*>(user);
+  const CliParams& p = *ps.params;
+  const int n = whisper_full_n_segments(ctx);
+  if (n - n_new == 0) std::printf("\n");  // whisper-cli: a blank line before the first segment
+  for (int i = n - n_new; i < n; ++i) {
+    const int64_t t0 = whisper_full_get_segment_t0(ctx, i), t1 = whisper_full_get_segment_t1(ctx, i);
+    if (!p.no_timestamps) std::printf("[%s --> %s]  ", FormatTimestamp(t0).c_str(), FormatTimestamp(t1).c_str());
+    if (p.diarize && ps.stereo != nullptr && ps.stereo->size() == 2) {
+      std::printf("(speaker %s)", EstimateSpeaker((*ps.stereo)[0], (*ps.stereo)[1], t0, t1).c_str());
+    }
+    if (p.print_colors) {
+      for (int j = 0; j < whisper_full_n_tokens(ctx, i); ++j) {
+        if (!p.print_special && whisper_full_get_token_id(ctx, i, j) >= whisper_token_eot(ctx)) continue;
+        const float prob = whisper_full_get_token_p(ctx, i, j);
+        const int col = std::max(0, std::min(6, static_cast<int>(std::pow(prob, 3) * 7.0f)));
+        std::printf("%s%s\033[0m", Colour(col).c_str(), ps.utf8.Push(whisper_full_get_token_text(ctx, i, j)).c_str());
+      }
+    } else if (p.print_confidence) {
+      // whisper-cli's k_styles: inverse below 0.33, underlined below 0.66, dim above.
+      static const char* const kStyles[3] = {"\033[7m", "\033[4m", "\033[2m"};
+      for (int j = 0; j < whisper_full_n_tokens(ctx, i); ++j) {
+        if (!p.print_special && whisper_full_get_token_id(ctx, i, j) >= whisper_token_eot(ctx)) continue;
+        const float prob = whisper_full_get_token_p(ctx, i, j);
+        const int style = prob < 0.33f ? 0 : (prob < 0.66f ? 1 : 2);
+        std::printf("%s%s\033[0m", kStyles[style], ps.utf8.Push(whisper_full_get_token_text(ctx, i, j)).c_str());
+      }
+    } else {
+      std::printf("%s", ps.utf8.Push(whisper_full_get_segment_text(ctx, i)).c_str());
+    }
+    if (p.tinydiarize && whisper_full_get_segment_speaker_turn_next(ctx, i)) std::printf(" [SPEAKER_TURN]");
+    if (!p.no_timestamps || p.diarize) std::printf("\n");  // whisper-cli: one line per segment then
+    std::fflush(stdout);
+  }
+}
+
+void PrintProgress(whisper_context*, whisper_state*, int progress, void* user) {
+  auto* ps = static_cast<PrintState*>(user);
+  constexpr int kStep = 5;  // whisper-cli's progress_step
+  while (progress >= ps->progress_prev + kStep) {
+    ps->progress_prev += kStep;
+    std::fprintf(stderr, "whisper_print_progress_callback: progress = %3d%%\n", ps->progress_prev);
+  }
+}
+
+// Checks -m, and with --vad -vm, before anything is loaded: the wrong kind of file (a VAD model as
+// -m, a Whisper model as -vm, GGUF, CTranslate2, empty; another magic with its first bytes) and,
+// by loading it once, the whole VAD model (whisper-cli 1.8.5 reads -vm inside whisper_full, after
+// the model and the audio). The error message, or "" when both are fine.
+std::string CheckModelFiles(const CliParams& p, const LogSink& sink) {
+  const std::string vad_model = p.vad_model.empty() ? kDefaultVadModel : p.vad_model;
+  absl::Status st = CheckModelFileKindAt(p.model, ModelFileKind::kWhisperGgml, ModelFileDetail::kWithBytes);
+  if (st.ok() && p.vad) st = CheckModelFileKindAt(vad_model, ModelFileKind::kSileroVad, ModelFileDetail::kWithBytes);
+  if (!st.ok()) return std::string(st.message());
+  if (!p.vad) return "";
+  whisper_vad_context* vad = whisper_vad_init_from_file_with_params(vad_model.c_str(), whisper_vad_default_context_params());
+  if (vad == nullptr) return sink.first_error.empty() ? "cannot load VAD model '" + vad_model + "'" : sink.first_error;
+  whisper_vad_free(vad);
+  return "";
+}
+
+// -ot/-d against the audio (n_samples at 16 kHz): an offset at or past its end, or a selection
+// under 100 ms, is an error naming the offset and the audio's duration (whisper-cli 1.8.5 warns
+// "input is too short", transcribes nothing and exits 0). The message, or "" when fine.
+std::string CheckOffset(const CliParams& p, const std::string& name, size_t n_samples) {
+  if (p.offset_t_ms == 0 && p.duration_ms == 0) return "";
+  absl::StatusOr<SampleRange> r = SampleRangeFromMs(static_cast<int64_t>(n_samples), p.offset_t_ms, p.duration_ms);
+  if (!r.ok()) return "'" + name + "': -ot: " + std::string(r.status().message());
+  if (r->size() >= 1600) return "";
+  const std::string what = "-ot " + std::to_string(p.offset_t_ms) + " ms" +
+                           (p.duration_ms > 0 ? " -d " + std::to_string(p.duration_ms) + " ms select " : " leaves ");
+  return "'" + name + "': " + what + std::to_string(r->size() / 16) + " ms of the " + std::to_string(n_samples / 16) +
+         " ms audio, less than 100 ms";
+}
+
+JsonInfo MakeJsonInfo(const CliParams& p, whisper_context* ctx) {
+  JsonInfo info;
+  info.system_info = whisper_print_system_info();
+  info.model_path = p.model;
+  info.model_type = whisper_model_type_readable(ctx);
+  info.multilingual = whisper_is_multilingual(ctx) != 0;
+  info.n_vocab = whisper_model_n_vocab(ctx);
+  info.n_audio_ctx = whisper_model_n_audio_ctx(ctx);
+  info.n_audio_state = whisper_model_n_audio_state(ctx);
+  info.n_audio_head = whisper_model_n_audio_head(ctx);
+  info.n_audio_layer = whisper_model_n_audio_layer(ctx);
+  info.n_text_ctx = whisper_model_n_text_ctx(ctx);
+  info.n_text_state = whisper_model_n_text_state(ctx);
+  info.n_text_head = whisper_model_n_text_head(ctx);
+  info.n_text_layer = whisper_model_n_text_layer(ctx);
+  info.n_mels = whisper_model_n_mels(ctx);
+  info.ftype = whisper_model_ftype(ctx);
+  const int lang = whisper_full_lang_id(ctx);
+  info.language = info.multilingual && lang >= 0 ? whisper_lang_str(lang) : "en";
+  info.translate = p.translate;
+  info.tinydiarize = p.tinydiarize;
+  return info;
+}
+
+int Run(int argc, char** argv) {
+  absl::StatusOr<CliParams> parsed = ParseCliParams(argc, argv);
+  if (!parsed.ok()) return Fail(std::string(parsed.status().message()), 2);
+  CliParams p = *parsed;
+  if (p.help) {
+    std::fprintf(stderr, "%s", CliUsage(argv[0]).c_str());
+    return 0;
+  }
+  if (p.version) {
+    std::printf("whisper-cli (ggml_whisper) %s\n", whisper_version());
+    return 0;
+  }
+  if (p.list_languages) {
+    for (int i = 0; i <= whisper_lang_max_id(); ++i) {
+      std::printf("%-3s %s\n", whisper_lang_str(i), whisper_lang_str_full(i));
+    }
+    return 0;
+  }
+  if (p.files.empty()) return Fail("no input files specified (use -f FILE)", 2);
+  if (!p.unimplemented.empty()) {
+    return Fail(p.unimplemented + " is not implemented by this runtime yet", 2);
+  }
+  if (p.output_words) {  // whisper-cli's output_wts needs a readable font
+    FILE* font = std::fopen(p.font_path.c_str(), "rb");
+    if (font == nullptr) {
+      return Fail("-owts: font not found at '" + p.font_path + "', please specify a monospace font with -fp", 2);
+    }
+    std::fclose(font);
+  }
+  for (const std::string& flag : p.ignored_flags) {
+    std::fprintf(stderr, "note: %s ignored: this is a CPU runtime\n", flag.c_str());
+  }
+  if (p.n_threads == 0) p.n_threads = std::min(4, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+
+  LogSink sink;
+  sink.quiet = p.no_prints;
+  whisper_log_set(LogToSink, &sink);
+
+  if (const std::string bad = CheckModelFiles(p, sink); !bad.empty()) return Fail(bad);
+  const whisper_context_params cparams = ToWhisperContextParams(p);
+  whisper_context* ctx = whisper_init_from_file_with_params(p.model.c_str(), cparams);
+  if (ctx == nullptr) return FailFromLog(sink, "cannot load model '" + p.model + "'");
+  whisper_ggml_set_decoding(ctx, p.decoding == "whisper.cpp" ? WHISPER_GGML_DECODING_WHISPER_CPP
+                                                              : WHISPER_GGML_DECODING_OPENAI);
+  struct Free {
+    whisper_context* c;
+    ~Free() { whisper_free(c); }
+  } free_ctx{ctx};
+
+  if (p.audio_ctx > whisper_n_audio_ctx(ctx)) {
+    return Fail("-ac " + std::to_string(p.audio_ctx) + " is larger than the model's n_audio_ctx " +
+                    std::to_string(whisper_n_audio_ctx(ctx)),
+                2);
+  }
+  if (p.language != "auto" && whisper_lang_id(p.language.c_str()) < 0) {
+    return Fail("-l: unknown language '" + p.language + "'", 2);
+  }
+  sink.Reset();
+  const bool multilingual = whisper_is_multilingual(ctx) != 0;
+  if (!multilingual && p.detect_language) {
+    std::fprintf(stderr, "auto-detected language: en (English-only model)\n");
+    return 0;
+  }
+  // faster-whisper's rule, as the server and the Python package apply it (request_rules.h).
+  const LanguageDecision language = DecideLanguage(multilingual, p.language, p.translate);
+  for (const LanguageDecision::Note& note : language.notes) {
+    if (note.level == LanguageDecision::Level::kInfo && p.no_prints) continue;
+    std::fprintf(stderr, "%s: %s\n", note.level == LanguageDecision::Level::kInfo ? "note" : "warning",
+                 note.message.c_str());
+  }
+  p.language = language.language;
+  p.translate = language.translate;
+  if (!p.no_prints) {
+    std::fprintf(stderr, "system_info: n_threads = %d / %u | %s\n", p.n_threads, std::thread::hardware_concurrency(),
+                 whisper_print_system_info());
+  }
+
+  int exit_code = 0;
+  for (size_t f = 0; f < p.files.size(); ++f) {
+    const std::string& file = p.files[f];
+    AudioReport report;
+    AudioOptions audio_options;
+    audio_options.report = &report;
+    std::vector<std::vector<float>> stereo;  // -di
+    if (p.diarize) audio_options.stereo = &stereo;
+    absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(file, audio_options);
+    if (!audio.ok()) {
+      Fail(std::string(audio.status().message()));
+      exit_code = 1;
+      continue;
+    }
+    // A decoder that stopped early without an error (a corrupt FLAC frame) is not silent.
+    if (report.announced_is_exact && report.frames_decoded < report.frames_announced) {
+      std::fprintf(stderr,
+                   "warning: %s: decoding stopped after %lld of the %lld frames the header announces (corrupt or "
+                   "truncated data): transcribing the %.2f s decoded\n",
+                   file == "-" ? kStdinName : file.c_str(), static_cast<long long>(report.frames_decoded),
+                   static_cast<long long>(report.frames_announced),
+                   static_cast<double>(report.frames_decoded) / report.sample_rate);
+    }
+    if (audio->size() < 1600) {  // whisper.cpp rejects input under 100 ms (10 frames)
+      Fail("'" + std::string(file == "-" ? kStdinName : file) + "': " + std::to_string(audio->size()) +
+           " samples is shorter than 100 ms");
+      exit_code = 1;
+      continue;
+    }
+    if (const std::string bad = CheckOffset(p, file == "-" ? kStdinName : file, audio->size()); !bad.empty()) {
+      Fail(bad);
+      exit_code = 1;
+      continue;
+    }
+    whisper_full_params w = ToWhisperFullParams(p);
+    PrintState print{&p, &stereo};
+    // -of - (or -f - without -of): the output file goes to stdout, so segments are not printed
+    // there (whisper-cli's fout_factory).
+    const std::string base = f < p.output_files.size() && !p.output_files[f].empty() ? p.output_files[f] : file;
+    const bool to_stdout = base == "-";
+    if (!to_stdout) {
+      w.new_segment_callback = PrintSegments;
+      w.new_segment_callback_user_data = &print;
+    }
+    if (p.print_progress && !to_stdout) {
+      w.progress_callback = PrintProgress;
+      w.progress_callback_user_data = &print;
+    }
+    if (!p.no_prints) {
+      std::fprintf(stderr,
+                   "\nprocessing '%s' (%zu samples, %.1f sec), %d threads, %d processors, lang = %s, task = %s, "
+                   "timestamps = %d ...\n\n",
+                   file.c_str(), audio->size(), audio->size() / 16000.0, p.n_threads, p.n_processors,
+                   p.language.c_str(), p.translate ? "translate" : "transcribe", p.no_timestamps ? 0 : 1);
+      if (p.print_colors) {
+        std::fprintf(stderr, "main: color scheme: red (low confidence), yellow (medium), green (high confidence)\n\n");
+      } else if (p.print_confidence) {
+        std::fprintf(stderr, "main: confidence: highlighted (low confidence), underlined (medium), dim (high confidence)\n\n");
+      }
+    }
+    sink.Reset();
+    const int ret = whisper_full_parallel(ctx, w, audio->data(), static_cast<int>(audio->size()), p.n_processors);
+    if (ret != 0) return FailFromLog(sink, "'" + std::string(file == "-" ? kStdinName : file) + "': transcription failed (" + std::to_string(ret) + ")");
+    if (!print.utf8.empty()) std::printf("%s\n", print.utf8.Finish().c_str());  // a character cut off at the end
+    if (p.detect_language) {
+      std::fprintf(stderr, "auto-detected language: %s\n", whisper_lang_str(whisper_full_lang_id(ctx)));
+      continue;
+    }
+    if (p.no_timestamps && !p.diarize && !to_stdout) std::printf("\n");
+
+    std::vector<Segment> segments = CollectSegments(ctx, nullptr);
+    if (p.diarize && stereo.size() == 2) {
+      for (Segment& s : segments) s.speaker = EstimateSpeaker(stereo[0], stereo[1], s.t0, s.t1);
+    }
+    const JsonInfo info = MakeJsonInfo(p, ctx);
+    std::function<const std::string&(Token)> json_tokens;  // -ojf: segments list their tokens
+    std::vector<std::string> token_texts;
+    if (p.output_json_full || p.log_score || p.output_words) {
+      const int n_vocab = whisper_n_vocab(ctx);
+      token_texts.resize(static_cast<size_t>(n_vocab));
+      for (int t = 0; t < n_vocab; ++t) token_texts[t] = whisper_token_to_str(ctx, t);
+    }
+    auto token_text = [&token_texts](Token t) -> const std::string& { return token_texts[static_cast<size_t>(t)]; };
+    if (p.output_json_full) json_tokens = token_text;
+    const bool want_json = p.output_json || p.output_json_full;
+    WtsOptions wts;
+    wts.font = p.font_path;
+    wts.input = file;
+    wts.duration_s = static_cast<float>(audio->size() + 1000) / 16000;  // whisper-cli's t_sec
+    wts.eot = whisper_token_eot(ctx);
+    // whisper-cli's order (txt, vtt, srt, wts, csv, json, lrc, score): with stdout, only the first is written.
+    const std::pair<bool, std::pair<const char*, std::string>> outputs[] = {
+        {p.output_txt, {".txt", p.output_txt ? FormatTxt(segments) : ""}},
+        {p.output_vtt, {".vtt", p.output_vtt ? FormatVtt(segments) : ""}},
+        {p.output_srt, {".srt", p.output_srt ? FormatSrt(segments, p.offset_n) : ""}},
+        {p.output_words, {".wts", p.output_words ? FormatWts(segments, token_text, wts) : ""}},
+        {p.output_csv, {".csv", p.output_csv ? FormatCsv(segments, p.diarize) : ""}},
+        {want_json, {".json", want_json ? FormatJson(segments, info, json_tokens) : ""}},
+        {p.output_lrc, {".lrc", p.output_lrc ? FormatLrc(segments) : ""}},
+        {p.log_score, {".score.txt", p.log_score ? FormatScore(segments, token_text) : ""}},
+    };
+    bool used_stdout = false;
+    if (to_stdout && !p.output_txt && !p.output_vtt && !p.output_srt && !p.output_words && !p.output_csv &&
+        !want_json && !p.output_lrc && !p.log_score) {
+      // whisper-cli's warning, and what it means (its text alone names a flag `-f -` users never gave).
+      std::fprintf(stderr,
+                   "warning: '--output-file -' used without any other '--output-*' (the output goes to stdout for "
+                   "'-f -' or '-of -'; add -otxt, -osrt, -ovtt, -ojf, ... to print a transcript)\n");
+    }
+    for (const auto& [wanted, out] : outputs) {
+      if (!wanted) continue;
+      if (to_stdout) {
+        if (used_stdout) {
+          std::fprintf(stderr, "warning: Not appending multiple file formats to stdout\n");
+          continue;
+        }
+        std::fwrite(out.second.data(), 1, out.second.size(), stdout);
+        std::fflush(stdout);
+        used_stdout = true;
+        continue;
+      }
+      const std::string path = base + out.first;
+      absl::Status st = WriteFileAtomically(path, out.second);
+      if (!st.ok()) return Fail(std::string(st.message()));
+      if (!p.no_prints) std::fprintf(stderr, "output: saved to '%s'\n", path.c_str());
+      if (std::strcmp(out.first, ".wts") == 0) {  // whisper-cli prints this even with -np
+        std::fprintf(stderr, "# output_wts: run 'source %s' to generate karaoke video\n", path.c_str());
+      }
+    }
+  }
+  if (!p.no_prints) whisper_print_timings(ctx);
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace whisper
+
+int main(int argc, char** argv) {
+  // `bazel run` starts binaries in their runfiles tree; relative paths on the command line mean
+  // the directory the user ran bazel from.
+  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir != nullptr && chdir(dir) != 0) {
+    std::fprintf(stderr, "error: cannot change to BUILD_WORKING_DIRECTORY '%s'\n", dir);
+    return 1;
+  }
+  return whisper::Run(argc, argv);
+}

@@ -1,0 +1,467 @@
+#include "apps/common/cli_params.h"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cmath>
+#include <fstream>
+#include <functional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "apps/common/request_rules.h"
+
+namespace whisper {
+namespace {
+
+// whisper-cli's -dtw names (examples/cli/cli.cpp); WHISPER_AHEADS_NONE for any other.
+whisper_alignment_heads_preset DtwPreset(const std::string& name) {
+  static const struct {
+    const char* name;
+    whisper_alignment_heads_preset preset;
+  } kPresets[] = {{"tiny", WHISPER_AHEADS_TINY},         {"tiny.en", WHISPER_AHEADS_TINY_EN},
+                  {"base", WHISPER_AHEADS_BASE},         {"base.en", WHISPER_AHEADS_BASE_EN},
+                  {"small", WHISPER_AHEADS_SMALL},       {"small.en", WHISPER_AHEADS_SMALL_EN},
+                  {"medium", WHISPER_AHEADS_MEDIUM},     {"medium.en", WHISPER_AHEADS_MEDIUM_EN},
+                  {"large.v1", WHISPER_AHEADS_LARGE_V1}, {"large.v2", WHISPER_AHEADS_LARGE_V2},
+                  {"large.v3", WHISPER_AHEADS_LARGE_V3}, {"large.v3.turbo", WHISPER_AHEADS_LARGE_V3_TURBO}};
+  for (const auto& p : kPresets) {
+    if (name == p.name) return p.preset;
+  }
+  return WHISPER_AHEADS_NONE;
+}
+
+// What this runtime does with a flag it accepts.
+enum class Support {
+  kYes,             // implemented
+  kIgnored,         // GPU/OpenVINO only: recorded in ignored_flags, no effect
+  kNotImplemented,  // recorded in unimplemented_flags; the CLI exits 2
+};
+
+struct Flag {
+  const char* short_name = nullptr;  // "-bs"; nullptr when whisper-cli has only the long form
+  const char* long_name = nullptr;   // "--beam-size"
+  const char* value_name = nullptr;  // "N", "FNAME", ...; nullptr for a switch
+  const char* help = "";
+  Support support = Support::kYes;
+  const char* section = nullptr;  // usage heading printed before this flag
+  // Stores the value (already known to be present); an error message without the flag's name.
+  std::function<absl::Status(CliParams&, const std::string&)> set;
+  // The field's value as the usage shows it (called on a default CliParams).
+  std::function<std::string(const CliParams&)> show;
+};
+
+// --- flag builders: one per field type ---
+
+Flag Switch(const char* s, const char* l, bool CliParams::*field, const char* help, bool value = true) {
+  Flag f;
+  f.short_name = s;
+  f.long_name = l;
+  f.help = help;
+  f.set = [field, value](CliParams& p, const std::string&) {
+    p.*field = value;
+    return absl::OkStatus();
+  };
+  f.show = [field, value](const CliParams& p) { return std::string(p.*field == value ? "true" : "false"); };
+  return f;
+}
+
+std::string RangeText(double lo, double hi, double min, double max) {
+  if (lo == hi) return absl::StrCat("(only ", lo, " is supported)");
+  if (hi == max) return absl::StrCat("(must be >= ", lo, ")");
+  if (lo == min) return absl::StrCat("(must be <= ", hi, ")");
+  return absl::StrCat("[", lo, ", ", hi, "]");
+}
+
+Flag Int(const char* s, const char* l, const char* value_name, int CliParams::*field, int lo, int hi,
+         const char* help) {
+  Flag f;
+  f.short_name = s;
+  f.long_name = l;
+  f.value_name = value_name;
+  f.help = help;
+  f.set = [field, lo, hi](CliParams& p, const std::string& v) {
+    int x;
+    if (!absl::SimpleAtoi(v, &x)) return absl::InvalidArgumentError(absl::StrCat("needs an integer, got '", v, "'"));
+    if (x < lo || x > hi) {
+      return absl::InvalidArgumentError(absl::StrCat(x, " is out of range ", RangeText(lo, hi, INT_MIN, INT_MAX)));
+    }
+    p.*field = x;
+    return absl::OkStatus();
+  };
+  f.show = [field](const CliParams& p) { return absl::StrCat(p.*field); };
+  return f;
+}
+
+Flag Float(const char* s, const char* l, const char* value_name, float CliParams::*field, float lo, float hi,
+           const char* help) {
+  Flag f;
+  f.short_name = s;
+  f.long_name = l;
+  f.value_name = value_name;
+  f.help = help;
+  f.set = [field, lo, hi](CliParams& p, const std::string& v) {
+    float x;
+    if (!absl::SimpleAtof(v, &x) || !std::isfinite(x)) {
+      return absl::InvalidArgumentError(absl::StrCat("needs a finite number, got '", v, "'"));
+    }
+    if (x < lo || x > hi) {
+      return absl::InvalidArgumentError(absl::StrCat(v, " is out of range ", RangeText(lo, hi, -FLT_MAX, FLT_MAX)));
+    }
+    p.*field = x;
+    return absl::OkStatus();
+  };
+  f.show = [field](const CliParams& p) {
+    return p.*field == FLT_MAX ? std::string("FLT_MAX") : absl::StrFormat("%.2f", p.*field);
+  };
+  return f;
+}
+
+Flag String(const char* s, const char* l, const char* value_name, std::string CliParams::*field, const char* help) {
+  Flag f;
+  f.short_name = s;
+  f.long_name = l;
+  f.value_name = value_name;
+  f.help = help;
+  f.set = [field](CliParams& p, const std::string& v) {
+    p.*field = v;
+    return absl::OkStatus();
+  };
+  f.show = [field](const CliParams& p) { return p.*field; };
+  return f;
+}
+
+// Repeatable: each occurrence appends.
+Flag List(const char* s, const char* l, const char* value_name, std::vector<std::string> CliParams::*field,
+          const char* help) {
+  Flag f;
+  f.short_name = s;
+  f.long_name = l;
+  f.value_name = value_name;
+  f.help = help;
+  f.set = [field](CliParams& p, const std::string& v) {
+    (p.*field).push_back(v);
+    return absl::OkStatus();
+  };
+  f.show = [](const CliParams&) { return std::string(); };
+  return f;
+}
+
+Flag Ignored(Flag f) {
+  f.support = Support::kIgnored;
+  return f;
+}
+
+Flag NotImplemented(Flag f) {
+  f.support = Support::kNotImplemented;
+  return f;
+}
+
+Flag Section(const char* heading, Flag f) {
+  f.section = heading;
+  return f;
+}
+
+constexpr int kMaxDecoders = 8;  // whisper.cpp WHISPER_MAX_DECODERS
+
+// whisper-cli 1.8.5's flags in its usage order, then this runtime's own.
+const std::vector<Flag>& Flags() {
+  static const std::vector<Flag>* const flags = new std::vector<Flag>{
+      Switch("-h", "--help", &CliParams::help, "show this help message and exit"),
+      Int("-t", "--threads", "N", &CliParams::n_threads, 0, kMaxThreads,
+          "number of threads to use during computation (0 = min(4, hardware threads))"),
+      Int("-p", "--processors", "N", &CliParams::n_processors, 1, INT_MAX,
+          "number of processors to use during computation"),
+      Int("-ot", "--offset-t", "N", &CliParams::offset_t_ms, 0, INT_MAX, "time offset in milliseconds"),
+      Int("-on", "--offset-n", "N", &CliParams::offset_n, 0, INT_MAX, "segment index offset"),
+      Int("-d", "--duration", "N", &CliParams::duration_ms, 0, INT_MAX,
+          "duration of audio to process in milliseconds (0 = all)"),
+      Int("-mc", "--max-context", "N", &CliParams::max_context, INT_MIN, INT_MAX,
+          "maximum number of text context tokens to store (-1 = all)"),
+      Int("-ml", "--max-len", "N", &CliParams::max_len, 0, INT_MAX, "maximum segment length in characters"),
+      Switch("-sow", "--split-on-word", &CliParams::split_on_word, "split on word rather than on token"),
+      Int("-bo", "--best-of", "N", &CliParams::best_of, 1, kMaxDecoders, "number of best candidates to keep"),
+      Int("-bs", "--beam-size", "N", &CliParams::beam_size, 1, kMaxDecoders, "beam size for beam search"),
+      Int("-ac", "--audio-ctx", "N", &CliParams::audio_ctx, 0, INT_MAX, "audio context size (0 - all)"),
+      Float("-wt", "--word-thold", "N", &CliParams::word_thold, 0.0f, 1.0f, "word timestamp probability threshold"),
+      Float("-et", "--entropy-thold", "N", &CliParams::entropy_thold, -FLT_MAX, FLT_MAX,
+            "entropy threshold for decoder fail"),
+      Float("-lpt", "--logprob-thold", "N", &CliParams::logprob_thold, -FLT_MAX, FLT_MAX,
+            "log probability threshold for decoder fail"),
+      Float("-nth", "--no-speech-thold", "N", &CliParams::no_speech_thold, -FLT_MAX, FLT_MAX, "no speech threshold"),
+      Float("-tp", "--temperature", "N", &CliParams::temperature, 0.0f, 1.0f,
+            "The sampling temperature, between 0 and 1"),
+      Float("-tpi", "--temperature-inc", "N", &CliParams::temperature_inc, 0.0f, FLT_MAX,
+            "The increment of temperature, between 0 and 1"),
+      Switch("-debug", "--debug-mode", &CliParams::debug_mode,
+             "enable debug mode (no effect, as in whisper.cpp 1.8.5)"),
+      Switch("-tr", "--translate", &CliParams::translate, "translate from source language to english"),
+      Switch("-di", "--diarize", &CliParams::diarize, "stereo audio diarization"),
+      Switch("-tdrz", "--tinydiarize", &CliParams::tinydiarize, "enable tinydiarize (requires a tdrz model)"),
+      Switch("-nf", "--no-fallback", &CliParams::no_fallback, "do not use temperature fallback while decoding"),
+      Switch("-otxt", "--output-txt", &CliParams::output_txt, "output result in a text file"),
+      Switch("-ovtt", "--output-vtt", &CliParams::output_vtt, "output result in a vtt file"),
+      Switch("-osrt", "--output-srt", &CliParams::output_srt, "output result in a srt file"),
+      Switch("-olrc", "--output-lrc", &CliParams::output_lrc, "output result in a lrc file"),
+      Switch("-owts", "--output-words", &CliParams::output_words, "output script for generating karaoke video"),
+      String("-fp", "--font-path", "FONT", &CliParams::font_path,
+             "path to a monospace font for karaoke video (only used by -owts)"),
+      Switch("-ocsv", "--output-csv", &CliParams::output_csv, "output result in a CSV file"),
+      Switch("-oj", "--output-json", &CliParams::output_json, "output result in a JSON file"),
+      [] {
+        Flag f = Switch("-ojf", "--output-json-full", &CliParams::output_json_full,
+                        "include more information in the JSON file (implies -oj)");
+        f.set = [](CliParams& p, const std::string&) {
+          p.output_json = p.output_json_full = true;
+          return absl::OkStatus();
+        };
+        return f;
+      }(),
+      List("-of", "--output-file", "FNAME", &CliParams::output_files,
+           "output file path (without file extension), one per input file in order; - = stdout"),
+      Switch("-np", "--no-prints", &CliParams::no_prints, "do not print anything other than the results"),
+      Switch("-ps", "--print-special", &CliParams::print_special, "print special tokens"),
+      Switch("-pc", "--print-colors", &CliParams::print_colors, "print colors"),
+      Switch(nullptr, "--print-confidence", &CliParams::print_confidence, "print confidence"),
+      Switch("-pp", "--print-progress", &CliParams::print_progress, "print progress"),
+      Switch("-nt", "--no-timestamps", &CliParams::no_timestamps, "do not print timestamps"),
+      [] {
+        Flag f = String("-l", "--language", "LANG", &CliParams::language, "spoken language ('auto' for auto-detect)");
+        f.set = [](CliParams& p, const std::string& v) {  // lowercased, as whisper-cli does
+          p.language = v;
+          for (char& c : p.language) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          return absl::OkStatus();
+        };
+        return f;
+      }(),
+      Switch("-dl", "--detect-language", &CliParams::detect_language, "exit after automatically detecting language"),
+      String(nullptr, "--prompt", "PROMPT", &CliParams::prompt, "initial prompt (max n_text_ctx/2 tokens)"),
+      Switch(nullptr, "--carry-initial-prompt", &CliParams::carry_initial_prompt, "always prepend initial prompt"),
+      String("-m", "--model", "FNAME", &CliParams::model, "model path"),
+      List("-f", "--file", "FNAME", &CliParams::files, "input audio file path (repeatable; - = stdin)"),
+      Ignored(String("-oved", "--ov-e-device", "DNAME", &CliParams::openvino_encode_device,
+                     "the OpenVINO device used for encode inference")),
+      String("-dtw", "--dtw", "MODEL", &CliParams::dtw, "compute token-level timestamps"),
+      Switch("-ls", "--log-score", &CliParams::log_score, "log best decoder scores of tokens"),
+      Ignored(Switch("-ng", "--no-gpu", &CliParams::use_gpu, "disable GPU", /*value=*/false)),
+      Ignored(Int("-dev", "--device", "N", &CliParams::gpu_device, 0, INT_MAX, "GPU device ID")),
+      Switch("-fa", "--flash-attn", &CliParams::flash_attn, "enable flash attention (encoder; the default)"),
+      Switch("-nfa", "--no-flash-attn", &CliParams::flash_attn, "disable flash attention (encoder: blocked softmax)",
+             /*value=*/false),
+      Switch("-sns", "--suppress-nst", &CliParams::suppress_nst, "suppress non-speech tokens"),
+      String(nullptr, "--suppress-regex", "REGEX", &CliParams::suppress_regex,
+             "regular expression matching tokens to suppress"),
+      NotImplemented(String(nullptr, "--grammar", "GRAMMAR", &CliParams::grammar, "GBNF grammar to guide decoding")),
+      String(nullptr, "--grammar-rule", "RULE", &CliParams::grammar_rule,
+             "top-level GBNF grammar rule name (only used with --grammar)"),
+      Float(nullptr, "--grammar-penalty", "N", &CliParams::grammar_penalty, -FLT_MAX, FLT_MAX,
+            "scales down logits of nongrammar tokens (only used with --grammar)"),
+      Section("Voice Activity Detection (VAD) options",
+              Switch(nullptr, "--vad", &CliParams::vad, "enable Voice Activity Detection (VAD)")),
+      String("-vm", "--vad-model", "FNAME", &CliParams::vad_model,
+             "VAD model path (only used with --vad; default models/ggml-silero-v6.bin)"),
+      Float("-vt", "--vad-threshold", "N", &CliParams::vad_threshold, 0.0f, 1.0f,
+            "VAD threshold for speech recognition (only used with --vad)"),
+      Int("-vspd", "--vad-min-speech-duration-ms", "N", &CliParams::vad_min_speech_duration_ms, 0, INT_MAX,
+          "VAD min speech duration (only used with --vad)"),
+      Int("-vsd", "--vad-min-silence-duration-ms", "N", &CliParams::vad_min_silence_duration_ms, 0, INT_MAX,
+          "VAD min silence duration (to split segments) (only used with --vad)"),
+      Float("-vmsd", "--vad-max-speech-duration-s", "N", &CliParams::vad_max_speech_duration_s, 0.0f, FLT_MAX,
+            "VAD max speech duration (auto-split longer) (only used with --vad)"),
+      Int("-vp", "--vad-speech-pad-ms", "N", &CliParams::vad_speech_pad_ms, 0, INT_MAX,
+          "VAD speech padding (extend segments) (only used with --vad)"),
+      Float("-vo", "--vad-samples-overlap", "N", &CliParams::vad_samples_overlap, 0.0f, FLT_MAX,
+            "VAD samples overlap (seconds between segments) (only used with --vad)"),
+      Section("This runtime's own options",
+              Switch(nullptr, "--version", &CliParams::version, "print the version and exit")),
+      Switch(nullptr, "--list-languages", &CliParams::list_languages, "print the language codes and exit"),
+      [] {
+        Flag f = String(nullptr, "--decoding", "RULES", &CliParams::decoding,
+                        "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)");
+        f.set = [](CliParams& p, const std::string& v) {
+          if (v != "openai" && v != "whisper.cpp") {
+            return absl::InvalidArgumentError(
+                absl::StrCat("'", v, "' is not one of: openai, whisper.cpp"));
+          }
+          p.decoding = v;
+          return absl::OkStatus();
+        };
+        return f;
+      }(),
+  };
+  return *flags;
+}
+
+const Flag* FindFlag(const std::string& arg) {
+  for (const Flag& f : Flags()) {
+    if ((f.short_name != nullptr && arg == f.short_name) || arg == f.long_name) return &f;
+  }
+  return nullptr;
+}
+
+void AddOnce(std::vector<std::string>* list, const std::string& flag) {
+  if (std::find(list->begin(), list->end(), flag) == list->end()) list->push_back(flag);
+}
+
+// `args` excludes argv[0].
+absl::StatusOr<CliParams> ParseArgs(const std::vector<std::string>& args) {
+  CliParams p;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.empty() || arg[0] != '-' || arg == "-") {
+      p.files.push_back(arg);  // bare arguments are input files ("-" = stdin), as in whisper-cli
+      continue;
+    }
+    const Flag* flag = FindFlag(arg);
+    if (flag == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown argument '", arg, "' (see --help)"));
+    }
+    std::string value;
+    if (flag->value_name != nullptr) {
+      if (i + 1 >= args.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value (", flag->value_name, ")"));
+      }
+      value = args[++i];  // taken as is, even when it starts with '-' (-lpt -0.5, -of -)
+    }
+    absl::Status s = flag->set(p, value);
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(arg, " ", s.message()));
+    if (flag->support == Support::kIgnored) AddOnce(&p.ignored_flags, arg);
+    // An empty string turns a string feature off in whisper-cli (--grammar "", -dtw "").
+    if (flag->support == Support::kNotImplemented && (flag->value_name == nullptr || !value.empty())) {
+      AddOnce(&p.unimplemented_flags, arg);
+    }
+    if (p.help) return p;  // whisper-cli prints usage and exits at -h, ignoring what follows
+  }
+  if (p.output_files.size() > p.files.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "-of/--output-file given %d times but there are %d input files: each -of names the output of "
+        "the input at the same position",
+        p.output_files.size(), p.files.size()));
+  }
+  if (!p.dtw.empty() && DtwPreset(p.dtw) == WHISPER_AHEADS_NONE) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "-dtw: unknown DTW preset '", p.dtw,
+        "' (expected tiny.en, tiny, base.en, base, small.en, small, medium.en, medium, large.v1, large.v2, "
+        "large.v3 or large.v3.turbo)"));
+  }
+  if (p.diarize && p.tinydiarize) {
+    return absl::InvalidArgumentError("cannot use both -di/--diarize and -tdrz/--tinydiarize");
+  }
+  if (!p.unimplemented_flags.empty()) p.unimplemented = p.unimplemented_flags[0];
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<CliParams> ParseCliParams(int argc, const char* const* argv) {
+  std::vector<std::string> args;
+  if (argc == 2 && argv[1] != nullptr && argv[1][0] == '@') {
+    // whisper-cli's response file: the only argument "@FILE" holds the arguments, one per line.
+    const std::string path = argv[1] + 1;
+    std::ifstream in(path);
+    if (!in.is_open()) return absl::InvalidArgumentError(absl::StrCat("response file '", path, "' not found"));
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty()) args.push_back(line);
+    }
+    if (in.bad()) return absl::InvalidArgumentError(absl::StrCat("response file '", path, "': read error"));
+  } else {
+    for (int i = 1; i < argc; ++i) args.emplace_back(argv[i] != nullptr ? argv[i] : "");
+  }
+  return ParseArgs(args);
+}
+
+whisper_context_params ToWhisperContextParams(const CliParams& p) {
+  whisper_context_params c = whisper_context_default_params();
+  c.use_gpu = false;
+  c.flash_attn = p.flash_attn;
+  if (!p.dtw.empty()) {
+    c.dtw_token_timestamps = true;
+    c.dtw_aheads_preset = DtwPreset(p.dtw);
+  }
+  return c;
+}
+
+whisper_full_params ToWhisperFullParams(const CliParams& p) {
+  whisper_full_params w =
+      whisper_full_default_params(p.beam_size > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
+  w.print_realtime = false;
+  w.print_progress = p.print_progress;
+  w.print_timestamps = !p.no_timestamps;
+  w.print_special = p.print_special;
+  w.translate = p.translate;
+  w.language = p.language.c_str();
+  w.detect_language = p.detect_language;
+  w.n_threads = p.n_threads;
+  w.n_max_text_ctx = p.max_context >= 0 ? p.max_context : w.n_max_text_ctx;
+  // The previous window's text prompts the next unless -mc 0, under either rule set (whisper.cpp
+  // conditions within a call whatever no_context says; OpenAI's rules read no_context as
+  // !condition_on_previous_text). Under whisper.cpp's, no_context stays whisper-cli's true, so no
+  // text carries from one input file to the next.
+  w.no_context = p.decoding == "whisper.cpp" || p.max_context == 0;
+  w.offset_ms = p.offset_t_ms;
+  w.duration_ms = p.duration_ms;
+  // -dtw: whisper-cli reports t_dtw in -ojf only; word times (OpenAI's rules) also need the
+  // token times -ml and -ojf read.
+  w.token_timestamps = p.output_words || p.output_json_full || p.max_len > 0;
+  w.thold_pt = p.word_thold;
+  w.tdrz_enable = p.tinydiarize;
+  w.max_len = p.output_words && p.max_len == 0 ? 60 : p.max_len;  // whisper-cli: -owts caps segments at 60
+  w.split_on_word = p.split_on_word;
+  w.audio_ctx = p.audio_ctx;
+  w.no_timestamps = p.no_timestamps;
+  w.suppress_nst = p.suppress_nst;
+  w.suppress_regex = p.suppress_regex.empty() ? nullptr : p.suppress_regex.c_str();
+  w.initial_prompt = p.prompt.empty() ? nullptr : p.prompt.c_str();
+  w.carry_initial_prompt = p.carry_initial_prompt;
+  w.vad = p.vad;
+  w.vad_model_path = p.vad_model.empty() ? kDefaultVadModel : p.vad_model.c_str();
+  w.vad_params.threshold = p.vad_threshold;
+  w.vad_params.min_speech_duration_ms = p.vad_min_speech_duration_ms;
+  w.vad_params.min_silence_duration_ms = p.vad_min_silence_duration_ms;
+  w.vad_params.max_speech_duration_s = p.vad_max_speech_duration_s;
+  w.vad_params.speech_pad_ms = p.vad_speech_pad_ms;
+  w.vad_params.samples_overlap = p.vad_samples_overlap;
+  w.greedy.best_of = p.best_of;
+  w.beam_search.beam_size = p.beam_size;
+  w.temperature = p.temperature;
+  w.temperature_inc = p.no_fallback ? 0.0f : p.temperature_inc;
+  w.entropy_thold = p.entropy_thold;
+  w.logprob_thold = p.logprob_thold;
+  w.no_speech_thold = p.no_speech_thold;
+  return w;
+}
+
+std::string CliUsage(const char* argv0) {
+  const CliParams defaults;
+  std::string out = absl::StrCat("\nusage: ", argv0, " [options] file0 file1 ...\n",
+                                 "supported audio formats: whatever libsndfile reads (wav, flac, mp3, ogg/vorbis, "
+                                 "ogg/opus, aiff, ...); - reads stdin\n\noptions:\n");
+  for (const Flag& f : Flags()) {
+    if (f.section != nullptr) absl::StrAppend(&out, "\n", f.section, ":\n");
+    const std::string arg = f.value_name != nullptr ? absl::StrCat(" ", f.value_name) : "";
+    const std::string short_part = f.short_name != nullptr ? absl::StrCat(f.short_name, arg, ",") : "";
+    const char* mark = f.support == Support::kIgnored          ? " (ignored: CPU runtime)"
+                       : f.support == Support::kNotImplemented ? " (not implemented: the CLI exits 2 when set)"
+                                                               : "";
+    absl::StrAppend(&out, absl::StrFormat("  %-12s %-32s [%-7s] %s%s\n", short_part, absl::StrCat(f.long_name, arg),
+                                          f.show(defaults), f.help, mark));
+  }
+  absl::StrAppend(&out,
+                  "\nDifferences from whisper-cli 1.8.5:\n"
+                  "  - decoding follows OpenAI's transcribe.py (faster-whisper's transcripts) unless\n"
+                  "    --decoding whisper.cpp (whisper.cpp's transcripts);\n"
+                  "  - the model defaults to models/ggml-tiny.en.bin; an unknown flag exits 2;\n"
+                  "  - flags marked 'not implemented' exit 2, flags marked 'ignored' print a notice;\n"
+                  "  - --vad without -vm reads models/ggml-silero-v6.bin (tools/setup.sh makes it);\n"
+                  "  - -dtw MODEL under OpenAI's rules also times words (-ojf lists them; -ml 1 -sow\n"
+                  "    prints one per line), as faster-whisper's word_timestamps=True;\n"
+                  "  - -di transcribes the mean of the channels, as without it (whisper-cli: L + R);\n"
+                  "  - -m and --vad's -vm are checked before anything loads, and the wrong kind of file\n"
+                  "    (VAD model, Whisper model, GGUF, CTranslate2, empty) is named (whisper-cli aborts or\n"
+                  "    exits 3); -ot past the end of the audio is an error, exit 1 (whisper-cli: exit 0).\n\n");
+  return out;
+}
+
+}  // namespace whisper

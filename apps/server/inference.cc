@@ -1,0 +1,449 @@
+#include "apps/server/inference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "apps/common/audio.h"
+#include "whisper/compression_ratio.h"
+#include "apps/common/output.h"
+#include "apps/common/request_rules.h"
+#include "whisper/segments.h"
+#include "apps/server/log_capture.h"
+#include "apps/common/utf8.h"
+
+namespace whisper::server {
+namespace {
+
+using json = nlohmann::json;
+
+// Form fields whose value is a whisper-cli flag's value: checked and applied by ParseCliParams.
+struct FlagField {
+  const char* name;
+  const char* flag;
+};
+constexpr FlagField kFlagFields[] = {
+    {"offset_t", "-ot"},         {"offset_n", "-on"},       {"duration", "-d"},
+    {"max_context", "-mc"},      {"max_len", "-ml"},        {"best_of", "-bo"},
+    {"beam_size", "-bs"},        {"audio_ctx", "-ac"},      {"word_thold", "-wt"},
+    {"entropy_thold", "-et"},    {"logprob_thold", "-lpt"}, {"no_speech_thold", "-nth"},
+    {"temperature", "-tp"},      {"temperature_inc", "-tpi"}, {"language", "-l"},
+    {"prompt", "--prompt"},
+};
+
+// Boolean form fields that set a CliParams switch either way.
+struct BoolField {
+  const char* name;
+  bool CliParams::*field;
+};
+constexpr BoolField kBoolFields[] = {
+    {"translate", &CliParams::translate},
+    {"no_timestamps", &CliParams::no_timestamps},
+    {"split_on_word", &CliParams::split_on_word},
+    {"suppress_nst", &CliParams::suppress_nst},
+    {"suppress_non_speech", &CliParams::suppress_nst},
+    {"carry_initial_prompt", &CliParams::carry_initial_prompt},
+    {"detect_language", &CliParams::detect_language},
+    {"debug_mode", &CliParams::debug_mode},
+    {"vad", &CliParams::vad},
+};
+
+// Fields of features not implemented yet: true is an error, false is accepted.
+constexpr const char* kUnimplementedBools[] = {"diarize", "tinydiarize"};
+
+absl::Status FieldError(const std::string& name, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat("field '", name, "' ", what));
+}
+
+// whisper-server's parse_str_to_bool accepts true/1/yes/y and takes anything else as false; here
+// anything else is an error, so a typo is not silently false.
+absl::StatusOr<bool> ParseBool(const std::string& name, const std::string& value) {
+  const std::string v = absl::AsciiStrToLower(value);
+  if (v == "true" || v == "1" || v == "yes" || v == "y" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "n" || v == "off") return false;
+  return FieldError(name, absl::StrCat("expects a boolean (true/false, 1/0, yes/no), got '", value, "'"));
+}
+
+bool IsKnownField(const std::string& name) {
+  for (const FlagField& f : kFlagFields) if (name == f.name) return true;
+  for (const BoolField& f : kBoolFields) if (name == f.name) return true;
+  for (const char* f : kUnimplementedBools) if (name == f) return true;
+  return name == "file" || name == "response_format" || name == "model" || name == "token_timestamps" ||
+         name == "no_language_probabilities" || name == "timestamp_granularities[]" ||
+         name == "timestamp_granularities";
+}
+
+const std::string* Single(const Form& form, const std::string& name, absl::Status* error) {
+  const size_t n = form.count(name);
+  if (n == 0) return nullptr;
+  if (n > 1) {
+    *error = FieldError(name, absl::StrCat("is given ", n, " times; expected once"));
+    return nullptr;
+  }
+  return &form.find(name)->second.content;
+}
+
+std::string DisplayName(const FormValue& file) {
+  return file.filename.empty() ? std::string("<file field>") : file.filename;
+}
+
+std::string Trimmed(const std::string& s) { return std::string(absl::StripAsciiWhitespace(s)); }
+
+// Mean log probability of the segment's text tokens (whisper-server's avg_logprob), 0 if none.
+double AvgLogprob(const Segment& s, whisper_token eot) {
+  double sum = 0;
+  int n = 0;
+  for (const TokenData& t : s.tokens) {
+    if (t.id >= eot) continue;
+    sum += t.plog;
+    ++n;
+  }
+  return n > 0 ? sum / n : 0.0;
+}
+
+json Rounded(double v) { return std::round(v * 1e6) / 1e6; }
+
+Reply Ok(std::string content_type, std::string body) {
+  Reply r;
+  r.content_type = std::move(content_type);
+  r.body = std::move(body);
+  return r;
+}
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+Reply FormatWhisperServer(const RequestOptions& o, const std::vector<Segment>& segments, whisper_context* ctx,
+                          whisper_state* state, double duration_s) {
+  std::string text;  // whisper-server's output_str: each segment's text and a newline
+  for (const Segment& s : segments) absl::StrAppend(&text, s.text, "\n");
+  const std::string& f = o.response_format;
+  if (f == "text") return Ok("text/plain; charset=utf-8", text);
+  if (f == "srt") return Ok("application/x-subrip", FormatSrt(segments, o.decode.offset_n));
+  if (f == "vtt") return Ok("text/vtt", FormatVtt(segments));
+  if (f == "json") return Ok("application/json", Dump(json{{"text", text}}));
+  // verbose_json: whisper-server's attempt at openai/whisper's result dictionary.
+  const int lang = whisper_full_lang_id_from_state(state);
+  json j = {{"task", o.decode.translate ? "translate" : "transcribe"},
+            {"language", whisper_lang_str_full(std::max(0, lang))},
+            {"duration", duration_s},
+            {"text", text},
+            {"segments", json::array()}};
+  if (o.language_probabilities && whisper_is_multilingual(ctx)) {
+    std::vector<float> probs(static_cast<size_t>(whisper_lang_max_id() + 1), 0.0f);
+    const int id = whisper_lang_auto_detect_with_state(ctx, state, 0, std::max(1, o.decode.n_threads), probs.data());
+    if (id >= 0) {
+      j["detected_language"] = whisper_lang_str_full(id);
+      j["detected_language_probability"] = Rounded(probs[id]);
+      json all = json::object();
+      for (int i = 0; i <= whisper_lang_max_id(); ++i) {
+        if (probs[i] > 0.001f) all[whisper_lang_str(i)] = Rounded(probs[i]);
+      }
+      j["language_probabilities"] = all;
+    }
+  }
+  const whisper_token eot = whisper_token_eot(ctx);
+  CompressionRatio ratio;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const Segment& s = segments[i];
+    json seg = {{"id", i}, {"text", s.text}};
+    if (!o.decode.no_timestamps) {
+      seg["start"] = Rounded(s.t0 * 0.01);
+      seg["end"] = Rounded(s.t1 * 0.01);
+    }
+    json tokens = json::array(), words = json::array();
+    for (const TokenData& t : s.tokens) {
+      if (t.id >= eot) continue;
+      tokens.push_back(t.id);
+      json w = {{"word", whisper_token_to_str(ctx, t.id)}};
+      if (!o.decode.no_timestamps && o.token_timestamps) {
+        w["start"] = Rounded(t.t0 * 0.01);
+        w["end"] = Rounded(t.t1 * 0.01);
+        w["t_dtw"] = t.t_dtw;
+      }
+      w["probability"] = Rounded(t.p);
+      words.push_back(std::move(w));
+    }
+    seg["tokens"] = std::move(tokens);
+    seg["words"] = std::move(words);
+    seg["temperature"] = o.decode.temperature;
+    seg["avg_logprob"] = Rounded(AvgLogprob(s, eot));
+    seg["compression_ratio"] = Rounded(ratio.Of(Trimmed(s.text)));
+    seg["no_speech_prob"] = Rounded(s.no_speech_prob);
+    j["segments"].push_back(std::move(seg));
+  }
+  return Ok("application/json", Dump(j));
+}
+
+Reply FormatOpenAi(const RequestOptions& o, const std::vector<Segment>& segments, whisper_context* ctx,
+                   whisper_state* state, double duration_s) {
+  std::string joined;
+  for (const Segment& s : segments) joined += s.text;
+  const std::string text = Trimmed(joined);
+  const std::string& f = o.response_format;
+  // OpenAI's subtitle writers (openai/whisper utils.py) strip each segment's text.
+  std::vector<Segment> stripped = segments;
+  for (Segment& s : stripped) s.text = Trimmed(s.text);
+  if (f == "text") return Ok("text/plain; charset=utf-8", text + "\n");
+  if (f == "srt") return Ok("text/plain; charset=utf-8", FormatSrt(stripped));
+  if (f == "vtt") return Ok("text/plain; charset=utf-8", FormatVtt(stripped));
+  const json usage = {{"type", "duration"}, {"seconds", static_cast<int64_t>(std::ceil(duration_s))}};
+  if (f == "json") return Ok("application/json", Dump(json{{"text", text}, {"usage", usage}}));
+  const whisper_token eot = whisper_token_eot(ctx);
+  const whisper_token beg = whisper_token_beg(ctx);
+  const int lang = whisper_full_lang_id_from_state(state);
+  json j = {{"task", o.task_translate ? "translate" : "transcribe"},
+            {"language", whisper_lang_str_full(std::max(0, lang))},
+            {"duration", duration_s},
+            {"text", text},
+            {"usage", usage}};
+  if (o.granularity_word) {
+    // OpenAI's TranscriptionWord: {"word", "start", "end"} (seconds), the word without its
+    // leading space.
+    json words = json::array();
+    std::string piece;  // SegmentWords appends each piece before asking for the next
+    auto token_text = [ctx, &piece](Token id) -> const std::string& {
+      piece = whisper_token_to_str(ctx, id);
+      return piece;
+    };
+    for (const Segment& s : segments) {
+      for (const Word& w : SegmentWords(s, eot, token_text)) {
+        words.push_back({{"word", Trimmed(w.text)}, {"start", Rounded(w.t0 * 0.01)}, {"end", Rounded(w.t1 * 0.01)}});
+      }
+    }
+    j["words"] = std::move(words);
+  }
+  if (!o.granularity_segment) return Ok("application/json", Dump(j));
+  j["segments"] = json::array();
+  CompressionRatio ratio;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const Segment& s = segments[i];
+    json tokens = json::array();
+    for (const TokenData& t : s.tokens) {
+      // Text and timestamp tokens, as whisper.cpp keeps them: the opening timestamp of a segment
+      // that follows another in its window is that one's closing token.
+      if (t.id < eot || t.id >= beg) tokens.push_back(t.id);
+    }
+    j["segments"].push_back({{"id", i},
+                             {"seek", s.t0},  // centiseconds = mel frames; see the README
+                             {"start", Rounded(s.t0 * 0.01)},
+                             {"end", Rounded(s.t1 * 0.01)},
+                             {"text", s.text},
+                             {"tokens", std::move(tokens)},
+                             {"temperature", o.decode.temperature},
+                             {"avg_logprob", Rounded(AvgLogprob(s, eot))},
+                             {"compression_ratio", Rounded(ratio.Of(Trimmed(s.text)))},
+                             {"no_speech_prob", Rounded(s.no_speech_prob)}});
+  }
+  return Ok("application/json", Dump(j));
+}
+
+// Puts `warnings` in the reply: its `warnings` (headers, routes.cc) and, for a JSON body, a
+// "warnings" array after the other keys.
+void AddWarnings(std::vector<std::string> warnings, Reply* reply) {
+  if (warnings.empty()) return;
+  if (reply->content_type == "application/json") {
+    json j = json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object()) {
+      j["warnings"] = warnings;
+      reply->body = Dump(j);
+    }
+  }
+  reply->warnings = std::move(warnings);
+}
+
+}  // namespace
+
+Reply ErrorReply(Api api, int status, const std::string& message, const std::string& param) {
+  Reply r;
+  r.status = status;
+  r.content_type = "application/json";
+  if (api == Api::kWhisperServer) {
+    r.body = Dump(json{{"error", message}});
+  } else {
+    r.body = Dump(json{{"error",
+                        {{"message", message},
+                         {"type", status >= 500 ? "server_error" : "invalid_request_error"},
+                         {"param", param.empty() ? json(nullptr) : json(param)},
+                         {"code", nullptr}}}});
+  }
+  return r;
+}
+
+absl::StatusOr<RequestOptions> ParseRequest(Api api, const Form& form, const std::vector<std::string>& default_args) {
+  ErrorCapture quiet;  // whisper_lang_id logs unknown codes; the reply names them instead
+  RequestOptions o;
+  o.task_translate = api == Api::kOpenAiTranslation;
+  absl::Status error;
+  std::vector<std::string> args = default_args;
+  for (const auto& entry : form) {
+    const std::string& name = entry.first;
+    if (IsKnownField(name) && name != "timestamp_granularities[]" && name != "timestamp_granularities" &&
+        form.count(name) > 1) {
+      return FieldError(name, absl::StrCat("is given ", form.count(name), " times; expected once"));
+    }
+  }
+  for (const FlagField& f : kFlagFields) {
+    const std::string* v = Single(form, f.name, &error);
+    if (!error.ok()) return error;
+    if (v == nullptr) continue;
+    std::string value = *v;
+    // whisper-server's beam_size default is -1, and any beam_size <= 1 decodes greedily there.
+    if (std::string(f.name) == "beam_size" && (value == "-1" || value == "0")) value = "1";
+    const char* one[] = {"server", f.flag, value.c_str()};
+    absl::StatusOr<CliParams> check = ParseCliParams(3, one);
+    if (!check.ok()) {
+      std::string m(check.status().message());
+      const std::string prefix = absl::StrCat(f.flag, " ");
+      if (m.rfind(prefix, 0) == 0) m = m.substr(prefix.size());
+      return FieldError(f.name, m);
+    }
+    if (std::string(f.name) == "language" && check->language != "auto" &&
+        whisper_lang_id(check->language.c_str()) < 0) {
+      return FieldError(f.name, absl::StrCat("names no language Whisper knows: '", value,
+                                             "' (expected an ISO 639-1 code such as 'en', or 'auto')"));
+    }
+    args.push_back(f.flag);
+    args.push_back(value);
+  }
+  std::vector<const char*> argv = {"server"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  absl::StatusOr<CliParams> parsed = ParseCliParams(static_cast<int>(argv.size()), argv.data());
+  if (!parsed.ok()) return parsed.status();
+  o.decode = *std::move(parsed);
+  for (const BoolField& f : kBoolFields) {
+    const std::string* v = Single(form, f.name, &error);
+    if (!error.ok()) return error;
+    if (v == nullptr) continue;
+    absl::StatusOr<bool> b = ParseBool(f.name, *v);
+    if (!b.ok()) return b.status();
+    o.decode.*(f.field) = *b;
+  }
+  for (const char* name : kUnimplementedBools) {
+    const std::string* v = Single(form, name, &error);
+    if (!error.ok()) return error;
+    if (v == nullptr) continue;
+    absl::StatusOr<bool> b = ParseBool(name, *v);
+    if (!b.ok()) return b.status();
+    if (*b) return FieldError(name, "asks for speaker diarization, which this runtime does not implement");
+  }
+  for (const auto& [name, field] : {std::pair<const char*, bool*>{"token_timestamps", &o.token_timestamps}}) {
+    const std::string* v = Single(form, name, &error);
+    if (!error.ok()) return error;
+    if (v == nullptr) continue;
+    absl::StatusOr<bool> b = ParseBool(name, *v);
+    if (!b.ok()) return b.status();
+    *field = *b;
+  }
+  if (const std::string* v = Single(form, "no_language_probabilities", &error); v != nullptr) {
+    absl::StatusOr<bool> b = ParseBool("no_language_probabilities", *v);
+    if (!b.ok()) return b.status();
+    o.language_probabilities = !*b;
+  }
+  if (!error.ok()) return error;
+  if (o.task_translate) o.decode.translate = true;
+  if (o.decode.detect_language) o.decode.language = "auto";  // whisper-server: detect, then transcribe
+  o.decode.detect_language = false;
+
+  if (const std::string* v = Single(form, "response_format", &error); v != nullptr) {
+    o.response_format = *v;
+  }
+  if (!error.ok()) return error;
+  const std::string& f = o.response_format;
+  if (f != "json" && f != "text" && f != "srt" && f != "vtt" && f != "verbose_json") {
+    return FieldError("response_format", absl::StrCat("must be one of json, text, srt, vtt, verbose_json; got '", f, "'"));
+  }
+  // whisper-server has no timestamp_granularities: /inference accepts and ignores it.
+  for (const char* name : {"timestamp_granularities[]", "timestamp_granularities"}) {
+    if (api == Api::kWhisperServer) break;
+    auto [begin, end] = form.equal_range(name);
+    for (auto it = begin; it != end; ++it) {
+      const std::string& g = it->second.content;
+      if (g == "segment") {
+        o.granularity_segment = true;
+      } else if (g == "word") {
+        o.granularity_word = true;
+      } else {
+        return FieldError(name, absl::StrCat("must be 'segment' or 'word'; got '", g, "'"));
+      }
+      // OpenAI's API reference: "response_format must be set verbose_json to use timestamp
+      // granularities".
+      if (f != "verbose_json") {
+        return FieldError(name, absl::StrCat("needs response_format 'verbose_json'; got '", f, "'"));
+      }
+    }
+  }
+  if (!o.granularity_word) o.granularity_segment = true;  // OpenAI's default: segments
+  return o;
+}
+
+Reply HandleTranscription(Api api, const Form& form, const std::vector<std::string>& default_args,
+                          LoadedModel& model) {
+  absl::StatusOr<RequestOptions> parsed = ParseRequest(api, form, default_args);
+  if (!parsed.ok()) return ErrorReply(api, 400, std::string(parsed.status().message()));
+  RequestOptions& o = *parsed;
+  const auto file = form.find("file");
+  if (file == form.end()) return ErrorReply(api, 400, "no 'file' field in the request", "file");
+  if (form.count("file") > 1) return ErrorReply(api, 400, "field 'file' is given more than once; expected one audio file", "file");
+  const std::string name = DisplayName(file->second);
+  const std::string& bytes = file->second.content;
+  whisper_context* ctx = model.ctx();
+
+  ErrorCapture errors;
+  absl::StatusOr<std::vector<float>> audio =
+      LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), name);
+  if (!audio.ok()) {
+    const int status = audio.status().code() == absl::StatusCode::kResourceExhausted ? 413 : 400;
+    return ErrorReply(api, status, std::string(audio.status().message()), "file");
+  }
+  if (audio->size() < 1600) {  // whisper.cpp rejects input under 100 ms, as the CLI does
+    return ErrorReply(api, 400, absl::StrCat("'", name, "': ", audio->size(), " samples is shorter than 100 ms"), "file");
+  }
+  if (audio->size() > static_cast<size_t>(INT32_MAX)) {
+    return ErrorReply(api, 413, absl::StrCat("'", name, "': ", audio->size(), " samples is more than whisper_full takes"), "file");
+  }
+  if (o.decode.audio_ctx > whisper_n_audio_ctx(ctx)) {
+    return ErrorReply(api, 400, absl::StrCat("field 'audio_ctx' ", o.decode.audio_ctx, " is larger than the model's n_audio_ctx ",
+                                             whisper_n_audio_ctx(ctx)));
+  }
+  // faster-whisper's rule for English-only models, as the CLI and the Python package apply it.
+  const LanguageDecision language =
+      DecideLanguage(whisper_is_multilingual(ctx) != 0, o.decode.language, o.decode.translate);
+  o.decode.language = language.language;
+  o.decode.translate = language.translate;
+  o.task_translate = o.task_translate && language.translate;
+  std::vector<std::string> warnings;
+  for (const LanguageDecision::Note& note : language.notes) {
+    if (note.level == LanguageDecision::Level::kWarning) warnings.push_back(note.message);
+  }
+  absl::StatusOr<LoadedModel::Lease> lease = model.Acquire();
+  if (!lease.ok()) return ErrorReply(api, 503, std::string(lease.status().message()));
+  whisper_state* state = lease->state();
+  if (o.granularity_word && !model.words_available()) {
+    return ErrorReply(api, 400,
+                      absl::StrCat("field 'timestamp_granularities[]' 'word': the model's shape matches no released "
+                                   "Whisper checkpoint, so it has no alignment heads; start the server with -dtw PRESET"),
+                      "timestamp_granularities[]");
+  }
+  whisper_ggml_state_set_dtw(state, model.dtw_every_request() || o.granularity_word ? 1 : 0);
+  CliParams& d = o.decode;
+  whisper_full_params w = ToWhisperFullParams(d);
+  w.print_progress = false;
+  w.print_timestamps = false;
+  w.token_timestamps = o.token_timestamps || d.max_len > 0;
+  const int rc = whisper_full_with_state(ctx, state, w, audio->data(), static_cast<int>(audio->size()));
+  if (rc != 0) {
+    return ErrorReply(api, 500, errors.FirstOr(absl::StrCat("'", name, "': transcription failed (", rc, ")")));
+  }
+  std::vector<Segment> segments = CollectSegments(ctx, state);
+  RepairSegmentTexts(&segments);
+  const double duration_s = static_cast<double>(audio->size()) / kSampleRate;
+  Reply reply = api == Api::kWhisperServer ? FormatWhisperServer(o, segments, ctx, state, duration_s)
+                                           : FormatOpenAi(o, segments, ctx, state, duration_s);
+  AddWarnings(std::move(warnings), &reply);
+  return reply;
+}
+
+}  // namespace whisper::server

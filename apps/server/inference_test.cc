@@ -1,0 +1,448 @@
+// The server's request handling on the real tiny.en model, without HTTP. References: faster-whisper
+// 1.2.1's greedy segments for jfk.wav (testdata/jfk_faster_whisper_tokens.json: times, tokens and
+// text), whisper-server's and OpenAI's documented reply shapes, and hand-made WAV bytes.
+#include "apps/server/inference.h"
+
+#include <cctype>
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "testdata/paths.h"
+#include "apps/server/log_capture.h"
+#include "apps/server/state_pool.h"
+
+namespace whisper::server {
+namespace {
+
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+const std::vector<std::string> kDefaults = {"-bs", "1", "-bo", "2", "-t", "2"};  // the server's
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A canonical 44-byte-header RIFF/WAVE file of 16 kHz mono 16-bit PCM holding `n` zero samples.
+std::string SilentWav(uint32_t n) {
+  std::string w;
+  auto u32 = [&w](uint32_t v) { for (int i = 0; i < 4; ++i) w.push_back(static_cast<char>(v >> (8 * i))); };
+  auto u16 = [&w](uint16_t v) { for (int i = 0; i < 2; ++i) w.push_back(static_cast<char>(v >> (8 * i))); };
+  w += "RIFF";
+  u32(36 + 2 * n);
+  w += "WAVEfmt ";
+  u32(16);
+  u16(1);          // PCM
+  u16(1);          // mono
+  u32(16000);      // rate
+  u32(32000);      // bytes per second
+  u16(2);          // block align
+  u16(16);         // bits
+  w += "data";
+  u32(2 * n);
+  w.append(2 * n, '\0');
+  return w;
+}
+
+class InferenceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    InstallLogCapture(/*quiet=*/true);
+    const std::string path = testdata::ModelPath("ggml-tiny.en.bin");
+    absl::StatusOr<std::unique_ptr<LoadedModel>> m = LoadedModel::Load(path, 1, 0, WHISPER_GGML_DECODING_OPENAI);
+    ASSERT_TRUE(m.ok()) << m.status() << "\n" << testdata::MissingModelHint(path);
+    model_ = m->release();
+    jfk_ = new std::string(ReadFile(testdata::SharedData("jfk.wav")));
+    ASSERT_GT(jfk_->size(), 300000u);
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    delete jfk_;
+  }
+
+  static Form JfkForm(std::vector<std::pair<std::string, std::string>> fields) {
+    Form f;
+    f.emplace("file", FormValue{*jfk_, "jfk.wav", true});
+    for (auto& [k, v] : fields) f.emplace(k, FormValue{v, "", false});
+    return f;
+  }
+  static Reply Run(Api api, const Form& form) { return HandleTranscription(api, form, kDefaults, *model_); }
+
+  static LoadedModel* model_;
+  static std::string* jfk_;
+};
+LoadedModel* InferenceTest::model_ = nullptr;
+std::string* InferenceTest::jfk_ = nullptr;
+
+// faster-whisper's greedy segments of jfk.wav.
+constexpr char kSeg0[] = " And so my fellow Americans ask not what your country can do for you";
+constexpr char kSeg1[] = " ask what you can do for your country";
+
+TEST_F(InferenceTest, WhisperServerFormats) {
+  Reply r = Run(Api::kWhisperServer, JfkForm({}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(json::parse(r.body), json({{"text", std::string(kSeg0) + "\n" + kSeg1 + "\n"}}));
+
+  r = Run(Api::kWhisperServer, JfkForm({{"response_format", "text"}}));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, std::string(kSeg0) + "\n" + kSeg1 + "\n");
+
+  r = Run(Api::kWhisperServer, JfkForm({{"response_format", "srt"}}));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, std::string("1\n00:00:00,000 --> 00:00:07,740\n") + kSeg0 + "\n\n2\n00:00:07,740 --> 00:00:10,740\n" +
+                        kSeg1 + "\n\n");
+
+  r = Run(Api::kWhisperServer, JfkForm({{"response_format", "vtt"}}));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/vtt");
+  EXPECT_EQ(r.body, std::string("WEBVTT\n\n00:00:00.000 --> 00:00:07.740\n") + kSeg0 +
+                        "\n\n00:00:07.740 --> 00:00:10.740\n" + kSeg1 + "\n\n");
+}
+
+TEST_F(InferenceTest, WhisperServerVerboseJson) {
+  const Reply r = Run(Api::kWhisperServer, JfkForm({{"response_format", "verbose_json"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["task"], "transcribe");
+  EXPECT_EQ(j["language"], "english");
+  EXPECT_DOUBLE_EQ(j["duration"].get<double>(), 11.0);  // 176000 samples
+  ASSERT_EQ(j["segments"].size(), 2u);
+  const json& s0 = j["segments"][0];
+  EXPECT_EQ(s0["id"], 0);
+  EXPECT_EQ(s0["text"], kSeg0);
+  EXPECT_DOUBLE_EQ(s0["start"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(s0["end"].get<double>(), 7.74);
+  // whisper-server lists text tokens only (id < eot): faster-whisper's without the timestamps.
+  EXPECT_THAT(s0["tokens"].get<std::vector<int>>(),
+              ElementsAreArray({843, 523, 616, 5891, 3399, 1265, 407, 644, 534, 1499, 460, 466, 329, 345}));
+  ASSERT_EQ(s0["words"].size(), 14u);
+  EXPECT_EQ(s0["words"][0]["word"], " And");
+  for (const json& w : s0["words"]) {
+    EXPECT_GT(w["probability"].get<double>(), 0.0);
+    EXPECT_LE(w["probability"].get<double>(), 1.0);
+    EXPECT_LE(w["start"].get<double>(), w["end"].get<double>());
+  }
+  EXPECT_LT(s0["avg_logprob"].get<double>(), 0.0);
+  EXPECT_GT(s0["compression_ratio"].get<double>(), 0.5);
+  EXPECT_GE(s0["no_speech_prob"].get<double>(), 0.0);
+  EXPECT_LE(s0["no_speech_prob"].get<double>(), 1.0);
+  EXPECT_EQ(j["segments"][1]["text"], kSeg1);
+  EXPECT_FALSE(j.contains("detected_language"));  // English-only model: no language detection
+}
+
+TEST_F(InferenceTest, OpenAiFormats) {
+  const std::string text = std::string(kSeg0).substr(1) + kSeg1;
+  Reply r = Run(Api::kOpenAiTranscription, JfkForm({{"model", "whisper-1"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["text"], text);
+  EXPECT_EQ(j["usage"], json({{"type", "duration"}, {"seconds", 11}}));
+
+  r = Run(Api::kOpenAiTranscription, JfkForm({{"model", "whisper-1"}, {"response_format", "text"}}));
+  EXPECT_EQ(r.body, text + "\n");
+  r = Run(Api::kOpenAiTranscription, JfkForm({{"response_format", "srt"}}));
+  EXPECT_EQ(r.body, std::string("1\n00:00:00,000 --> 00:00:07,740\n") + (kSeg0 + 1) +
+                        "\n\n2\n00:00:07,740 --> 00:00:10,740\n" + (kSeg1 + 1) + "\n\n");
+  r = Run(Api::kOpenAiTranscription, JfkForm({{"response_format", "vtt"}}));
+  EXPECT_EQ(r.body, std::string("WEBVTT\n\n00:00:00.000 --> 00:00:07.740\n") + (kSeg0 + 1) +
+                        "\n\n00:00:07.740 --> 00:00:10.740\n" + (kSeg1 + 1) + "\n\n");
+
+  r = Run(Api::kOpenAiTranscription,
+          JfkForm({{"response_format", "verbose_json"}, {"timestamp_granularities[]", "segment"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json v = json::parse(r.body);
+  EXPECT_EQ(v["task"], "transcribe");
+  EXPECT_EQ(v["language"], "english");
+  EXPECT_EQ(v["text"], text);
+  ASSERT_EQ(v["segments"].size(), 2u);
+  // The text and timestamp tokens of faster-whisper's segment, less the opening timestamp that
+  // repeats the previous segment's closing one (whisper.cpp keeps it with the earlier segment).
+  EXPECT_THAT(v["segments"][0]["tokens"].get<std::vector<int>>(),
+              ElementsAreArray({50363, 843, 523, 616, 5891, 3399, 1265, 407, 644, 534, 1499, 460, 466, 329, 345, 50750}));
+  EXPECT_THAT(v["segments"][1]["tokens"].get<std::vector<int>>(),
+              ElementsAreArray({1265, 644, 345, 460, 466, 329, 534, 1499, 50900}));
+  EXPECT_DOUBLE_EQ(v["segments"][1]["start"].get<double>(), 7.74);
+  EXPECT_DOUBLE_EQ(v["segments"][1]["end"].get<double>(), 10.74);
+  for (const char* key : {"id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob",
+                          "compression_ratio", "no_speech_prob"}) {
+    EXPECT_TRUE(v["segments"][0].contains(key)) << key;
+  }
+
+  // An English-only model transcribes on the translations route, and says so
+  // (EnglishOnlyModelFollowsFasterWhispersRule).
+  r = Run(Api::kOpenAiTranslation, JfkForm({{"response_format", "verbose_json"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["task"], "transcribe");
+  EXPECT_EQ(json::parse(r.body)["text"], text);
+  EXPECT_EQ(r.warnings.size(), 1u);
+}
+
+// faster-whisper 1.2.1 (transcribe.py, WhisperModel.transcribe) on an English-only model: another
+// language is replaced by 'en' with this warning; a translation is transcribed (its Tokenizer
+// drops the task; here with a warning in the same words). The reply is the English one, with the
+// warnings in Reply::warnings and in JSON bodies.
+TEST_F(InferenceTest, EnglishOnlyModelFollowsFasterWhispersRule) {
+  const std::string de =
+      "The current model is English-only but the language parameter is set to 'de'; using 'en' instead.";
+  const std::string zh =
+      "The current model is English-only but the language parameter is set to 'zh'; using 'en' instead.";
+  const std::string tr =
+      "The current model is English-only but the task parameter is set to 'translate'; using 'transcribe' instead.";
+  const Reply en = Run(Api::kWhisperServer, JfkForm({{"response_format", "text"}}));
+  ASSERT_EQ(en.status, 200) << en.body;
+  EXPECT_TRUE(en.warnings.empty());
+  EXPECT_TRUE(Run(Api::kWhisperServer, JfkForm({{"response_format", "text"}, {"language", "en"}})).warnings.empty());
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> fields;
+    std::vector<std::string> warnings;
+  };
+  const Case cases[] = {
+      {{{"language", "de"}}, {de}},
+      {{{"language", "zh"}}, {zh}},
+      {{{"translate", "true"}}, {tr}},
+      {{{"language", "de"}, {"translate", "true"}}, {de, tr}},
+      {{{"detect_language", "true"}}, {}},  // "auto": informational only, not a warning
+  };
+  for (const Case& c : cases) {
+    std::vector<std::pair<std::string, std::string>> fields = c.fields;
+    fields.push_back({"response_format", "text"});
+    const Reply r = Run(Api::kWhisperServer, JfkForm(fields));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, en.body) << c.fields[0].first;
+    EXPECT_EQ(r.warnings, c.warnings) << c.fields[0].first;
+    fields.back().second = "json";
+    const Reply j = Run(Api::kWhisperServer, JfkForm(fields));
+    ASSERT_EQ(j.status, 200) << j.body;
+    const json v = json::parse(j.body);
+    EXPECT_EQ(v["text"], en.body);
+    if (c.warnings.empty()) {
+      EXPECT_FALSE(v.contains("warnings")) << j.body;
+    } else {
+      EXPECT_EQ(v["warnings"].get<std::vector<std::string>>(), c.warnings);
+    }
+  }
+  // OpenAI's route: the same warning in verbose_json, beside the transcript.
+  const Reply o = Run(Api::kOpenAiTranscription, JfkForm({{"language", "de"}, {"response_format", "verbose_json"}}));
+  ASSERT_EQ(o.status, 200) << o.body;
+  const json v = json::parse(o.body);
+  EXPECT_EQ(v["language"], "english");
+  EXPECT_EQ(v["warnings"].get<std::vector<std::string>>(), std::vector<std::string>{de});
+}
+
+// timestamp_granularities[]=word: faster-whisper 1.2.1's word_timestamps=True words for jfk.wav,
+// greedy (testdata/word_timestamps_faster_whisper.json, tools/check_word_timestamps.py), in
+// OpenAI's TranscriptionWord shape. DTW runs for that request only: the next request on the same
+// state gives the segment reply it gave before.
+TEST_F(InferenceTest, OpenAiWordGranularityIsFasterWhispersWords) {
+  ASSERT_TRUE(model_->words_available());
+  ASSERT_FALSE(model_->dtw_every_request());
+  const Form segments_form = JfkForm({{"response_format", "verbose_json"}});
+  const Reply before = Run(Api::kOpenAiTranscription, segments_form);
+  ASSERT_EQ(before.status, 200) << before.body;
+  EXPECT_FALSE(json::parse(before.body).contains("words"));
+
+  const json ref = json::parse(ReadFile(testdata::RepoRoot() + "/testdata/word_timestamps_faster_whisper.json"));
+  json want;
+  for (const json& run : ref["runs"]) {
+    if (run["audio"] == "jfk.wav" && run["beam_size"] == 1) {
+      for (const json& seg : run["segments"]) {
+        for (const json& w : seg["words"]) want.push_back(w);
+      }
+    }
+  }
+  ASSERT_EQ(want.size(), 22u);
+  Reply r = Run(Api::kOpenAiTranscription,
+                JfkForm({{"response_format", "verbose_json"}, {"timestamp_granularities[]", "word"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  json v = json::parse(r.body);
+  EXPECT_FALSE(v.contains("segments"));  // only the granularity asked for
+  ASSERT_EQ(v["words"].size(), want.size()) << v["words"].dump();
+  for (size_t i = 0; i < want.size(); ++i) {
+    const json& w = v["words"][i];
+    EXPECT_EQ(w.size(), 3u);  // word, start, end
+    EXPECT_EQ(w["word"], want[i]["word"].get<std::string>().substr(1)) << i;  // no leading space
+    EXPECT_NEAR(w["start"].get<double>(), want[i]["start"].get<double>(), 0.021) << i;
+    EXPECT_NEAR(w["end"].get<double>(), want[i]["end"].get<double>(), 0.021) << i;
+  }
+  r = Run(Api::kOpenAiTranscription, JfkForm({{"response_format", "verbose_json"},
+                                              {"timestamp_granularities[]", "word"},
+                                              {"timestamp_granularities[]", "segment"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  v = json::parse(r.body);
+  EXPECT_EQ(v["words"].size(), want.size());
+  ASSERT_EQ(v["segments"].size(), 2u);
+  EXPECT_DOUBLE_EQ(v["segments"][0]["end"].get<double>(), 8.06);  // moved to its last word's end
+
+  const Reply after = Run(Api::kOpenAiTranscription, segments_form);
+  EXPECT_EQ(after.body, before.body);
+}
+
+// Lower-case words of `text`, punctuation dropped.
+std::string Words(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (std::isalpha(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(c));
+    if (c == ' ' || c == '\n') out += ' ';
+  }
+  return out;
+}
+
+// vad=true: the server's -vm model (Silero v6) keeps jfk.wav's speech, so the words are
+// faster-whisper's (the trimmed audio decodes as one segment with punctuation).
+TEST_F(InferenceTest, VadField) {
+  const std::vector<std::string> defaults = {"-bs", "1", "-bo", "2", "-t", "2", "-vm",
+                                             testdata::ModelPath("ggml-silero-v6.bin")};
+  Reply r = HandleTranscription(Api::kWhisperServer, JfkForm({{"vad", "true"}, {"response_format", "text"}}),
+                                defaults, *model_);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Words(r.body), Words(std::string(kSeg0) + kSeg1 + "\n"));
+  std::vector<std::string> missing = kDefaults;
+  missing.insert(missing.end(), {"-vm", "/nonexistent/vad.bin"});
+  r = HandleTranscription(Api::kWhisperServer, JfkForm({{"vad", "true"}}), missing, *model_);
+  EXPECT_EQ(r.status, 500) << r.body;
+  EXPECT_THAT(json::parse(r.body)["error"].get<std::string>(), HasSubstr("/nonexistent/vad.bin"));
+}
+
+TEST_F(InferenceTest, FieldsChangeTheDecode) {
+  // no_timestamps: one segment without times; beam_size 5: faster-whisper's beam-5 text has a
+  // comma and a full stop (testdata/jfk_faster_whisper_beam5.json).
+  Reply r = Run(Api::kWhisperServer, JfkForm({{"beam_size", "5"}, {"response_format", "text"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, " And so, my fellow Americans ask not what your country can do for you\n"
+                    " ask what you can do for your country.\n");
+  r = Run(Api::kWhisperServer, JfkForm({{"beam_size", "-1"}, {"offset_t", "7740"}, {"response_format", "text"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("ask what you can do for your country"));
+  EXPECT_THAT(r.body, ::testing::Not(HasSubstr("Americans")));
+}
+
+TEST_F(InferenceTest, BadFieldsAre400sNamingTheField) {
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> fields;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {{{"temperature", "hot"}}, "field 'temperature' needs a finite number, got 'hot'"},
+      {{{"temperature", "nan"}}, "field 'temperature' needs a finite number, got 'nan'"},
+      {{{"temperature", "2"}}, "field 'temperature' 2 is out of range"},
+      {{{"beam_size", "9"}}, "field 'beam_size' 9 is out of range"},
+      {{{"best_of", "1e9"}}, "field 'best_of' needs an integer, got '1e9'"},
+      {{{"offset_t", "-5"}}, "field 'offset_t'"},
+      {{{"language", "xx"}}, "field 'language' names no language Whisper knows: 'xx'"},
+      {{{"response_format", "xml"}}, "field 'response_format' must be one of json, text, srt, vtt, verbose_json; got 'xml'"},
+      {{{"translate", "maybe"}}, "field 'translate' expects a boolean"},
+      {{{"diarize", "true"}}, "field 'diarize' asks for speaker diarization"},
+      {{{"vad", "perhaps"}}, "field 'vad' expects a boolean"},
+      {{{"temperature", "0"}, {"temperature", "0.2"}}, "field 'temperature' is given 2 times; expected once"},
+      {{{"audio_ctx", "5000"}}, "field 'audio_ctx' 5000 is larger than the model's n_audio_ctx 1500"},
+  };
+  for (const Case& c : cases) {
+    const Reply r = Run(Api::kWhisperServer, JfkForm(c.fields));
+    EXPECT_EQ(r.status, 400) << c.expected;
+    EXPECT_THAT(json::parse(r.body)["error"].get<std::string>(), HasSubstr(c.expected));
+  }
+  // Granularities are OpenAI's (whisper-server ignores the field), with verbose_json only.
+  for (const Case& c : {Case{{{"timestamp_granularities[]", "char"}, {"response_format", "verbose_json"}},
+                             "field 'timestamp_granularities[]' must be 'segment' or 'word'; got 'char'"},
+                        Case{{{"timestamp_granularities[]", "word"}},
+                             "field 'timestamp_granularities[]' needs response_format 'verbose_json'; got 'json'"}}) {
+    const Reply r = Run(Api::kOpenAiTranscription, JfkForm(c.fields));
+    EXPECT_EQ(r.status, 400) << c.expected;
+    EXPECT_THAT(json::parse(r.body)["error"]["message"].get<std::string>(), HasSubstr(c.expected));
+  }
+  EXPECT_EQ(Run(Api::kWhisperServer, JfkForm({{"timestamp_granularities[]", "char"}})).status, 200);
+  // The OpenAI shape: {"error": {"message", "type", "param", "code"}}.
+  const Reply r = Run(Api::kOpenAiTranscription, JfkForm({{"temperature", "hot"}}));
+  EXPECT_EQ(r.status, 400);
+  const json e = json::parse(r.body)["error"];
+  EXPECT_THAT(e["message"].get<std::string>(), HasSubstr("field 'temperature'"));
+  EXPECT_EQ(e["type"], "invalid_request_error");
+  EXPECT_TRUE(e.contains("param") && e.contains("code"));
+}
+
+TEST_F(InferenceTest, BadAudioIs400) {
+  Form none;
+  none.emplace("response_format", FormValue{"json", "", false});
+  Reply r = Run(Api::kWhisperServer, none);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body)["error"], "no 'file' field in the request");
+
+  struct Case {
+    std::string bytes;
+    const char* name;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"", "empty.wav", "empty.wav"},
+      {"this is not audio at all, just some text bytes", "notes.wav", "notes.wav"},
+      {SilentWav(100), "short.wav", "'short.wav': 100 samples is shorter than 100 ms"},
+      {jfk_->substr(0, 30), "cut.wav", "cut.wav"},
+  };
+  for (const Case& c : cases) {
+    Form f;
+    f.emplace("file", FormValue{c.bytes, c.name, true});
+    r = Run(Api::kOpenAiTranscription, f);
+    EXPECT_EQ(r.status, 400) << c.name << ": " << r.body;
+    EXPECT_THAT(json::parse(r.body)["error"]["message"].get<std::string>(), HasSubstr(c.expected));
+    EXPECT_EQ(json::parse(r.body)["error"]["param"], "file");
+  }
+  // 1600 samples of silence is long enough: a 200 with no speech.
+  Form f;
+  f.emplace("file", FormValue{SilentWav(1600), "silence.wav", true});
+  r = Run(Api::kWhisperServer, f);
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+TEST_F(InferenceTest, FullPoolIs503) {
+  // One state, no queue: while a lease is held, a request is refused at once.
+  absl::StatusOr<LoadedModel::Lease> held = model_->Acquire();
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(model_->busy(), 1);
+  const Reply r = Run(Api::kOpenAiTranscription, JfkForm({}));
+  EXPECT_EQ(r.status, 503);
+  const json e = json::parse(r.body)["error"];
+  EXPECT_THAT(e["message"].get<std::string>(), HasSubstr("server busy: all 1 transcription slots are in use"));
+  EXPECT_EQ(e["type"], "server_error");
+}
+
+TEST(InferenceConcurrency, FourRequestsOnTwoStatesGiveTheSameReply) {
+  // --parallel 2 --queue 2: four requests at once all run (two wait), and each reply equals the
+  // one-at-a-time reply.
+  InstallLogCapture(/*quiet=*/true);
+  absl::StatusOr<std::unique_ptr<LoadedModel>> m =
+      LoadedModel::Load(testdata::ModelPath("ggml-tiny.en.bin"), 2, 2, WHISPER_GGML_DECODING_OPENAI, 1);
+  ASSERT_TRUE(m.ok()) << m.status();
+  Form form;
+  form.emplace("file", FormValue{ReadFile(testdata::SharedData("jfk.wav")), "jfk.wav", true});
+  form.emplace("response_format", FormValue{"text", "", false});
+  const std::vector<std::string> args = {"-bs", "1", "-bo", "2", "-t", "1"};
+  const Reply alone = HandleTranscription(Api::kWhisperServer, form, args, **m);
+  ASSERT_EQ(alone.status, 200) << alone.body;
+  std::vector<Reply> replies(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] { replies[i] = HandleTranscription(Api::kWhisperServer, form, args, **m); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const Reply& r : replies) {
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, alone.body);
+  }
+  EXPECT_EQ((*m)->busy(), 0);
+  EXPECT_EQ((*m)->waiting(), 0);
+}
+
+}  // namespace
+}  // namespace whisper::server

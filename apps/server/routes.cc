@@ -1,0 +1,176 @@
+#include "apps/server/routes.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "apps/server/inference.h"
+#include "apps/server/models_dir.h"
+
+namespace whisper::server {
+namespace {
+
+Form ToForm(const httplib::Request& req) {
+  Form form;
+  for (const auto& [name, part] : req.files) {
+    FormValue v;
+    v.content = part.content;
+    v.filename = part.filename;
+    v.is_file = !part.filename.empty();
+    form.emplace(name, std::move(v));
+  }
+  for (const auto& [name, value] : req.params) {
+    if (req.files.count(name) != 0) continue;  // a multipart field also seen in the query string
+    FormValue v;
+    v.content = value;
+    form.emplace(name, std::move(v));
+  }
+  return form;
+}
+
+void Send(const Reply& r, httplib::Response& res) {
+  res.status = r.status;
+  // RFC 7234 section 5.5: warn-code 299 (persistent), the agent, the text as a quoted-string. The
+  // texts are the server's own sentences around a known language code; anything outside printable
+  // ASCII, '"' and '\' would still be replaced, so a header cannot be split.
+  for (const std::string& w : r.warnings) {
+    std::string text;
+    for (char c : w) text += (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') ? c : '?';
+    res.set_header("Warning", "299 ggml_whisper \"" + text + "\"");
+  }
+  res.set_content(r.body, r.content_type.c_str());
+}
+
+Api ApiOfPath(const std::string& path) {
+  return path.find("/v1/") != std::string::npos ? Api::kOpenAiTranscription : Api::kWhisperServer;
+}
+
+std::string HomePage(const ServerParams& sp) {
+  const std::string route = sp.request_path + sp.inference_path;
+  return "<html><head><title>ggml_whisper server</title><meta charset=\"utf-8\"></head><body>\n"
+         "<h1>ggml_whisper server</h1>\n<pre>curl 127.0.0.1:" +
+         std::to_string(sp.port) + route +
+         " -F file=@audio.wav -F response_format=json\n"
+         "curl 127.0.0.1:" +
+         std::to_string(sp.port) + sp.request_path +
+         "/v1/audio/transcriptions -F file=@audio.wav -F model=whisper-1</pre>\n"
+         "<form action=\"" +
+         route +
+         "\" method=\"POST\" enctype=\"multipart/form-data\">\n"
+         "<input type=\"file\" name=\"file\" accept=\"audio/*\" required>\n"
+         "<select name=\"response_format\"><option>json</option><option>verbose_json</option>"
+         "<option>text</option><option>srt</option><option>vtt</option></select>\n"
+         "<button type=\"submit\">Transcribe</button></form></body></html>\n";
+}
+
+// POST /load: the `model` field names a file in --models-dir (models_dir.h). The reply never
+// carries what the loader read from the file (its messages quote magic numbers and header
+// fields): the client gets the rule that failed, the server's log gets the loader's message.
+void Load(ServerRuntime& rt, const Form& form, httplib::Response& res) {
+  const Api api = Api::kWhisperServer;
+  if (rt.params.models_dir.empty()) {
+    return Send(ErrorReply(api, 403,
+                           "POST /load is disabled: the server was started without --models-dir; start it with "
+                           "--models-dir DIR to let clients load the model files in DIR by name"),
+                res);
+  }
+  const auto it = form.find("model");
+  if (it == form.end()) return Send(ErrorReply(api, 400, "no 'model' field in the request"), res);
+  if (form.count("model") > 1) return Send(ErrorReply(api, 400, "field 'model' is given more than once"), res);
+  const std::string& name = it->second.content;
+  absl::StatusOr<std::string> path = ResolveModelName(rt.params.models_dir, name);
+  if (!path.ok()) {
+    return Send(ErrorReply(api, 400, std::string(path.status().message()) + " (the previous model is still loaded)"),
+                res);
+  }
+  std::lock_guard<std::mutex> lock(rt.load_mu);
+  absl::StatusOr<std::unique_ptr<LoadedModel>> m =
+      LoadedModel::Load(*path, rt.params.parallel, rt.params.queue, rt.decoding, rt.params.decode.n_threads,
+                        rt.params.decode.dtw, rt.params.decode.flash_attn);
+  if (!m.ok()) {
+    std::fprintf(stderr, "POST /load '%s' failed: %s\n", path->c_str(), std::string(m.status().message()).c_str());
+    return Send(ErrorReply(api, 400,
+                           "field 'model' '" + QuotedName(name) +
+                               "': the file in --models-dir cannot be loaded as a Whisper ggml model (the server's "
+                               "log has the loader's message; the previous model is still loaded)"),
+                res);
+  }
+  rt.model.Set(std::shared_ptr<LoadedModel>(std::move(*m)));
+  std::fprintf(stderr, "loaded model '%s'\n", path->c_str());
+  res.set_content("Load was successful!", "application/text");  // whisper-server's reply
+}
+
+}  // namespace
+
+void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
+  const ServerParams& sp = rt.params;
+  // Enough connection threads for every state, every queued request and a few quick requests
+  // (health checks, rejections) at the same time; connections beyond that wait to be accepted.
+  const size_t n_http_threads = static_cast<size_t>(sp.parallel + sp.queue + 4);
+  svr.new_task_queue = [n_http_threads] { return new httplib::ThreadPool(n_http_threads); };
+  svr.set_payload_max_length(sp.max_body_size);
+  svr.set_read_timeout(sp.read_timeout_s, 0);
+  svr.set_write_timeout(sp.write_timeout_s, 0);
+  svr.set_default_headers({{"Server", "ggml_whisper"},
+                           {"Access-Control-Allow-Origin", "*"},
+                           {"Access-Control-Allow-Headers", "content-type, authorization"},
+                           {"Access-Control-Expose-Headers", "Warning"}});
+
+  auto transcribe = [&rt](Api api) {
+    return [&rt, api](const httplib::Request& req, httplib::Response& res) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::shared_ptr<LoadedModel> model = rt.model.Get();
+      const Reply reply = HandleTranscription(api, ToForm(req), rt.params.decode_args, *model);
+      Send(reply, res);
+      if (rt.log_requests) {
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        std::fprintf(stderr, "%s %s %d %.0f ms%s%s\n", req.method.c_str(), req.path.c_str(), reply.status, ms,
+                     reply.status >= 400 ? " " : "", reply.status >= 400 ? reply.body.c_str() : "");
+        for (const std::string& w : reply.warnings) std::fprintf(stderr, "  warning: %s\n", w.c_str());
+      }
+    };
+  };
+  const std::string& rp = sp.request_path;
+  svr.Post(rp + sp.inference_path, transcribe(Api::kWhisperServer));
+  svr.Post(rp + "/v1/audio/transcriptions", transcribe(Api::kOpenAiTranscription));
+  svr.Post(rp + "/v1/audio/translations", transcribe(Api::kOpenAiTranslation));
+  svr.Options(rp + sp.inference_path, [](const httplib::Request&, httplib::Response&) {});
+
+  svr.Post(rp + "/load", [&rt](const httplib::Request& req, httplib::Response& res) { Load(rt, ToForm(req), res); });
+
+  svr.Get(rp + "/health", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"status\":\"ok\"}", "application/json");  // the model is loaded before listening
+  });
+
+  svr.Get(rp + "/", [&rt](const httplib::Request&, httplib::Response& res) {
+    res.set_content(HomePage(rt.params), "text/html");
+  });
+
+  // Replies the handlers did not write: unknown routes (404), bodies over --max-body-size (413),
+  // requests cpp-httplib could not parse (400). JSON in the route's API shape.
+  svr.set_error_handler(httplib::Server::HandlerWithResponse(
+      [&rt](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        std::string message;
+        if (res.status == 413) {
+          message = "request body is larger than --max-body-size " + std::to_string(rt.params.max_body_size) + " bytes";
+        } else if (res.status == 404) {
+          message = "no route " + req.method + " " + req.path;
+        } else {
+          message = "malformed HTTP request (status " + std::to_string(res.status) + ")";
+        }
+        Send(ErrorReply(ApiOfPath(req.path), res.status, message), res);
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  svr.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    Send(ErrorReply(ApiOfPath(req.path), 500, "internal error: " + what), res);
+  });
+}
+
+}  // namespace whisper::server

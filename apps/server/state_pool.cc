@@ -1,0 +1,123 @@
+#include "apps/server/state_pool.h"
+
+#include "absl/strings/str_cat.h"
+#include "whisper/dtw.h"
+#include "apps/server/log_capture.h"
+
+namespace whisper::server {
+
+absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string& path, int parallel, int queue,
+                                                               whisper_ggml_decoding decoding, int warmup_threads,
+                                                               const std::string& dtw, bool flash_attn) {
+  if (parallel < 1 || queue < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("LoadedModel::Load: parallel = ", parallel, ", queue = ", queue,
+                                                   ", expected parallel >= 1 and queue >= 0"));
+  }
+  ErrorCapture errors;
+  std::unique_ptr<LoadedModel> m(new LoadedModel());
+  m->path_ = path;
+  m->queue_ = queue;
+  whisper_context_params cparams = whisper_context_default_params();
+  cparams.use_gpu = false;
+  cparams.flash_attn = flash_attn;
+  AheadsPreset preset = AheadsPreset::kNone;
+  if (!dtw.empty()) {
+    preset = AlignmentHeadsPresetByName(dtw.c_str());
+    if (preset == AheadsPreset::kNone) {
+      return absl::InvalidArgumentError(absl::StrCat("LoadedModel::Load: dtw preset '", dtw, "' is unknown"));
+    }
+    cparams.dtw_token_timestamps = true;
+    cparams.dtw_aheads_preset = static_cast<whisper_alignment_heads_preset>(preset);
+    m->dtw_every_request_ = true;
+  }
+  m->ctx_ = whisper_init_from_file_with_params_no_state(path.c_str(), cparams);  // states: below
+  if (m->ctx_ == nullptr) {
+    return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
+  }
+  if (dtw.empty()) {
+    preset = AlignmentHeadsPresetForDims(whisper_model_n_vocab(m->ctx_), whisper_model_n_audio_layer(m->ctx_),
+                                         whisper_model_n_text_layer(m->ctx_));
+    if (preset != AheadsPreset::kNone) {  // again, with the heads
+      whisper_free(m->ctx_);
+      cparams.dtw_token_timestamps = true;
+      cparams.dtw_aheads_preset = static_cast<whisper_alignment_heads_preset>(preset);
+      m->ctx_ = whisper_init_from_file_with_params_no_state(path.c_str(), cparams);
+      if (m->ctx_ == nullptr) {
+        return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
+      }
+    }
+  }
+  m->words_available_ = preset != AheadsPreset::kNone;
+  if (whisper_ggml_set_decoding(m->ctx_, decoding) != 0) {
+    return absl::InvalidArgumentError(errors.FirstOr("whisper_ggml_set_decoding failed"));
+  }
+  for (int i = 0; i < parallel; ++i) {
+    whisper_state* s = whisper_init_state(m->ctx_);
+    if (s == nullptr) {
+      return absl::ResourceExhaustedError(
+          errors.FirstOr(absl::StrCat("'", path, "': cannot make whisper_state ", i + 1, " of ", parallel)));
+    }
+    whisper_ggml_state_set_dtw(s, m->dtw_every_request_ ? 1 : 0);
+    m->states_.push_back(s);
+  }
+  m->free_ = m->states_;
+  if (warmup_threads > 0) {
+    const std::vector<float> silence(WHISPER_SAMPLE_RATE, 0.0f);
+    whisper_full_params w = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+    w.n_threads = warmup_threads;
+    w.print_progress = false;
+    w.language = "en";
+    for (whisper_state* s : m->states_) {
+      if (whisper_full_with_state(m->ctx_, s, w, silence.data(), static_cast<int>(silence.size())) != 0) {
+        return absl::InternalError(errors.FirstOr(absl::StrCat("'", path, "': warm-up transcription failed")));
+      }
+    }
+  }
+  return m;
+}
+
+LoadedModel::~LoadedModel() {
+  for (whisper_state* s : states_) whisper_free_state(s);
+  whisper_free(ctx_);
+}
+
+LoadedModel::Lease::~Lease() {
+  if (pool_ != nullptr) pool_->Release(state_);
+}
+
+absl::StatusOr<LoadedModel::Lease> LoadedModel::Acquire() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (free_.empty()) {
+    if (waiting_ >= queue_) {
+      return absl::ResourceExhaustedError(absl::StrCat("server busy: all ", states_.size(),
+                                                       " transcription slots are in use and ", waiting_,
+                                                       " requests are queued (--parallel, --queue)"));
+    }
+    ++waiting_;
+    cv_.wait(lock, [this] { return !free_.empty(); });
+    --waiting_;
+  }
+  whisper_state* s = free_.back();
+  free_.pop_back();
+  return Lease(this, s);
+}
+
+void LoadedModel::Release(whisper_state* state) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(state);
+  }
+  cv_.notify_one();
+}
+
+int LoadedModel::busy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(states_.size() - free_.size());
+}
+
+int LoadedModel::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiting_;
+}
+
+}  // namespace whisper::server

@@ -1,0 +1,93 @@
+// A loaded model for the server: one whisper_context shared by `parallel` whisper_states, and
+// admission control in front of them. A request leases a state for its transcription; when all
+// are busy it waits in a bounded queue, and past the queue it is refused at once (the server
+// answers 503), so a burst of clients neither grows memory nor hangs.
+//
+// States are made when the model is loaded, so a request never pays for one, and each keeps its
+// buffers between requests (whisper.h: after the first whisper_full on a state, the next makes
+// no heap allocation in the compute path).
+#ifndef GGML_WHISPER_APPS_SERVER_STATE_POOL_H_
+#define GGML_WHISPER_APPS_SERVER_STATE_POOL_H_
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "whisper/whisper.h"
+
+namespace whisper::server {
+
+class LoadedModel {
+ public:
+  // Loads the ggml model file at `path` (whisper_init_from_file_with_params) and makes
+  // `parallel` states (whisper_init_state) over it. `decoding` is applied with
+  // whisper_ggml_set_decoding. With warmup_threads > 0, each state then transcribes 1 s of
+  // silence (greedy, that many threads), so its buffers are in memory before the first request
+  // and the first request is as fast as the others.
+  // Errors: InvalidArgument when parallel < 1 or queue < 0; NotFound / InvalidArgument with the
+  // loader's message (naming the file and field) when the model cannot be loaded;
+  // ResourceExhausted when a state cannot be made.
+  // Word timestamps (cross-attention DTW, whisper/dtw.h): with `dtw` a -dtw preset name (as
+  // whisper-server's -dtw), every request gets DTW token times; with "" the preset is chosen
+  // from the model's shape (AlignmentHeadsPresetForDims) and a request turns DTW on only when it
+  // asks for words (whisper_ggml_state_set_dtw), so other requests transcribe exactly as the CLI
+  // does. A shape no preset fits has no word times. The model is read twice in that case (once
+  // to learn its shape). `flash_attn` is whisper_context_params.flash_attn (-fa / -nfa).
+  static absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const std::string& path, int parallel, int queue,
+                                                          whisper_ggml_decoding decoding, int warmup_threads = 0,
+                                                          const std::string& dtw = "", bool flash_attn = true);
+  ~LoadedModel();
+  LoadedModel(const LoadedModel&) = delete;
+  LoadedModel& operator=(const LoadedModel&) = delete;
+
+  // A state held for one transcription; returns it to the pool when destroyed.
+  class Lease {
+   public:
+    Lease(Lease&& other) noexcept : pool_(other.pool_), state_(other.state_) { other.pool_ = nullptr; }
+    Lease& operator=(Lease&&) = delete;
+    ~Lease();
+    whisper_state* state() const { return state_; }
+
+   private:
+    friend class LoadedModel;
+    Lease(LoadedModel* pool, whisper_state* state) : pool_(pool), state_(state) {}
+    LoadedModel* pool_;
+    whisper_state* state_;
+  };
+
+  // A free state, after waiting for one if all are busy. Errors: ResourceExhausted, at once,
+  // when all states are busy and `queue` requests already wait (the message gives both counts).
+  absl::StatusOr<Lease> Acquire();
+
+  whisper_context* ctx() const { return ctx_; }
+  const std::string& path() const { return path_; }
+  int parallel() const { return static_cast<int>(states_.size()); }
+  // Whether requests can have word times, and whether every request gets them (explicit -dtw).
+  bool words_available() const { return words_available_; }
+  bool dtw_every_request() const { return dtw_every_request_; }
+  // Requests holding a state, and requests waiting for one (for /health and tests).
+  int busy() const;
+  int waiting() const;
+
+ private:
+  LoadedModel() = default;
+  void Release(whisper_state* state);
+
+  std::string path_;
+  whisper_context* ctx_ = nullptr;
+  std::vector<whisper_state*> states_;  // all states, freed before ctx_
+  int queue_ = 0;
+  bool words_available_ = false;
+  bool dtw_every_request_ = false;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<whisper_state*> free_;  // guarded by mu_
+  int waiting_ = 0;                   // guarded by mu_
+};
+
+}  // namespace whisper::server
+
+#endif  // GGML_WHISPER_APPS_SERVER_STATE_POOL_H_
