@@ -4,11 +4,9 @@
 
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 
 #include <vector>
 
-#include "ggml/fp16.h"
 #include "ggml/ops.h"
 #include "kernels/quant_traits.h"
 
@@ -16,52 +14,24 @@ namespace {
 
 // ---- Element access through nb[] ----------------------------------------------------------------
 
-const char* ElementPtr(const ggml_tensor* t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
-  return static_cast<const char*>(t->data) + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+// Start of row (i1, i2, i3) of t.
+const char* RowPtr(const ggml_tensor* t, int64_t i1, int64_t i2, int64_t i3) {
+  return static_cast<const char*>(t->data) + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
 
-// Reads one F32, F16 or I32 element as double (exact for all three).
+// Reads one F32, F16 or I32 element as double (exact for all three: I32 through ggml's I32
+// accessor, the floats through ggml_get_f32_nd).
 double Get(const ggml_tensor* t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
-  const char* p = ElementPtr(t, i0, i1, i2, i3);
-  switch (t->type) {
-    case GGML_TYPE_F32: {
-      float v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    case GGML_TYPE_F16: {
-      ggml_fp16_t h;
-      memcpy(&h, p, 2);
-      return ggml_fp16_to_fp32(h);
-    }
-    default: {  // I32 (callers check types first)
-      int32_t v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-  }
+  return t->type == GGML_TYPE_I32 ? ggml_get_i32_nd(t, i0, i1, i2, i3) : ggml_get_f32_nd(t, i0, i1, i2, i3);
 }
 
 // Writes v rounded to t's type (F32: nearest float; F16: nearest float, then nearest-even f16;
 // I32: truncation of an integral value).
 void Set(ggml_tensor* t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, double v) {
-  char* p = const_cast<char*>(ElementPtr(t, i0, i1, i2, i3));
-  switch (t->type) {
-    case GGML_TYPE_F32: {
-      const float f = static_cast<float>(v);
-      memcpy(p, &f, 4);
-      break;
-    }
-    case GGML_TYPE_F16: {
-      const ggml_fp16_t h = ggml_fp32_to_fp16(static_cast<float>(v));
-      memcpy(p, &h, 2);
-      break;
-    }
-    default: {
-      const int32_t i = static_cast<int32_t>(v);
-      memcpy(p, &i, 4);
-      break;
-    }
+  if (t->type == GGML_TYPE_I32) {
+    ggml_set_i32_nd(t, i0, i1, i2, i3, static_cast<int32_t>(v));
+  } else {
+    ggml_set_f32_nd(t, i0, i1, i2, i3, static_cast<float>(v));
   }
 }
 
@@ -180,7 +150,7 @@ bool ReadRow(const ggml_tensor* node, const ggml_tensor* a, int64_t i1, int64_t 
   const ggml_cpu::QuantTypeTraits* traits = ggml_cpu::GetQuantTypeTraits(a->type);
   if (traits == nullptr) return Fail(node, "a must be F32, F16 or a quantized type with to_float");
   if (a->nb[0] != ggml_type_size(a->type)) return Fail(node, "rows of quantized a are not contiguous");
-  traits->to_float(ElementPtr(a, 0, i1, i2, i3), row->data(), a->ne[0]);
+  traits->to_float(RowPtr(a, i1, i2, i3), row->data(), a->ne[0]);
   return true;
 }
 
@@ -418,14 +388,9 @@ bool FlashAttnExt(ggml_tensor* dst) {
   return true;
 }
 
-}  // namespace
-
-extern "C" bool ggml_ref_compute_forward(ggml_tensor* node) {
-  if (node == nullptr) {
-    ggml_set_error("ggml_ref_compute_forward: node is NULL");
-    return false;
-  }
-  if (ggml_op_is_view(node->op)) return true;
+// The checks every op shares: a known op, allocated result and sources, source and result types
+// and shapes the op's reference reads and writes. False with the error recorded (Fail).
+bool CheckNode(const ggml_tensor* node) {
   if (node->op <= GGML_OP_NONE || node->op >= GGML_OP_COUNT) return Fail(node, "unknown op");
   if (node->data == nullptr) return Fail(node, "result has no data (not allocated)");
   for (int i = 0; i < ggml_op_n_src(node->op); ++i) {
@@ -439,7 +404,6 @@ extern "C" bool ggml_ref_compute_forward(ggml_tensor* node) {
     return Fail(node, "mask (src[1]) has no data");
   }
   const ggml_tensor* a = node->src[0];
-  const ggml_tensor* b = node->src[1];
   // Ops other than MUL_MAT, GET_ROWS and the copies read F32 (or F16) sources and write F32.
   const bool elementwise = node->op != GGML_OP_MUL_MAT && node->op != GGML_OP_GET_ROWS && node->op != GGML_OP_DUP &&
                            node->op != GGML_OP_CONT && node->op != GGML_OP_CPY && node->op != GGML_OP_IM2COL &&
@@ -454,6 +418,13 @@ extern "C" bool ggml_ref_compute_forward(ggml_tensor* node) {
   if ((node->op == GGML_OP_MUL_MAT || node->op == GGML_OP_GET_ROWS) && node->type != GGML_TYPE_F32) {
     return Fail(node, "result must be F32");
   }
+  return true;
+}
+
+// Evaluates the checked, non-view node with its op's reference.
+bool RunOp(ggml_tensor* node) {
+  const ggml_tensor* a = node->src[0];
+  const ggml_tensor* b = node->src[1];
   switch (node->op) {
     case GGML_OP_DUP:
     case GGML_OP_CONT:
@@ -501,6 +472,17 @@ extern "C" bool ggml_ref_compute_forward(ggml_tensor* node) {
     default:
       return Fail(node, "op has no reference implementation");
   }
+}
+
+}  // namespace
+
+extern "C" bool ggml_ref_compute_forward(ggml_tensor* node) {
+  if (node == nullptr) {
+    ggml_set_error("ggml_ref_compute_forward: node is NULL");
+    return false;
+  }
+  if (ggml_op_is_view(node->op)) return true;
+  return CheckNode(node) && RunOp(node);
 }
 
 extern "C" bool ggml_ref_graph_compute(ggml_cgraph* graph) {

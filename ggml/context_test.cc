@@ -341,6 +341,15 @@ TEST_F(ContextTest, ElementAccessByType) {
   EXPECT_EQ(ggml_get_i32_1d(i32, 5), -7);
   EXPECT_EQ(static_cast<const int32_t*>(i32->data)[5], -7);
   EXPECT_EQ(ggml_get_f32_nd(i32, 5, 0, 0, 0), -7.0f);
+  // 2^24 + 1 has no float: only the I32 accessors keep it.
+  ggml_tensor* i32_2d = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 3, 2);
+  ggml_set_i32_nd(i32_2d, 2, 1, 0, 0, 16777217);
+  EXPECT_EQ(static_cast<const int32_t*>(i32_2d->data)[2 + 3], 16777217);
+  EXPECT_EQ(ggml_get_i32_nd(i32_2d, 2, 1, 0, 0), 16777217);
+  EXPECT_EQ(ggml_get_f32_nd(i32_2d, 2, 1, 0, 0), 16777216.0f);
+  EXPECT_EQ(ggml_get_i32_nd(f32, 0, 0, 0, 0), 0);
+  EXPECT_NE(std::string(ggml_last_error()).find("ggml_get_i32_nd: type f32 is not supported"), std::string::npos)
+      << ggml_last_error();
   ggml_free(ctx);
 }
 

@@ -236,6 +236,11 @@ void ggml_set_f32_nd(struct ggml_tensor* t, int64_t i0, int64_t i1, int64_t i2, 
                      float v);
 int32_t ggml_get_i32_1d(const struct ggml_tensor* t, int64_t i);
 void ggml_set_i32_1d(struct ggml_tensor* t, int64_t i, int32_t v);
+// Element (i0, i1, i2, i3) of an I32 tensor, exact (ggml_get_f32_nd rounds values past 2^24 to
+// float). ggml's names; this subset takes I32 only: another type is an error (ggml_last_error(),
+// get returns 0, set writes nothing).
+int32_t ggml_get_i32_nd(const struct ggml_tensor* t, int64_t i0, int64_t i1, int64_t i2, int64_t i3);
+void ggml_set_i32_nd(struct ggml_tensor* t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int32_t v);
 
 #ifdef __cplusplus
 }

@@ -38,25 +38,32 @@ void ggml_set_error(const char* fmt, ...) {
 
 // ---- Creation -----------------------------------------------------------------------------------
 
-ggml_tensor* ggml_internal_new_tensor(ggml_context* ctx, ggml_type type, int n_dims, const int64_t* ne,
-                                      ggml_tensor* view_src, size_t view_offs) {
-  if (ctx == nullptr) {
-    ggml_set_error("ggml_new_tensor: context is NULL");
-    return nullptr;
-  }
+namespace {
+
+// A new tensor's shape padded to 4 dimensions, its contiguous strides and data bytes.
+struct TensorLayout {
+  int64_t ne[GGML_MAX_DIMS] = {1, 1, 1, 1};
+  size_t nb[GGML_MAX_DIMS] = {};
+  size_t data_size = 0;
+};
+
+// Checks type, n_dims and ne (a known type, 1..4 dimensions, no negative extent, whole blocks per
+// row) and computes the layout, with the data size's overflow checked (a bad shape from a file
+// must not wrap around to a small allocation). False with ggml_last_error() set.
+bool ContiguousLayout(ggml_type type, int n_dims, const int64_t* ne, TensorLayout* out) {
   if (ggml_type_traits_of(type) == nullptr) {
     ggml_set_error("ggml_new_tensor: unknown ggml_type %d", static_cast<int>(type));
-    return nullptr;
+    return false;
   }
   if (n_dims < 1 || n_dims > GGML_MAX_DIMS) {
     ggml_set_error("ggml_new_tensor: n_dims %d is not in 1..%d", n_dims, GGML_MAX_DIMS);
-    return nullptr;
+    return false;
   }
-  int64_t full_ne[GGML_MAX_DIMS] = {1, 1, 1, 1};
+  int64_t* full_ne = out->ne;
   for (int i = 0; i < n_dims; ++i) {
     if (ne[i] < 0) {
       ggml_set_error("ggml_new_tensor: ne[%d] = %lld is negative", i, static_cast<long long>(ne[i]));
-      return nullptr;
+      return false;
     }
     full_ne[i] = ne[i];
   }
@@ -64,11 +71,9 @@ ggml_tensor* ggml_internal_new_tensor(ggml_context* ctx, ggml_type type, int n_d
     ggml_set_error("ggml_new_tensor: ne[0] = %lld is not a multiple of the %s block size %lld",
                    static_cast<long long>(full_ne[0]), ggml_type_name(type),
                    static_cast<long long>(ggml_blck_size(type)));
-    return nullptr;
+    return false;
   }
-  // Contiguous strides; the data size, with overflow checked (a bad shape from a file must not
-  // wrap around to a small allocation).
-  size_t nb[GGML_MAX_DIMS];
+  size_t* nb = out->nb;
   nb[0] = ggml_type_size(type);
   nb[1] = ggml_row_size(type, full_ne[0]);
   size_t data_size = nb[1];
@@ -79,10 +84,25 @@ ggml_tensor* ggml_internal_new_tensor(ggml_context* ctx, ggml_type type, int n_d
                      static_cast<long long>(full_ne[0]), static_cast<long long>(full_ne[1]),
                      static_cast<long long>(full_ne[2]), static_cast<long long>(full_ne[3]),
                      ggml_type_name(type));
-      return nullptr;
+      return false;
     }
     data_size *= static_cast<size_t>(full_ne[i]);
   }
+  out->data_size = data_size;
+  return true;
+}
+
+}  // namespace
+
+ggml_tensor* ggml_internal_new_tensor(ggml_context* ctx, ggml_type type, int n_dims, const int64_t* ne,
+                                      ggml_tensor* view_src, size_t view_offs) {
+  if (ctx == nullptr) {
+    ggml_set_error("ggml_new_tensor: context is NULL");
+    return nullptr;
+  }
+  TensorLayout layout;
+  if (!ContiguousLayout(type, n_dims, ne, &layout)) return nullptr;
+  const size_t data_size = layout.data_size;
 
   if (view_src != nullptr && view_src->view_src != nullptr) {  // collapse view chains
     view_offs += view_src->view_offs;
@@ -105,8 +125,8 @@ ggml_tensor* ggml_internal_new_tensor(ggml_context* ctx, ggml_type type, int n_d
   memset(t, 0, sizeof(*t));
   t->type = type;
   for (int i = 0; i < GGML_MAX_DIMS; ++i) {
-    t->ne[i] = full_ne[i];
-    t->nb[i] = nb[i];
+    t->ne[i] = layout.ne[i];
+    t->nb[i] = layout.nb[i];
   }
   t->op = GGML_OP_NONE;
   t->view_src = view_src;
@@ -390,6 +410,24 @@ void ggml_set_f32_nd(ggml_tensor* t, int64_t i0, int64_t i1, int64_t i2, int64_t
     default:
       ggml_set_error("ggml_set_f32_nd: type %s is not supported", ggml_type_name(t->type));
   }
+}
+
+int32_t ggml_get_i32_nd(const ggml_tensor* t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+  if (t->type != GGML_TYPE_I32) {
+    ggml_set_error("ggml_get_i32_nd: type %s is not supported (I32 only)", ggml_type_name(t->type));
+    return 0;
+  }
+  int32_t v;
+  memcpy(&v, ElementPtr(t, i0, i1, i2, i3), 4);
+  return v;
+}
+
+void ggml_set_i32_nd(ggml_tensor* t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int32_t v) {
+  if (t->type != GGML_TYPE_I32) {
+    ggml_set_error("ggml_set_i32_nd: type %s is not supported (I32 only)", ggml_type_name(t->type));
+    return;
+  }
+  memcpy(ElementPtr(t, i0, i1, i2, i3), &v, 4);
 }
 
 int32_t ggml_get_i32_1d(const ggml_tensor* t, int64_t i) {

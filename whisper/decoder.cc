@@ -123,37 +123,38 @@ int DecoderGraphSize(const WhisperHparams& h, int n_aheads, int n_batch) {
 
 namespace {
 
-// BuildDecoderGraph (n_kvs == 1) and BuildBatchedDecoderGraph (n_kvs == n_tokens decoders, one
-// token each): see SelfAttention.
-absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model, const DecoderKv* self_kvs,
-                                   int n_kvs, const DecoderKv& cross_kv, int n_audio_ctx, int n_tokens,
-                                   int n_past, const AlignmentHead* aheads, int n_aheads) {
-  const WhisperHparams& h = model.hparams();
-  const WhisperWeights& w = model.weights();
-  StepShape s;
-  s.S = h.n_text_state;
-  s.n_head = h.n_text_head;
-  s.d = s.S / s.n_head;
-  s.n_text_ctx = h.n_text_ctx;
-  s.n_audio_ctx = n_audio_ctx;
-  s.n_tokens = n_tokens;
-  s.n_past = n_past;
-  const int n_new = n_kvs > 1 ? 1 : n_tokens;  // positions appended to each cache
-  if (n_tokens < 1 || n_past < 0 || n_past + n_new > h.n_text_ctx) {
+// One decoder step's inputs: BuildDecoderGraph's (n_kvs == 1) or BuildBatchedDecoderGraph's
+// (n_kvs == n_tokens decoders, one token each; see SelfAttention).
+struct DecoderStep {
+  const DecoderKv* self_kvs = nullptr;
+  int n_kvs = 1;
+  const DecoderKv* cross_kv = nullptr;
+  int n_audio_ctx = 0;
+  int n_tokens = 0;
+  int n_past = 0;
+  const AlignmentHead* aheads = nullptr;
+  int n_aheads = 0;
+};
+
+// The step's positions, audio context, KV caches (F16, large enough) and alignment heads against
+// the model's hparams; InvalidArgument naming the first that does not fit.
+absl::Status CheckStep(const WhisperHparams& h, const DecoderStep& st) {
+  const int n_new = st.n_kvs > 1 ? 1 : st.n_tokens;  // positions appended to each cache
+  if (st.n_tokens < 1 || st.n_past < 0 || st.n_past + n_new > h.n_text_ctx) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "decoder: %d tokens at n_past %d do not fit n_text_ctx %d (need n_tokens >= 1, "
         "n_past >= 0, n_past + n_tokens <= n_text_ctx)",
-        n_new, n_past, h.n_text_ctx));
+        n_new, st.n_past, h.n_text_ctx));
   }
-  if (n_audio_ctx < 1 || n_audio_ctx > h.n_audio_ctx) {
+  if (st.n_audio_ctx < 1 || st.n_audio_ctx > h.n_audio_ctx) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "decoder: n_audio_ctx %d is not in [1, %d]", n_audio_ctx, h.n_audio_ctx));
+        "decoder: n_audio_ctx %d is not in [1, %d]", st.n_audio_ctx, h.n_audio_ctx));
   }
-  const int64_t self_need = static_cast<int64_t>(h.n_text_layer) * h.n_text_ctx * s.S;
-  const int64_t cross_need = static_cast<int64_t>(h.n_text_layer) * n_audio_ctx * s.S;
-  for (int b = 0; b <= n_kvs; ++b) {
-    const DecoderKv& kv = b < n_kvs ? self_kvs[b] : cross_kv;
-    const int64_t need = b < n_kvs ? self_need : cross_need;
+  const int64_t self_need = static_cast<int64_t>(h.n_text_layer) * h.n_text_ctx * h.n_text_state;
+  const int64_t cross_need = static_cast<int64_t>(h.n_text_layer) * st.n_audio_ctx * h.n_text_state;
+  for (int b = 0; b <= st.n_kvs; ++b) {
+    const DecoderKv& kv = b < st.n_kvs ? st.self_kvs[b] : *st.cross_kv;
+    const int64_t need = b < st.n_kvs ? self_need : cross_need;
     for (const ggml_tensor* t : {kv.k, kv.v}) {
       if (t == nullptr || t->type != GGML_TYPE_F16 || ggml_nelements(t) < need) {
         return absl::InvalidArgumentError(absl::StrFormat(
@@ -162,24 +163,42 @@ absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model,
       }
     }
   }
-
-  if (n_aheads < 0 || (n_aheads > 0 && aheads == nullptr)) {
+  if (st.n_aheads < 0 || (st.n_aheads > 0 && st.aheads == nullptr)) {
     return absl::InvalidArgumentError("decoder: alignment heads: a negative count or no array");
   }
-  for (int i = 0; i < n_aheads; ++i) {
-    if (aheads[i].layer < 0 || aheads[i].layer >= h.n_text_layer || aheads[i].head < 0 ||
-        aheads[i].head >= h.n_text_head) {
+  for (int i = 0; i < st.n_aheads; ++i) {
+    const AlignmentHead& a = st.aheads[i];
+    if (a.layer < 0 || a.layer >= h.n_text_layer || a.head < 0 || a.head >= h.n_text_head) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "decoder: alignment head %d is layer %d head %d, outside %d layers of %d heads", i, aheads[i].layer,
-          aheads[i].head, h.n_text_layer, h.n_text_head));
+          "decoder: alignment head %d is layer %d head %d, outside %d layers of %d heads", i, a.layer, a.head,
+          h.n_text_layer, h.n_text_head));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model, const DecoderStep& st) {
+  const WhisperHparams& h = model.hparams();
+  const WhisperWeights& w = model.weights();
+  absl::Status check = CheckStep(h, st);
+  if (!check.ok()) return check;
+  const int n_kvs = st.n_kvs;
+  const int n_tokens = st.n_tokens;
+  StepShape s;
+  s.S = h.n_text_state;
+  s.n_head = h.n_text_head;
+  s.d = s.S / s.n_head;
+  s.n_text_ctx = h.n_text_ctx;
+  s.n_audio_ctx = st.n_audio_ctx;
+  s.n_tokens = n_tokens;
+  s.n_past = st.n_past;
+  const int n_new = n_kvs > 1 ? 1 : n_tokens;  // positions appended to each cache
 
   DecoderGraph g;
-  g.graph = ggml_new_graph_custom(ctx, DecoderGraphSize(h, n_aheads, n_kvs > 1 ? n_kvs : 0));
+  g.graph = ggml_new_graph_custom(ctx, DecoderGraphSize(h, st.n_aheads, n_kvs > 1 ? n_kvs : 0));
   if (g.graph == nullptr) return BuildError("decoder graph");
-  if (n_aheads > 0) {
-    g.aheads_qk = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, n_audio_ctx, n_tokens, n_aheads);
+  if (st.n_aheads > 0) {
+    g.aheads_qk = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, st.n_audio_ctx, n_tokens, st.n_aheads);
     if (g.aheads_qk == nullptr) return BuildError("decoder alignment heads output");
     ggml_set_name(g.aheads_qk, "aheads_qk");
     ggml_set_output(g.aheads_qk);
@@ -191,13 +210,13 @@ absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model,
 
   // Positions n_past .. n_past + n_tokens - 1 are consecutive rows of the embedding: a view.
   // (A batch's tokens all sit at n_past: one row, broadcast by the add.)
-  ggml_tensor* pe = ggml_view_2d(ctx, w.d_pe, s.S, n_new, w.d_pe->nb[1], w.d_pe->nb[1] * n_past);
+  ggml_tensor* pe = ggml_view_2d(ctx, w.d_pe, s.S, n_new, w.d_pe->nb[1], w.d_pe->nb[1] * st.n_past);
   ggml_tensor* cur = ggml_add(ctx, ggml_get_rows(ctx, w.d_te, g.tokens), pe);
   if (cur == nullptr) return BuildError("decoder embeddings");
   for (int il = 0; il < h.n_text_layer; ++il) {
     const DecoderLayerWeights& lw = w.decoder[il];
-    cur = SelfAttention(ctx, g.graph, lw.attn, self_kvs, n_kvs, il, s, cur);
-    cur = CrossAttention(ctx, g.graph, lw.cross, cross_kv, il, s, cur, aheads, n_aheads, g.aheads_qk);
+    cur = SelfAttention(ctx, g.graph, lw.attn, st.self_kvs, n_kvs, il, s, cur);
+    cur = CrossAttention(ctx, g.graph, lw.cross, *st.cross_kv, il, s, cur, st.aheads, st.n_aheads, g.aheads_qk);
     cur = MlpBlock(ctx, lw.mlp, cur);
     if (cur == nullptr) return BuildError(absl::StrCat("decoder layer ", il));
   }
@@ -220,7 +239,7 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
                                                const DecoderKv& self_kv, const DecoderKv& cross_kv,
                                                int n_audio_ctx, int n_tokens, int n_past,
                                                const AlignmentHead* aheads, int n_aheads) {
-  return Build(ctx, model, &self_kv, 1, cross_kv, n_audio_ctx, n_tokens, n_past, aheads, n_aheads);
+  return Build(ctx, model, DecoderStep{&self_kv, 1, &cross_kv, n_audio_ctx, n_tokens, n_past, aheads, n_aheads});
 }
 
 absl::StatusOr<DecoderGraph> BuildBatchedDecoderGraph(ggml_context* ctx, const WhisperModel& model,
@@ -238,7 +257,7 @@ absl::StatusOr<DecoderGraph> BuildBatchedDecoderGraph(ggml_context* ctx, const W
       }
     }
   }
-  return Build(ctx, model, self_kvs, n_batch, cross_kv, n_audio_ctx, n_batch, n_past, nullptr, 0);
+  return Build(ctx, model, DecoderStep{self_kvs, n_batch, &cross_kv, n_audio_ctx, n_batch, n_past, nullptr, 0});
 }
 
 }  // namespace whisper

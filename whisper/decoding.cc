@@ -290,13 +290,12 @@ double WindowDecoder::TextCompressionRatio(const Sequence& seq) {
   return compression_.Of(absl::string_view(text_).substr(b, e - b));
 }
 
-absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float temperature, int seek,
-                                    int seek_end) {
+int WindowDecoder::AttemptWidth(float temperature) const {
   const bool beam = temperature == 0.0f && params_.beam_size > 1;
-  const int width = beam ? params_.beam_size : (temperature > 0.0f ? std::max(params_.best_of, 1) : 1);
-  const int n_max = std::min(params_.max_tokens_per_window, n_text_ctx_ - n_prompt);
-  // Beam search double-buffers its KV caches: slots [0, width) and [width, 2 width) alternate.
-  int base = 0;
+  return beam ? params_.beam_size : (temperature > 0.0f ? std::max(params_.best_of, 1) : 1);
+}
+
+void WindowDecoder::StartSequences(DecoderBackend& backend, int width, int n_prompt, bool beam) {
   for (int j = 0; j < width; ++j) {
     Sequence& s = seqs_[j];
     s.tokens.clear();
@@ -321,95 +320,124 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
     backend.CopyKv(0, j, 0, n_prompt);
     slot_kv_[j] = slot_kv_[0];
   }
+}
+
+void WindowDecoder::StepBeamOpenAi(DecoderBackend& backend, int width, int i, float temperature, int n_prompt,
+                                   int seek, int seek_end, int* base) {
+  candidates_.clear();
+  FilterLanes(backend, width, i, temperature, /*skip_idle=*/true, /*top_k=*/width);
+  for (int j = 0; j < width; ++j) {
+    const Sequence& s = seqs_[j];
+    if (s.completed || s.failed || s.idle) continue;
+    for (Candidate c : lanes_[j].cands) {
+      c.ts = lanes_[j].ts;
+      candidates_.push_back(c);
+    }
+  }
+  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+    return a.sum_logprobs_all > b.sum_logprobs_all;
+  });
+  // Refill the active beams from the best distinct candidates into the other slot bank.
+  const int other = width - *base;
+  size_t c = 0;
+  for (int j = 0; j < width; ++j) {
+    Sequence& dst = next_seqs_[j];
+    const Sequence& old = seqs_[j];
+    if (old.completed || old.failed) {
+      dst = old;
+      continue;
+    }
+    for (; c < candidates_.size(); ++c) {
+      const Candidate& cand = candidates_[c];
+      bool dup = false;
+      for (int k = 0; k < j && !dup; ++k) {
+        const Sequence& prev = next_seqs_[k];
+        if (prev.idle || seqs_[k].completed || seqs_[k].failed) continue;
+        dup = prev.tokens.size() == seqs_[cand.from].tokens.size() + 1 && prev.tokens.back() == cand.token &&
+              std::equal(prev.tokens.begin(), prev.tokens.end() - 1, seqs_[cand.from].tokens.begin());
+      }
+      if (!dup) break;
+    }
+    if (c >= candidates_.size()) {
+      dst = old;
+      dst.idle = true;
+      continue;
+    }
+    Adopt(backend, candidates_[c++], other + j, n_prompt, i, seek, seek_end, &dst);
+  }
+  std::swap(seqs_, next_seqs_);
+  *base = other;
+}
+
+void WindowDecoder::StepSampled(DecoderBackend& backend, int width, int i, float temperature, int seek,
+                                int seek_end) {
+  FilterLanes(backend, width, i, temperature, /*skip_idle=*/false, /*top_k=*/0);
+  for (int j = 0; j < width; ++j) {
+    Sequence& s = seqs_[j];
+    if (s.completed || s.failed) continue;
+    const Lane& lane = lanes_[j];
+    Token t;
+    if (temperature == 0.0f) {
+      t = lane.argmax;
+    } else {
+      t = params_.whisper_cpp ? SampleWhisperCpp(lane, rngs_[j]) : SampleFromLogprobs(lane, rngs_[j]);
+    }
+    StepRules(s, t, lane.logprobs[t], lane.ts, i, seek, seek_end);
+  }
+}
+
+absl::Status WindowDecoder::DecodeLive(DecoderBackend& backend, int width, int n_prompt, int* n_live_out) {
+  // The live sequences' next tokens, one batched step when they share a position (they do:
+  // each step appends one token to every live sequence).
+  int n_live = 0;
+  bool same_pos = true;
+  for (int j = 0; j < width; ++j) {
+    const Sequence& s = seqs_[j];
+    if (s.completed || s.failed || s.idle) continue;
+    same_pos = same_pos && (n_live == 0 || s.tokens.size() == seqs_[batch_seq_[0]].tokens.size());
+    batch_seq_[n_live] = j;
+    batch_slots_[n_live] = s.slot;
+    batch_tokens_[n_live] = s.tokens.back();
+    ++n_live;
+  }
+  *n_live_out = n_live;
+  if (n_live == 0) return absl::OkStatus();
+  if (same_pos) {
+    const int n_past = n_prompt + static_cast<int>(seqs_[batch_seq_[0]].tokens.size()) - 1;
+    absl::Status st = backend.DecodeBatch(batch_slots_.data(), batch_tokens_.data(), n_live, n_past);
+    if (!st.ok()) return st;
+    for (int b = 0; b < n_live; ++b) NoteDecoded(batch_slots_[b], n_past, batch_tokens_[b]);
+  } else {
+    for (int b = 0; b < n_live; ++b) {
+      const int n_past = n_prompt + static_cast<int>(seqs_[batch_seq_[b]].tokens.size()) - 1;
+      absl::Status st = backend.Decode(batch_slots_[b], &batch_tokens_[b], 1, n_past);
+      if (!st.ok()) return st;
+      NoteDecoded(batch_slots_[b], n_past, batch_tokens_[b]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float temperature, int seek,
+                                    int seek_end) {
+  const bool beam = temperature == 0.0f && params_.beam_size > 1;
+  const int width = AttemptWidth(temperature);
+  const int n_max = std::min(params_.max_tokens_per_window, n_text_ctx_ - n_prompt);
+  // Beam search double-buffers its KV caches: slots [0, width) and [width, 2 width) alternate.
+  int base = 0;
+  StartSequences(backend, width, n_prompt, beam);
   for (int i = 0; i < n_max; ++i) {
     if (beam && params_.whisper_cpp) {
       StepBeamWhisperCpp(backend, width, i, temperature, n_prompt, seek, seek_end, &base);
     } else if (beam) {
-      candidates_.clear();
-      FilterLanes(backend, width, i, temperature, /*skip_idle=*/true, /*top_k=*/width);
-      for (int j = 0; j < width; ++j) {
-        const Sequence& s = seqs_[j];
-        if (s.completed || s.failed || s.idle) continue;
-        for (Candidate c : lanes_[j].cands) {
-          c.ts = lanes_[j].ts;
-          candidates_.push_back(c);
-        }
-      }
-      std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
-        return a.sum_logprobs_all > b.sum_logprobs_all;
-      });
-      // Refill the active beams from the best distinct candidates into the other slot bank.
-      const int other = width - base;
-      size_t c = 0;
-      for (int j = 0; j < width; ++j) {
-        Sequence& dst = next_seqs_[j];
-        const Sequence& old = seqs_[j];
-        if (old.completed || old.failed) {
-          dst = old;
-          continue;
-        }
-        for (; c < candidates_.size(); ++c) {
-          const Candidate& cand = candidates_[c];
-          bool dup = false;
-          for (int k = 0; k < j && !dup; ++k) {
-            const Sequence& prev = next_seqs_[k];
-            if (prev.idle || seqs_[k].completed || seqs_[k].failed) continue;
-            dup = prev.tokens.size() == seqs_[cand.from].tokens.size() + 1 && prev.tokens.back() == cand.token &&
-                  std::equal(prev.tokens.begin(), prev.tokens.end() - 1, seqs_[cand.from].tokens.begin());
-          }
-          if (!dup) break;
-        }
-        if (c >= candidates_.size()) {
-          dst = old;
-          dst.idle = true;
-          continue;
-        }
-        Adopt(backend, candidates_[c++], other + j, n_prompt, i, seek, seek_end, &dst);
-      }
-      std::swap(seqs_, next_seqs_);
-      base = other;
+      StepBeamOpenAi(backend, width, i, temperature, n_prompt, seek, seek_end, &base);
     } else {
-      FilterLanes(backend, width, i, temperature, /*skip_idle=*/false, /*top_k=*/0);
-      for (int j = 0; j < width; ++j) {
-        Sequence& s = seqs_[j];
-        if (s.completed || s.failed) continue;
-        const Lane& lane = lanes_[j];
-        Token t;
-        if (temperature == 0.0f) {
-          t = lane.argmax;
-        } else {
-          t = params_.whisper_cpp ? SampleWhisperCpp(lane, rngs_[j]) : SampleFromLogprobs(lane, rngs_[j]);
-        }
-        StepRules(s, t, lane.logprobs[t], lane.ts, i, seek, seek_end);
-      }
+      StepSampled(backend, width, i, temperature, seek, seek_end);
     }
-    // The live sequences' next tokens, one batched step when they share a position (they do:
-    // each step appends one token to every live sequence).
     int n_live = 0;
-    bool same_pos = true;
-    for (int j = 0; j < width; ++j) {
-      const Sequence& s = seqs_[j];
-      if (s.completed || s.failed || s.idle) continue;
-      same_pos = same_pos && (n_live == 0 || s.tokens.size() == seqs_[batch_seq_[0]].tokens.size());
-      batch_seq_[n_live] = j;
-      batch_slots_[n_live] = s.slot;
-      batch_tokens_[n_live] = s.tokens.back();
-      ++n_live;
-    }
+    absl::Status st = DecodeLive(backend, width, n_prompt, &n_live);
+    if (!st.ok()) return st;
     if (n_live == 0) break;
-    if (same_pos) {
-      const int n_past = n_prompt + static_cast<int>(seqs_[batch_seq_[0]].tokens.size()) - 1;
-      absl::Status st = backend.DecodeBatch(batch_slots_.data(), batch_tokens_.data(), n_live, n_past);
-      if (!st.ok()) return st;
-      for (int b = 0; b < n_live; ++b) NoteDecoded(batch_slots_[b], n_past, batch_tokens_[b]);
-    } else {
-      for (int b = 0; b < n_live; ++b) {
-        const int n_past = n_prompt + static_cast<int>(seqs_[batch_seq_[b]].tokens.size()) - 1;
-        absl::Status st = backend.Decode(batch_slots_[b], &batch_tokens_[b], 1, n_past);
-        if (!st.ok()) return st;
-        NoteDecoded(batch_slots_[b], n_past, batch_tokens_[b]);
-      }
-    }
   }
   for (int j = 0; j < width; ++j) {
     Sequence& s = seqs_[j];
@@ -480,8 +508,8 @@ void WindowDecoder::Adopt(DecoderBackend& backend, const Candidate& cand, int sl
   StepRules(*dst, cand.token, cand.logprob, cand.ts, i, seek, seek_end);
 }
 
-absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token>& prompt, int seek, int seek_end,
-                                WindowResult* result, int n_history) {
+absl::Status WindowDecoder::CheckRunArgs(const DecoderBackend& backend, const std::vector<Token>& prompt,
+                                         int n_history) const {
   if (static_cast<int>(prompt.size()) >= n_text_ctx_) {
     return absl::InvalidArgumentError("decoding: prompt of " + std::to_string(prompt.size()) +
                                       " tokens does not fit n_text_ctx " + std::to_string(n_text_ctx_));
@@ -494,6 +522,52 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
     return absl::InvalidArgumentError("decoding: n_history " + std::to_string(n_history) + " outside [0, " +
                                       std::to_string(prompt.size()) + ")");
   }
+  return absl::OkStatus();
+}
+
+absl::Status WindowDecoder::PromptPass(DecoderBackend& backend, const Token* tokens, int n, WindowResult* result) {
+  absl::Status s = backend.Decode(0, tokens, n, 0);
+  if (!s.ok()) return s;
+  const float* raw = backend.logits(0);
+  std::copy(raw, raw + special_.n_vocab, prompt_logits_.begin());
+  const float lse = LogSumExp(raw, 0, special_.n_vocab);
+  result->no_speech_prob = std::exp(raw[special_.nosp] - lse);
+  return absl::OkStatus();
+}
+
+bool WindowDecoder::TakeBest(float temperature, WindowResult* result) {
+  const int width = AttemptWidth(temperature);
+  int best = -1;
+  for (int j = 0; j < width; ++j) {
+    if (!seqs_[j].failed && (best < 0 || seqs_[j].score > seqs_[best].score)) best = j;
+  }
+  const bool failed = best < 0;
+  if (best < 0) best = 0;
+  const Sequence& s = seqs_[best];
+  result->tokens.assign(s.tokens.begin(), s.tokens.begin() + std::min<size_t>(s.result_len, s.tokens.size()));
+  result->token_data.assign(s.data.begin(), s.data.begin() + result->tokens.size());
+  result->token_logprobs.resize(result->tokens.size());
+  for (size_t k = 0; k < result->tokens.size(); ++k) result->token_logprobs[k] = s.data[k].plog;
+  result->sum_logprob = static_cast<float>(s.sum_logprobs);
+  result->avg_logprob = s.result_len > 0 ? static_cast<float>(s.sum_logprobs / s.result_len) : -INFINITY;
+  result->temperature = temperature;
+  result->seek_delta = s.seek_delta;
+  result->failed = failed;
+  const bool low_logprob = result->avg_logprob < params_.logprob_thold;
+  const bool silence = result->no_speech_prob > params_.no_speech_thold && low_logprob;
+  bool repetitive = false;
+  result->compression_ratio = 0.0f;
+  if (params_.compression_ratio_thold > 0.0f && token_text_) {
+    result->compression_ratio = static_cast<float>(TextCompressionRatio(s));
+    repetitive = result->compression_ratio > params_.compression_ratio_thold;
+  }
+  return failed || (low_logprob && result->no_speech_prob < params_.no_speech_thold) || (repetitive && !silence);
+}
+
+absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token>& prompt, int seek, int seek_end,
+                                WindowResult* result, int n_history) {
+  absl::Status st = CheckRunArgs(backend, prompt, n_history);
+  if (!st.ok()) return st;
   int n_prompt = static_cast<int>(prompt.size());
   // A window has at most n_text_ctx tokens: size the result once, so a later window (or
   // transcription) with more tokens than an earlier one does not allocate.
@@ -501,16 +575,7 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
   result->token_logprobs.reserve(n_text_ctx_);
   result->token_data.reserve(n_text_ctx_);
   // The prompt pass: its logits give the first token and the no-speech probability.
-  auto prompt_pass = [&](const Token* tokens, int n) {
-    absl::Status s = backend.Decode(0, tokens, n, 0);
-    if (!s.ok()) return s;
-    const float* raw = backend.logits(0);
-    std::copy(raw, raw + special_.n_vocab, prompt_logits_.begin());
-    const float lse = LogSumExp(raw, 0, special_.n_vocab);
-    result->no_speech_prob = std::exp(raw[special_.nosp] - lse);
-    return absl::OkStatus();
-  };
-  absl::Status st = prompt_pass(prompt.data(), n_prompt);
+  st = PromptPass(backend, prompt.data(), n_prompt, result);
   if (!st.ok()) return st;
   result->n_fallbacks = 0;
   result->history_dropped = false;
@@ -519,7 +584,7 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
     if (params_.whisper_cpp && n_history > 0 && !result->history_dropped && t >= kHistoryTemperatureCutoff) {
       // whisper.cpp re-prompts every attempt; past text only below the cutoff.
       n_prompt -= n_history;
-      st = prompt_pass(prompt.data() + n_history, n_prompt);
+      st = PromptPass(backend, prompt.data() + n_history, n_prompt, result);
       if (!st.ok()) return st;
       result->history_dropped = true;
     }
@@ -530,34 +595,7 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
     if (t != params_.temperature) ++result->n_fallbacks;
     st = Attempt(backend, n_prompt, t, seek, seek_end);
     if (!st.ok()) return st;
-    const int width = (t == 0.0f && params_.beam_size > 1) ? params_.beam_size
-                                                            : (t > 0.0f ? std::max(params_.best_of, 1) : 1);
-    int best = -1;
-    for (int j = 0; j < width; ++j) {
-      if (!seqs_[j].failed && (best < 0 || seqs_[j].score > seqs_[best].score)) best = j;
-    }
-    const bool failed = best < 0;
-    if (best < 0) best = 0;
-    const Sequence& s = seqs_[best];
-    result->tokens.assign(s.tokens.begin(), s.tokens.begin() + std::min<size_t>(s.result_len, s.tokens.size()));
-    result->token_data.assign(s.data.begin(), s.data.begin() + result->tokens.size());
-    result->token_logprobs.resize(result->tokens.size());
-    for (size_t k = 0; k < result->tokens.size(); ++k) result->token_logprobs[k] = s.data[k].plog;
-    result->sum_logprob = static_cast<float>(s.sum_logprobs);
-    result->avg_logprob = s.result_len > 0 ? static_cast<float>(s.sum_logprobs / s.result_len) : -INFINITY;
-    result->temperature = t;
-    result->seek_delta = s.seek_delta;
-    result->failed = failed;
-    const bool low_logprob = result->avg_logprob < params_.logprob_thold;
-    const bool silence = result->no_speech_prob > params_.no_speech_thold && low_logprob;
-    bool repetitive = false;
-    result->compression_ratio = 0.0f;
-    if (params_.compression_ratio_thold > 0.0f && token_text_) {
-      result->compression_ratio = static_cast<float>(TextCompressionRatio(s));
-      repetitive = result->compression_ratio > params_.compression_ratio_thold;
-    }
-    const bool retry = failed || (low_logprob && result->no_speech_prob < params_.no_speech_thold) ||
-                       (repetitive && !silence);
+    const bool retry = TakeBest(t, result);
     if (!retry || last_temperature) break;
     t += params_.temperature_inc;
   }

@@ -162,7 +162,30 @@ class WindowDecoder {
     TsStats ts;
   };
 
+  // Run's argument checks (its InvalidArgument errors).
+  absl::Status CheckRunArgs(const DecoderBackend& backend, const std::vector<Token>& prompt, int n_history) const;
+  // Decodes `n` prompt tokens into decoder 0 from position 0; keeps their logits in
+  // prompt_logits_ and sets result->no_speech_prob. Errors: the backend's.
+  absl::Status PromptPass(DecoderBackend& backend, const Token* tokens, int n, WindowResult* result);
+  // The best unfailed sequence of the last attempt (else sequence 0, marked failed) into
+  // *result, with its compression ratio. Returns whether OpenAI's fallback rules ask for a retry
+  // at a higher temperature (failed, low log-probability with speech, or repetitive).
+  bool TakeBest(float temperature, WindowResult* result);
+  // Sequences decoded at once at `temperature`: beam_size (beam search at 0), best_of (sampling), or 1.
+  int AttemptWidth(float temperature) const;
+  // One decoding attempt of up to n_text_ctx - n_prompt tokens, all sequences scored at the end.
   absl::Status Attempt(DecoderBackend& backend, int n_prompt, float temperature, int seek, int seek_end);
+  // Resets seqs_[0, width) and copies the prompt's KV from decoder 0 into decoders [1, width).
+  void StartSequences(DecoderBackend& backend, int width, int n_prompt, bool beam);
+  // One beam-search step the way faster-whisper takes it: the best distinct candidates of the
+  // live beams refill them in the other slot bank (*base flips).
+  void StepBeamOpenAi(DecoderBackend& backend, int width, int i, float temperature, int n_prompt, int seek,
+                      int seek_end, int* base);
+  // One greedy (argmax) or sampling step of every live sequence.
+  void StepSampled(DecoderBackend& backend, int width, int i, float temperature, int seek, int seek_end);
+  // Decodes the last token of every live sequence (batched when they share a position); sets
+  // *n_live to their number (0: the attempt is over). Errors: the backend's.
+  absl::Status DecodeLive(DecoderBackend& backend, int width, int n_prompt, int* n_live);
   // One beam-search step the way whisper.cpp takes it (see DecodingParams::whisper_cpp).
   void StepBeamWhisperCpp(DecoderBackend& backend, int width, int i, float temperature, int n_prompt, int seek,
                           int seek_end, int* base);

@@ -153,6 +153,72 @@ DtwAligner::DtwAligner(int max_tokens, int max_frames)
   trace_.resize(dtw_cells);
 }
 
+absl::Status DtwAligner::SoftmaxHead(const float* qk, int h, int T, int F, int row_stride, bool softmax_all) {
+  // Softmax of each token's row over the first F positions (or all of them), keeping F.
+  const int S = softmax_all ? row_stride : F;
+  for (int r = 0; r < T; ++r) {
+    const float* src = qk + (static_cast<size_t>(h) * T + r) * row_stride;
+    float* dst = head_.data() + static_cast<size_t>(r) * F;
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int f = 0; f < S; ++f) {
+      if (!std::isfinite(src[f])) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "DTW: cross-attention logit of head %d, token %d, frame %d is not finite", h, r, f));
+      }
+      mx = std::max(mx, src[f]);
+    }
+    double sum = 0.0;
+    for (int f = 0; f < S; ++f) sum += std::exp(src[f] - mx);
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int f = 0; f < F; ++f) dst[f] = std::exp(src[f] - mx) * inv;
+  }
+  return absl::OkStatus();
+}
+
+void DtwAligner::StandardizeHead(int T, int F) {
+  // Population std, as torch.std_mean(unbiased=False).
+  for (int f = 0; f < F; ++f) {
+    double mean = 0.0;
+    for (int r = 0; r < T; ++r) mean += head_[static_cast<size_t>(r) * F + f];
+    mean /= T;
+    double var = 0.0;
+    for (int r = 0; r < T; ++r) {
+      const double d = head_[static_cast<size_t>(r) * F + f] - mean;
+      var += d * d;
+    }
+    const double sd = std::sqrt(var / T);
+    for (int r = 0; r < T; ++r) {
+      float& v = head_[static_cast<size_t>(r) * F + f];
+      // A position every token attends to equally has sd 0: torch gives NaN there, whisper.cpp's
+      // ggml_norm (eps 1e-9) gives 0; 0 keeps the path defined.
+      v = sd > 0.0 ? static_cast<float>((v - mean) / sd) : 0.0f;
+    }
+  }
+}
+
+void DtwAligner::AddMedianFiltered(int T, int F, int median_width, float scale) {
+  // Reflect padding; none when the row is not longer than the padding, as timing.py's
+  // median_filter returns its input then.
+  const int pad = median_width / 2;
+  for (int r = 0; r < T; ++r) {
+    const float* row = head_.data() + static_cast<size_t>(r) * F;
+    float* out = matrix_.data() + static_cast<size_t>(r) * F;
+    if (F <= pad) {
+      for (int f = 0; f < F; ++f) out[f] += row[f] * scale;
+      continue;
+    }
+    for (int f = 0; f < F; ++f) {
+      for (int o = -pad; o <= pad; ++o) {
+        int idx = f + o;
+        if (idx < 0) idx = -idx;
+        if (idx >= F) idx = 2 * (F - 1) - idx;
+        window_[o + pad] = row[idx];
+      }
+      out[f] += Median(window_.data(), median_width) * scale;
+    }
+  }
+}
+
 absl::Status DtwAligner::Align(const float* qk, int n_heads, int n_tokens, int row_stride, int n_frames,
                                int sot_len, int median_width, int* jumps, bool softmax_all) {
   const int n_text = n_tokens - sot_len - 2;
@@ -170,65 +236,14 @@ absl::Status DtwAligner::Align(const float* qk, int n_heads, int n_tokens, int r
   }
   const int T = n_tokens;
   const int F = n_frames;
-  const int pad = median_width / 2;
   std::fill(matrix_.begin(), matrix_.begin() + static_cast<size_t>(T) * F, 0.0f);
+  // Per head: softmax, standardised per position over the tokens, median-filtered along time and
+  // summed into the mean.
   for (int h = 0; h < n_heads; ++h) {
-    // Softmax of each token's row over the first F positions (or all of them), keeping F.
-    const int S = softmax_all ? row_stride : F;
-    for (int r = 0; r < T; ++r) {
-      const float* src = qk + (static_cast<size_t>(h) * T + r) * row_stride;
-      float* dst = head_.data() + static_cast<size_t>(r) * F;
-      float mx = -std::numeric_limits<float>::infinity();
-      for (int f = 0; f < S; ++f) {
-        if (!std::isfinite(src[f])) {
-          return absl::InvalidArgumentError(absl::StrFormat(
-              "DTW: cross-attention logit of head %d, token %d, frame %d is not finite", h, r, f));
-        }
-        mx = std::max(mx, src[f]);
-      }
-      double sum = 0.0;
-      for (int f = 0; f < S; ++f) sum += std::exp(src[f] - mx);
-      const float inv = static_cast<float>(1.0 / sum);
-      for (int f = 0; f < F; ++f) dst[f] = std::exp(src[f] - mx) * inv;
-    }
-    // Standardise each position over the tokens (population std, as torch.std_mean(unbiased=False)).
-    for (int f = 0; f < F; ++f) {
-      double mean = 0.0;
-      for (int r = 0; r < T; ++r) mean += head_[static_cast<size_t>(r) * F + f];
-      mean /= T;
-      double var = 0.0;
-      for (int r = 0; r < T; ++r) {
-        const double d = head_[static_cast<size_t>(r) * F + f] - mean;
-        var += d * d;
-      }
-      const double sd = std::sqrt(var / T);
-      for (int r = 0; r < T; ++r) {
-        float& v = head_[static_cast<size_t>(r) * F + f];
-        // A position every token attends to equally has sd 0: torch gives NaN there, whisper.cpp's
-        // ggml_norm (eps 1e-9) gives 0; 0 keeps the path defined.
-        v = sd > 0.0 ? static_cast<float>((v - mean) / sd) : 0.0f;
-      }
-    }
-    // Median filter along time with reflect padding (none when the row is not longer than the
-    // padding, as timing.py's median_filter returns its input then), summed into the mean.
-    const float scale = 1.0f / static_cast<float>(n_heads);
-    for (int r = 0; r < T; ++r) {
-      const float* row = head_.data() + static_cast<size_t>(r) * F;
-      float* out = matrix_.data() + static_cast<size_t>(r) * F;
-      if (F <= pad) {
-        for (int f = 0; f < F; ++f) out[f] += row[f] * scale;
-        continue;
-      }
-      for (int f = 0; f < F; ++f) {
-        for (int o = -pad; o <= pad; ++o) {
-          int idx = f + o;
-          if (idx < 0) idx = -idx;
-          if (idx >= F) idx = 2 * (F - 1) - idx;
-          window_[o + pad] = row[idx];
-        }
-        out[f] += Median(window_.data(), median_width) * scale;
-      }
-    }
+    absl::Status st = SoftmaxHead(qk, h, T, F, row_stride, softmax_all);
+    if (!st.ok()) return st;
+    StandardizeHead(T, F);
+    AddMedianFiltered(T, F, median_width, 1.0f / static_cast<float>(n_heads));
   }
   // Rows sot_len .. T - 2 of -matrix: reuse head_ for x.
   const int N = n_text + 1;

@@ -96,6 +96,15 @@ class DtwAligner {
                      int median_width, int* jumps, bool softmax_all = false);
 
  private:
+  // Align's steps for head h of qk ([n_heads][T][row_stride]): head_ ([T][F]) = the softmax of
+  // each token's row over its first F positions (all row_stride with softmax_all); InvalidArgument
+  // for a logit that is not finite.
+  absl::Status SoftmaxHead(const float* qk, int h, int T, int F, int row_stride, bool softmax_all);
+  // Standardises each position (column) of head_ over the T tokens.
+  void StandardizeHead(int T, int F);
+  // matrix_ += scale * head_ median-filtered along time (odd width median_width).
+  void AddMedianFiltered(int T, int F, int median_width, float scale);
+
   int max_tokens_;
   int max_frames_;
   std::vector<float> head_;    // one head's rows [n_tokens][n_frames]

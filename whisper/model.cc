@@ -161,6 +161,75 @@ void BindMlp(ggml_context* ctx, const std::string& p, MlpWeights* m) {
   m->fc2_b = t("mlp.2.bias");
 }
 
+// One tensor per record in `ctx` (metadata only), named and marked as a parameter.
+absl::StatusOr<std::vector<ggml_tensor*>> NewWeightTensors(ggml_context* ctx, const std::vector<TensorRecord>& records,
+                                                           const std::string& path) {
+  std::vector<ggml_tensor*> tensors;
+  tensors.reserve(records.size());
+  for (const TensorRecord& r : records) {
+    ggml_tensor* t = ggml_new_tensor(ctx, r.type, 4, r.ne);
+    if (t == nullptr) {
+      return absl::InternalError(
+          absl::StrCat(path, ": tensor '", r.name, "': ", ggml_last_error()));
+    }
+    ggml_set_name(t, r.name.c_str());
+    ggml_set_param(t);
+    tensors.push_back(t);
+  }
+  return tensors;
+}
+
+// The copies of the records' bytes into their tensors, in pieces of at most 4 MiB; adds the
+// bytes to *file_bytes. Internal error when a tensor's size differs from its record's.
+absl::StatusOr<std::vector<CopyJob>> PlanCopies(const std::vector<TensorRecord>& records,
+                                                const std::vector<ggml_tensor*>& tensors, const std::string& path,
+                                                size_t* file_bytes) {
+  constexpr size_t kChunk = size_t{4} << 20;
+  std::vector<CopyJob> jobs;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const TensorRecord& r = records[i];
+    if (ggml_nbytes(tensors[i]) != r.nbytes) {  // ParseTensorRecords sized both the same way
+      return absl::InternalError(absl::StrFormat("%s: tensor '%s': %zu bytes in the file, %zu in "
+                                                 "memory",
+                                                 path, r.name, r.nbytes, ggml_nbytes(tensors[i])));
+    }
+    for (size_t done = 0; done < r.nbytes; done += kChunk) {
+      jobs.push_back(CopyJob{static_cast<uint8_t*>(tensors[i]->data) + done, r.data_offset + done,
+                             std::min(kChunk, r.nbytes - done), &r.name});
+    }
+    *file_bytes += r.nbytes;
+  }
+  return jobs;
+}
+
+// w's pointers to the tensors of `ctx` by their whisper.cpp names.
+void BindWeights(ggml_context* ctx, const WhisperHparams& h, WhisperWeights* w) {
+  w->e_pe = ggml_get_tensor(ctx, "encoder.positional_embedding");
+  w->conv1_w = ggml_get_tensor(ctx, "encoder.conv1.weight");
+  w->conv1_b = ggml_get_tensor(ctx, "encoder.conv1.bias");
+  w->conv2_w = ggml_get_tensor(ctx, "encoder.conv2.weight");
+  w->conv2_b = ggml_get_tensor(ctx, "encoder.conv2.bias");
+  w->e_ln_w = ggml_get_tensor(ctx, "encoder.ln_post.weight");
+  w->e_ln_b = ggml_get_tensor(ctx, "encoder.ln_post.bias");
+  w->encoder.resize(h.n_audio_layer);
+  for (int i = 0; i < h.n_audio_layer; ++i) {
+    const std::string p = absl::StrCat("encoder.blocks.", i, ".");
+    BindAttention(ctx, p + "attn", &w->encoder[i].attn);
+    BindMlp(ctx, p, &w->encoder[i].mlp);
+  }
+  w->d_pe = ggml_get_tensor(ctx, "decoder.positional_embedding");
+  w->d_te = ggml_get_tensor(ctx, "decoder.token_embedding.weight");
+  w->d_ln_w = ggml_get_tensor(ctx, "decoder.ln.weight");
+  w->d_ln_b = ggml_get_tensor(ctx, "decoder.ln.bias");
+  w->decoder.resize(h.n_text_layer);
+  for (int i = 0; i < h.n_text_layer; ++i) {
+    const std::string p = absl::StrCat("decoder.blocks.", i, ".");
+    BindAttention(ctx, p + "attn", &w->decoder[i].attn);
+    BindAttention(ctx, p + "cross_attn", &w->decoder[i].cross);
+    BindMlp(ctx, p, &w->decoder[i].mlp);
+  }
+}
+
 }  // namespace
 
 WhisperModel::~WhisperModel() {
@@ -230,76 +299,28 @@ absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::LoadImage(const void
   if (model->ctx_ == nullptr) {
     return absl::InternalError(absl::StrCat(path, ": ggml_init: ", ggml_last_error()));
   }
-  std::vector<ggml_tensor*> tensors;
-  tensors.reserve(records->size());
-  for (const TensorRecord& r : *records) {
-    ggml_tensor* t = ggml_new_tensor(model->ctx_, r.type, 4, r.ne);
-    if (t == nullptr) {
-      return absl::InternalError(
-          absl::StrCat(path, ": tensor '", r.name, "': ", ggml_last_error()));
-    }
-    ggml_set_name(t, r.name.c_str());
-    ggml_set_param(t);
-    tensors.push_back(t);
-  }
+  absl::StatusOr<std::vector<ggml_tensor*>> tensors = NewWeightTensors(model->ctx_, *records, path);
+  if (!tensors.ok()) return tensors.status();
   model->buffer_ = ggml_backend_alloc_ctx_tensors(model->ctx_);
   if (model->buffer_ == nullptr) {
     return absl::InternalError(absl::StrCat(path, ": cannot allocate the weight buffer: ",
                                             ggml_last_error()));
   }
-  // The tensors' bytes in pieces of at most kChunk: from a file (fd >= 0) read with pread on two
-  // threads (ReadTensors), from an image in memory copied.
-  constexpr size_t kChunk = size_t{4} << 20;
-  std::vector<CopyJob> jobs;
-  for (size_t i = 0; i < records->size(); ++i) {
-    const TensorRecord& r = (*records)[i];
-    if (ggml_nbytes(tensors[i]) != r.nbytes) {  // ParseTensorRecords sized both the same way
-      return absl::InternalError(absl::StrFormat("%s: tensor '%s': %zu bytes in the file, %zu in "
-                                                 "memory",
-                                                 path, r.name, r.nbytes, ggml_nbytes(tensors[i])));
-    }
-    for (size_t done = 0; done < r.nbytes; done += kChunk) {
-      jobs.push_back(CopyJob{static_cast<uint8_t*>(tensors[i]->data) + done, r.data_offset + done,
-                             std::min(kChunk, r.nbytes - done), &r.name});
-    }
-    model->weights_file_bytes_ += r.nbytes;
-  }
+  // The tensors' bytes: from a file (fd >= 0) read with pread on two threads (ReadTensors), from
+  // an image in memory copied.
+  absl::StatusOr<std::vector<CopyJob>> jobs = PlanCopies(*records, *tensors, path, &model->weights_file_bytes_);
+  if (!jobs.ok()) return jobs.status();
   if (fd >= 0) {
-    absl::Status read = ReadTensors(fd, path, jobs);
+    absl::Status read = ReadTensors(fd, path, *jobs);
     if (!read.ok()) return read;
   } else {
-    for (const CopyJob& job : jobs) {
+    for (const CopyJob& job : *jobs) {
       memcpy(job.dst, file.data() + job.offset, job.n);
       if (release != nullptr) release(release_arg, job.offset, job.n);
     }
   }
 
-  ggml_context* ctx = model->ctx_;
-  WhisperWeights& w = model->weights_;
-  w.e_pe = ggml_get_tensor(ctx, "encoder.positional_embedding");
-  w.conv1_w = ggml_get_tensor(ctx, "encoder.conv1.weight");
-  w.conv1_b = ggml_get_tensor(ctx, "encoder.conv1.bias");
-  w.conv2_w = ggml_get_tensor(ctx, "encoder.conv2.weight");
-  w.conv2_b = ggml_get_tensor(ctx, "encoder.conv2.bias");
-  w.e_ln_w = ggml_get_tensor(ctx, "encoder.ln_post.weight");
-  w.e_ln_b = ggml_get_tensor(ctx, "encoder.ln_post.bias");
-  w.encoder.resize(model->hparams_.n_audio_layer);
-  for (int i = 0; i < model->hparams_.n_audio_layer; ++i) {
-    const std::string p = absl::StrCat("encoder.blocks.", i, ".");
-    BindAttention(ctx, p + "attn", &w.encoder[i].attn);
-    BindMlp(ctx, p, &w.encoder[i].mlp);
-  }
-  w.d_pe = ggml_get_tensor(ctx, "decoder.positional_embedding");
-  w.d_te = ggml_get_tensor(ctx, "decoder.token_embedding.weight");
-  w.d_ln_w = ggml_get_tensor(ctx, "decoder.ln.weight");
-  w.d_ln_b = ggml_get_tensor(ctx, "decoder.ln.bias");
-  w.decoder.resize(model->hparams_.n_text_layer);
-  for (int i = 0; i < model->hparams_.n_text_layer; ++i) {
-    const std::string p = absl::StrCat("decoder.blocks.", i, ".");
-    BindAttention(ctx, p + "attn", &w.decoder[i].attn);
-    BindAttention(ctx, p + "cross_attn", &w.decoder[i].cross);
-    BindMlp(ctx, p, &w.decoder[i].mlp);
-  }
+  BindWeights(model->ctx_, model->hparams_, &model->weights_);
   return model;
 }
 

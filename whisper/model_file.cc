@@ -341,6 +341,86 @@ bool TensorTypeAllowed(TensorRole role, int32_t ftype, ggml_type type) {
   return false;
 }
 
+namespace {
+
+// The head of one tensor record (n_dims, name_len, ttype, ne[n_dims], name) into rec's n_dims,
+// ne and name and *ttype. `where` names the record in errors.
+absl::Status ReadRecordHead(Reader& r, absl::string_view file, const std::string& where, TensorRecord* rec,
+                            int32_t* ttype) {
+  int32_t n_dims = 0, name_len = 0;
+  WHISPER_RETURN_IF_ERROR(r.Read(absl::StrCat(where, ": n_dims"), &n_dims));
+  WHISPER_RETURN_IF_ERROR(r.Read(absl::StrCat(where, ": name_len"), &name_len));
+  WHISPER_RETURN_IF_ERROR(r.Read(absl::StrCat(where, ": ttype"), ttype));
+  if (n_dims < 1 || n_dims > 4) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s: n_dims is %d, expected 1..4", file, where, n_dims));
+  }
+  if (name_len < 1 || name_len > kMaxNameBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s: name_len is %d, expected 1..%d", file, where, name_len, kMaxNameBytes));
+  }
+  rec->n_dims = n_dims;
+  for (int i = 0; i < n_dims; ++i) {
+    int32_t ne = 0;
+    WHISPER_RETURN_IF_ERROR(r.Read(absl::StrCat(where, ": ne[", i, "]"), &ne));
+    if (ne < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: %s: ne[%d] is %d, expected >= 1", file, where, i, ne));
+    }
+    rec->ne[i] = ne;
+  }
+  const uint8_t* p = nullptr;
+  WHISPER_RETURN_IF_ERROR(r.Bytes(name_len, absl::StrCat(where, ": name"), &p));
+  rec->name.assign(reinterpret_cast<const char*>(p), name_len);
+  return absl::OkStatus();
+}
+
+// Checks record `rec` (named `tname` in errors) of type `ttype` against its spec for a file of
+// `ftype`: the type allowed for the role, the shape, whole blocks per row, a byte size that fits
+// size_t. Sets rec->type and rec->nbytes.
+absl::Status CheckRecordAgainstSpec(const TensorSpec& spec, int32_t ftype, int32_t ttype, absl::string_view file,
+                                    const std::string& tname, TensorRecord* rec) {
+  // Range-check before converting: an int outside the enum's values is not a ggml_type.
+  const bool known_type = ttype >= 0 && ttype < GGML_TYPE_COUNT &&
+                          ggml_type_traits_of(static_cast<ggml_type>(ttype)) != nullptr;
+  if (!known_type || !TensorTypeAllowed(spec.role, ftype, static_cast<ggml_type>(ttype))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s has type %d (%s), expected %s (file ftype %s)", file, tname, ttype,
+        known_type ? ggml_type_name(static_cast<ggml_type>(ttype)) : "unknown",
+        RoleTypes(spec.role, ftype), FtypeName(ftype)));
+  }
+  rec->type = static_cast<ggml_type>(ttype);
+  bool shape_ok = true;
+  for (int i = 0; i < 4; ++i) shape_ok = shape_ok && rec->ne[i] == spec.ne[i];
+  if (!shape_ok) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s has shape ne = %s, expected %s", file, tname, ShapeString(rec->ne, rec->n_dims),
+        ShapeString(spec.ne, SpecDims(spec))));
+  }
+  if (!ggml_row_size_ok(rec->type, rec->ne[0])) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s: ne0 = %lld is not a multiple of the %s block size %lld", file, tname,
+        static_cast<long long>(rec->ne[0]), ggml_type_name(rec->type),
+        static_cast<long long>(ggml_blck_size(rec->type))));
+  }
+  // ne come from the file (each < 2^31, equal to the hparams' shape): the product can pass
+  // 2^63, so it is computed with overflow checks.
+  uint64_t nbytes = static_cast<uint64_t>(ggml_row_size(rec->type, rec->ne[0]));
+  bool overflow = false;
+  for (int i = 1; i < 4; ++i) {
+    overflow = overflow || __builtin_mul_overflow(nbytes, static_cast<uint64_t>(rec->ne[i]), &nbytes);
+  }
+  if (overflow || nbytes > std::numeric_limits<size_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s: shape ne = %s of %s needs more than 2^64 bytes", file, tname,
+        ShapeString(rec->ne, rec->n_dims), ggml_type_name(rec->type)));
+  }
+  rec->nbytes = static_cast<size_t>(nbytes);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<TensorRecord>> ParseTensorRecords(const uint8_t* data, size_t size,
                                                              const ModelFileHeader& header,
                                                              absl::string_view file) {
@@ -362,84 +442,25 @@ absl::StatusOr<std::vector<TensorRecord>> ParseTensorRecords(const uint8_t* data
   while (!r.at_end()) {
     const size_t record_offset = r.offset();
     const std::string where = absl::StrCat("tensor record ", n_records, " at offset ", record_offset);
-    int32_t n_dims = 0, name_len = 0, ttype = 0;
-    WHISPER_RETURN_IF_ERROR(r.Read(absl::StrCat(where, ": n_dims"), &n_dims));
-    WHISPER_RETURN_IF_ERROR(r.Read(absl::StrCat(where, ": name_len"), &name_len));
-    WHISPER_RETURN_IF_ERROR(r.Read(absl::StrCat(where, ": ttype"), &ttype));
-    if (n_dims < 1 || n_dims > 4) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: %s: n_dims is %d, expected 1..4", file, where, n_dims));
-    }
-    if (name_len < 1 || name_len > kMaxNameBytes) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: %s: name_len is %d, expected 1..%d", file, where, name_len, kMaxNameBytes));
-    }
     TensorRecord rec;
-    rec.n_dims = n_dims;
-    for (int i = 0; i < n_dims; ++i) {
-      int32_t ne = 0;
-      WHISPER_RETURN_IF_ERROR(r.Read(absl::StrCat(where, ": ne[", i, "]"), &ne));
-      if (ne < 1) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("%s: %s: ne[%d] is %d, expected >= 1", file, where, i, ne));
-      }
-      rec.ne[i] = ne;
-    }
-    const uint8_t* p = nullptr;
-    WHISPER_RETURN_IF_ERROR(r.Bytes(name_len, absl::StrCat(where, ": name"), &p));
-    rec.name.assign(reinterpret_cast<const char*>(p), name_len);
+    int32_t ttype = 0;
+    WHISPER_RETURN_IF_ERROR(ReadRecordHead(r, file, where, &rec, &ttype));
     const std::string tname = absl::StrCat("tensor '", rec.name, "' (record ", n_records,
                                            " at offset ", record_offset, ")");
-
     auto it = index.find(rec.name);
     if (it == index.end()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: unknown %s: not a tensor of a Whisper model with these hparams", file, tname));
     }
     const size_t si = it->second;
-    const TensorSpec& spec = specs[si];
     if (seen[si]) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: duplicate %s: it was already read at offset %zu", file, tname,
           records[si].data_offset));
     }
-    // Range-check before converting: an int outside the enum's values is not a ggml_type.
-    const bool known_type = ttype >= 0 && ttype < GGML_TYPE_COUNT &&
-                            ggml_type_traits_of(static_cast<ggml_type>(ttype)) != nullptr;
-    if (!known_type || !TensorTypeAllowed(spec.role, h.ftype, static_cast<ggml_type>(ttype))) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: %s has type %d (%s), expected %s (file ftype %s)", file, tname, ttype,
-          known_type ? ggml_type_name(static_cast<ggml_type>(ttype)) : "unknown",
-          RoleTypes(spec.role, h.ftype), FtypeName(h.ftype)));
-    }
-    rec.type = static_cast<ggml_type>(ttype);
-    bool shape_ok = true;
-    for (int i = 0; i < 4; ++i) shape_ok = shape_ok && rec.ne[i] == spec.ne[i];
-    if (!shape_ok) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: %s has shape ne = %s, expected %s", file, tname, ShapeString(rec.ne, n_dims),
-          ShapeString(spec.ne, SpecDims(spec))));
-    }
-    if (!ggml_row_size_ok(rec.type, rec.ne[0])) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: %s: ne0 = %lld is not a multiple of the %s block size %lld", file, tname,
-          static_cast<long long>(rec.ne[0]), ggml_type_name(rec.type),
-          static_cast<long long>(ggml_blck_size(rec.type))));
-    }
-    // ne come from the file (each < 2^31, equal to the hparams' shape): the product can pass
-    // 2^63, so it is computed with overflow checks.
-    uint64_t nbytes = static_cast<uint64_t>(ggml_row_size(rec.type, rec.ne[0]));
-    bool overflow = false;
-    for (int i = 1; i < 4; ++i) {
-      overflow = overflow || __builtin_mul_overflow(nbytes, static_cast<uint64_t>(rec.ne[i]), &nbytes);
-    }
-    if (overflow || nbytes > std::numeric_limits<size_t>::max()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: %s: shape ne = %s of %s needs more than 2^64 bytes", file, tname,
-          ShapeString(rec.ne, n_dims), ggml_type_name(rec.type)));
-    }
-    rec.nbytes = static_cast<size_t>(nbytes);
+    WHISPER_RETURN_IF_ERROR(CheckRecordAgainstSpec(specs[si], h.ftype, ttype, file, tname, &rec));
     rec.data_offset = r.offset();
+    const uint8_t* p = nullptr;
     WHISPER_RETURN_IF_ERROR(r.Bytes(rec.nbytes, absl::StrCat(tname, " data"), &p));
     records[si] = std::move(rec);
     seen[si] = true;

@@ -58,6 +58,111 @@ class Reader {
   if (!lhs##_or.ok()) return lhs##_or.status(); \
   auto lhs = *lhs##_or
 
+// The header after the kind check: magic, model type, version (6.x.y) and the architecture,
+// field by field (tools/convert_vad.py's layout).
+absl::Status ReadHeader(Reader& r) {
+  VAD_ASSIGN(magic, r.I32("magic"));
+  if (magic != 0x67676d6c) {
+    return r.Invalid("magic", absl::StrFormat("0x%08x, expected 0x67676d6c (a ggml Silero VAD file from "
+                                              "tools/convert_vad.py)", static_cast<uint32_t>(magic)));
+  }
+  VAD_ASSIGN(type_len, r.I32("model type length"));
+  if (type_len < 0 || type_len > 64) return r.Invalid("model type length", absl::StrCat(type_len, ", expected 10"));
+  VAD_ASSIGN(type, r.Bytes("model type", static_cast<size_t>(type_len)));
+  if (type != "silero-16k") return r.Invalid("model type", absl::StrCat("'", type, "', expected 'silero-16k'"));
+  int32_t version[3];
+  for (int i = 0; i < 3; ++i) {
+    VAD_ASSIGN(v, r.I32("version"));
+    version[i] = v;
+  }
+  if (version[0] != 6) {
+    return r.Invalid("version", absl::StrFormat("%d.%d.%d: only Silero VAD v6 (faster-whisper's, framed with "
+                                                "128 samples of reflect padding) is supported",
+                                                version[0], version[1], version[2]));
+  }
+  const struct {
+    const char* field;
+    int32_t want;
+  } kHparams[] = {{"window size", SileroVad::kWindow}, {"context size", SileroVad::kContext},
+                  {"encoder layers", 4},    {"encoder 0 in", 129},      {"encoder 0 out", 128},
+                  {"encoder 0 kernel", 3},  {"encoder 1 in", 128},      {"encoder 1 out", 64},
+                  {"encoder 1 kernel", 3},  {"encoder 2 in", 64},       {"encoder 2 out", 64},
+                  {"encoder 2 kernel", 3},  {"encoder 3 in", 64},       {"encoder 3 out", 128},
+                  {"encoder 3 kernel", 3},  {"lstm input", 128},        {"lstm hidden", SileroVad::kHidden},
+                  {"final conv in", 128},   {"final conv out", 1}};
+  for (const auto& h : kHparams) {
+    VAD_ASSIGN(v, r.I32(h.field));
+    if (v != h.want) return r.Invalid(h.field, absl::StrCat(v, ", expected ", h.want, " (Silero v6)"));
+  }
+  return absl::OkStatus();
+}
+
+// Expected tensors by name: their ne and where the loaded tensor goes.
+using TensorSlots = std::map<std::string, std::pair<std::vector<int64_t>, ggml_tensor**>>;
+
+// Bytes of a context holding every tensor of `slots` (F32).
+size_t WeightBytes(const TensorSlots& slots) {
+  size_t total = 0;
+  for (const auto& [name, spec] : slots) {
+    int64_t n = 1;
+    for (int64_t d : spec.first) n *= d;
+    total += GGML_PAD(static_cast<size_t>(n) * sizeof(float), GGML_MEM_ALIGN) + ggml_tensor_overhead();
+  }
+  return total;
+}
+
+// "a, b, c" of a shape, for errors.
+std::string JoinNe(const std::vector<int64_t>& ne) {
+  std::string out;
+  for (int64_t d : ne) absl::StrAppend(&out, out.empty() ? "" : ", ", d);
+  return out;
+}
+
+// One tensor record (n_dims, name length, ftype, ne, name, F32 data) into a new tensor of
+// `weights`, stored in its slot. Errors name the field: an unknown or repeated name, ftype not 0,
+// ne other than the slot's (size-1 dimensions aside), truncation.
+absl::Status ReadTensor(Reader& r, const std::string& path, ggml_context* weights, TensorSlots& slots) {
+  VAD_ASSIGN(n_dims, r.I32("tensor n_dims"));
+  VAD_ASSIGN(name_len, r.I32("tensor name length"));
+  VAD_ASSIGN(ftype, r.I32("tensor ftype"));
+  if (n_dims < 0 || n_dims > 4) return r.Invalid("tensor n_dims", absl::StrCat(n_dims, ", expected 0..4"));
+  if (name_len < 1 || name_len > 256) {
+    return r.Invalid("tensor name length", absl::StrCat(name_len, ", expected 1..256"));
+  }
+  std::vector<int64_t> ne;
+  for (int i = 0; i < n_dims; ++i) {
+    VAD_ASSIGN(d, r.I32("tensor ne"));
+    ne.push_back(d);
+  }
+  VAD_ASSIGN(name, r.Bytes("tensor name", static_cast<size_t>(name_len)));
+  auto it = slots.find(name);
+  if (it == slots.end()) return r.Invalid("tensor name", absl::StrCat("'", name, "' is not a Silero v6 tensor"));
+  if (*it->second.second != nullptr) return r.Invalid(name, "appears twice");
+  if (ftype != 0) return r.Invalid(name, absl::StrCat("ftype ", ftype, ", expected 0 (F32; tools/convert_vad.py)"));
+  // whisper.cpp's converter drops size-1 dimensions of squeezed tensors: compare without them.
+  std::vector<int64_t> a = ne, b = it->second.first;
+  auto squeeze = [](std::vector<int64_t>* v) {
+    std::vector<int64_t> out;
+    for (int64_t d : *v) {
+      if (d != 1) out.push_back(d);
+    }
+    *v = out;
+  };
+  squeeze(&a);
+  squeeze(&b);
+  if (a != b) {
+    return r.Invalid(name, absl::StrCat("ne [", JoinNe(ne), "], expected [", JoinNe(it->second.first), "]"));
+  }
+  const std::vector<int64_t>& shape = it->second.first;
+  ggml_tensor* t = ggml_new_tensor(weights, GGML_TYPE_F32, static_cast<int>(shape.size()), shape.data());
+  if (t == nullptr) return absl::InternalError(absl::StrCat(path, ": ", ggml_last_error()));
+  ggml_set_name(t, name.c_str());
+  VAD_ASSIGN(data, r.Bytes(name + " data", ggml_nbytes(t)));
+  std::memcpy(t->data, data.data(), data.size());
+  *it->second.second = t;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 SileroVad::~SileroVad() {
@@ -87,45 +192,12 @@ absl::StatusOr<std::unique_ptr<SileroVad>> SileroVad::LoadFromBytes(const std::s
   absl::Status kind = CheckModelFileKind(path, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
                                          ModelFileKind::kSileroVad, ModelFileDetail::kKindOnly);
   if (!kind.ok()) return kind;
-
-  VAD_ASSIGN(magic, r.I32("magic"));
-  if (magic != 0x67676d6c) {
-    return r.Invalid("magic", absl::StrFormat("0x%08x, expected 0x67676d6c (a ggml Silero VAD file from "
-                                              "tools/convert_vad.py)", static_cast<uint32_t>(magic)));
-  }
-  VAD_ASSIGN(type_len, r.I32("model type length"));
-  if (type_len < 0 || type_len > 64) return r.Invalid("model type length", absl::StrCat(type_len, ", expected 10"));
-  VAD_ASSIGN(type, r.Bytes("model type", static_cast<size_t>(type_len)));
-  if (type != "silero-16k") return r.Invalid("model type", absl::StrCat("'", type, "', expected 'silero-16k'"));
-  int32_t version[3];
-  for (int i = 0; i < 3; ++i) {
-    VAD_ASSIGN(v, r.I32("version"));
-    version[i] = v;
-  }
-  if (version[0] != 6) {
-    return r.Invalid("version", absl::StrFormat("%d.%d.%d: only Silero VAD v6 (faster-whisper's, framed with "
-                                                "128 samples of reflect padding) is supported",
-                                                version[0], version[1], version[2]));
-  }
-  // The architecture, field by field.
-  const struct {
-    const char* field;
-    int32_t want;
-  } kHparams[] = {{"window size", kWindow}, {"context size", kContext}, {"encoder layers", 4},
-                  {"encoder 0 in", 129},    {"encoder 0 out", 128},     {"encoder 0 kernel", 3},
-                  {"encoder 1 in", 128},    {"encoder 1 out", 64},      {"encoder 1 kernel", 3},
-                  {"encoder 2 in", 64},     {"encoder 2 out", 64},      {"encoder 2 kernel", 3},
-                  {"encoder 3 in", 64},     {"encoder 3 out", 128},     {"encoder 3 kernel", 3},
-                  {"lstm input", 128},      {"lstm hidden", kHidden},   {"final conv in", 128},
-                  {"final conv out", 1}};
-  for (const auto& h : kHparams) {
-    VAD_ASSIGN(v, r.I32(h.field));
-    if (v != h.want) return r.Invalid(h.field, absl::StrCat(v, ", expected ", h.want, " (Silero v6)"));
-  }
+  absl::Status st = ReadHeader(r);
+  if (!st.ok()) return st;
 
   std::unique_ptr<SileroVad> vad(new SileroVad());
   // Expected tensors and their ne.
-  std::map<std::string, std::pair<std::vector<int64_t>, ggml_tensor**>> want = {
+  TensorSlots want = {
       {"_model.stft.forward_basis_buffer", {{256, 1, 258}, &vad->basis_}},
       {"_model.decoder.rnn.weight_ih", {{128, 512}, &vad->w_ih_}},
       {"_model.decoder.rnn.weight_hh", {{128, 512}, &vad->w_hh_}},
@@ -139,63 +211,18 @@ absl::StatusOr<std::unique_ptr<SileroVad>> SileroVad::LoadFromBytes(const std::s
                                                                           &vad->conv_w_[i]};
     want[absl::StrCat("_model.encoder.", i, ".reparam_conv.bias")] = {{kConvOut[i]}, &vad->conv_b_[i]};
   }
-  size_t total = 0;
-  for (const auto& [name, spec] : want) {
-    int64_t n = 1;
-    for (int64_t d : spec.first) n *= d;
-    total += GGML_PAD(static_cast<size_t>(n) * sizeof(float), GGML_MEM_ALIGN) + ggml_tensor_overhead();
-  }
-  const ggml_init_params params = {total + 1024, nullptr, false};
+  const ggml_init_params params = {WeightBytes(want) + 1024, nullptr, false};
   vad->weights_ = ggml_init(params);
   if (vad->weights_ == nullptr) return absl::ResourceExhaustedError(absl::StrCat(path, ": ", ggml_last_error()));
 
   while (!r.done()) {
-    VAD_ASSIGN(n_dims, r.I32("tensor n_dims"));
-    VAD_ASSIGN(name_len, r.I32("tensor name length"));
-    VAD_ASSIGN(ftype, r.I32("tensor ftype"));
-    if (n_dims < 0 || n_dims > 4) return r.Invalid("tensor n_dims", absl::StrCat(n_dims, ", expected 0..4"));
-    if (name_len < 1 || name_len > 256) {
-      return r.Invalid("tensor name length", absl::StrCat(name_len, ", expected 1..256"));
-    }
-    std::vector<int64_t> ne;
-    for (int i = 0; i < n_dims; ++i) {
-      VAD_ASSIGN(d, r.I32("tensor ne"));
-      ne.push_back(d);
-    }
-    VAD_ASSIGN(name, r.Bytes("tensor name", static_cast<size_t>(name_len)));
-    auto it = want.find(name);
-    if (it == want.end()) return r.Invalid("tensor name", absl::StrCat("'", name, "' is not a Silero v6 tensor"));
-    if (*it->second.second != nullptr) return r.Invalid(name, "appears twice");
-    if (ftype != 0) return r.Invalid(name, absl::StrCat("ftype ", ftype, ", expected 0 (F32; tools/convert_vad.py)"));
-    // whisper.cpp's converter drops size-1 dimensions of squeezed tensors: compare without them.
-    std::vector<int64_t> a = ne, b = it->second.first;
-    auto squeeze = [](std::vector<int64_t>* v) {
-      std::vector<int64_t> out;
-      for (int64_t d : *v) {
-        if (d != 1) out.push_back(d);
-      }
-      *v = out;
-    };
-    squeeze(&a);
-    squeeze(&b);
-    if (a != b) {
-      std::string got, exp;
-      for (int64_t d : ne) absl::StrAppend(&got, got.empty() ? "" : ", ", d);
-      for (int64_t d : it->second.first) absl::StrAppend(&exp, exp.empty() ? "" : ", ", d);
-      return r.Invalid(name, absl::StrCat("ne [", got, "], expected [", exp, "]"));
-    }
-    const std::vector<int64_t>& shape = it->second.first;
-    ggml_tensor* t = ggml_new_tensor(vad->weights_, GGML_TYPE_F32, static_cast<int>(shape.size()), shape.data());
-    if (t == nullptr) return absl::InternalError(absl::StrCat(path, ": ", ggml_last_error()));
-    ggml_set_name(t, name.c_str());
-    VAD_ASSIGN(data, r.Bytes(name + " data", ggml_nbytes(t)));
-    std::memcpy(t->data, data.data(), data.size());
-    *it->second.second = t;
+    st = ReadTensor(r, path, vad->weights_, want);
+    if (!st.ok()) return st;
   }
   for (const auto& [name, spec] : want) {
     if (*spec.second == nullptr) return r.Invalid(name, "missing");
   }
-  absl::Status st = vad->BuildGraph();
+  st = vad->BuildGraph();
   if (!st.ok()) return st;
   return vad;
 }

@@ -81,10 +81,9 @@ absl::StatusOr<std::unique_ptr<WhisperState>> WhisperState::Create(const Whisper
   return state;
 }
 
-absl::Status WhisperState::Init(int n_decoders) {
+absl::Status WhisperState::AllocateStateBuffer(int n_decoders) {
   const WhisperHparams& h = model_.hparams();
   const int64_t S = h.n_text_state;
-
   // The state buffer: encoder output, cross K/V, self K/V per decoder.
   const ggml_init_params kv_params = {(3 + 2 * static_cast<size_t>(n_decoders)) *
                                           ggml_tensor_overhead(),
@@ -125,7 +124,11 @@ absl::Status WhisperState::Init(int n_decoders) {
   memset(cross_kv_.v->data, 0, ggml_nbytes(cross_kv_.v));
   self_v_zeroed_.assign(self_kv_.size(), 0);
   self_k_rows_.assign(self_kv_.size(), 0);
+  return absl::OkStatus();
+}
 
+absl::Status WhisperState::CreateGraphAllocators(int n_decoders) {
+  const WhisperHparams& h = model_.hparams();
   enc_ctx_ = NewMetaContext(EncoderGraphSize(h, encoder_options_));
   cross_ctx_ = NewMetaContext(CrossGraphSize(h));
   dec_ctx_ = NewMetaContext(DecoderGraphSize(h, 0, n_decoders));
@@ -146,7 +149,11 @@ absl::Status WhisperState::Init(int n_decoders) {
     threadpool_ = ggml_threadpool_new(n_threads_);
     if (threadpool_ == nullptr) return GgmlError("WhisperState: thread pool");
   }
+  return absl::OkStatus();
+}
 
+absl::StatusOr<size_t> WhisperState::ReserveGraphs(int n_decoders) {
+  const WhisperHparams& h = model_.hparams();
   size_t work_size = 0;
   auto plan_size = [&](ggml_cgraph* graph) {
     if (compute_ == nullptr) {
@@ -188,9 +195,20 @@ absl::Status WhisperState::Init(int n_decoders) {
     }
     plan_size(g->graph);
   }
+  return work_size;
+}
+
+absl::Status WhisperState::Init(int n_decoders) {
+  const WhisperHparams& h = model_.hparams();
+  absl::Status s = AllocateStateBuffer(n_decoders);
+  if (!s.ok()) return s;
+  s = CreateGraphAllocators(n_decoders);
+  if (!s.ok()) return s;
+  absl::StatusOr<size_t> work_size = ReserveGraphs(n_decoders);
+  if (!work_size.ok()) return work_size.status();
   batch_kvs_.resize(n_decoders);
   ggml_reset(dec_ctx_);
-  work_.resize(work_size);
+  work_.resize(*work_size);
   logits_.assign(n_decoders, std::vector<float>(h.n_vocab, 0.0f));
   return absl::OkStatus();
 }

@@ -174,6 +174,16 @@ class WhisperState {
   WhisperState(const WhisperModel& model, int n_threads, GraphComputeFn compute, const EncoderOptions& encoder);
 
   absl::Status Init(int n_decoders);
+  // Init's steps. The state buffer: the encoder output, cross K/V and n_decoders self K/V
+  // (F16), the first two zeroed. Errors: Internal, ResourceExhausted.
+  absl::Status AllocateStateBuffer(int n_decoders);
+  // The graphs' metadata contexts, the shared compute buffer, its allocators and (SIMD executor,
+  // n_threads > 1) the thread pool. Errors: Internal.
+  absl::Status CreateGraphAllocators(int n_decoders);
+  // Builds, reserves and places the worst-case graphs (encoder and cross at the full window, the
+  // decoder at n_text_ctx tokens and at one token after a full cache, the batched step of every
+  // decoder); returns the largest work size they plan. Errors: the builders', Internal.
+  absl::StatusOr<size_t> ReserveGraphs(int n_decoders);
   absl::Status BuildWindowGraphs(int n_ctx);
   // Before a graph reads `decoder`'s self K/V at positions [0, n_past + n_tokens) and writes
   // [n_past, n_past + n_tokens): zeroes its V the first time, and its K rows below n_past that

@@ -38,6 +38,12 @@ class TokenTimestamps {
                float thold_pt, float thold_ptsum, Segment* segment);
 
  private:
+  // Token start/end times from the sampled timestamps whose probability passes the thresholds
+  // (whisper.cpp whisper_exp_compute_token_level_timestamps, first pass); the segment's first and
+  // last tokens take its t0 and t1; the other end times stay as they were (-1 when unset).
+  void AnchorToTimestamps(const SpecialTokens& special, const std::function<const std::string&(Token)>& token_text,
+                          float thold_pt, float thold_ptsum, Segment* segment);
+
   std::vector<float> energy_;
   int64_t t_beg_ = 0;
   int64_t t_last_ = 0;

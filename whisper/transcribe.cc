@@ -46,19 +46,18 @@ Transcriber::Transcriber(const SpecialTokens& special, int n_text_ctx,
   prompt_.reserve(n_text_ctx);
 }
 
-absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_frames_mel, int n_frames_audio,
-                              const TranscribeParams& params, SegmentList* segments, TranscribeStats* stats) {
-  segments->Clear();
-  *stats = TranscribeStats();
+absl::StatusOr<Transcriber::SeekRange> Transcriber::CheckParams(const TranscribeParams& params,
+                                                                int n_frames_audio) const {
   if (params.offset_ms < 0 || params.duration_ms < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("transcribe: offset ", params.offset_ms, " ms and duration ", params.duration_ms,
                      " ms must not be negative"));
   }
-  const int seek_start = params.offset_ms / 10;
-  int seek_end = n_frames_audio;
-  if (params.duration_ms > 0) seek_end = std::min(seek_end, seek_start + params.duration_ms / 10);
-  if (seek_start > n_frames_audio) {
+  SeekRange range;
+  range.start = params.offset_ms / 10;
+  range.end = n_frames_audio;
+  if (params.duration_ms > 0) range.end = std::min(range.end, range.start + params.duration_ms / 10);
+  if (range.start > n_frames_audio) {
     return absl::InvalidArgumentError(absl::StrCat("transcribe: offset ", params.offset_ms,
                                                    " ms is past the end of the audio (", n_frames_audio * 10,
                                                    " ms)"));
@@ -74,17 +73,19 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
                                                      special_.n_vocab, ")"));
     }
   }
-  const DecodingParams& dp = params.decoding;
+  return range;
+}
+
+void Transcriber::ResetDecoder(const DecodingParams& dp) {
   if (decoder_ == nullptr || decoder_beam_size_ != dp.beam_size || decoder_best_of_ != dp.best_of) {
     decoder_ = std::make_unique<WindowDecoder>(special_, n_text_ctx_, dp, token_text_);
     decoder_beam_size_ = dp.beam_size;
     decoder_best_of_ = dp.best_of;
   }
   decoder_->Reset(dp);
+}
 
-  // Past text budget: whisper.cpp's min(n_max_text_ctx, n_text_ctx / 2) including <|startofprev|>.
-  const int max_prompt_ctx = std::min(params.max_text_ctx, n_text_ctx_ / 2);
-  const size_t max_past = static_cast<size_t>(std::max(0, max_prompt_ctx - 1));
+void Transcriber::SeedPast(const TranscribeParams& params, size_t max_past) {
   if (!params.keep_past) {
     past0_.clear();
     past_.clear();
@@ -98,6 +99,95 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
       past_.insert(past_.begin(), params.initial_prompt, params.initial_prompt + n);
     }
   }
+}
+
+int Transcriber::BuildPrompt(const TranscribeParams& params, size_t max_past, size_t* n_past_used) {
+  prompt_.clear();
+  *n_past_used = 0;
+  if (max_past > 0 && (!past0_.empty() || !past_.empty())) {
+    prompt_.push_back(special_.prev);
+    prompt_.insert(prompt_.end(), past0_.begin(), past0_.end());
+    const size_t room = max_past > past0_.size() ? max_past - past0_.size() : 0;
+    *n_past_used = std::min(past_.size(), room);
+    prompt_.insert(prompt_.end(), past_.end() - *n_past_used, past_.end());
+  }
+  const int n_history = static_cast<int>(prompt_.size());  // [prev, past...]
+  prompt_.push_back(special_.sot);
+  if (special_.multilingual) {
+    prompt_.push_back(special_.Language(params.language_id));
+    prompt_.push_back(params.translate ? special_.translate : special_.transcribe);
+  }
+  if (params.decoding.filter.no_timestamps) prompt_.push_back(special_.not_);
+  return n_history;
+}
+
+void Transcriber::AppendWindowSegments(const TranscribeParams& params, int seek_end, SegmentList* segments) {
+  const TranscribeHooks& hooks = params.hooks;
+  // Clamp to the audio: a timestamp may name a time past the end of short audio.
+  int64_t end_cs = params.audio_duration_cs > 0 ? params.audio_duration_cs : seek_end;
+  if (params.duration_ms > 0) end_cs = std::min<int64_t>(end_cs, seek_end);
+  if (params.decoding.whisper_cpp) end_cs = INT64_MAX;  // whisper.cpp does not clamp
+  // Each segment is appended, timed and split while it is the list's last, as whisper.cpp
+  // does (the copies reuse the list's capacity).
+  for (size_t k = 0; k < window_segments_.size(); ++k) {
+    const Segment& w = window_segments_[k];
+    Segment& s = segments->Append();
+    CopySegment(w, &s);
+    s.t1 = std::min<int64_t>(w.t1, end_cs);
+    s.t0 = std::min<int64_t>(w.t0, s.t1);
+    int pieces = 1;
+    if (params.token_timestamps != nullptr) {
+      // Word timestamps already timed the tokens (OpenAI's rules); else the heuristic does.
+      if (s.word_begin.empty()) {
+        params.token_timestamps->Compute(special_, token_text_, params.thold_pt, params.thold_ptsum, &s);
+      }
+      pieces = params.n_gaps > 0 ? SplitAtGapsAndWrap(params, segments)
+                                 : WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_,
+                                                   segments, CharacterWords(special_, params));
+    }
+    // One call per decoded segment (n_new > 1 when -ml split it), as whisper.cpp calls
+    // new_segment_callback.
+    if (hooks.new_segments != nullptr) hooks.new_segments(hooks.user, pieces);
+  }
+}
+
+void Transcriber::UpdatePast(const TranscribeParams& params, size_t max_past, size_t n_past_used, bool no_speech) {
+  if (!params.decoding.whisper_cpp) {
+    if (no_speech) return;
+    if (params.condition_on_previous_text && result_.temperature < 0.5f) {
+      past_.insert(past_.end(), result_.tokens.begin(), result_.tokens.end());
+      if (past_.size() > max_past) past_.erase(past_.begin(), past_.end() - max_past);
+    } else {
+      past_.clear();
+    }
+    return;
+  }
+  // whisper.cpp's prompt_past1: the past text the accepted attempt was prompted with (none if
+  // it ran without, and none when the initial prompt is carried), then this window's text
+  // unless it was silence.
+  if (result_.history_dropped || params.carry_initial_prompt) {
+    past_.clear();
+  } else if (past_.size() > n_past_used) {
+    past_.erase(past_.begin(), past_.end() - n_past_used);
+  }
+  if (!no_speech) past_.insert(past_.end(), result_.tokens.begin(), result_.tokens.end());
+}
+
+absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_frames_mel, int n_frames_audio,
+                              const TranscribeParams& params, SegmentList* segments, TranscribeStats* stats) {
+  segments->Clear();
+  *stats = TranscribeStats();
+  absl::StatusOr<SeekRange> range = CheckParams(params, n_frames_audio);
+  if (!range.ok()) return range.status();
+  const int seek_start = range->start;
+  const int seek_end = range->end;
+  const DecodingParams& dp = params.decoding;
+  ResetDecoder(dp);
+
+  // Past text budget: whisper.cpp's min(n_max_text_ctx, n_text_ctx / 2) including <|startofprev|>.
+  const int max_prompt_ctx = std::min(params.max_text_ctx, n_text_ctx_ / 2);
+  const size_t max_past = static_cast<size_t>(std::max(0, max_prompt_ctx - 1));
+  SeedPast(params, max_past);
   const TranscribeHooks& hooks = params.hooks;
   int last_progress = -1;
   auto report = [&](int pct) {
@@ -121,22 +211,8 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
       past0_.clear();
       past_.clear();
     }
-    prompt_.clear();
     size_t n_past_used = 0;  // tokens of past_ in this prompt (its tail)
-    if (max_past > 0 && (!past0_.empty() || !past_.empty())) {
-      prompt_.push_back(special_.prev);
-      prompt_.insert(prompt_.end(), past0_.begin(), past0_.end());
-      const size_t room = max_past > past0_.size() ? max_past - past0_.size() : 0;
-      n_past_used = std::min(past_.size(), room);
-      prompt_.insert(prompt_.end(), past_.end() - n_past_used, past_.end());
-    }
-    const int n_history = static_cast<int>(prompt_.size());  // [prev, past...]
-    prompt_.push_back(special_.sot);
-    if (special_.multilingual) {
-      prompt_.push_back(special_.Language(params.language_id));
-      prompt_.push_back(params.translate ? special_.translate : special_.transcribe);
-    }
-    if (dp.filter.no_timestamps) prompt_.push_back(special_.not_);
+    const int n_history = BuildPrompt(params, max_past, &n_past_used);
 
     st = decoder_->Run(backend, prompt_, seek, seek_end, &result_, n_history);
     if (!st.ok()) return st;
@@ -155,52 +231,9 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
         st = AlignWindow(backend, params, seek, seek_end, n_history, &advance);
         if (!st.ok()) return st;
       }
-      // Clamp to the audio: a timestamp may name a time past the end of short audio.
-      int64_t end_cs = params.audio_duration_cs > 0 ? params.audio_duration_cs : seek_end;
-      if (params.duration_ms > 0) end_cs = std::min<int64_t>(end_cs, seek_end);
-      if (wcpp) end_cs = INT64_MAX;  // whisper.cpp does not clamp
-      // Each segment is appended, timed and split while it is the list's last, as whisper.cpp
-      // does (the copies reuse the list's capacity).
-      for (size_t k = 0; k < window_segments_.size(); ++k) {
-        const Segment& w = window_segments_[k];
-        Segment& s = segments->Append();
-        CopySegment(w, &s);
-        s.t1 = std::min<int64_t>(w.t1, end_cs);
-        s.t0 = std::min<int64_t>(w.t0, s.t1);
-        int pieces = 1;
-        if (params.token_timestamps != nullptr) {
-          // Word timestamps already timed the tokens (OpenAI's rules); else the heuristic does.
-          if (s.word_begin.empty()) {
-            params.token_timestamps->Compute(special_, token_text_, params.thold_pt, params.thold_ptsum, &s);
-          }
-          pieces = params.n_gaps > 0 ? SplitAtGapsAndWrap(params, segments)
-                                     : WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_,
-                                                       segments, CharacterWords(special_, params));
-        }
-        // One call per decoded segment (n_new > 1 when -ml split it), as whisper.cpp calls
-        // new_segment_callback.
-        if (hooks.new_segments != nullptr) hooks.new_segments(hooks.user, pieces);
-      }
-      if (!wcpp) {
-        if (params.condition_on_previous_text && result_.temperature < 0.5f) {
-          past_.insert(past_.end(), result_.tokens.begin(), result_.tokens.end());
-          if (past_.size() > max_past) past_.erase(past_.begin(), past_.end() - max_past);
-        } else {
-          past_.clear();
-        }
-      }
+      AppendWindowSegments(params, seek_end, segments);
     }
-    if (wcpp) {
-      // whisper.cpp's prompt_past1: the past text the accepted attempt was prompted with (none if
-      // it ran without, and none when the initial prompt is carried), then this window's text
-      // unless it was silence.
-      if (result_.history_dropped || params.carry_initial_prompt) {
-        past_.clear();
-      } else if (past_.size() > n_past_used) {
-        past_.erase(past_.begin(), past_.end() - n_past_used);
-      }
-      if (!no_speech) past_.insert(past_.end(), result_.tokens.begin(), result_.tokens.end());
-    }
+    UpdatePast(params, max_past, n_past_used, no_speech);
     seek += advance;
   }
   report(100);

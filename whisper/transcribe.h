@@ -142,6 +142,27 @@ class Transcriber {
  private:
   SpecialTokens special_;
   int n_text_ctx_;
+  // The frames [start, end) to transcribe.
+  struct SeekRange {
+    int start = 0;
+    int end = 0;
+  };
+  // The frame range of params' offset and duration; the InvalidArgument errors of Run.
+  absl::StatusOr<SeekRange> CheckParams(const TranscribeParams& params, int n_frames_audio) const;
+  // Makes decoder_ for dp's beam size and best-of (reused when they did not change), then resets it.
+  void ResetDecoder(const DecodingParams& dp);
+  // past0_ / past_ at the start of a run: cleared unless keep_past, then the initial prompt
+  // (carried in past0_, at most max_past tokens, or put before past_).
+  void SeedPast(const TranscribeParams& params, size_t max_past);
+  // prompt_ for one window: [<|startofprev|>, past0_, tail of past_] if any past, then sot,
+  // language and task (multilingual), <|notimestamps|> (no_timestamps). Returns the length of the
+  // history part; *n_past_used = tokens of past_ in it.
+  int BuildPrompt(const TranscribeParams& params, size_t max_past, size_t* n_past_used);
+  // Moves window_segments_ into `segments`, clamped to the audio, each timed (token timestamps)
+  // and split (-ml, VAD gaps) while it is the list's last; calls hooks.new_segments.
+  void AppendWindowSegments(const TranscribeParams& params, int seek_end, SegmentList* segments);
+  // past_ after a window: OpenAI's condition_on_previous_text rule, or whisper.cpp's prompt_past1.
+  void UpdatePast(const TranscribeParams& params, size_t max_past, size_t n_past_used, bool no_speech);
   // Moves the list's last segment through SplitLastSegmentAtGap (each of params.gaps) and
   // WrapLastSegment; returns the number of segments it became.
   int SplitAtGapsAndWrap(const TranscribeParams& params, SegmentList* segments);

@@ -130,8 +130,21 @@ bool BenchMemcpy(int n_threads, size_t bytes, int n_iter, std::string* out) {
 
 std::vector<size_t> BenchMulMatSizes() { return {64, 128, 256, 512, 1024, 2048, 4096}; }
 
-bool BenchMulMat(int n_threads, const std::vector<size_t>& sizes, int max_runs, std::string* out) {
-  out->clear();
+namespace {
+
+// What every timed product of BenchMulMat shares: its arena, executor and work buffer.
+struct MulMatBench {
+  size_t arena = 0;
+  char* arena_mem = nullptr;
+  int n_threads = 1;
+  ggml_threadpool* pool = nullptr;
+  int max_runs = 0;
+  std::vector<uint8_t>* work = nullptr;
+};
+
+// BenchMulMat's argument checks; *n_max = the largest size. False with the message in *out.
+bool CheckMulMatArgs(int n_threads, const std::vector<size_t>& sizes, int max_runs, size_t* n_max,
+                     std::string* out) {
   if (n_threads < 1 || n_threads > GGML_THREADPOOL_MAX_THREADS) {
     *out = absl::StrFormat("whisper_bench_ggml_mul_mat: n_threads = %d, expected 1 .. %d\n", n_threads,
                            GGML_THREADPOOL_MAX_THREADS);
@@ -141,14 +154,62 @@ bool BenchMulMat(int n_threads, const std::vector<size_t>& sizes, int max_runs, 
     *out = absl::StrFormat("whisper_bench_ggml_mul_mat: max_runs = %d, expected >= 3\n", max_runs);
     return false;
   }
-  size_t n_max = 0;
+  *n_max = 0;
   for (size_t n : sizes) {
     if (n == 0 || n % 32 != 0 || n > 65536) {
       *out = absl::StrFormat("whisper_bench_ggml_mul_mat: size %zu, expected a multiple of 32 in 32 .. 65536\n", n);
       return false;
     }
-    n_max = n > n_max ? n : n_max;
+    *n_max = n > *n_max ? n : *n_max;
   }
+  return true;
+}
+
+// Times the product of an n x n `type` matrix by an n x n F32 one (whisper.cpp's data: byte i is
+// i & 0x3F): one heat-up, then up to max_runs runs, stopping after 1 s once there are 3. Sets
+// *gflops and *runs; false with the message in *out when a step fails.
+bool TimeMulMat(const MulMatBench& bench, size_t n, ggml_type type, double* gflops, int* runs, std::string* out) {
+  ggml_init_params params = {bench.arena, bench.arena_mem, false};
+  std::unique_ptr<ggml_context, void (*)(ggml_context*)> ctx(ggml_init(params), ggml_free);
+  ggml_tensor* a = ctx ? ggml_new_tensor_2d(ctx.get(), type, n, n) : nullptr;
+  ggml_tensor* b = a ? ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, n, n) : nullptr;
+  ggml_tensor* c = b ? ggml_mul_mat(ctx.get(), a, b) : nullptr;
+  ggml_cgraph* gf = c ? ggml_new_graph(ctx.get()) : nullptr;
+  auto fail = [&] {
+    *out = absl::StrFormat("whisper_bench_ggml_mul_mat: %zu x %zu %s: %s\n", n, n, ggml_type_name(type),
+                           ggml_last_error());
+    return false;
+  };
+  if (gf == nullptr || !ggml_build_forward_expand(gf, c)) return fail();
+  for (ggml_tensor* t : {a, b}) {
+    uint8_t* data = static_cast<uint8_t*>(t->data);
+    const size_t nbytes = ggml_nbytes(t);
+    for (size_t i = 0; i < nbytes; ++i) data[i] = static_cast<uint8_t>(i & 0x3F);
+  }
+  std::vector<uint8_t>& work = *bench.work;
+  ggml_cplan plan = ggml_graph_plan(gf, bench.n_threads, bench.pool);
+  if (work.size() < plan.work_size) work.resize(plan.work_size);
+  plan.work_data = work.empty() ? nullptr : work.data();
+  if (ggml_graph_compute(gf, &plan) != GGML_STATUS_SUCCESS) return fail();  // heat-up
+  double t_sum = 0.0;
+  for (int i = 0; i < bench.max_runs; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const ggml_status s = ggml_graph_compute(gf, &plan);
+    t_sum += Seconds(t0, std::chrono::steady_clock::now());
+    if (s != GGML_STATUS_SUCCESS) return fail();
+    ++*runs;
+    if (t_sum > 1.0 && *runs >= 3) break;
+  }
+  *gflops = 2.0 * static_cast<double>(n) * n * n * *runs / t_sum * 1e-9;
+  return true;
+}
+
+}  // namespace
+
+bool BenchMulMat(int n_threads, const std::vector<size_t>& sizes, int max_runs, std::string* out) {
+  out->clear();
+  size_t n_max = 0;
+  if (!CheckMulMatArgs(n_threads, sizes, max_runs, &n_max, out)) return false;
   // a, b and c of the largest N in f32, plus the headers and the graph (whisper.cpp's arena).
   const size_t arena = 3 * n_max * n_max * sizeof(float) + 3 * ggml_tensor_overhead() + ggml_graph_overhead() + 1024;
   Bytes arena_mem(static_cast<char*>(std::malloc(arena)));
@@ -165,48 +226,12 @@ bool BenchMulMat(int n_threads, const std::vector<size_t>& sizes, int max_runs, 
   static constexpr ggml_type kTypes[7] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
                                           GGML_TYPE_Q8_0, GGML_TYPE_F16,  GGML_TYPE_F32};
   std::vector<uint8_t> work;
+  const MulMatBench bench{arena, arena_mem.get(), n_threads, pool.get(), max_runs, &work};
   for (const size_t n : sizes) {
     double gflops[7] = {};
     int runs[7] = {};
     for (int k = 0; k < 7; ++k) {
-      ggml_init_params params = {arena, arena_mem.get(), false};
-      std::unique_ptr<ggml_context, void (*)(ggml_context*)> ctx(ggml_init(params), ggml_free);
-      ggml_tensor* a = ctx ? ggml_new_tensor_2d(ctx.get(), kTypes[k], n, n) : nullptr;
-      ggml_tensor* b = a ? ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, n, n) : nullptr;
-      ggml_tensor* c = b ? ggml_mul_mat(ctx.get(), a, b) : nullptr;
-      ggml_cgraph* gf = c ? ggml_new_graph(ctx.get()) : nullptr;
-      if (gf == nullptr || !ggml_build_forward_expand(gf, c)) {
-        *out = absl::StrFormat("whisper_bench_ggml_mul_mat: %zu x %zu %s: %s\n", n, n, ggml_type_name(kTypes[k]),
-                               ggml_last_error());
-        return false;
-      }
-      for (ggml_tensor* t : {a, b}) {
-        uint8_t* data = static_cast<uint8_t*>(t->data);
-        const size_t nbytes = ggml_nbytes(t);
-        for (size_t i = 0; i < nbytes; ++i) data[i] = static_cast<uint8_t>(i & 0x3F);
-      }
-      ggml_cplan plan = ggml_graph_plan(gf, n_threads, pool.get());
-      if (work.size() < plan.work_size) work.resize(plan.work_size);
-      plan.work_data = work.empty() ? nullptr : work.data();
-      if (ggml_graph_compute(gf, &plan) != GGML_STATUS_SUCCESS) {  // heat-up
-        *out = absl::StrFormat("whisper_bench_ggml_mul_mat: %zu x %zu %s: %s\n", n, n, ggml_type_name(kTypes[k]),
-                               ggml_last_error());
-        return false;
-      }
-      double t_sum = 0.0;
-      for (int i = 0; i < max_runs; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        const ggml_status s = ggml_graph_compute(gf, &plan);
-        t_sum += Seconds(t0, std::chrono::steady_clock::now());
-        if (s != GGML_STATUS_SUCCESS) {
-          *out = absl::StrFormat("whisper_bench_ggml_mul_mat: %zu x %zu %s: %s\n", n, n, ggml_type_name(kTypes[k]),
-                                 ggml_last_error());
-          return false;
-        }
-        ++runs[k];
-        if (t_sum > 1.0 && runs[k] >= 3) break;
-      }
-      gflops[k] = 2.0 * static_cast<double>(n) * n * n * runs[k] / t_sum * 1e-9;
+      if (!TimeMulMat(bench, n, kTypes[k], &gflops[k], &runs[k], out)) return false;
     }
     absl::StrAppendFormat(out, "%4zu x %4zu: Q4_0 %7.1f GFLOPS (%3d runs) | Q4_1 %7.1f GFLOPS (%3d runs)\n", n, n,
                           gflops[0], runs[0], gflops[1], runs[1]);

@@ -81,12 +81,8 @@ const std::vector<Token>& WordTimestamps::Sequence(const SpecialTokens& special,
   return sequence_;
 }
 
-absl::Status WordTimestamps::Compute(const SpecialTokens& special,
-                                     const std::function<const std::string&(Token)>& token_text, const float* qk,
-                                     int n_heads, int row_stride, int n_frames, int sot_len, int64_t seek,
-                                     bool openai, SegmentList* segments, size_t first, size_t n) {
-  last_end_ = -1;
-  const size_t last = std::min(first + n, segments->size());
+int WordTimestamps::CollectTextTokens(const SpecialTokens& special, SegmentList* segments, size_t first,
+                                      size_t last) {
   text_.clear();
   text_segment_.clear();
   for (size_t s = first; s < last; ++s) {
@@ -99,20 +95,10 @@ absl::Status WordTimestamps::Compute(const SpecialTokens& special,
       }
     }
   }
-  if (last > first) last_end_ = (*segments)[last - 1].t1;
-  const int n_text = static_cast<int>(text_.size());
-  if (n_text == 0) return absl::OkStatus();
-  if (static_cast<size_t>(n_text) + 1 > jumps_.size()) {
-    return absl::InvalidArgumentError("word timestamps: more text tokens than the sequence limit");
-  }
-  absl::Status st = aligner_.Align(qk, n_heads, sot_len + n_text + 2, row_stride, n_frames, sot_len,
-                                   DtwAligner::kMedianFilterWidth, jumps_.data(), /*softmax_all=*/!openai);
-  if (!st.ok()) return st;
-  // whisper.cpp's t_dtw: the time at which the path leaves the token's row.
-  for (int k = 0; k < n_text; ++k) text_[k]->t_dtw = seek + 2 * static_cast<int64_t>(jumps_[k + 1]);
-  if (!openai) return absl::OkStatus();
+  return static_cast<int>(text_.size());
+}
 
-  // 1. Words (split_tokens_on_unicode, then split_tokens_on_spaces); <|endoftext|> is the last.
+size_t WordTimestamps::SplitWords(const std::function<const std::string&(Token)>& token_text, int n_text) {
   n_words_ = 0;
   piece_.clear();
   int piece_begin = 0;
@@ -132,8 +118,10 @@ absl::Status WordTimestamps::Compute(const SpecialTokens& special,
     if (!EndsInsideUtf8Character(piece_)) add_piece(k + 1);
   }
   if (piece_begin < n_text) add_piece(n_text);  // an unfinished character before <|endoftext|>
-  const size_t n_words = n_words_;                // the <|endoftext|> word is not timed
+  return n_words_;                                // the <|endoftext|> word is not timed
+}
 
+WordTimestamps::DurationBounds WordTimestamps::TimeWordsAndBoundMarks(size_t n_words) {
   // 2. Times from the jumps.
   for (size_t i = 0; i < n_words; ++i) {
     Word& w = words_[i];
@@ -148,54 +136,88 @@ absl::Status WordTimestamps::Compute(const SpecialTokens& special,
     const double d = words_[i].end - words_[i].start;
     if (d != 0.0) durations.push_back(d);
   }
-  const double median = durations.empty() ? 0.0 : std::min(0.7, Median(&durations));
-  const double max_duration = 2.0 * median;
+  DurationBounds bounds;
+  bounds.median = durations.empty() ? 0.0 : std::min(0.7, Median(&durations));
+  bounds.max_duration = 2.0 * bounds.median;
   if (!durations.empty()) {
     for (size_t i = 1; i < n_words; ++i) {
       Word& w = words_[i];
-      if (w.end - w.start > max_duration) {
+      if (w.end - w.start > bounds.max_duration) {
         if (In(w.text, kSentenceEnd)) {
-          w.end = w.start + max_duration;
+          w.end = w.start + bounds.max_duration;
         } else if (In(words_[i - 1].text, kSentenceEnd)) {
-          w.start = w.end - max_duration;
+          w.start = w.end - bounds.max_duration;
         }
       }
     }
   }
+  return bounds;
+}
 
-  // 4. merge_punctuations.
-  if (n_words >= 2) {
-    for (size_t i = n_words - 1, j = n_words - 1; i-- > 0;) {
-      Word& prev = words_[i];
-      Word& next = words_[j];
-      const absl::string_view strip = Strip(prev.text);
-      if (!prev.text.empty() && prev.text[0] == ' ' && In(strip, kPrepended)) {
-        next.text.insert(0, prev.text);
-        next.token_begin = prev.token_begin;
-        prev.text.clear();
-        prev.token_end = prev.token_begin;
-      } else {
-        j = i;
-      }
-    }
-    for (size_t i = 0, j = 1; j < n_words; ++j) {
-      Word& prev = words_[i];
-      Word& next = words_[j];
-      if ((prev.text.empty() || prev.text.back() != ' ') && In(next.text, kAppended)) {
-        prev.text += next.text;
-        prev.token_end = next.token_end;
-        next.text.clear();
-        next.token_begin = next.token_end;
-      } else {
-        i = j;
-      }
+void WordTimestamps::MergePunctuation(size_t n_words) {
+  if (n_words < 2) return;
+  for (size_t i = n_words - 1, j = n_words - 1; i-- > 0;) {
+    Word& prev = words_[i];
+    Word& next = words_[j];
+    const absl::string_view strip = Strip(prev.text);
+    if (!prev.text.empty() && prev.text[0] == ' ' && In(strip, kPrepended)) {
+      next.text.insert(0, prev.text);
+      next.token_begin = prev.token_begin;
+      prev.text.clear();
+      prev.token_end = prev.token_begin;
+    } else {
+      j = i;
     }
   }
+  for (size_t i = 0, j = 1; j < n_words; ++j) {
+    Word& prev = words_[i];
+    Word& next = words_[j];
+    if ((prev.text.empty() || prev.text.back() != ' ') && In(next.text, kAppended)) {
+      prev.text += next.text;
+      prev.token_end = next.token_end;
+      next.text.clear();
+      next.token_begin = next.token_end;
+    } else {
+      i = j;
+    }
+  }
+}
 
-  // 5. Words per segment, the segment-boundary rules, and the results.
+void WordTimestamps::BoundSegment(const DurationBounds& bounds, Word& w0, Word* second_word, Word& wl,
+                                  Segment* seg) {
+  const double median = bounds.median;
+  const double max_duration = bounds.max_duration;
+  double seg_start = seg->t0 / 100.0;
+  double seg_end = seg->t1 / 100.0;
+  if (w0.end - last_speech_s_ > median * 4 &&
+      (w0.end - w0.start > max_duration ||
+       (second_word != nullptr && second_word->end - w0.start > max_duration * 2))) {
+    if (second_word != nullptr && second_word->end - second_word->start > max_duration) {
+      const double boundary = std::max(second_word->end / 2, second_word->end - max_duration);
+      w0.end = second_word->start = boundary;
+    }
+    w0.start = std::max(0.0, w0.end - max_duration);
+  }
+  if (seg_start < w0.end && seg_start - 0.5 > w0.start) {
+    w0.start = std::max(0.0, std::min(w0.end - median, seg_start));
+  } else {
+    seg_start = w0.start;
+  }
+  if (seg_end > wl.start && seg_end + 0.5 < wl.end) {
+    wl.end = std::max(wl.start + median, seg_end);
+  } else {
+    seg_end = wl.end;
+  }
+  last_speech_s_ = seg_end;
+  seg->t0 = ToCs(seg_start);
+  seg->t1 = ToCs(seg_end);
+}
+
+double WordTimestamps::AssignWordsToSegments(const SpecialTokens& special, int64_t seek,
+                                             const DurationBounds& bounds, size_t n_words, SegmentList* segments,
+                                             size_t first, size_t last) {
   const double offset = static_cast<double>(seek) / 100.0;
   size_t wi = 0;
-  int text_index = 0;  // first text token of the current segment
   double last_word_end = -1.0;
   for (size_t s = first; s < last; ++s) {
     Segment& seg = (*segments)[s];
@@ -224,37 +246,15 @@ absl::Status WordTimestamps::Compute(const SpecialTokens& special,
       }
       last_word = &words_[i];
     }
-    text_index += seg_text;
     if (first_word == nullptr) continue;
-    double seg_start = seg.t0 / 100.0;
-    double seg_end = seg.t1 / 100.0;
-    Word& w0 = *first_word;
-    if (w0.end - last_speech_s_ > median * 4 &&
-        (w0.end - w0.start > max_duration ||
-         (second_word != nullptr && second_word->end - w0.start > max_duration * 2))) {
-      if (second_word != nullptr && second_word->end - second_word->start > max_duration) {
-        const double boundary = std::max(second_word->end / 2, second_word->end - max_duration);
-        w0.end = second_word->start = boundary;
-      }
-      w0.start = std::max(0.0, w0.end - max_duration);
-    }
-    if (seg_start < w0.end && seg_start - 0.5 > w0.start) {
-      w0.start = std::max(0.0, std::min(w0.end - median, seg_start));
-    } else {
-      seg_start = w0.start;
-    }
-    Word& wl = *last_word;
-    if (seg_end > wl.start && seg_end + 0.5 < wl.end) {
-      wl.end = std::max(wl.start + median, seg_end);
-    } else {
-      seg_end = wl.end;
-    }
-    last_speech_s_ = seg_end;
-    last_word_end = wl.end;
-    seg.t0 = ToCs(seg_start);
-    seg.t1 = ToCs(seg_end);
+    BoundSegment(bounds, *first_word, second_word, *last_word, &seg);
+    last_word_end = last_word->end;
   }
+  return last_word_end;
+}
 
+void WordTimestamps::WriteTokenTimes(const SpecialTokens& special, int64_t seek, size_t n_words,
+                                     SegmentList* segments, size_t first, size_t last) {
   // Token times and word starts from the words (in whichever segment each token is).
   for (size_t i = 0; i < n_words; ++i) {
     const Word& w = words_[i];
@@ -276,6 +276,33 @@ absl::Status WordTimestamps::Compute(const SpecialTokens& special,
       if (special.IsTimestamp(t.id)) t.t0 = t.t1 = seek + 2 * int64_t{t.id - special.beg};
     }
   }
+}
+
+absl::Status WordTimestamps::Compute(const SpecialTokens& special,
+                                     const std::function<const std::string&(Token)>& token_text, const float* qk,
+                                     int n_heads, int row_stride, int n_frames, int sot_len, int64_t seek,
+                                     bool openai, SegmentList* segments, size_t first, size_t n) {
+  last_end_ = -1;
+  const size_t last = std::min(first + n, segments->size());
+  const int n_text = CollectTextTokens(special, segments, first, last);
+  if (last > first) last_end_ = (*segments)[last - 1].t1;
+  if (n_text == 0) return absl::OkStatus();
+  if (static_cast<size_t>(n_text) + 1 > jumps_.size()) {
+    return absl::InvalidArgumentError("word timestamps: more text tokens than the sequence limit");
+  }
+  absl::Status st = aligner_.Align(qk, n_heads, sot_len + n_text + 2, row_stride, n_frames, sot_len,
+                                   DtwAligner::kMedianFilterWidth, jumps_.data(), /*softmax_all=*/!openai);
+  if (!st.ok()) return st;
+  // whisper.cpp's t_dtw: the time at which the path leaves the token's row.
+  for (int k = 0; k < n_text; ++k) text_[k]->t_dtw = seek + 2 * static_cast<int64_t>(jumps_[k + 1]);
+  if (!openai) return absl::OkStatus();
+
+  // Steps 1-5 of the header comment, then the token times from the words.
+  const size_t n_words = SplitWords(token_text, n_text);
+  const DurationBounds bounds = TimeWordsAndBoundMarks(n_words);
+  MergePunctuation(n_words);
+  const double last_word_end = AssignWordsToSegments(special, seek, bounds, n_words, segments, first, last);
+  WriteTokenTimes(special, seek, n_words, segments, first, last);
   if (last_word_end >= 0.0) {
     last_end_ = ToCs(last_word_end);
     last_speech_s_ = last_word_end;

@@ -75,6 +75,34 @@ class WordTimestamps {
   };
   Word& NewWord();
 
+  // The median word duration (at most 0.7 s) and twice it, in seconds (steps 3 and 5).
+  struct DurationBounds {
+    double median = 0.0;
+    double max_duration = 0.0;
+  };
+  // text_ and text_segment_ from the text tokens of segments[first, last); clears their
+  // word_begin. Returns the number of text tokens.
+  int CollectTextTokens(const SpecialTokens& special, SegmentList* segments, size_t first, size_t last);
+  // Step 1: words_[0, n) from the n_text tokens of text_ plus <|endoftext|>; returns the number
+  // of timed words (those before the <|endoftext|> word).
+  size_t SplitWords(const std::function<const std::string&(Token)>& token_text, int n_text);
+  // Steps 2 and 3: word times from jumps_ (seconds from the window start), then sentence marks
+  // cut to twice the median duration, which is returned.
+  DurationBounds TimeWordsAndBoundMarks(size_t n_words);
+  // Step 4: punctuation joins its neighbour; the emptied word keeps an empty token range.
+  void MergePunctuation(size_t n_words);
+  // Step 5 for the window's segments: words move to absolute seconds (rounded to 10 ms), each
+  // segment's first and last words bound it (BoundSegment). Returns the end of the last timed
+  // word (seconds) or -1 when no segment has a word.
+  double AssignWordsToSegments(const SpecialTokens& special, int64_t seek, const DurationBounds& bounds,
+                               size_t n_words, SegmentList* segments, size_t first, size_t last);
+  // Step 5 for one segment with words w0 (first), second_word (or null) and wl (last).
+  void BoundSegment(const DurationBounds& bounds, Word& w0, Word* second_word, Word& wl, Segment* seg);
+  // Token t0/t1 (centiseconds) and Segment::word_begin from the words; timestamp tokens get the
+  // time they name.
+  void WriteTokenTimes(const SpecialTokens& special, int64_t seek, size_t n_words, SegmentList* segments,
+                       size_t first, size_t last);
+
   DtwAligner aligner_;
   std::vector<Token> sequence_;
   std::vector<int> jumps_;
