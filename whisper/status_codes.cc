@@ -22,13 +22,14 @@ ErrorKind KindOf(const absl::Status& st) {
   const absl::optional<absl::Cord> p = st.GetPayload(kErrorKindUrl);
   int v = 0;
   if (!p.has_value() || !absl::SimpleAtoi(std::string(*p), &v)) return ErrorKind::kNone;
-  if (v < static_cast<int>(ErrorKind::kNone) || v > static_cast<int>(ErrorKind::kTokenDecode)) return ErrorKind::kNone;
+  if (v < static_cast<int>(ErrorKind::kNone) || v > static_cast<int>(ErrorKind::kSetup)) return ErrorKind::kNone;
   return static_cast<ErrorKind>(v);
 }
 
 int WhisperFullReturnCode(const absl::Status& st) {
   if (st.ok()) return 0;
   switch (KindOf(st)) {
+    case ErrorKind::kSetup: return -1;
     case ErrorKind::kMel: return -2;
     case ErrorKind::kLanguage: return -3;
     case ErrorKind::kTooManyDecoders: return -4;

@@ -16,6 +16,7 @@ namespace whisper {
 // What failed, as whisper.cpp's whisper_full_with_state tells it apart. kNone: no kind attached.
 enum class ErrorKind : int {
   kNone = 0,
+  kSetup = 8,           // the call's setup before the first window: arguments, VAD, buffers (-1)
   kMel = 1,             // computing the log-mel spectrogram (whisper.cpp -2)
   kLanguage = 2,        // language auto-detection (-3)
   kTooManyDecoders = 3, // more beams / best-of candidates than WHISPER_MAX_DECODERS (-4)
@@ -36,7 +37,7 @@ absl::Status WithKind(absl::Status st, ErrorKind kind);
 ErrorKind KindOf(const absl::Status& st);
 
 // whisper_full_with_state's return value for `st` (whisper.cpp 1.8.5's codes): 0 for OK; by kind
-// -2 (kMel), -3, -4, -5, -6 (kEncode), -8 (kPromptDecode), -9 (kTokenDecode); without a kind -1
+// -1 (kSetup), -2 (kMel), -3, -4, -5, -6 (kEncode), -8 (kPromptDecode), -9 (kTokenDecode); without a kind -1
 // for kInvalidArgument and -8 for any other failure (a failure inside the decoding loop).
 int WhisperFullReturnCode(const absl::Status& st);
 

@@ -43,6 +43,7 @@ TEST(StatusCodesTest, TheWordEncoderInAnotherFailureIsNotMinusSix) {
 TEST(StatusCodesTest, EveryKindHasWhisperCppsCode) {
   const absl::Status e = absl::InternalError("failed");
   EXPECT_EQ(WhisperFullReturnCode(absl::OkStatus()), 0);
+  EXPECT_EQ(WhisperFullReturnCode(WithKind(e, ErrorKind::kSetup)), -1);
   EXPECT_EQ(WhisperFullReturnCode(WithKind(e, ErrorKind::kMel)), -2);
   EXPECT_EQ(WhisperFullReturnCode(WithKind(e, ErrorKind::kLanguage)), -3);
   EXPECT_EQ(WhisperFullReturnCode(WithKind(e, ErrorKind::kTooManyDecoders)), -4);
