@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "whisper/compression_ratio.h"
 #include "whisper/mel.h"
 #include "whisper/model.h"
 #include "whisper/segments.h"
@@ -95,6 +96,8 @@ struct whisper_state {
   // results[0, n_results_mapped) are in the input's time base (MapNewResults); the rest, while
   // whisper_full runs, may still be in the joined speech's.
   size_t n_results_mapped = 0;
+  // whisper_ggml_full_get_segment_compression_ratio's deflate stream (made at its first call).
+  std::unique_ptr<whisper::CompressionRatio> compression;
   int lang_id = 0;  // whisper.cpp's initial value
   std::string prompt_text;                  // initial_prompt last tokenized
   std::vector<whisper::Token> prompt_ids;   // its tokens

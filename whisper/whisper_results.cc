@@ -2,8 +2,11 @@
 // the getters hand them out; whisper/whisper_full.cc fills them, in the input's time base.
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 
+#include "absl/strings/ascii.h"
+#include "whisper/compression_ratio.h"
 #include "whisper/whisper_impl.h"
 
 // whisper_token_data is handed out as whisper::TokenData (and back to the logits filter).
@@ -144,6 +147,33 @@ int whisper_ggml_full_get_token_word_start_from_state(struct whisper_state* stat
 }
 int whisper_ggml_full_get_token_word_start(struct whisper_context* ctx, int i, int j) {
   return whisper_ggml_full_get_token_word_start_from_state(DefaultState(ctx), i, j);
+}
+
+float whisper_ggml_full_get_segment_avg_logprob_from_state(struct whisper_state* state, int i) {
+  const whisper::Segment* s = SegmentAt(state, i, __func__);
+  if (s == nullptr) return 0.0f;
+  const whisper::Token eot = state->ctx->model->special().eot;
+  double sum = 0.0;
+  int n = 0;
+  for (const whisper::TokenData& t : s->tokens) {
+    if (t.id >= eot) continue;
+    sum += t.plog;
+    ++n;
+  }
+  return n > 0 ? static_cast<float>(sum / n) : 0.0f;
+}
+float whisper_ggml_full_get_segment_avg_logprob(struct whisper_context* ctx, int i) {
+  return whisper_ggml_full_get_segment_avg_logprob_from_state(DefaultState(ctx), i);
+}
+
+float whisper_ggml_full_get_segment_compression_ratio_from_state(struct whisper_state* state, int i) {
+  const whisper::Segment* s = SegmentAt(state, i, __func__);
+  if (s == nullptr) return 0.0f;
+  if (state->compression == nullptr) state->compression = std::make_unique<whisper::CompressionRatio>();
+  return static_cast<float>(state->compression->Of(absl::StripAsciiWhitespace(s->text)));
+}
+float whisper_ggml_full_get_segment_compression_ratio(struct whisper_context* ctx, int i) {
+  return whisper_ggml_full_get_segment_compression_ratio_from_state(DefaultState(ctx), i);
 }
 
 int whisper_ggml_state_set_dtw(struct whisper_state* state, int enabled) {

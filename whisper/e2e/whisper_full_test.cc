@@ -1,7 +1,11 @@
 // whisper_full on the real tiny.en model: the return codes of failures (whisper.cpp 1.8.5's, by
 // the step that failed, whatever the message says) and the time base of the results with VAD,
 // on one state and split over two (whisper_full_parallel). Expected times are where the test
-// placed the speech (jfk.wav's speech, 0.29 .. 10.52 s by Silero VAD, at known offsets).
+// placed the speech (jfk.wav's speech, 0.29 .. 10.52 s by Silero VAD, at known offsets). And
+// the segment scores extension against their definitions (zlib called here directly).
+#include <zlib.h>
+
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -148,6 +152,38 @@ TEST_F(WhisperFullTest, VadTimesAreTheInputsOnOneStateAndOnTwo) {
     EXPECT_NEAR(whisper_full_get_segment_t0(ctx_, first_b), b0, tol);
     EXPECT_NEAR(whisper_full_get_segment_t1(ctx_, n - 1), b1, tol);
   }
+}
+
+// The segment scores a server reports, read through the C API: avg_logprob is the mean plog of
+// the text tokens the token getters give; compression_ratio is len / len(zlib.compress) of the
+// trimmed text, computed here with zlib's compress2 at level 6 (Python's zlib.compress default).
+TEST_F(WhisperFullTest, SegmentScoresMatchTheirDefinitions) {
+  ASSERT_EQ(whisper_full(ctx_, Greedy(), jfk_->data(), static_cast<int>(jfk_->size())), 0);
+  const int n = whisper_full_n_segments(ctx_);
+  ASSERT_GE(n, 1);
+  for (int i = 0; i < n; ++i) {
+    double sum = 0;
+    int n_text = 0;
+    for (int j = 0; j < whisper_full_n_tokens(ctx_, i); ++j) {
+      const whisper_token_data d = whisper_full_get_token_data(ctx_, i, j);
+      if (d.id >= whisper_token_eot(ctx_)) continue;
+      sum += d.plog;
+      ++n_text;
+    }
+    ASSERT_GT(n_text, 0);
+    EXPECT_NEAR(whisper_ggml_full_get_segment_avg_logprob(ctx_, i), sum / n_text, 1e-6);
+    std::string text = whisper_full_get_segment_text(ctx_, i);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.erase(0, 1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    std::vector<Bytef> out(compressBound(text.size()));
+    uLongf n_out = out.size();
+    ASSERT_EQ(compress2(out.data(), &n_out, reinterpret_cast<const Bytef*>(text.data()), text.size(), 6), Z_OK);
+    EXPECT_NEAR(whisper_ggml_full_get_segment_compression_ratio(ctx_, i),
+                static_cast<double>(text.size()) / static_cast<double>(n_out), 1e-6);
+  }
+  EXPECT_EQ(whisper_ggml_full_get_segment_avg_logprob(ctx_, n), 0.0f);
+  EXPECT_EQ(whisper_ggml_full_get_segment_compression_ratio(ctx_, -1), 0.0f);
+  EXPECT_EQ(whisper_ggml_full_get_segment_compression_ratio_from_state(nullptr, 0), 0.0f);
 }
 
 }  // namespace
