@@ -143,6 +143,10 @@ const char* ggml_last_error(void);
 void ggml_clear_error(void);
 // Records a formatted error (for the other layers of this runtime: alloc/, kernels/).
 void ggml_set_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// Passes a formatted message (no trailing newline) to the log callback at `level` without
+// recording it as the last error: for warnings and notes of the other layers (kernels/). As
+// upstream ggml's ggml_log_internal (src/ggml-impl.h), which its GGML_LOG_WARN macros call.
+void ggml_log_internal(enum ggml_log_level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // ---- Context --------------------------------------------------------------------------------
 // Creates a context whose arena is params.mem_buffer (not owned, never freed here) or one

@@ -36,6 +36,16 @@ void ggml_set_error(const char* fmt, ...) {
   if (g_log != nullptr) g_log(GGML_LOG_LEVEL_ERROR, t_last_error, g_log_user);
 }
 
+void ggml_log_internal(ggml_log_level level, const char* fmt, ...) {
+  if (g_log == nullptr) return;
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, args);
+  va_end(args);
+  g_log(level, buf, g_log_user);
+}
+
 // ---- Creation -----------------------------------------------------------------------------------
 
 namespace {

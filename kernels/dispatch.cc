@@ -9,6 +9,8 @@
 
 #include <mutex>
 
+#include "ggml/ggml.h"
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/dispatch.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -44,12 +46,22 @@ int64_t TargetBitFromName(const char* name) {
   return 0;
 }
 
-void LogAcceptedNames(const char* what, const char* name) {
-  fprintf(stderr, "ggml_cpu: %s: unknown target \"%s\"; expected one of:", what, name);
-  for (int64_t bits = HWY_TARGETS; bits != 0; bits &= bits - 1) {
-    fprintf(stderr, " %s", hwy::TargetName(bits & -bits));
+// Logs (through ggml_log_set's callback) that `name` is no compiled target, listing them: an
+// error that ggml_last_error() returns too, or a warning when the name is only ignored.
+void LogAcceptedNames(const char* what, const char* name, bool is_error) {
+  char names[256] = "";
+  size_t used = 0;
+  for (int64_t bits = HWY_TARGETS; bits != 0 && used < sizeof(names); bits &= bits - 1) {
+    const int n = snprintf(names + used, sizeof(names) - used, " %s", hwy::TargetName(bits & -bits));
+    if (n < 0) break;
+    used += static_cast<size_t>(n);
   }
-  fprintf(stderr, " (or empty for no limit)\n");
+  const char* fmt = "ggml_cpu: %s: unknown target \"%s\"; expected one of:%s (or empty for no limit)";
+  if (is_error) {
+    ggml_set_error(fmt, what, name, names);
+  } else {
+    ggml_log_internal(GGML_LOG_LEVEL_WARN, fmt, what, name, names);
+  }
 }
 
 // Lower bits are better targets, so capping at `bit` disables every bit below it.
@@ -71,7 +83,7 @@ void InitDispatchSlow() {
     if (env != nullptr && env[0] != '\0') {
       const int64_t bit = TargetBitFromName(env);
       if (bit == 0) {
-        LogAcceptedNames("GGML_CPU_TARGET (ignored)", env);
+        LogAcceptedNames("GGML_CPU_TARGET (ignored)", env, /*is_error=*/false);
       } else {
         ApplyLimit(bit);
       }
@@ -110,7 +122,7 @@ extern "C" bool ggml_cpu_set_target_limit(const char* name) {
   }
   const int64_t bit = ggml_cpu::TargetBitFromName(name);
   if (bit == 0) {
-    ggml_cpu::LogAcceptedNames("ggml_cpu_set_target_limit", name);
+    ggml_cpu::LogAcceptedNames("ggml_cpu_set_target_limit", name, /*is_error=*/true);
     return false;
   }
   ggml_cpu::ApplyLimit(bit);

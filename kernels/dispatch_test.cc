@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ggml/ggml.h"
 #include "gtest/gtest.h"
 #include "hwy/targets.h"
 #include "kernels/vec.h"
@@ -54,6 +55,30 @@ TEST(DispatchTest, UnknownNameIsAnErrorAndKeepsTheCap) {
   EXPECT_FALSE(ggml_cpu_set_target_limit("AVX9"));
   EXPECT_FALSE(ggml_cpu_set_target_limit("AVX2 "));
   EXPECT_EQ(ggml_cpu_target_name(), before);
+}
+
+struct Logged {
+  ggml_log_level level;
+  std::string text;
+};
+
+void Collect(ggml_log_level level, const char* text, void* user) {
+  static_cast<std::vector<Logged>*>(user)->push_back({level, text});
+}
+
+// The message goes to the callback an embedding program set with ggml_log_set (not to stderr):
+// one error naming the bad name and every compiled target.
+TEST(DispatchTest, UnknownNameIsLoggedThroughGgmlsCallback) {
+  std::vector<Logged> got;
+  ggml_log_set(Collect, &got);
+  EXPECT_FALSE(ggml_cpu_set_target_limit("AVX9"));
+  ggml_log_set(nullptr, nullptr);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].level, GGML_LOG_LEVEL_ERROR);
+  std::string want = "ggml_cpu_set_target_limit: unknown target \"AVX9\"; expected one of:";
+  for (int64_t bits = HWY_TARGETS; bits != 0; bits &= bits - 1) want += std::string(" ") + hwy::TargetName(bits & -bits);
+  want += " (or empty for no limit)";
+  EXPECT_EQ(got[0].text, "ggml_cpu: " + want);
 }
 
 }  // namespace

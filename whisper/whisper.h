@@ -583,6 +583,23 @@ WHISPER_API int whisper_ggml_full_get_token_word_start_from_state(struct whisper
                                                                   int i_token);
 WHISPER_API int whisper_ggml_full_get_token_word_start(struct whisper_context* ctx, int i_segment, int i_token);
 
+/* Segment scores (extension), what whisper-server's and OpenAI's verbose_json segments report:
+ * - avg_logprob: the mean natural-log probability (whisper_token_data.plog) of the segment's text
+ *   tokens (ids below whisper_token_eot); 0 when it has none. whisper.cpp 1.8.5's
+ *   examples/server/server.cpp sums the same tokens but divides by all of them, timestamps
+ *   included.
+ * - compression_ratio: OpenAI Whisper's compression ratio (openai/whisper utils.py
+ *   compression_ratio: UTF-8 bytes / zlib.compress bytes at level 6) of the segment's text with
+ *   leading and trailing ASCII whitespace removed; 0 for empty text.
+ * Both return 0 (and log) for a NULL state or a segment index out of range, -1 if zlib fails. The
+ * compression ratio uses a deflate buffer (about 270 KB) kept in the state after the first call:
+ * do not call it on one state from two threads at once. */
+WHISPER_API float whisper_ggml_full_get_segment_avg_logprob_from_state(struct whisper_state* state, int i_segment);
+WHISPER_API float whisper_ggml_full_get_segment_avg_logprob(struct whisper_context* ctx, int i_segment);
+WHISPER_API float whisper_ggml_full_get_segment_compression_ratio_from_state(struct whisper_state* state,
+                                                                              int i_segment);
+WHISPER_API float whisper_ggml_full_get_segment_compression_ratio(struct whisper_context* ctx, int i_segment);
+
 /* DTW per state (extension): on a context made with dtw_token_timestamps, enabled = 0 skips the
  * alignment pass in this state's later whisper_full calls (t_dtw stays -1, no word times, and
  * under OpenAI's rules segment bounds and seeks are the timestamp tokens', as without dtw);

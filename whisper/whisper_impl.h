@@ -1,7 +1,7 @@
 // The C++ side of whisper/whisper.h: what whisper_context and whisper_state hold, and the
-// helpers its two implementation files share (whisper/whisper_context.cc: contexts, states,
-// low-level calls, getters; whisper/whisper_full.cc: whisper_full and its results). Not part of
-// the public API.
+// helpers its implementation files share (whisper/whisper_context.cc: contexts, states,
+// low-level calls, getters; whisper/whisper_full.cc: whisper_full; whisper/whisper_results.cc:
+// its results; whisper/whisper_inference.cc, whisper/whisper_vad.cc). Not part of the public API.
 #ifndef GGML_WHISPER_WHISPER_WHISPER_IMPL_H_
 #define GGML_WHISPER_WHISPER_WHISPER_IMPL_H_
 
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "whisper/compression_ratio.h"
 #include "whisper/mel.h"
 #include "whisper/model.h"
 #include "whisper/segments.h"
@@ -47,7 +48,7 @@ struct VadState {
   };
   std::vector<Join> joins;
   std::vector<int64_t> gaps;  // each join's speech_end, next_start (TranscribeParams::gaps)
-  bool active = false;  // the last whisper_full used VAD: the getters map times
+  bool active = false;  // the last whisper_full used VAD: its results are mapped back
   VadState() = default;
   VadState(const VadState&) = delete;
   VadState& operator=(const VadState&) = delete;
@@ -92,6 +93,11 @@ struct whisper_state {
   bool dtw_enabled = true;  // whisper_ggml_state_set_dtw: align this state's windows
   whisper::VadState vad_state;
   whisper::SegmentList results;
+  // results[0, n_results_mapped) are in the input's time base (MapNewResults); the rest, while
+  // whisper_full runs, may still be in the joined speech's.
+  size_t n_results_mapped = 0;
+  // whisper_ggml_full_get_segment_compression_ratio's deflate stream (made at its first call).
+  std::unique_ptr<whisper::CompressionRatio> compression;
   int lang_id = 0;  // whisper.cpp's initial value
   std::string prompt_text;                  // initial_prompt last tokenized
   std::vector<whisper::Token> prompt_ids;   // its tokens
@@ -158,6 +164,10 @@ absl::Status FilterSpeech(whisper_state* state, const whisper_full_params& param
 // whisper.cpp's linear map, except across a join: a start there moves to the next stretch and an
 // end to the end of the stretch before (whisper.cpp would put either inside the removed silence).
 int64_t MapVadTime(const whisper_state* state, int64_t t, bool is_start);
+// Maps state->results from n_results_mapped on back to the input's times (with VAD active;
+// nothing to do otherwise) and marks them mapped: segment ends at least 10 cs after their starts,
+// token t0/t1/t_dtw (-1 stays -1). whisper.cpp maps segment times only, in its getters.
+void MapNewResults(whisper_state* state);
 
 // Whether `state` may be used with `ctx` (both non-null, state made for ctx); logs otherwise.
 bool CheckPair(const whisper_context* ctx, const whisper_state* state, const char* func);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "whisper/status_codes.h"
 #include "whisper/whisper_impl.h"
 
 namespace whisper {
@@ -103,17 +104,19 @@ absl::Status StateBackend::CheckAbort(const char* what) const {
 
 absl::Status StateBackend::Encode(const float* mel, int n_frames, int seek, int audio_ctx, int n_frames_valid) {
   absl::Status st = CheckAbort("encoder");
-  if (!st.ok()) return st;
+  if (!st.ok()) return WithKind(st, ErrorKind::kEncode);
   const int64_t t0 = NowUs();
   st = s_->ws->Encode(mel, n_frames, seek, audio_ctx, n_frames_valid);
   s_->t_encode_us += NowUs() - t0;
   s_->n_encode++;
-  return st;
+  return WithKind(st, ErrorKind::kEncode);
 }
 
 absl::Status StateBackend::Decode(int decoder, const Token* tokens, int n_tokens, int n_past) {
+  // whisper.cpp's -8 is the pass over the prompt (from position 0), -9 a later step.
+  const ErrorKind kind = n_past == 0 ? ErrorKind::kPromptDecode : ErrorKind::kTokenDecode;
   absl::Status st = CheckAbort("decoder step");
-  if (!st.ok()) return st;
+  if (!st.ok()) return WithKind(st, kind);
   const int64_t t0 = NowUs();
   st = s_->ws->Decode(decoder, tokens, n_tokens, n_past);
   const int64_t dt = NowUs() - t0;
@@ -124,19 +127,19 @@ absl::Status StateBackend::Decode(int decoder, const Token* tokens, int n_tokens
     s_->t_decode_us += dt;
     s_->n_decode++;
   }
-  return st;
+  return WithKind(st, kind);
 }
 
 absl::Status StateBackend::DecodeBatch(const int* decoders, const Token* tokens, int n, int n_past) {
   if (n == 1) return Decode(decoders[0], tokens, 1, n_past);
   absl::Status st = CheckAbort("batched decoder step");
-  if (!st.ok()) return st;
+  if (!st.ok()) return WithKind(st, ErrorKind::kTokenDecode);
   const int64_t t0 = NowUs();
   st = s_->ws->DecodeBatch(decoders, tokens, n, n_past);
   // whisper.cpp's "batchd" line: steps of several decoders' tokens.
   s_->t_batchd_us += NowUs() - t0;
   s_->n_batchd++;
-  return st;
+  return WithKind(st, ErrorKind::kTokenDecode);
 }
 
 absl::StatusOr<ModelBackend::AlignmentLogits> StateBackend::Align(const Token* tokens, int n_tokens) {

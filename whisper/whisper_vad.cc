@@ -176,6 +176,24 @@ int64_t MapVadTime(const whisper_state* state, int64_t t, bool is_start) {
   return lower->original + (t - lower->processed) * (upper->original - lower->original) / dp;
 }
 
+void MapNewResults(whisper_state* state) {
+  SegmentList& r = state->results;
+  if (state->vad_state.active) {
+    for (size_t i = state->n_results_mapped; i < r.size(); ++i) {
+      Segment& s = r[i];
+      const int64_t t0 = MapVadTime(state, s.t0, /*is_start=*/true);
+      s.t1 = std::max(MapVadTime(state, s.t1, /*is_start=*/false), t0 + 10);
+      s.t0 = t0;
+      for (TokenData& t : s.tokens) {
+        if (t.t0 >= 0) t.t0 = MapVadTime(state, t.t0, /*is_start=*/true);
+        if (t.t1 >= 0) t.t1 = MapVadTime(state, t.t1, /*is_start=*/false);
+        if (t.t_dtw >= 0) t.t_dtw = MapVadTime(state, t.t_dtw, /*is_start=*/false);
+      }
+    }
+  }
+  state->n_results_mapped = r.size();
+}
+
 }  // namespace api
 }  // namespace whisper
 

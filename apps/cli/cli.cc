@@ -39,8 +39,9 @@ namespace whisper {
 namespace {
 
 // Log callback state: one error since Reset() is kept for the one "error:" line, the first from
-// the whisper layer (it names the call and the input) or else the first from ggml (whose messages
-// start "ggml: "); INFO and WARN messages go to stderr unless -np.
+// the whisper layer (it names the call and the input) or else the first from ggml (told apart by
+// the callback it came through: GgmlToSink is ggml_log_set's); INFO and WARN messages go to
+// stderr unless -np.
 struct LogSink {
   bool quiet = false;
   std::string first_error;
@@ -48,10 +49,8 @@ struct LogSink {
   void Reset() { first_error.clear(); }
 };
 
-void LogToSink(ggml_log_level level, const char* text, void* user) {
-  auto* sink = static_cast<LogSink*>(user);
+void Record(LogSink* sink, ggml_log_level level, const std::string& text, bool ggml) {
   if (level == GGML_LOG_LEVEL_ERROR) {
-    const bool ggml = std::strncmp(text, "ggml: ", 6) == 0;
     if (sink->first_error.empty() || (sink->from_ggml && !ggml)) {
       sink->first_error = text;
       sink->from_ggml = ggml;
@@ -60,7 +59,16 @@ void LogToSink(ggml_log_level level, const char* text, void* user) {
     return;
   }
   if (level == GGML_LOG_LEVEL_DEBUG || sink->quiet) return;
-  std::fputs(text, stderr);
+  std::fputs(text.c_str(), stderr);
+}
+
+void LogToSink(ggml_log_level level, const char* text, void* user) {
+  Record(static_cast<LogSink*>(user), level, text, /*ggml=*/false);
+}
+
+// ggml's messages carry no newline (ggml/ggml.h); printed as whisper_log_set prints them.
+void GgmlToSink(ggml_log_level level, const char* text, void* user) {
+  Record(static_cast<LogSink*>(user), level, std::string("ggml: ") + text + "\n", /*ggml=*/true);
 }
 
 int Fail(const std::string& message, int code = 1) {
@@ -228,6 +236,7 @@ int Run(int argc, char** argv) {
   LogSink sink;
   sink.quiet = p.no_prints;
   whisper_log_set(LogToSink, &sink);
+  ggml_log_set(GgmlToSink, &sink);  // after whisper_log_set, which points ggml's at its own
 
   if (const std::string bad = CheckModelFiles(p, sink); !bad.empty()) return Fail(bad);
   const whisper_context_params cparams = ToWhisperContextParams(p);

@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "apps/common/audio.h"
-#include "whisper/compression_ratio.h"
 #include "apps/common/output.h"
 #include "apps/common/request_rules.h"
 #include "whisper/segments.h"
@@ -92,18 +91,6 @@ std::string DisplayName(const FormValue& file) {
 
 std::string Trimmed(const std::string& s) { return std::string(absl::StripAsciiWhitespace(s)); }
 
-// Mean log probability of the segment's text tokens (whisper-server's avg_logprob), 0 if none.
-double AvgLogprob(const Segment& s, whisper_token eot) {
-  double sum = 0;
-  int n = 0;
-  for (const TokenData& t : s.tokens) {
-    if (t.id >= eot) continue;
-    sum += t.plog;
-    ++n;
-  }
-  return n > 0 ? sum / n : 0.0;
-}
-
 json Rounded(double v) { return std::round(v * 1e6) / 1e6; }
 
 Reply Ok(std::string content_type, std::string body) {
@@ -145,7 +132,6 @@ Reply FormatWhisperServer(const RequestOptions& o, const std::vector<Segment>& s
     }
   }
   const whisper_token eot = whisper_token_eot(ctx);
-  CompressionRatio ratio;
   for (size_t i = 0; i < segments.size(); ++i) {
     const Segment& s = segments[i];
     json seg = {{"id", i}, {"text", s.text}};
@@ -169,8 +155,9 @@ Reply FormatWhisperServer(const RequestOptions& o, const std::vector<Segment>& s
     seg["tokens"] = std::move(tokens);
     seg["words"] = std::move(words);
     seg["temperature"] = o.decode.temperature;
-    seg["avg_logprob"] = Rounded(AvgLogprob(s, eot));
-    seg["compression_ratio"] = Rounded(ratio.Of(Trimmed(s.text)));
+    seg["avg_logprob"] = Rounded(whisper_ggml_full_get_segment_avg_logprob_from_state(state, static_cast<int>(i)));
+    seg["compression_ratio"] =
+        Rounded(whisper_ggml_full_get_segment_compression_ratio_from_state(state, static_cast<int>(i)));
     seg["no_speech_prob"] = Rounded(s.no_speech_prob);
     j["segments"].push_back(std::move(seg));
   }
@@ -217,7 +204,6 @@ Reply FormatOpenAi(const RequestOptions& o, const std::vector<Segment>& segments
   }
   if (!o.granularity_segment) return Ok("application/json", Dump(j));
   j["segments"] = json::array();
-  CompressionRatio ratio;
   for (size_t i = 0; i < segments.size(); ++i) {
     const Segment& s = segments[i];
     json tokens = json::array();
@@ -233,8 +219,10 @@ Reply FormatOpenAi(const RequestOptions& o, const std::vector<Segment>& segments
                              {"text", s.text},
                              {"tokens", std::move(tokens)},
                              {"temperature", o.decode.temperature},
-                             {"avg_logprob", Rounded(AvgLogprob(s, eot))},
-                             {"compression_ratio", Rounded(ratio.Of(Trimmed(s.text)))},
+                             {"avg_logprob", Rounded(whisper_ggml_full_get_segment_avg_logprob_from_state(
+                                                 state, static_cast<int>(i)))},
+                             {"compression_ratio", Rounded(whisper_ggml_full_get_segment_compression_ratio_from_state(
+                                                       state, static_cast<int>(i)))},
                              {"no_speech_prob", Rounded(s.no_speech_prob)}});
   }
   return Ok("application/json", Dump(j));

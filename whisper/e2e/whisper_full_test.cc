@@ -1,0 +1,190 @@
+// whisper_full on the real tiny.en model: the return codes of failures (whisper.cpp 1.8.5's, by
+// the step that failed, whatever the message says) and the time base of the results with VAD,
+// on one state and split over two (whisper_full_parallel). Expected times are where the test
+// placed the speech (jfk.wav's speech, 0.29 .. 10.52 s by Silero VAD, at known offsets). And
+// the segment scores extension against their definitions (zlib called here directly).
+#include <zlib.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "testdata/paths.h"
+#include "whisper/audio.h"
+#include "whisper/whisper.h"
+
+namespace whisper_e2e {
+namespace {
+
+struct ErrorLog {
+  std::vector<std::string> errors;
+};
+
+void Capture(ggml_log_level level, const char* text, void* user) {
+  if (level == GGML_LOG_LEVEL_ERROR) static_cast<ErrorLog*>(user)->errors.push_back(text);
+}
+
+class WhisperFullTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    whisper_log_set(Capture, &log_);
+    const std::string model = testdata::ModelPath("ggml-tiny.en.bin");
+    ctx_ = whisper_init_from_file_with_params(model.c_str(), whisper_context_default_params());
+    ASSERT_NE(ctx_, nullptr) << testdata::MissingModelHint(model);
+    auto jfk = whisper::LoadAudio16kMono(testdata::SharedData("jfk.wav"));
+    ASSERT_TRUE(jfk.ok()) << jfk.status();
+    jfk_ = new std::vector<float>(std::move(*jfk));
+  }
+  static void TearDownTestSuite() {
+    whisper_free(ctx_);
+    delete jfk_;
+    whisper_log_set(nullptr, nullptr);
+  }
+  void SetUp() override { log_.errors.clear(); }
+  static whisper_full_params Greedy() {
+    whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+    p.n_threads = 2;
+    p.print_progress = false;
+    return p;
+  }
+  static whisper_context* ctx_;
+  static std::vector<float>* jfk_;
+  static ErrorLog log_;
+};
+whisper_context* WhisperFullTest::ctx_ = nullptr;
+std::vector<float>* WhisperFullTest::jfk_ = nullptr;
+ErrorLog WhisperFullTest::log_;
+
+// Aborts at the n-th check (1: before the encoder, 2: before the prompt's decoder pass, 3: before
+// the first decoder step after it).
+struct AbortAt {
+  int n;
+  int seen = 0;
+};
+bool AbortAtCheck(void* user) {
+  auto* a = static_cast<AbortAt*>(user);
+  return ++a->seen >= a->n;
+}
+
+int AbortedRun(whisper_context* ctx, const std::vector<float>& audio, int n, whisper_full_params p) {
+  AbortAt a{n};
+  p.abort_callback = AbortAtCheck;
+  p.abort_callback_user_data = &a;
+  return whisper_full(ctx, p, audio.data(), static_cast<int>(audio.size()));
+}
+
+// whisper.cpp returns -6 when whisper_encode_internal fails (an abort inside it included), -8 when
+// the prompt's whisper_decode_internal does and -9 for a later step's. The logged message is the
+// one the failure gave.
+TEST_F(WhisperFullTest, AbortCodesAreWhisperCppsByStep) {
+  EXPECT_EQ(AbortedRun(ctx_, *jfk_, 1, Greedy()), -6);
+  ASSERT_EQ(log_.errors.size(), 1u);
+  EXPECT_EQ(log_.errors[0], "whisper_full_with_state: aborted: aborted by abort_callback before the encoder\n");
+  log_.errors.clear();
+  EXPECT_EQ(AbortedRun(ctx_, *jfk_, 2, Greedy()), -8);
+  ASSERT_EQ(log_.errors.size(), 1u);
+  EXPECT_EQ(log_.errors[0], "whisper_full_with_state: aborted: aborted by abort_callback before the decoder step\n");
+  log_.errors.clear();
+  EXPECT_EQ(AbortedRun(ctx_, *jfk_, 3, Greedy()), -9);
+  whisper_full_params beam = whisper_full_default_params(WHISPER_SAMPLING_BEAM_SEARCH);
+  beam.n_threads = 2;
+  EXPECT_EQ(AbortedRun(ctx_, *jfk_, 3, beam), -9);  // the batched step of 5 beams
+}
+
+struct Times {
+  int64_t t0, t1;
+};
+
+void RecordSegment(whisper_context* ctx, whisper_state*, int n_new, void* user) {
+  auto* out = static_cast<std::vector<Times>*>(user);
+  const int n = whisper_full_n_segments(ctx);
+  for (int i = n - n_new; i < n; ++i) out->push_back({whisper_full_get_segment_t0(ctx, i), whisper_full_get_segment_t1(ctx, i)});
+}
+
+// 2 s of silence, jfk.wav, 8 s of silence, jfk.wav, 2 s of silence (34 s): the speech is at
+// 2.29 .. 12.52 s and 21.29 .. 31.52 s. With VAD, on one state and on two (cut at 17 s, inside the
+// silence), the first segment of each copy starts where its speech does and the last ends where
+// the second copy's does (within 0.5 s), every segment and token time is inside a copy's speech
+// (0.5 s margin), and the new-segment callback sees the times the getters give at the end.
+TEST_F(WhisperFullTest, VadTimesAreTheInputsOnOneStateAndOnTwo) {
+  const int64_t kRate = 16000;
+  std::vector<float> audio(2 * kRate, 0.0f);
+  audio.insert(audio.end(), jfk_->begin(), jfk_->end());
+  ASSERT_EQ(jfk_->size(), 11u * kRate);
+  audio.resize(audio.size() + 8 * kRate, 0.0f);
+  audio.insert(audio.end(), jfk_->begin(), jfk_->end());
+  audio.resize(audio.size() + 2 * kRate, 0.0f);
+  const int64_t a0 = 229, a1 = 1252, b0 = 2129, b1 = 3152, tol = 50;  // centiseconds
+  const std::string vad_model = testdata::ModelPath("ggml-silero-v6.bin");
+  for (int n_processors : {1, 2}) {
+    SCOPED_TRACE(n_processors);
+    whisper_full_params p = Greedy();
+    p.vad = true;
+    p.vad_model_path = vad_model.c_str();
+    p.token_timestamps = true;
+    std::vector<Times> seen;
+    p.new_segment_callback = RecordSegment;
+    p.new_segment_callback_user_data = &seen;
+    ASSERT_EQ(whisper_full_parallel(ctx_, p, audio.data(), static_cast<int>(audio.size()), n_processors), 0);
+    const int n = whisper_full_n_segments(ctx_);
+    ASSERT_GE(n, 2);
+    ASSERT_EQ(static_cast<int>(seen.size()), n);
+    int first_b = -1;
+    for (int i = 0; i < n; ++i) {
+      const int64_t t0 = whisper_full_get_segment_t0(ctx_, i), t1 = whisper_full_get_segment_t1(ctx_, i);
+      EXPECT_EQ(seen[i].t0, t0) << i;
+      EXPECT_EQ(seen[i].t1, t1) << i;
+      const bool in_a = t0 >= a0 - tol && t1 <= a1 + tol, in_b = t0 >= b0 - tol && t1 <= b1 + tol;
+      EXPECT_TRUE(in_a || in_b) << "segment " << i << " [" << t0 << ", " << t1 << "]: "
+                                << whisper_full_get_segment_text(ctx_, i);
+      if (in_b && first_b < 0) first_b = i;
+      for (int j = 0; j < whisper_full_n_tokens(ctx_, i); ++j) {
+        const whisper_token_data d = whisper_full_get_token_data(ctx_, i, j);
+        if (d.t0 < 0) continue;
+        const int64_t lo = in_b ? b0 : a0, hi = in_b ? b1 : a1;
+        EXPECT_GE(d.t0, lo - tol) << i << "," << j;
+        EXPECT_LE(d.t1, hi + tol) << i << "," << j;
+      }
+    }
+    EXPECT_NEAR(whisper_full_get_segment_t0(ctx_, 0), a0, tol);
+    ASSERT_GT(first_b, 0);
+    EXPECT_NEAR(whisper_full_get_segment_t0(ctx_, first_b), b0, tol);
+    EXPECT_NEAR(whisper_full_get_segment_t1(ctx_, n - 1), b1, tol);
+  }
+}
+
+// The segment scores a server reports, read through the C API: avg_logprob is the mean plog of
+// the text tokens the token getters give; compression_ratio is len / len(zlib.compress) of the
+// trimmed text, computed here with zlib's compress2 at level 6 (Python's zlib.compress default).
+TEST_F(WhisperFullTest, SegmentScoresMatchTheirDefinitions) {
+  ASSERT_EQ(whisper_full(ctx_, Greedy(), jfk_->data(), static_cast<int>(jfk_->size())), 0);
+  const int n = whisper_full_n_segments(ctx_);
+  ASSERT_GE(n, 1);
+  for (int i = 0; i < n; ++i) {
+    double sum = 0;
+    int n_text = 0;
+    for (int j = 0; j < whisper_full_n_tokens(ctx_, i); ++j) {
+      const whisper_token_data d = whisper_full_get_token_data(ctx_, i, j);
+      if (d.id >= whisper_token_eot(ctx_)) continue;
+      sum += d.plog;
+      ++n_text;
+    }
+    ASSERT_GT(n_text, 0);
+    EXPECT_NEAR(whisper_ggml_full_get_segment_avg_logprob(ctx_, i), sum / n_text, 1e-6);
+    std::string text = whisper_full_get_segment_text(ctx_, i);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.erase(0, 1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    std::vector<Bytef> out(compressBound(text.size()));
+    uLongf n_out = out.size();
+    ASSERT_EQ(compress2(out.data(), &n_out, reinterpret_cast<const Bytef*>(text.data()), text.size(), 6), Z_OK);
+    EXPECT_NEAR(whisper_ggml_full_get_segment_compression_ratio(ctx_, i),
+                static_cast<double>(text.size()) / static_cast<double>(n_out), 1e-6);
+  }
+  EXPECT_EQ(whisper_ggml_full_get_segment_avg_logprob(ctx_, n), 0.0f);
+  EXPECT_EQ(whisper_ggml_full_get_segment_compression_ratio(ctx_, -1), 0.0f);
+  EXPECT_EQ(whisper_ggml_full_get_segment_compression_ratio_from_state(nullptr, 0), 0.0f);
+}
+
+}  // namespace
+}  // namespace whisper_e2e
