@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "testdata/paths.h"
-#include "whisper/audio.h"
+#include "apps/common/audio.h"
 #include "whisper/whisper.h"
 
 namespace whisper_e2e {
