@@ -309,7 +309,7 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
                           {"layer", info.n_text_layer}}},
                 {"mels", info.n_mels},
                 {"ftype", info.ftype}};
-  j["params"] = {{"model", info.model_path}, {"language", info.language}, {"translate", info.translate}};
+  j["params"] = {{"model", info.model_path}, {"language", info.params_language}, {"translate", info.translate}};
   j["result"] = {{"language", info.language}};
   json list = json::array();
   for (const Segment& s : segments) {

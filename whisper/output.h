@@ -33,7 +33,11 @@ struct JsonInfo {
   bool multilingual = false;
   int n_vocab = 0, n_audio_ctx = 0, n_audio_state = 0, n_audio_head = 0, n_audio_layer = 0;
   int n_text_ctx = 0, n_text_state = 0, n_text_head = 0, n_text_layer = 0, n_mels = 0, ftype = 0;
+  // "result": the language decoded in (whisper_full_lang_id); "params": the language asked for
+  // after the English-only rule ("auto" stays "auto"), as whisper-cli 1.8.5's output_json writes
+  // params.language.
   std::string language = "en";
+  std::string params_language = "en";
   bool translate = false;
   // whisper-cli -tdrz: every segment ends with "speaker_turn_next" (Segment::speaker_turn_next).
   bool tinydiarize = false;
