@@ -194,6 +194,7 @@ JsonInfo MakeJsonInfo(const CliParams& p, whisper_context* ctx) {
   info.ftype = whisper_model_ftype(ctx);
   const int lang = whisper_full_lang_id(ctx);
   info.language = info.multilingual && lang >= 0 ? whisper_lang_str(lang) : "en";
+  info.params_language = p.language;  // after DecideLanguage: "en" on English-only models
   info.translate = p.translate;
   info.tinydiarize = p.tinydiarize;
   return info;

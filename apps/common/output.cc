@@ -27,18 +27,17 @@ std::vector<Segment> Repaired(const std::vector<Segment>& segments) {
   return out;
 }
 
-// Bytes still missing from the last UTF-8 character of `s` (0 when it ends on a boundary).
+// Bytes still missing from the last UTF-8 character of `s`: 0 when it ends on a boundary, or when
+// its tail is malformed (only continuation bytes, or an F8..FF lead), as whisper-cli 1.8.5's
+// utf8_trailing_bytes_needed.
 int Utf8TrailingBytesNeeded(const std::string& s) {
   int i = static_cast<int>(s.size()) - 1;
-  int cont = 0;
-  while (i >= 0 && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80 && cont < 3) {
-    --i;
-    ++cont;
-  }
+  while (i >= 0 && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
   if (i < 0) return 0;
   const unsigned char lead = static_cast<unsigned char>(s[i]);
-  const int len = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-  return len - 1 > cont ? len - 1 - cont : 0;
+  const int len = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : lead < 0xF8 ? 4 : 0;
+  const int have = static_cast<int>(s.size()) - i;
+  return have >= len ? 0 : len - have;
 }
 
 }  // namespace
@@ -309,7 +308,7 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
                           {"layer", info.n_text_layer}}},
                 {"mels", info.n_mels},
                 {"ftype", info.ftype}};
-  j["params"] = {{"model", info.model_path}, {"language", info.language}, {"translate", info.translate}};
+  j["params"] = {{"model", info.model_path}, {"language", info.params_language}, {"translate", info.translate}};
   j["result"] = {{"language", info.language}};
   json list = json::array();
   for (const Segment& s : segments) {
@@ -320,15 +319,10 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
       // whisper-cli's full JSON: every token of the segment (timestamps included), with adjacent
       // tokens merged while their bytes end inside a UTF-8 character (whisper.cpp #1798).
       json tokens = json::array();
-      for (size_t k = 0; k < s.tokens.size();) {
-        const TokenData& d = s.tokens[k];
-        std::string text = token_text(d.id);
-        int64_t t1 = d.t1;
-        for (++k; k < s.tokens.size() && Utf8TrailingBytesNeeded(text) > 0; ++k) {
-          text += token_text(s.tokens[k].id);
-          if (s.tokens[k].t1 > -1) t1 = s.tokens[k].t1;
-        }
-        json tok = {{"text", RepairUtf8(text)}};
+      for (const TokenGroup& g : GroupTokensByCharacter(s.tokens, token_text)) {
+        const TokenData& d = s.tokens[g.first];
+        const int64_t t1 = g.t1;
+        json tok = {{"text", g.text}};
         if (d.t0 > -1 && t1 > -1) {
           tok["timestamps"] = {{"from", FormatTimestamp(d.t0, true)}, {"to", FormatTimestamp(t1, true)}};
           tok["offsets"] = {{"from", CsToMs(d.t0)}, {"to", CsToMs(t1)}};
@@ -350,6 +344,25 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
   // Every string is valid UTF-8 by now (RepairUtf8); `replace` keeps dump() from throwing anyway.
   // nlohmann escapes '"', '\\' and every control character (\u0000-\u001f as \n, \t, \u0001...).
   return j.dump(1, '\t', false, json::error_handler_t::replace) + "\n";
+}
+
+std::vector<TokenGroup> GroupTokensByCharacter(const std::vector<TokenData>& tokens,
+                                               const std::function<const std::string&(Token)>& token_text) {
+  std::vector<TokenGroup> groups;
+  for (size_t k = 0; k < tokens.size();) {
+    TokenGroup g;
+    g.first = k;
+    g.t1 = tokens[k].t1;
+    std::string bytes = token_text(tokens[k].id);
+    for (++k; k < tokens.size() && Utf8TrailingBytesNeeded(bytes) > 0; ++k) {
+      bytes += token_text(tokens[k].id);
+      if (tokens[k].t1 > -1) g.t1 = tokens[k].t1;
+    }
+    g.end = k;
+    g.text = RepairUtf8(bytes);
+    groups.push_back(std::move(g));
+  }
+  return groups;
 }
 
 absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {

@@ -33,7 +33,11 @@ struct JsonInfo {
   bool multilingual = false;
   int n_vocab = 0, n_audio_ctx = 0, n_audio_state = 0, n_audio_head = 0, n_audio_layer = 0;
   int n_text_ctx = 0, n_text_state = 0, n_text_head = 0, n_text_layer = 0, n_mels = 0, ftype = 0;
+  // "result": the language decoded in (whisper_full_lang_id); "params": the language asked for
+  // after the English-only rule ("auto" stays "auto"), as whisper-cli 1.8.5's output_json writes
+  // params.language.
   std::string language = "en";
+  std::string params_language = "en";
   bool translate = false;
   // whisper-cli -tdrz: every segment ends with "speaker_turn_next" (Segment::speaker_turn_next).
   bool tinydiarize = false;
@@ -107,6 +111,22 @@ std::vector<Word> SegmentWords(const Segment& s, Token eot,
 
 std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& info,
                        const std::function<const std::string&(Token)>& token_text = nullptr);
+
+// Tokens grouped into whole UTF-8 characters, as whisper-cli 1.8.5's -ojf groups a segment's
+// tokens (examples/cli/cli.cpp, utf8_trailing_bytes_needed; whisper.cpp issue #1798): a token
+// whose bytes end inside a character takes the next tokens until the character is whole (or the
+// tokens run out, or the tail is malformed: a stray continuation byte or an F8..FF lead).
+// `tokens[first, end)` is one group; `text` its bytes, UTF-8 repaired (RepairUtf8: bytes that
+// never complete become U+FFFD); `t1` the last token's t1 that is > -1 (else tokens[first].t1);
+// the group keeps tokens[first]'s id, t0, p and t_dtw. Used by -ojf and the server's
+// verbose_json words. Errors: none.
+struct TokenGroup {
+  size_t first = 0, end = 0;
+  std::string text;
+  int64_t t1 = -1;
+};
+std::vector<TokenGroup> GroupTokensByCharacter(const std::vector<TokenData>& tokens,
+                                               const std::function<const std::string&(Token)>& token_text);
 
 // Writes `contents` to `path` through a temporary file and a rename, so a failed write leaves no
 // partial file. Errors name the path and the system's reason.

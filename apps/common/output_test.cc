@@ -251,6 +251,34 @@ TEST(Output, JsonFullMergesTokensThatSplitAUtf8Character) {
   EXPECT_EQ(j.find("\"id\": 2"), std::string::npos) << j;
 }
 
+// whisper-cli 1.8.5's grouping (utf8_trailing_bytes_needed): 几 (E5 87 A0) as E5 87 + A0 is one
+// group with the first token's place and the last token's t1; a complete token stays alone; an
+// F8 lead or a stray continuation byte stops merging (malformed: U+FFFD); a character the tokens
+// never complete becomes U+FFFD at the end.
+TEST(Output, GroupTokensByCharacterFollowsWhisperCli) {
+  const std::vector<std::string> vocab = {"\xe5\x87", "\xa0", "\xe7\x94\x9a", "\xf8", "\x80", "\xe4"};
+  auto token_text = [&](Token t) -> const std::string& { return vocab[t]; };
+  std::vector<TokenData> tokens(7);
+  const Token ids[] = {2, 0, 1, 3, 4, 2, 5};
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    tokens[i].id = ids[i];
+    tokens[i].t0 = static_cast<int64_t>(i) * 10;
+    tokens[i].t1 = static_cast<int64_t>(i) * 10 + 9;
+  }
+  tokens[2].t1 = -1;  // the merged group keeps the last t1 that is set: token 1's
+  const std::vector<TokenGroup> g = GroupTokensByCharacter(tokens, token_text);
+  ASSERT_EQ(g.size(), 6u);
+  EXPECT_EQ(g[0].text, "\xe7\x94\x9a");
+  EXPECT_EQ(std::make_pair(g[1].first, g[1].end), std::make_pair(size_t{1}, size_t{3}));
+  EXPECT_EQ(g[1].text, "\xe5\x87\xa0");
+  EXPECT_EQ(g[1].t1, 19);
+  EXPECT_EQ(g[2].text, "\xef\xbf\xbd");  // F8: malformed lead, alone
+  EXPECT_EQ(g[3].text, "\xef\xbf\xbd");  // a stray continuation byte, alone
+  EXPECT_EQ(g[4].text, "\xe7\x94\x9a");
+  EXPECT_EQ(std::make_pair(g[5].first, g[5].end), std::make_pair(size_t{6}, size_t{7}));
+  EXPECT_EQ(g[5].text, "\xef\xbf\xbd");  // E4 never completed
+}
+
 // whisper-cli -ls: "<token bytes>\t<p as std::ostream prints a float>\n" per token, specials
 // included; "é" (C3 A9) split over two tokens lands whole on the second token's line.
 TEST(Output, ScoreLinesPerToken) {

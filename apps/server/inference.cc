@@ -132,6 +132,11 @@ Reply FormatWhisperServer(const RequestOptions& o, const std::vector<Segment>& s
     }
   }
   const whisper_token eot = whisper_token_eot(ctx);
+  std::string piece;  // GroupTokensByCharacter copies each piece before asking for the next
+  auto token_text = [ctx, &piece](Token id) -> const std::string& {
+    piece = whisper_token_to_str(ctx, id);
+    return piece;
+  };
   for (size_t i = 0; i < segments.size(); ++i) {
     const Segment& s = segments[i];
     json seg = {{"id", i}, {"text", s.text}};
@@ -140,13 +145,21 @@ Reply FormatWhisperServer(const RequestOptions& o, const std::vector<Segment>& s
       seg["end"] = Rounded(s.t1 * 0.01);
     }
     json tokens = json::array(), words = json::array();
+    std::vector<TokenData> text_tokens;
     for (const TokenData& t : s.tokens) {
       if (t.id >= eot) continue;
       tokens.push_back(t.id);
-      json w = {{"word", whisper_token_to_str(ctx, t.id)}};
+      text_tokens.push_back(t);
+    }
+    // whisper-server 1.8.5 writes one "word" per token, a token ending inside a character as
+    // U+FFFD; these are grouped into whole characters as whisper-cli 1.8.5's -ojf groups them
+    // (the group's first token's p and t_dtw, its last token's end).
+    for (const TokenGroup& g : GroupTokensByCharacter(text_tokens, token_text)) {
+      const TokenData& t = text_tokens[g.first];
+      json w = {{"word", g.text}};
       if (!o.decode.no_timestamps && o.token_timestamps) {
         w["start"] = Rounded(t.t0 * 0.01);
-        w["end"] = Rounded(t.t1 * 0.01);
+        w["end"] = Rounded(g.t1 * 0.01);
         w["t_dtw"] = t.t_dtw;
       }
       w["probability"] = Rounded(t.p);

@@ -1,8 +1,12 @@
-"""ggml_whisper on the multilingual Whisper base model (models/ggml-base.bin, tools/get_model.sh base).
+"""ggml_whisper on the multilingual Whisper base model (models/ggml-base.bin, tools/get_model.sh base;
+every test is skipped, naming that command, when it is absent).
 
 Reference: faster-whisper 1.2.1 on the same weights (models/faster-whisper-base), float32, given the
 same samples: testdata/reference/base_language_detection.json, written by
-tools/reference/fw_language_detection.py.
+tools/reference/fw_language_detection.py; for Chinese text, the AISHELL clip's segments with
+transcribe()'s defaults (beam 5) and greedy (testdata/reference/base_zh_text.json,
+tools/reference/fw_text_zh.py) and its word_timestamps=True words
+(testdata/reference/base_zh_words.json, tools/reference/fw_words_zh.py).
 """
 import json
 import os
@@ -31,8 +35,18 @@ TOLERANCE = 1e-3
 
 @pytest.fixture(scope="module")
 def base():
-    assert os.path.exists(BASE), "missing %s: run tools/get_model.sh base" % BASE
+    if not os.path.exists(BASE):
+        pytest.skip("%s is absent: run `tools/get_model.sh base` (tools/test.sh does)" % BASE)
     return WhisperModel(BASE, cpu_threads=2)
+
+
+ZH = "zh_aishell_BAC009S0764W0121.wav"
+EOT = 50257  # <|endoftext|> of the multilingual vocabulary; timestamps and specials follow it
+
+
+def _reference(name):
+    with open(os.path.join(ROOT, "testdata", "reference", name), encoding="utf-8") as f:
+        return json.load(f)
 
 
 def _cases():
@@ -71,3 +85,31 @@ def test_transcribe_reports_detection_with_its_options(base):
 def test_detection_segments_must_be_a_positive_integer(base, bad):
     with pytest.raises(ValueError, match="language_detection_segments"):
         base.detect_language(decode_audio(os.path.join(SHARED, "data", "jfk.wav")), language_detection_segments=bad)
+
+
+@pytest.mark.parametrize("decode,options", [("beam5", {}), ("greedy", {"beam_size": 1, "best_of": 2})])
+def test_chinese_segments_are_faster_whispers(base, decode, options):
+    """Language, segment times, text tokens and text (whole characters, U+FFFD nowhere) equal
+    faster-whisper's; 几 and 乎 are each split over two tokens (6336 254, 2930 236)."""
+    want = _reference("base_zh_text.json")["decodes"][decode]
+    segments, info = base.transcribe(os.path.join(SHARED, "data", ZH), **options)
+    segs = list(segments)
+    assert info.language == want["language"] == "zh"
+    assert [(s.start, s.end) for s in segs] == [(w["start"], w["end"]) for w in want["segments"]]
+    assert [[t for t in s.tokens if t < EOT] for s in segs] == \
+        [[t for t in w["tokens"] if t < EOT] for w in want["segments"]]
+    assert [s.text for s in segs] == [w["text"] for w in want["segments"]]
+    text = "".join(s.text for s in segs)
+    assert "\ufffd" not in text and "几乎" in text
+    assert text.encode("utf-8").decode("utf-8") == want["text"]
+
+
+def test_chinese_words_are_faster_whispers(base):
+    """word_timestamps=True: every character (or whole-character token) is a word, with
+    faster-whisper's times within one 20 ms DTW step (it rounds to 10 ms)."""
+    want = _reference("base_zh_words.json")["words"]
+    segments, _ = base.transcribe(os.path.join(SHARED, "data", ZH), word_timestamps=True)
+    words = [w for s in segments for w in s.words]
+    assert [w.word for w in words] == [w["word"] for w in want]
+    for got, ref in zip(words, want):
+        assert abs(got.start - ref["start"]) <= 0.021 and abs(got.end - ref["end"]) <= 0.021, (got, ref)

@@ -13,7 +13,8 @@
 # -olrc -ocsv for jfk.wav (whisper-cli's defaults) and for the 90 s clip (whisper-cli -nfa): each
 # file must be byte-identical. -ls, --print-confidence and --suppress-regex on jfk.wav, and -dtw
 # tiny.en's t_dtw on both clips, -di's speaker labels on a stereo clip, -owts's karaoke script and
-# -tdrz's output must agree too.
+# -tdrz's output must agree too. On Whisper base (when models/ggml-base.bin exists): Chinese with
+# -l auto and German with -l de and -tr, every text file and -oj byte for byte, -ojf but for "p".
 # Usage: tools/whisper_cpp/test_compat.sh
 # Env: GGML_WHISPER_SHARED (default <repo>/../shared), BAZEL (default "bazel"), and
 #      build_whisper_cpp.sh's WHISPER_CPP_CACHE. Needs sndfile-convert (Debian sndfile-programs,
@@ -267,5 +268,55 @@ done
 # and -oj's "speaker_turn_next" fields against whisper-cli (stdout, and -oj but systeminfo).
 both_clis tdrz "$wav" -t 2 -bs 1 -tdrz -oj
 same_files tdrz stdout json.cmp
+# 10. Whisper base (multilingual; models/ggml-base.bin from tools/get_model.sh base, skipped with a
+# note when absent), both CLIs with -nfa: the AISHELL clip with -l auto and the CLIs' defaults
+# (beam 5), and 20 s of multilingual.mp3's German (30-50 s; decoded by sndfile-convert, resampled
+# to 16 kHz by sox, so both read the same WAV) with -l de and -l de -tr, greedy. stdout and every
+# text file byte for byte; -ojf byte for byte but "systeminfo", each token's "p" and each token's
+# times: p within 0.02 (whisper-cli prints 6 significant digits; measured differences up to 0.009
+# with identical tokens: rounding in other places), token times counted (whisper.cpp's
+# token-timestamp heuristic flips on such p differences, and reads the signal energy at
+# segment-relative positions after a window's first segment: see section 8).
+base_model="$root/models/ggml-base.bin"
+if [[ ! -f "$base_model" ]]; then
+  echo "test_compat: base: SKIPPED ($base_model is absent: run tools/get_model.sh base)"
+else
+  command -v sox >/dev/null || die "sox not found (Debian sox: run tools/setup.sh)"
+  sndfile-convert -pcm16 "$shared/data/multilingual.mp3" "$tmp/multilingual.wav" >/dev/null \
+    || die "sndfile-convert $shared/data/multilingual.mp3 failed"
+  sox -D "$tmp/multilingual.wav" -r 16000 -c 1 -b 16 "$tmp/de20.wav" trim 30 20 2>"$tmp/sox.log" \
+    || die "sox (multilingual.mp3 30-50 s to 16 kHz) failed: $(cat "$tmp/sox.log")"
+  model="$base_model"  # both_clis runs $model
+  for clip in "zh:$shared/data/zh_aishell_BAC009S0764W0121.wav:-l auto" "de:$tmp/de20.wav:-l de -bs 1" \
+              "de_tr:$tmp/de20.wav:-l de -tr -bs 1"; do
+    IFS=: read -r name audio extra <<<"$clip"
+    # shellcheck disable=SC2086
+    both_clis "base_$name" "$audio" -t 2 -nfa -np $extra -otxt -osrt -ovtt -olrc -ocsv -ojf
+    same_files "base_$name" stdout txt srt vtt lrc csv
+    if python3 - "$tmp/wcpp_base_$name.json" "$tmp/ours_base_$name.json" "$name" <<'PY'; then
+import json, re, sys
+raw = [open(p, "rb").read() for p in sys.argv[1:3]]
+# Byte layout: the files with systeminfo, tokens' p and tokens' times (6-tab from/to) masked.
+mask = lambda b: re.sub(rb'(?m)^(\t{6}"(?:from|to)": |\t{5}"p": ).*$', rb"\1*", re.sub(rb'(?m)^\t"systeminfo".*\n', b"", b))
+layout = mask(raw[0]) == mask(raw[1])
+a, b = (json.loads(r.decode("utf-8")) for r in raw)  # strict UTF-8
+toks = lambda j: [t for s in j["transcription"] for t in s["tokens"]]
+ta, tb = toks(a), toks(b)
+same = len(ta) == len(tb) > 3 and all((x["text"], x["id"]) == (y["text"], y["id"]) for x, y in zip(ta, tb))
+dp = max((abs(x["p"] - y["p"]) for x, y in zip(ta, tb)), default=1.0)
+times = lambda t: (t.get("offsets", {}).get("from"), t.get("offsets", {}).get("to"))
+dt = [max(abs(u - v) for u, v in zip(times(x), times(y))) for x, y in zip(ta, tb) if times(x) != times(y)]
+print("test_compat: base %s -ojf: layout %s, %d tokens %s, largest |p difference| %.4f, token times: %d of %d "
+      "differ (largest %d ms)" % (sys.argv[3], "identical" if layout else "DIFFERS", len(tb),
+                                  "identical" if same else "DIFFER", dp, len(dt), len(tb), max(dt, default=0)))
+sys.exit(0 if layout and same and dp <= 0.02 else 1)
+PY
+      :
+    else
+      echo "test_compat: FAILED: base $name -ojf differs from whisper-cli's"
+      status=1
+    fi
+  done
+fi
 ((status == 0)) && echo "test_compat: PASSED"
 exit "$status"

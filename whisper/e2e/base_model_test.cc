@@ -10,7 +10,11 @@
 //     (-l auto, transcribe and translate) and multilingual.mp3's first 30 s (translate); the texts
 //     too, and the Chinese one is valid UTF-8 with every character whole.
 //   - OpenAI's non-speech tokens on base's vocabulary are config.json's suppress_ids.
-//   - The CLI as the README runs it (-l auto on the AISHELL clip) prints whole CJK characters.
+//   - The CLI as the README runs it (-l auto on the AISHELL clip) prints whole CJK characters, and
+//     every output file (txt, srt, vtt, lrc, csv, -oj, -ojf) carries faster-whisper's Chinese text
+//     (testdata/reference/base_zh_text.json, tools/reference/fw_text_zh.py); -ojf's tokens are
+//     grouped as whisper-cli 1.8.5 groups them (a token ending inside a character merged with the
+//     next), computed there from faster-whisper's token ids and its tokenizer's bytes.
 // Every test is skipped, naming the command that makes the model, when it is absent.
 #include <algorithm>
 #include <cmath>
@@ -265,6 +269,117 @@ TEST_F(BaseModelTest, CliChineseWordsAreFasterWhispersWords) {
     EXPECT_NEAR(segs[i].t0_ms, std::lround(w["start"].get<double>() * 1000), 20) << i;
     EXPECT_NEAR(segs[i].t1_ms, std::lround(w["end"].get<double>() * 1000), 20) << i;
   }
+}
+
+// The text lines of a subtitle or lyrics file: lines that are not empty, not a cue number, not a
+// time line ("-->"), not "WEBVTT", with an LRC "[mm:ss.xx]" prefix and "[by:...]" tag dropped.
+std::vector<std::string> SubtitleTexts(const std::string& file) {
+  std::vector<std::string> texts;
+  for (const std::string& line : Lines(file)) {
+    if (line.empty() || line == "WEBVTT" || line.find("-->") != std::string::npos ||
+        line.find_first_not_of("0123456789") == std::string::npos || line.rfind("[by:", 0) == 0) {
+      continue;
+    }
+    const bool lrc = line.size() > 10 && line[0] == '[' && line[9] == ']';
+    texts.push_back(lrc ? line.substr(10) : line);
+  }
+  return texts;
+}
+
+std::string Trimmed(const std::string& s) {
+  const size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::string Joined(const std::vector<std::string>& texts) {
+  std::string all;
+  for (const std::string& t : texts) all += Trimmed(t);
+  return all;
+}
+
+// `-l auto` with the CLI's defaults (beam 5, as faster-whisper's transcribe defaults): stdout and
+// every file carry faster-whisper's text for the AISHELL clip, byte for byte, as valid UTF-8.
+TEST_F(BaseModelTest, CliEveryFormatCarriesFasterWhispersChinese) {
+  const nlohmann::json ref = nlohmann::json::parse(ReadFileOrFail("testdata/reference/base_zh_text.json"), nullptr,
+                                                   /*allow_exceptions=*/false);
+  ASSERT_TRUE(ref.is_object()) << "testdata/reference/base_zh_text.json is not JSON";
+  const nlohmann::json& want = ref["decodes"]["beam5"];
+  const std::string want_text = Trimmed(want["text"].get<std::string>());
+  ASSERT_TRUE(WholeCjkText(want_text));
+  const std::string dir = MakeTempDir("zh_formats");
+  const std::string wav = testdata::SharedData("zh_aishell_BAC009S0764W0121.wav");
+  const CliRun run = RunCli({"-m", *model_path_, "-f", wav, "-l", "auto", "-t", "2", "-otxt", "-osrt", "-ovtt", "-olrc",
+                             "-ocsv", "-oj", "-of", dir + "/zh"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> stdout_texts;
+  for (const CliSegment& s : ParseSegments(run.out)) stdout_texts.push_back(s.text);
+  EXPECT_EQ(Joined(stdout_texts), want_text) << "stdout";
+  for (const char* ext : {"txt", "srt", "vtt", "lrc", "csv", "json"}) {
+    SCOPED_TRACE(ext);
+    const std::string file = ReadFileOrFail(dir + "/zh." + ext);
+    size_t bad = 0;
+    EXPECT_TRUE(ggml_testing::IsValidUtf8(file, &bad)) << "byte " << bad;
+    std::vector<std::string> texts;
+    if (std::string(ext) == "txt") {
+      texts = Lines(file);
+    } else if (std::string(ext) == "csv") {
+      const std::vector<std::string> rows = Lines(file);
+      ASSERT_FALSE(rows.empty());
+      EXPECT_EQ(rows[0], "start,end,text");
+      for (size_t i = 1; i < rows.size(); ++i) {
+        const size_t q = rows[i].find('"');
+        ASSERT_TRUE(q != std::string::npos && rows[i].back() == '"') << rows[i];
+        texts.push_back(rows[i].substr(q + 1, rows[i].size() - q - 2));
+      }
+    } else if (std::string(ext) == "json") {
+      const nlohmann::json j = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+      ASSERT_FALSE(j.is_discarded()) << file;
+      EXPECT_EQ(j["result"]["language"], "zh");
+      EXPECT_EQ(j["params"]["language"], "auto");  // whisper-cli's: the language asked for
+      for (const auto& s : j["transcription"]) texts.push_back(s["text"].get<std::string>());
+    } else {
+      texts = SubtitleTexts(file);
+    }
+    EXPECT_EQ(Joined(texts), want_text) << file;
+  }
+  // The first segment's times, in srt's notation, are faster-whisper's (whole seconds here).
+  EXPECT_NE(ReadFileOrFail(dir + "/zh.srt").find("00:00:00,000 --> 00:00:04,000"), std::string::npos);
+  EXPECT_EQ(want["segments"][0]["start"].get<double>(), 0.0);
+  EXPECT_EQ(want["segments"][0]["end"].get<double>(), 4.0);
+}
+
+// -ojf: each segment's text tokens (ids below eot) are faster-whisper's, grouped as whisper-cli
+// 1.8.5 groups them: 几 is 6336 + 254 and 乎 2930 + 236 (each token alone ends inside the
+// character) and come out as one entry each, with the first token's id; the file is valid JSON.
+TEST_F(BaseModelTest, CliFullJsonTokensAreWholeCharacters) {
+  const nlohmann::json ref = nlohmann::json::parse(ReadFileOrFail("testdata/reference/base_zh_text.json"), nullptr,
+                                                   /*allow_exceptions=*/false);
+  ASSERT_TRUE(ref.is_object()) << "testdata/reference/base_zh_text.json is not JSON";
+  const nlohmann::json& want = ref["decodes"]["beam5"]["segments"];
+  const std::string dir = MakeTempDir("zh_ojf");
+  const CliRun run = RunCli({"-m", *model_path_, "-f", testdata::SharedData("zh_aishell_BAC009S0764W0121.wav"), "-l",
+                             "auto", "-t", "2", "-ojf", "-of", dir + "/zh"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string file = ReadFileOrFail(dir + "/zh.json");
+  size_t bad = 0;
+  ASSERT_TRUE(ggml_testing::IsValidUtf8(file, &bad)) << "byte " << bad;
+  const nlohmann::json j = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << file;
+  ASSERT_EQ(j["transcription"].size(), want.size()) << file;
+  const int eot = whisper_token_eot(ctx_);
+  int merged = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    std::vector<std::pair<std::string, int>> got, expected;
+    for (const auto& t : j["transcription"][i]["tokens"]) {
+      if (t["id"].get<int>() < eot) got.emplace_back(t["text"].get<std::string>(), t["id"].get<int>());
+    }
+    for (const auto& p : want[i]["ojf_pieces"]) {
+      expected.emplace_back(p["text"].get<std::string>(), p["ids"][0].get<int>());
+      merged += p["ids"].size() > 1;
+    }
+    EXPECT_EQ(got, expected) << "segment " << i;
+  }
+  EXPECT_EQ(merged, 2);  // 几 and 乎: the test covers the merge
 }
 
 }  // namespace
