@@ -23,7 +23,7 @@ result does not depend on what the system Python has; --current_python skips tha
 installation failure is printed with pip's last lines.
 
 Needs models/ggml-tiny.en.bin (tools/setup.sh) and an optimized CLI
-(`bazel build -c opt //whisper:cli`, bazel-out/k8-opt/bin/whisper/cli) or --cli PATH.
+(`bazel build -c opt //whisper:cli`, bazel-out/k8-opt/bin/apps/cli/cli) or --cli PATH.
 Exit status: 0 when every comparison agrees, 1 when one differs, 2 on a setup error.
 """
 
@@ -124,7 +124,7 @@ def run_ours(cli, model_path, audio, beam, threads):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cli", default=os.path.join(REPO_ROOT, "bazel-out/k8-opt/bin/whisper/cli"))
+    parser.add_argument("--cli", default=os.path.join(REPO_ROOT, "bazel-out/k8-opt/bin/apps/cli/cli"))
     parser.add_argument("--model", default=os.path.join(REPO_ROOT, "models/ggml-tiny.en.bin"))
     parser.add_argument("--venv", default="/tmp/pywhispercpp_venv")
     parser.add_argument("--current_python", action="store_true", help="use this interpreter, no venv")

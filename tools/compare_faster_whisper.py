@@ -35,7 +35,7 @@ e.g. the beam-5 reference:
       --write_reference testdata/jfk_faster_whisper_beam5.json
 
 Needs `pip install faster-whisper` (PyPI; it brings PyAV and numpy), models/ from tools/setup.sh
-and an optimized CLI: `bazel build -c opt //whisper:cli` (bazel-out/k8-opt/bin/whisper/cli; bazel-bin
+and an optimized CLI: `bazel build -c opt //whisper:cli` (bazel-out/k8-opt/bin/apps/cli/cli; bazel-bin
 follows the last build configuration) or --cli PATH.
 
 Exit status: 0 when every clip agrees token for token, 1 otherwise, 2 on a setup error.
@@ -288,7 +288,7 @@ def compare_clip(name, ours, theirs, windows, tokenizer):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cli", default=os.path.join(REPO_ROOT, "bazel-out/k8-opt/bin/whisper/cli"))
+    parser.add_argument("--cli", default=os.path.join(REPO_ROOT, "bazel-out/k8-opt/bin/apps/cli/cli"))
     parser.add_argument("--model", default=os.path.join(REPO_ROOT, "models/ggml-tiny.en.bin"))
     parser.add_argument("--ct2_dir", default=os.path.join(REPO_ROOT, "models/faster-whisper-tiny.en"))
     parser.add_argument("--beam_size", type=int, default=1)

@@ -8,7 +8,7 @@ reports medians over the rounds and, against our CLI in the same decoding mode, 
 the per-round ratios (pairwise, so a noisy round cancels out).
 
 Systems and configurations (the same weights for all: Whisper tiny.en, or base with --model base):
-  ours            bazel-bin whisper/cli (-c opt) on models/ggml-tiny.en.bin: greedy (-bs 1) and
+  ours            bazel-bin apps/cli/cli (-c opt) on models/ggml-tiny.en.bin: greedy (-bs 1) and
                   default (beam search 5, best-of 5); "ours-avx2" is greedy capped at AVX2
                   (GGML_CPU_TARGET=AVX2).
   faster-whisper  pip `faster-whisper` (CTranslate2) on models/faster-whisper-tiny.en (the
@@ -225,7 +225,7 @@ def build_cli(bazel):
                              capture_output=True, text=True).stdout.strip().splitlines()[-1]
     # A private copy: someone else's build must not replace the binary while we measure.
     dst = os.path.join(tempfile.mkdtemp(prefix="compare_peers_"), "whisper-cli")
-    shutil.copy2(os.path.join(bin_dir, "whisper", "cli"), dst)
+    shutil.copy2(os.path.join(bin_dir, "apps", "cli", "cli"), dst)
     return dst
 
 

@@ -117,10 +117,10 @@ run_e2e() {
     file="$work/ggml-tiny.en-$type.bin"
     "$x86_bin/tools/quantize/quantize" "$model" "$file" "$type" >/dev/null
   fi
-  "$x86_bin/whisper/cli" -m "$file" -f ../shared/data/jfk.wav -bs 1 -t 2 -np -ojf \
+  "$x86_bin/apps/cli/cli" -m "$file" -f ../shared/data/jfk.wav -bs 1 -t 2 -np -ojf \
     -of "$work/x86_$type" >/dev/null
   t0=$(date +%s)
-  if ! "$qemu" -cpu cortex-a53 "$bin/whisper/cli" -m "$file" -f ../shared/data/jfk.wav -bs 1 \
+  if ! "$qemu" -cpu cortex-a53 "$bin/apps/cli/cli" -m "$file" -f ../shared/data/jfk.wav -bs 1 \
     -t 2 -ojf -of "$work/arm_$type" >"$work/arm_$type.out" 2>&1; then
     cat "$work/arm_$type.out" >&2
     failed+=("e2e $type: the aarch64 CLI failed")

@@ -2,7 +2,7 @@
 """Benchmark (not a test) of tools/batch/transcribe_ray.py: files/min and real-time factor with 1
 and 2 workers on a local Ray instance, against the same files done by the CLI in a shell loop.
 
-    python3 tools/batch/bench_ray.py [--files 40] [--cli bazel-bin/whisper/cli] [--model ...]
+    python3 tools/batch/bench_ray.py [--files 40] [--cli bazel-bin/apps/cli/cli] [--model ...]
 
 The files are cuts of jfk.wav (2 to 4 s). Needs ggml_whisper importable (pip install ./python).
 Prints one line per configuration; compare ratios measured in one run, not absolute times.
@@ -43,7 +43,7 @@ def report(name, n, audio_s, wall):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=40)
-    ap.add_argument("--cli", default=os.path.join(ROOT, "bazel-bin", "whisper", "cli"))
+    ap.add_argument("--cli", default=os.path.join(ROOT, "bazel-bin", "apps", "cli", "cli"))
     ap.add_argument("--model", default=os.path.join(ROOT, "models", "ggml-tiny.en.bin"))
     ap.add_argument("--jfk", default=os.path.join(ROOT, "..", "shared", "data", "jfk.wav"))
     a = ap.parse_args()

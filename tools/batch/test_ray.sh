@@ -11,7 +11,7 @@ venv=$(mktemp -d)
 work=$(mktemp -d)
 trap 'rc=$?; rm -rf "$venv"; if ((rc)); then echo "test_ray: logs kept in $work" >&2; else rm -rf "$work"; fi' EXIT
 "$bazel" build //whisper:cli
-cli="$("$bazel" info bazel-bin)/whisper/cli"
+cli="$("$bazel" info bazel-bin)/apps/cli/cli"
 python3 -m venv --system-site-packages "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check ./python
 "$venv/bin/python" tools/batch/test_transcribe_ray.py --cli "$cli" --model "$root/models/ggml-tiny.en.bin" \

@@ -19,7 +19,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "whisper", "server"))
+sys.path.insert(0, os.path.join(ROOT, "apps", "server"))
 import harness  # noqa: E402
 
 
@@ -64,9 +64,9 @@ def audio_bytes(path):
 
 
 def main():
-    _, shared, models = harness.repo_paths(os.path.join(ROOT, "whisper", "server"))
+    _, shared, models = harness.repo_paths(os.path.join(ROOT, "apps", "server"))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--server", default=os.path.join(ROOT, "bazel-bin", "whisper", "server", "server"))
+    ap.add_argument("--server", default=os.path.join(ROOT, "bazel-bin", "apps", "server", "server"))
     ap.add_argument("--model", default=os.path.join(models, "ggml-tiny.en.bin"))
     ap.add_argument("--audio", default=os.path.join(shared, "data", "jfk.wav"))
     ap.add_argument("--requests", type=int, default=40)

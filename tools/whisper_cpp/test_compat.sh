@@ -63,7 +63,7 @@ if ! (cd "$root" && "$bazel" build -c opt //testdata/whisper_cpp_compat:compat /
 fi
 bin="$(cd "$root" && "$bazel" info -c opt bazel-bin 2>/dev/null)"
 ours_compat="$bin/testdata/whisper_cpp_compat/compat"
-ours_cli="$bin/whisper/cli"
+ours_cli="$bin/apps/cli/cli"
 
 status=0
 # run_compat NAME AUDIO [flash_attn]: both builds on AUDIO; sets $tmp/NAME.{wcpp,ours}.txt.
