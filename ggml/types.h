@@ -4,6 +4,7 @@
 #ifndef GGML_WHISPER_GGML_TYPES_H_
 #define GGML_WHISPER_GGML_TYPES_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

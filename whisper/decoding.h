@@ -88,7 +88,7 @@ struct DecodingParams {
   LogitFilterParams filter;         // temperature inside is set per attempt
 };
 
-// The number of backend decoders DecodeWindow needs for `params` (beam search double-buffers).
+// The number of backend decoders WindowDecoder::Run needs for `params` (beam search double-buffers).
 int DecodersNeeded(const DecodingParams& params);
 
 struct WindowResult {
