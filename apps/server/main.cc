@@ -37,6 +37,7 @@
 #include <string>
 #include <thread>
 
+#include "apps/common/bazel_run.h"
 #include "httplib.h"
 #include "apps/server/routes.h"
 #include "apps/server/log_capture.h"
@@ -163,8 +164,8 @@ int Run(int argc, char** argv) {
 int main(int argc, char** argv) {
   // `bazel run` starts binaries in their runfiles tree; relative paths on the command line mean
   // the directory the user ran bazel from.
-  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir != nullptr && chdir(dir) != 0) {
-    std::fprintf(stderr, "error: cannot change to BUILD_WORKING_DIRECTORY '%s'\n", dir);
+  if (const absl::Status st = whisper::ChdirToBuildWorkingDirectory(); !st.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(st.message()).c_str());
     return 1;
   }
   return whisper::server::Run(argc, argv);

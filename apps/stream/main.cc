@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/common/bazel_run.h"
 #include "sndfile.h"
 #include "apps/stream/audio_buffer.h"
 #include "apps/stream/stream_params.h"
@@ -248,8 +249,9 @@ int Run(int argc, char** argv) {
 }  // namespace whisper::stream
 
 int main(int argc, char** argv) {
-  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir != nullptr && chdir(dir) != 0) {
-    std::fprintf(stderr, "error: cannot change to BUILD_WORKING_DIRECTORY '%s'\n", dir);
+  // `bazel run` starts binaries in their runfiles tree; relative paths mean the user's directory.
+  if (const absl::Status st = whisper::ChdirToBuildWorkingDirectory(); !st.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(st.message()).c_str());
     return 1;
   }
   return whisper::stream::Run(argc, argv);

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/common/bazel_run.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "cpu/graph_compute.h"
@@ -284,8 +285,8 @@ int Run(int argc, char** argv) {
 int main(int argc, char** argv) {
   // `bazel run` starts binaries in their runfiles tree; relative paths on the command line mean
   // the directory the user ran bazel from.
-  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir != nullptr && chdir(dir) != 0) {
-    std::fprintf(stderr, "error: cannot change to BUILD_WORKING_DIRECTORY '%s'\n", dir);
+  if (const absl::Status st = whisper::ChdirToBuildWorkingDirectory(); !st.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(st.message()).c_str());
     return 1;
   }
   return whisper::Run(argc, argv);

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "apps/common/bazel_run.h"
 #include "absl/strings/numbers.h"
 #include "tools/make_model/make_model_lib.h"
 #include "whisper/synthetic_model.h"
@@ -33,12 +34,6 @@ int Usage(const char* argv0, const std::string& error) {
   std::fprintf(stderr, "make_model: error: %s\n", error.c_str());
   std::fprintf(stderr, kUsage, argv0);
   return 2;
-}
-
-std::string UserPath(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || cwd == nullptr || cwd[0] == '\0') return path;
-  return std::string(cwd) + "/" + path;
 }
 
 }  // namespace
@@ -72,7 +67,7 @@ int main(int argc, char** argv) {
   absl::StatusOr<whisper::SyntheticModelOptions> options = whisper::ShapeModelOptions(shape, type, seed);
   if (!options.ok()) return Usage(argv[0], std::string(options.status().message()));
   absl::StatusOr<std::vector<float>> filters =
-      whisper::ShapeMelFilters(UserPath(mel_filters), options->hparams.n_mels);
+      whisper::ShapeMelFilters(whisper::UserPath(mel_filters), options->hparams.n_mels);
   if (!filters.ok()) {
     std::fprintf(stderr,
                  "make_model: error: %s\n(the mel filterbank: tools/get_model.sh writes models/mel_filters.npz; "
@@ -82,7 +77,7 @@ int main(int argc, char** argv) {
   }
   options->mel_filters = std::move(*filters);
   const whisper::SyntheticModel model = whisper::MakeSyntheticModel(*options);
-  const std::string path = UserPath(out), tmp = path + ".tmp";
+  const std::string path = whisper::UserPath(out), tmp = path + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "wb");
   const bool written = f != nullptr && std::fwrite(model.bytes.data(), 1, model.bytes.size(), f) == model.bytes.size();
   const bool closed = f != nullptr && std::fclose(f) == 0;

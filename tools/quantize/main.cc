@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "apps/common/bazel_run.h"
 #include "absl/status/statusor.h"
 #include "tools/quantize/quantize_file.h"
 #include "tools/quantize/quantize_lib.h"
@@ -22,14 +23,6 @@ namespace qz = ggml_whisper::quantize;
 int Fail(const std::string& message) {
   fprintf(stderr, "quantize: error: %s\n", message.c_str());
   return 1;
-}
-
-// `bazel run` starts the binary in its runfiles tree: resolve relative paths against the
-// directory the user ran it from.
-std::string UserPath(const std::string& path) {
-  const char* cwd = getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || cwd == nullptr || cwd[0] == '\0') return path;
-  return std::string(cwd) + "/" + path;
 }
 
 }  // namespace
@@ -46,8 +39,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, kUsage, argv[0]);
     return 1;
   }
-  const std::string in = UserPath(argv[1]);
-  const std::string out = UserPath(argv[2]);
+  const std::string in = whisper::UserPath(argv[1]);
+  const std::string out = whisper::UserPath(argv[2]);
   absl::StatusOr<qz::QuantTarget> target = qz::ParseQuantTarget(argv[3]);
   if (!target.ok()) return Fail(std::string(target.status().message()));
 
