@@ -34,7 +34,6 @@
 #include <vector>
 
 #include "apps/common/audio.h"
-#include "whisper/dtw.h"
 #include "apps/common/request_rules.h"
 #include "whisper/whisper.h"
 
@@ -307,7 +306,7 @@ class Transcription {
 
 class Model {
  public:
-  // dtw: "" or a -dtw preset name (whisper/dtw.h): DTW token timestamps, and under OpenAI's rules
+  // dtw: "" or a -dtw preset name (whisper_ggml_alignment_heads_preset_from_name): DTW token timestamps, and under OpenAI's rules
   // word times in every segment.
   Model(const std::string& path, const std::string& decoding, const std::string& dtw)
       : holder_(std::make_shared<ContextHolder>()) {
@@ -316,10 +315,10 @@ class Model {
     }
     whisper_context_params cp = whisper_context_default_params();
     if (!dtw.empty()) {
-      const whisper::AheadsPreset preset = whisper::AlignmentHeadsPresetByName(dtw.c_str());
-      if (preset == whisper::AheadsPreset::kNone) throw py::value_error("dtw preset '" + dtw + "' is unknown");
+      const whisper_alignment_heads_preset preset = whisper_ggml_alignment_heads_preset_from_name(dtw.c_str());
+      if (preset == WHISPER_AHEADS_NONE) throw py::value_error("dtw preset '" + dtw + "' is unknown");
       cp.dtw_token_timestamps = true;
-      cp.dtw_aheads_preset = static_cast<whisper_alignment_heads_preset>(preset);
+      cp.dtw_aheads_preset = preset;
     }
     t_error.clear();
     {

@@ -607,6 +607,44 @@ WHISPER_API float whisper_ggml_full_get_segment_compression_ratio(struct whisper
  * Returns 0, or -1 for a NULL state. */
 WHISPER_API int whisper_ggml_state_set_dtw(struct whisper_state* state, int enabled);
 
+/* Program helpers (extension): what whisper-cli, whisper-server and the Python module need
+ * beside the C API, so that they use nothing else of this library.
+ *
+ * whisper_ggml_alignment_heads_preset_from_name: the preset of whisper-cli 1.8.5's -dtw names
+ * (examples/cli/cli.cpp: "tiny.en", "tiny", "base.en", "base", "small.en", "small", "medium.en",
+ * "medium", "large.v1", "large.v2", "large.v3", "large.v3.turbo"), for
+ * whisper_context_params.dtw_aheads_preset; WHISPER_AHEADS_NONE for NULL or any other name. */
+WHISPER_API enum whisper_alignment_heads_preset whisper_ggml_alignment_heads_preset_from_name(const char* name);
+/* whisper_ggml_alignment_heads_preset_for_model: the preset of the released Whisper checkpoint
+ * whose shape ctx's model has (n_vocab 51864: the .en models, 51865: multilingual, 51866:
+ * large-v3 and large-v3-turbo, and OpenAI's layer counts; large-v1 and large-v2 share a shape and
+ * get large-v2's heads); WHISPER_AHEADS_NONE for NULL or any other shape (a fine-tune with other
+ * layer counts, a synthetic model). */
+WHISPER_API enum whisper_alignment_heads_preset whisper_ggml_alignment_heads_preset_for_model(
+    struct whisper_context* ctx);
+
+/* whisper_ggml_check_model_file: whether the file at `path` is, by its first 64 bytes, a model of
+ * the kind `expected` (whisper.cpp's ggml Whisper model, or a Silero VAD model in the same ggml
+ * layout), before a long load or long work ends in a loader error. Returns 0 when it is, and when
+ * the file cannot be opened or read or has 1..3 bytes (the loader reports those); 1 when it is
+ * another kind: an empty file, a GGUF file, a CTranslate2 model.bin (with the command that converts
+ * it), the other ggml kind, or an unrecognised file (its first 4 bytes in hex and ASCII), and then
+ * the message, naming `path`, the kind found and the kind expected, is written to msg (truncated
+ * to msg_size - 1 bytes, NUL-terminated; nothing is written when msg is NULL or msg_size is 0);
+ * -1 for a NULL path or an unknown `expected`. */
+enum whisper_ggml_model_file_kind {
+  WHISPER_GGML_MODEL_FILE_WHISPER = 0,
+  WHISPER_GGML_MODEL_FILE_SILERO_VAD = 1,
+};
+WHISPER_API int whisper_ggml_check_model_file(const char* path, enum whisper_ggml_model_file_kind expected, char* msg,
+                                              size_t msg_size);
+
+/* whisper_ggml_format_timestamp: t (centiseconds) as whisper.cpp's to_timestamp writes it,
+ * "hh:mm:ss.mmm" ("hh:mm:ss,mmm" when comma != 0, SRT's form); negative t is 0, and t past
+ * INT64_MAX / 10 is clamped there (whisper.cpp overflows). Writes at most size bytes, NUL included
+ * (snprintf's truncation), to buf and returns buf; 32 bytes always suffice. */
+WHISPER_API const char* whisper_ggml_format_timestamp(int64_t t, int comma, char* buf, size_t size);
+
 /* Sets the log callback of this library and of the ggml layer under it (ggml's messages arrive
  * prefixed "ggml: " and newline-terminated, like whisper's). NULL restores the default (stderr;
  * DEBUG messages dropped), as whisper.cpp. To silence, pass a callback that does nothing. */

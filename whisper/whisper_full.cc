@@ -58,11 +58,8 @@ void Progress(void* user, int pct) {
 }
 
 std::string Timestamp(int64_t t) {  // whisper.cpp to_timestamp: "hh:mm:ss.mmm"
-  const int64_t ms = t * 10;
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%02d:%02d:%02d.%03d", static_cast<int>(ms / 3600000),
-                static_cast<int>(ms / 60000 % 60), static_cast<int>(ms / 1000 % 60), static_cast<int>(ms % 1000));
-  return buf;
+  return whisper_ggml_format_timestamp(t, 0, buf, sizeof(buf));
 }
 
 void NewSegments(void* user, int n_new) {

@@ -14,7 +14,7 @@
 // -di keeps the transcript of the plain mono mix (whisper-cli's -di transcribes L + R, twice the
 // level) and prints "(speaker N)" once per segment with -pc/--print-confidence (whisper-cli
 // repeats it before every token); -m and -vm are checked before anything loads, naming a file of
-// the wrong kind (model_kind.h; whisper-cli aborts or exits 3); -ot past the end of the audio is
+// the wrong kind (whisper_ggml_check_model_file; whisper-cli aborts or exits 3); -ot past the end of the audio is
 // exit 1 (whisper-cli: a warning, exit 0).
 #include <algorithm>
 #include <cmath>
@@ -30,7 +30,6 @@
 #include "apps/common/bazel_run.h"
 #include "apps/common/audio.h"
 #include "apps/common/cli_params.h"
-#include "whisper/model_kind.h"
 #include "apps/common/output.h"
 #include "apps/common/request_rules.h"
 #include "apps/common/utf8.h"
@@ -152,9 +151,11 @@ void PrintProgress(whisper_context*, whisper_state*, int progress, void* user) {
 // the model and the audio). The error message, or "" when both are fine.
 std::string CheckModelFiles(const CliParams& p, const LogSink& sink) {
   const std::string vad_model = p.vad_model.empty() ? kDefaultVadModel : p.vad_model;
-  absl::Status st = CheckModelFileKindAt(p.model, ModelFileKind::kWhisperGgml, ModelFileDetail::kWithBytes);
-  if (st.ok() && p.vad) st = CheckModelFileKindAt(vad_model, ModelFileKind::kSileroVad, ModelFileDetail::kWithBytes);
-  if (!st.ok()) return std::string(st.message());
+  char msg[4096];
+  if (whisper_ggml_check_model_file(p.model.c_str(), WHISPER_GGML_MODEL_FILE_WHISPER, msg, sizeof(msg)) != 0) return msg;
+  if (p.vad && whisper_ggml_check_model_file(vad_model.c_str(), WHISPER_GGML_MODEL_FILE_SILERO_VAD, msg, sizeof(msg)) != 0) {
+    return msg;
+  }
   if (!p.vad) return "";
   whisper_vad_context* vad = whisper_vad_init_from_file_with_params(vad_model.c_str(), whisper_vad_default_context_params());
   if (vad == nullptr) return sink.first_error.empty() ? "cannot load VAD model '" + vad_model + "'" : sink.first_error;
@@ -183,6 +184,7 @@ JsonInfo MakeJsonInfo(const CliParams& p, whisper_context* ctx) {
   info.model_type = whisper_model_type_readable(ctx);
   info.multilingual = whisper_is_multilingual(ctx) != 0;
   info.n_vocab = whisper_model_n_vocab(ctx);
+  info.eot = whisper_token_eot(ctx);
   info.n_audio_ctx = whisper_model_n_audio_ctx(ctx);
   info.n_audio_state = whisper_model_n_audio_state(ctx);
   info.n_audio_head = whisper_model_n_audio_head(ctx);
@@ -349,19 +351,19 @@ int Run(int argc, char** argv) {
     }
     if (p.no_timestamps && !p.diarize && !to_stdout) std::printf("\n");
 
-    std::vector<Segment> segments = CollectSegments(ctx, nullptr);
+    std::vector<TranscriptSegment> segments = CollectSegments(ctx, nullptr);
     if (p.diarize && stereo.size() == 2) {
-      for (Segment& s : segments) s.speaker = EstimateSpeaker(stereo[0], stereo[1], s.t0, s.t1);
+      for (TranscriptSegment& s : segments) s.speaker = EstimateSpeaker(stereo[0], stereo[1], s.t0, s.t1);
     }
     const JsonInfo info = MakeJsonInfo(p, ctx);
-    std::function<const std::string&(Token)> json_tokens;  // -ojf: segments list their tokens
+    std::function<const std::string&(whisper_token)> json_tokens;  // -ojf: segments list their tokens
     std::vector<std::string> token_texts;
     if (p.output_json_full || p.log_score || p.output_words) {
       const int n_vocab = whisper_n_vocab(ctx);
       token_texts.resize(static_cast<size_t>(n_vocab));
       for (int t = 0; t < n_vocab; ++t) token_texts[t] = whisper_token_to_str(ctx, t);
     }
-    auto token_text = [&token_texts](Token t) -> const std::string& { return token_texts[static_cast<size_t>(t)]; };
+    auto token_text = [&token_texts](whisper_token t) -> const std::string& { return token_texts[static_cast<size_t>(t)]; };
     if (p.output_json_full) json_tokens = token_text;
     const bool want_json = p.output_json || p.output_json_full;
     WtsOptions wts;

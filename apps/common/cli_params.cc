@@ -15,23 +15,6 @@
 namespace whisper {
 namespace {
 
-// whisper-cli's -dtw names (examples/cli/cli.cpp); WHISPER_AHEADS_NONE for any other.
-whisper_alignment_heads_preset DtwPreset(const std::string& name) {
-  static const struct {
-    const char* name;
-    whisper_alignment_heads_preset preset;
-  } kPresets[] = {{"tiny", WHISPER_AHEADS_TINY},         {"tiny.en", WHISPER_AHEADS_TINY_EN},
-                  {"base", WHISPER_AHEADS_BASE},         {"base.en", WHISPER_AHEADS_BASE_EN},
-                  {"small", WHISPER_AHEADS_SMALL},       {"small.en", WHISPER_AHEADS_SMALL_EN},
-                  {"medium", WHISPER_AHEADS_MEDIUM},     {"medium.en", WHISPER_AHEADS_MEDIUM_EN},
-                  {"large.v1", WHISPER_AHEADS_LARGE_V1}, {"large.v2", WHISPER_AHEADS_LARGE_V2},
-                  {"large.v3", WHISPER_AHEADS_LARGE_V3}, {"large.v3.turbo", WHISPER_AHEADS_LARGE_V3_TURBO}};
-  for (const auto& p : kPresets) {
-    if (name == p.name) return p.preset;
-  }
-  return WHISPER_AHEADS_NONE;
-}
-
 // What this runtime does with a flag it accepts.
 enum class Support {
   kYes,             // implemented
@@ -339,7 +322,7 @@ absl::StatusOr<CliParams> ParseArgs(const std::vector<std::string>& args) {
         "the input at the same position",
         p.output_files.size(), p.files.size()));
   }
-  if (!p.dtw.empty() && DtwPreset(p.dtw) == WHISPER_AHEADS_NONE) {
+  if (!p.dtw.empty() && whisper_ggml_alignment_heads_preset_from_name(p.dtw.c_str()) == WHISPER_AHEADS_NONE) {
     return absl::InvalidArgumentError(absl::StrCat(
         "-dtw: unknown DTW preset '", p.dtw,
         "' (expected tiny.en, tiny, base.en, base, small.en, small, medium.en, medium, large.v1, large.v2, "
@@ -378,7 +361,7 @@ whisper_context_params ToWhisperContextParams(const CliParams& p) {
   c.flash_attn = p.flash_attn;
   if (!p.dtw.empty()) {
     c.dtw_token_timestamps = true;
-    c.dtw_aheads_preset = DtwPreset(p.dtw);
+    c.dtw_aheads_preset = whisper_ggml_alignment_heads_preset_from_name(p.dtw.c_str());
   }
   return c;
 }

@@ -21,8 +21,8 @@ namespace {
 
 // The segments with valid UTF-8 texts (RepairSegmentTexts): every writer's file is valid UTF-8
 // whatever bytes the tokens held.
-std::vector<Segment> Repaired(const std::vector<Segment>& segments) {
-  std::vector<Segment> out = segments;
+std::vector<TranscriptSegment> Repaired(const std::vector<TranscriptSegment>& segments) {
+  std::vector<TranscriptSegment> out = segments;
   RepairSegmentTexts(&out);
   return out;
 }
@@ -47,21 +47,9 @@ int64_t CsToMs(int64_t cs) {
   return cs < 0 ? 0 : cs > kMax ? kMax * 10 : cs * 10;
 }
 
-const char* FormatTimestampTo(int64_t cs, bool comma, char* buf, size_t size) {
-  int64_t ms = CsToMs(cs);
-  const int64_t hr = ms / 3600000;
-  ms -= hr * 3600000;
-  const int64_t min = ms / 60000;
-  ms -= min * 60000;
-  const int64_t sec = ms / 1000;
-  ms -= sec * 1000;
-  absl::SNPrintF(buf, size, "%02d:%02d:%02d%s%03d", hr, min, sec, comma ? "," : ".", ms);
-  return buf;
-}
-
 std::string FormatTimestamp(int64_t cs, bool comma) {
   char buf[32];
-  return FormatTimestampTo(cs, comma, buf, sizeof(buf));
+  return whisper_ggml_format_timestamp(cs, comma ? 1 : 0, buf, sizeof(buf));
 }
 
 std::string EstimateSpeaker(const std::vector<float>& ch0, const std::vector<float>& ch1, int64_t t0, int64_t t1) {
@@ -82,55 +70,55 @@ std::string EstimateSpeaker(const std::vector<float>& ch0, const std::vector<flo
 
 namespace {
 // "(speaker X)" before a segment's text in txt, srt and lrc; nothing without a speaker.
-std::string SpeakerPrefix(const Segment& s) { return s.speaker.empty() ? "" : "(speaker " + s.speaker + ")"; }
+std::string SpeakerPrefix(const TranscriptSegment& s) { return s.speaker.empty() ? "" : "(speaker " + s.speaker + ")"; }
 }  // namespace
 
-std::string FormatTxt(const std::vector<Segment>& raw) {
-  const std::vector<Segment> segments = Repaired(raw);
+std::string FormatTxt(const std::vector<TranscriptSegment>& raw) {
+  const std::vector<TranscriptSegment> segments = Repaired(raw);
   std::string out;
   // whisper-cli 1.8.5 output_txt: each segment's text as decoded (leading space kept), one per line.
-  for (const Segment& s : segments) absl::StrAppend(&out, SpeakerPrefix(s), s.text, "\n");
+  for (const TranscriptSegment& s : segments) absl::StrAppend(&out, SpeakerPrefix(s), s.text, "\n");
   return out;
 }
 
-std::string FormatVtt(const std::vector<Segment>& raw) {
-  const std::vector<Segment> segments = Repaired(raw);
+std::string FormatVtt(const std::vector<TranscriptSegment>& raw) {
+  const std::vector<TranscriptSegment> segments = Repaired(raw);
   std::string out = "WEBVTT\n\n";
-  for (const Segment& s : segments) {
+  for (const TranscriptSegment& s : segments) {
     const std::string voice = s.speaker.empty() ? "" : "<v Speaker" + s.speaker + ">";
     absl::StrAppend(&out, FormatTimestamp(s.t0), " --> ", FormatTimestamp(s.t1), "\n", voice, s.text, "\n\n");
   }
   return out;
 }
 
-std::string FormatSrt(const std::vector<Segment>& raw, int offset_n) {
-  const std::vector<Segment> segments = Repaired(raw);
+std::string FormatSrt(const std::vector<TranscriptSegment>& raw, int offset_n) {
+  const std::vector<TranscriptSegment> segments = Repaired(raw);
   std::string out;
   for (size_t i = 0; i < segments.size(); ++i) {
-    const Segment& s = segments[i];
+    const TranscriptSegment& s = segments[i];
     absl::StrAppend(&out, i + 1 + offset_n, "\n", FormatTimestamp(s.t0, true), " --> ", FormatTimestamp(s.t1, true),
                     "\n", SpeakerPrefix(s), s.text, "\n\n");
   }
   return out;
 }
 
-std::string FormatLrc(const std::vector<Segment>& raw) {
-  const std::vector<Segment> segments = Repaired(raw);
+std::string FormatLrc(const std::vector<TranscriptSegment>& raw) {
+  const std::vector<TranscriptSegment> segments = Repaired(raw);
   std::string out = "[by:whisper.cpp]\n";
-  for (const Segment& s : segments) {
+  for (const TranscriptSegment& s : segments) {
     const int64_t min = s.t0 / 6000, sec = (s.t0 / 100) % 60, cs = s.t0 % 100;
     absl::StrAppend(&out, absl::StrFormat("[%02d:%02d.%02d]", min, sec, cs), SpeakerPrefix(s), s.text, "\n");
   }
   return out;
 }
 
-std::string FormatScore(const std::vector<Segment>& segments, const std::function<const std::string&(Token)>& token_text) {
+std::string FormatScore(const std::vector<TranscriptSegment>& segments, const std::function<const std::string&(whisper_token)>& token_text) {
   std::string out;
   Utf8Carry carry;
   size_t n_left = 0;
-  for (const Segment& s : segments) n_left += s.tokens.size();
-  for (const Segment& s : segments) {
-    for (const TokenData& t : s.tokens) {
+  for (const TranscriptSegment& s : segments) n_left += s.tokens.size();
+  for (const TranscriptSegment& s : segments) {
+    for (const whisper_token_data& t : s.tokens) {
       std::string text = carry.Push(token_text(t.id));
       if (--n_left == 0) text += carry.Finish();  // an unfinished character at the very end: U+FFFD
       absl::StrAppend(&out, text, "\t", absl::StrFormat("%g", t.p), "\n");
@@ -139,10 +127,10 @@ std::string FormatScore(const std::vector<Segment>& segments, const std::functio
   return out;
 }
 
-std::string FormatCsv(const std::vector<Segment>& raw, bool speaker_column) {
-  const std::vector<Segment> segments = Repaired(raw);
+std::string FormatCsv(const std::vector<TranscriptSegment>& raw, bool speaker_column) {
+  const std::vector<TranscriptSegment> segments = Repaired(raw);
   std::string out = speaker_column ? "start,end,speaker,text\n" : "start,end,text\n";
-  for (const Segment& s : segments) {
+  for (const TranscriptSegment& s : segments) {
     std::string text;
     for (char c : s.text) {
       if (c == '"') text += '"';  // RFC 4180 (and whisper-cli): a quote inside a quoted field is doubled
@@ -183,7 +171,7 @@ std::string ShellDoubleQuoted(const std::string& s) {
 
 }  // namespace
 
-std::string FormatWts(const std::vector<Segment>& segments, const std::function<const std::string&(Token)>& token_text,
+std::string FormatWts(const std::vector<TranscriptSegment>& segments, const std::function<const std::string&(whisper_token)>& token_text,
                       const WtsOptions& o) {
   std::ostringstream out;  // whisper-cli streams its doubles: the same digits
   const std::string& font = o.font;
@@ -196,11 +184,11 @@ std::string FormatWts(const std::vector<Segment>& segments, const std::function<
   };
   std::vector<Piece> pieces;
   for (size_t i = 0; i < segments.size(); ++i) {
-    const Segment& s = segments[i];
+    const TranscriptSegment& s = segments[i];
     // The text tokens, adjacent ones merged while their bytes end inside a UTF-8 character.
     pieces.clear();
     for (size_t k = 0; k < s.tokens.size(); ++k) {
-      const TokenData& d = s.tokens[k];
+      const whisper_token_data& d = s.tokens[k];
       if (d.id >= o.eot) continue;
       if (!pieces.empty() && Utf8TrailingBytesNeeded(pieces.back().text) > 0 && s.tokens[k - 1].id < o.eot) {
         pieces.back().text += token_text(d.id);
@@ -250,8 +238,8 @@ std::string FormatWts(const std::vector<Segment>& segments, const std::function<
   return out.str();
 }
 
-std::vector<Word> SegmentWords(const Segment& s, Token eot,
-                               const std::function<const std::string&(Token)>& token_text) {
+std::vector<Word> SegmentWords(const TranscriptSegment& s, whisper_token eot,
+                               const std::function<const std::string&(whisper_token)>& token_text) {
   std::vector<Word> words;
   if (s.word_begin.size() != s.tokens.size()) return words;
   for (size_t k = 0; k < s.tokens.size();) {
@@ -264,7 +252,7 @@ std::vector<Word> SegmentWords(const Segment& s, Token eot,
     w.t0 = s.tokens[k].t0;
     w.t1 = s.tokens[k].t1;
     do {
-      const TokenData& d = s.tokens[k];
+      const whisper_token_data& d = s.tokens[k];
       if (d.id < eot) {
         w.text += token_text(d.id);
         w.probability += d.p;
@@ -281,8 +269,8 @@ std::vector<Word> SegmentWords(const Segment& s, Token eot,
 }
 
 // "words" of whisper-cli's full JSON extended (FormatJson).
-static nlohmann::ordered_json WordsJson(const Segment& s, Token eot,
-                                        const std::function<const std::string&(Token)>& token_text) {
+static nlohmann::ordered_json WordsJson(const TranscriptSegment& s, whisper_token eot,
+                                        const std::function<const std::string&(whisper_token)>& token_text) {
   nlohmann::ordered_json words = nlohmann::ordered_json::array();
   for (const Word& w : SegmentWords(s, eot, token_text)) {
     words.push_back({{"text", w.text},
@@ -293,9 +281,9 @@ static nlohmann::ordered_json WordsJson(const Segment& s, Token eot,
   return words;
 }
 
-std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
-                       const std::function<const std::string&(Token)>& token_text) {
-  const std::vector<Segment> segments = Repaired(raw);
+std::string FormatJson(const std::vector<TranscriptSegment>& raw, const JsonInfo& info,
+                       const std::function<const std::string&(whisper_token)>& token_text) {
+  const std::vector<TranscriptSegment> segments = Repaired(raw);
   using json = nlohmann::ordered_json;
   json j;
   j["systeminfo"] = info.system_info;
@@ -311,7 +299,7 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
   j["params"] = {{"model", info.model_path}, {"language", info.params_language}, {"translate", info.translate}};
   j["result"] = {{"language", info.language}};
   json list = json::array();
-  for (const Segment& s : segments) {
+  for (const TranscriptSegment& s : segments) {
     list.push_back({{"timestamps", {{"from", FormatTimestamp(s.t0, true)}, {"to", FormatTimestamp(s.t1, true)}}},
                     {"offsets", {{"from", CsToMs(s.t0)}, {"to", CsToMs(s.t1)}}},
                     {"text", s.text}});
@@ -320,7 +308,7 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
       // tokens merged while their bytes end inside a UTF-8 character (whisper.cpp #1798).
       json tokens = json::array();
       for (const TokenGroup& g : GroupTokensByCharacter(s.tokens, token_text)) {
-        const TokenData& d = s.tokens[g.first];
+        const whisper_token_data& d = s.tokens[g.first];
         const int64_t t1 = g.t1;
         json tok = {{"text", g.text}};
         if (d.t0 > -1 && t1 > -1) {
@@ -334,7 +322,7 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
       }
       list.back()["tokens"] = std::move(tokens);
       if (s.word_begin.size() == s.tokens.size()) {
-        list.back()["words"] = WordsJson(s, SpecialTokensForVocab(info.n_vocab).eot, token_text);
+        list.back()["words"] = WordsJson(s, info.eot, token_text);
       }
     }
     if (!s.speaker.empty()) list.back()["speaker"] = s.speaker;  // whisper-cli -di: the last field
@@ -346,8 +334,8 @@ std::string FormatJson(const std::vector<Segment>& raw, const JsonInfo& info,
   return j.dump(1, '\t', false, json::error_handler_t::replace) + "\n";
 }
 
-std::vector<TokenGroup> GroupTokensByCharacter(const std::vector<TokenData>& tokens,
-                                               const std::function<const std::string&(Token)>& token_text) {
+std::vector<TokenGroup> GroupTokensByCharacter(const std::vector<whisper_token_data>& tokens,
+                                               const std::function<const std::string&(whisper_token)>& token_text) {
   std::vector<TokenGroup> groups;
   for (size_t k = 0; k < tokens.size();) {
     TokenGroup g;
@@ -384,48 +372,6 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& con
     return absl::UnavailableError(absl::StrCat("cannot rename '", tmp, "' to '", path, "': ", std::strerror(err)));
   }
   return absl::OkStatus();
-}
-
-std::vector<Segment> CollectSegments(whisper_context* ctx, whisper_state* state) {
-  const int n = state != nullptr ? whisper_full_n_segments_from_state(state) : whisper_full_n_segments(ctx);
-  std::vector<Segment> out(static_cast<size_t>(std::max(0, n)));
-  for (int i = 0; i < static_cast<int>(out.size()); ++i) {
-    Segment& s = out[i];
-    s.t0 = state != nullptr ? whisper_full_get_segment_t0_from_state(state, i) : whisper_full_get_segment_t0(ctx, i);
-    s.t1 = state != nullptr ? whisper_full_get_segment_t1_from_state(state, i) : whisper_full_get_segment_t1(ctx, i);
-    s.text = state != nullptr ? whisper_full_get_segment_text_from_state(state, i) : whisper_full_get_segment_text(ctx, i);
-    s.no_speech_prob = state != nullptr ? whisper_full_get_segment_no_speech_prob_from_state(state, i)
-                                        : whisper_full_get_segment_no_speech_prob(ctx, i);
-    const int n_tokens = state != nullptr ? whisper_full_n_tokens_from_state(state, i) : whisper_full_n_tokens(ctx, i);
-    s.tokens.reserve(static_cast<size_t>(std::max(0, n_tokens)));
-    for (int j = 0; j < n_tokens; ++j) {
-      const whisper_token_data d =
-          state != nullptr ? whisper_full_get_token_data_from_state(state, i, j) : whisper_full_get_token_data(ctx, i, j);
-      TokenData t;
-      t.id = d.id;
-      t.tid = d.tid;
-      t.p = d.p;
-      t.plog = d.plog;
-      t.pt = d.pt;
-      t.ptsum = d.ptsum;
-      t.t0 = d.t0;
-      t.t1 = d.t1;
-      t.t_dtw = d.t_dtw;
-      t.vlen = d.vlen;
-      s.tokens.push_back(t);
-    }
-    // Word starts, when whisper_full computed word times (DTW with OpenAI's rules).
-    for (int j = 0; j < n_tokens; ++j) {
-      const int w = state != nullptr ? whisper_ggml_full_get_token_word_start_from_state(state, i, j)
-                                     : whisper_ggml_full_get_token_word_start(ctx, i, j);
-      if (w < 0) {
-        s.word_begin.clear();
-        break;
-      }
-      s.word_begin.push_back(static_cast<uint8_t>(w));
-    }
-  }
-  return out;
 }
 
 }  // namespace whisper

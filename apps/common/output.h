@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "whisper/segments.h"
+#include "apps/common/transcript.h"
 #include "whisper/whisper.h"
 
 namespace whisper {
@@ -18,12 +18,9 @@ namespace whisper {
 // cs stay at the largest representable (a library caller's segment times are not trusted).
 int64_t CsToMs(int64_t cs);
 
-// Centiseconds as "HH:MM:SS.mmm" (whisper.cpp to_timestamp), through CsToMs; comma = true gives
-// SRT's "HH:MM:SS,mmm".
+// Centiseconds as "HH:MM:SS.mmm" (whisper.cpp to_timestamp), saturating as CsToMs; comma = true
+// gives SRT's "HH:MM:SS,mmm". The library's whisper_ggml_format_timestamp, as a string.
 std::string FormatTimestamp(int64_t cs, bool comma = false);
-// The same into `buf` (size >= 32 bytes: the longest is 29 characters), without allocating;
-// returns buf.
-const char* FormatTimestampTo(int64_t cs, bool comma, char* buf, size_t size);
 
 // Model and run facts the JSON writer records.
 struct JsonInfo {
@@ -39,15 +36,11 @@ struct JsonInfo {
   std::string language = "en";
   std::string params_language = "en";
   bool translate = false;
-  // whisper-cli -tdrz: every segment ends with "speaker_turn_next" (Segment::speaker_turn_next).
+  // whisper-cli -tdrz: every segment ends with "speaker_turn_next" (TranscriptSegment::speaker_turn_next).
   bool tinydiarize = false;
+  whisper_token eot = 0;  // whisper_token_eot: word lists (-ojf with -dtw) end their text there
 };
 
-// The segments of the last whisper_full (whisper.h) as these writers take them, with every
-// token's whisper_token_data: from `state`, or from the context's default state (whisper_full,
-// whisper_full_parallel) when `state` is null. Texts are the library's bytes as they are (see
-// RepairSegmentTexts in apps/common/utf8.h).
-std::vector<Segment> CollectSegments(whisper_context* ctx, whisper_state* state);
 
 // whisper-cli -di (estimate_diarization_speaker): which of two channels carries the segment
 // [t0, t1) (centiseconds). Sums |x| over samples [i0, i1) of each channel, with i = t * 16000 /
@@ -56,15 +49,15 @@ std::vector<Segment> CollectSegments(whisper_context* ctx, whisper_state* state)
 // different lengths or empty ones give "?".
 std::string EstimateSpeaker(const std::vector<float>& ch0, const std::vector<float>& ch1, int64_t t0, int64_t t1);
 
-// Each returns the whole file's contents. A segment with a speaker (Segment::speaker, -di) is
+// Each returns the whole file's contents. A segment with a speaker (TranscriptSegment::speaker, -di) is
 // labelled as whisper-cli 1.8.5 labels it: "(speaker 0)" before the text in txt, srt and lrc,
 // "<v Speaker0>" in vtt, a "speaker" field last in each JSON segment, and a speaker column in
 // csv when `speaker_column` (whisper-cli's header "start,end,speaker,text").
-std::string FormatTxt(const std::vector<Segment>& segments);
-std::string FormatVtt(const std::vector<Segment>& segments);
-std::string FormatSrt(const std::vector<Segment>& segments, int offset_n = 0);
-std::string FormatLrc(const std::vector<Segment>& segments);
-std::string FormatCsv(const std::vector<Segment>& segments, bool speaker_column = false);
+std::string FormatTxt(const std::vector<TranscriptSegment>& segments);
+std::string FormatVtt(const std::vector<TranscriptSegment>& segments);
+std::string FormatSrt(const std::vector<TranscriptSegment>& segments, int offset_n = 0);
+std::string FormatLrc(const std::vector<TranscriptSegment>& segments);
+std::string FormatCsv(const std::vector<TranscriptSegment>& segments, bool speaker_column = false);
 // whisper-cli -owts (its output_wts): a bash script that has ffmpeg render `input` as a karaoke
 // video (`input`.mp4, 1200x120 at 25 fps, `duration_s` long): per segment, its text in gray from
 // t0 to t1, and per text token (id < eot, with token times: whisper_full_params.token_timestamps)
@@ -81,22 +74,22 @@ struct WtsOptions {
   std::string font;    // -fp: the fontfile of every drawtext (written as given)
   std::string input;   // the audio file, as named on the command line
   float duration_s = 0.0f;  // whisper-cli: (n_samples + 1000) / 16000
-  Token eot = 0;       // tokens >= eot are not text
+  whisper_token eot = 0;       // tokens >= eot are not text
 };
-std::string FormatWts(const std::vector<Segment>& segments, const std::function<const std::string&(Token)>& token_text,
+std::string FormatWts(const std::vector<TranscriptSegment>& segments, const std::function<const std::string&(whisper_token)>& token_text,
                       const WtsOptions& options);
 
 // whisper-cli -ls (its output_score): one line per token of every segment, special tokens
 // included: the token's bytes, a tab, its probability as std::ostream prints a float (%g, 6
 // significant digits). Bytes of a UTF-8 character split across tokens move whole to the later
 // token's line, so the file is valid UTF-8 (whisper-cli writes the halves as they are).
-std::string FormatScore(const std::vector<Segment>& segments, const std::function<const std::string&(Token)>& token_text);
+std::string FormatScore(const std::vector<TranscriptSegment>& segments, const std::function<const std::string&(whisper_token)>& token_text);
 // With token_text (whisper-cli -ojf), each segment also lists its tokens as whisper-cli's full
 // JSON does: [{"text", "timestamps" and "offsets" (when token times are set), "id", "p",
 // "t_dtw"}, ...], adjacent tokens merged while they split a UTF-8 character; a segment with word
-// times (Segment::word_begin, from -dtw) also lists "words": [{"text", "timestamps", "offsets",
+// times (TranscriptSegment::word_begin, from -dtw) also lists "words": [{"text", "timestamps", "offsets",
 // "p" (the mean of its tokens')}, ...] (an extension: whisper-cli has no word list).
-// One word of a segment with word times (Segment::word_begin, from -dtw): from a word-start
+// One word of a segment with word times (TranscriptSegment::word_begin, from -dtw): from a word-start
 // token to the next one, its text tokens' (id < eot) bytes, UTF-8 repaired (a leading space
 // included, as faster-whisper's Word.word), the first token's t0 and the last one's t1
 // (centiseconds), and the mean of their probabilities (faster-whisper's Word.probability).
@@ -106,11 +99,11 @@ struct Word {
   double probability = 0.0;
 };
 // The words of `s` in order; empty when it has no word times.
-std::vector<Word> SegmentWords(const Segment& s, Token eot,
-                               const std::function<const std::string&(Token)>& token_text);
+std::vector<Word> SegmentWords(const TranscriptSegment& s, whisper_token eot,
+                               const std::function<const std::string&(whisper_token)>& token_text);
 
-std::string FormatJson(const std::vector<Segment>& segments, const JsonInfo& info,
-                       const std::function<const std::string&(Token)>& token_text = nullptr);
+std::string FormatJson(const std::vector<TranscriptSegment>& segments, const JsonInfo& info,
+                       const std::function<const std::string&(whisper_token)>& token_text = nullptr);
 
 // Tokens grouped into whole UTF-8 characters, as whisper-cli 1.8.5's -ojf groups a segment's
 // tokens (examples/cli/cli.cpp, utf8_trailing_bytes_needed; whisper.cpp issue #1798): a token
@@ -125,8 +118,8 @@ struct TokenGroup {
   std::string text;
   int64_t t1 = -1;
 };
-std::vector<TokenGroup> GroupTokensByCharacter(const std::vector<TokenData>& tokens,
-                                               const std::function<const std::string&(Token)>& token_text);
+std::vector<TokenGroup> GroupTokensByCharacter(const std::vector<whisper_token_data>& tokens,
+                                               const std::function<const std::string&(whisper_token)>& token_text);
 
 // Writes `contents` to `path` through a temporary file and a rename, so a failed write leaves no
 // partial file. Errors name the path and the system's reason.

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "apps/common/output.h"
-#include "whisper/segments.h"
+#include "apps/common/transcript.h"
 
 namespace {
 // The writers print centiseconds as milliseconds (10 * t, as whisper-cli's to_timestamp and
@@ -30,22 +30,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> table(fdp.ConsumeIntegralInRange<int>(1, 8));
   for (std::string& s : table) s = fdp.ConsumeRandomLengthString(16);
   const std::string empty;
-  auto token_text = [&](whisper::Token id) -> const std::string& {
+  auto token_text = [&](whisper_token id) -> const std::string& {
     if (id < 0) return empty;
     return table[static_cast<size_t>(id) % table.size()];
   };
 
-  std::vector<whisper::Segment> segments(fdp.ConsumeIntegralInRange<int>(0, 6));
-  for (whisper::Segment& seg : segments) {
+  std::vector<whisper::TranscriptSegment> segments(fdp.ConsumeIntegralInRange<int>(0, 6));
+  for (whisper::TranscriptSegment& seg : segments) {
     seg.t0 = Time(fdp);
     seg.t1 = Time(fdp);
     seg.text = fdp.ConsumeRandomLengthString(64);
     seg.no_speech_prob = fdp.ConsumeFloatingPoint<float>();
     seg.speaker_turn_next = fdp.ConsumeBool();
     seg.tokens.resize(fdp.ConsumeIntegralInRange<int>(0, 8));
-    for (whisper::TokenData& t : seg.tokens) {
-      t.id = fdp.ConsumeIntegral<whisper::Token>();
-      t.tid = fdp.ConsumeIntegral<whisper::Token>();
+    for (whisper_token_data& t : seg.tokens) {
+      t.id = fdp.ConsumeIntegral<whisper_token>();
+      t.tid = fdp.ConsumeIntegral<whisper_token>();
       t.p = fdp.ConsumeFloatingPoint<float>();
       t.plog = fdp.ConsumeFloatingPoint<float>();
       t.pt = fdp.ConsumeProbability<float>();

@@ -11,12 +11,16 @@
 namespace whisper {
 namespace {
 
-std::vector<Segment> TwoSegments() {
-  Segment a;
+// A token as whisper_full_get_token_data gives it before times are computed: tid, t0, t1 and
+// t_dtw -1 (whisper_token_data is a C struct: no member defaults).
+constexpr whisper_token_data kUnsetToken = {0, -1, 0.0f, 0.0f, 0.0f, 0.0f, -1, -1, -1, 0.0f};
+
+std::vector<TranscriptSegment> TwoSegments() {
+  TranscriptSegment a;
   a.t0 = 0;
   a.t1 = 1100;
   a.text = " And so, \"my\" fellow";
-  Segment b;
+  TranscriptSegment b;
   b.t0 = 366012;  // 1 h 1 min 0.12 s
   b.t1 = 366150;
   b.text = " Americans.";
@@ -36,7 +40,7 @@ TEST(Output, ExtremeTimesSaturate) {
   EXPECT_EQ(CsToMs(123), 1230);
   EXPECT_EQ(CsToMs(std::numeric_limits<int64_t>::max()), std::numeric_limits<int64_t>::max() / 10 * 10);
   EXPECT_EQ(FormatTimestamp(-1), "00:00:00.000");
-  std::vector<Segment> segs(1);
+  std::vector<TranscriptSegment> segs(1);
   segs[0].t0 = std::numeric_limits<int64_t>::min();
   segs[0].t1 = std::numeric_limits<int64_t>::max();
   segs[0].text = " x";
@@ -77,25 +81,26 @@ TEST(Output, SpeakerLabels) {
   EXPECT_EQ(FormatCsv({}, true), "start,end,speaker,text\n");
   JsonInfo info;
   info.n_vocab = 51864;
+  info.eot = 50256;  // <|endoftext|> of the English-only vocabulary (GPT-2's 50256 tokens, then eot)
   const std::string j = FormatJson(segs, info);
   EXPECT_NE(j.find("\"text\": \" Americans.\",\n\t\t\t\"speaker\": \"?\"\n\t\t}"), std::string::npos) << j;
 }
 
 // whisper-cli's output_wts, hand-derived for one segment of two text tokens between timestamps.
 TEST(Output, WtsKaraokeScript) {
-  Segment seg;
+  TranscriptSegment seg;
   seg.t0 = 0;
   seg.t1 = 150;
-  auto tok = [](Token id, int64_t t0, int64_t t1) {
-    TokenData d;
+  auto tok = [](whisper_token id, int64_t t0, int64_t t1) {
+    whisper_token_data d = kUnsetToken;
     d.id = id;
     d.t0 = t0;
     d.t1 = t1;
     return d;
   };
   seg.tokens = {tok(50363, 0, 0), tok(1, 0, 50), tok(2, 50, 150), tok(50438, 150, 150)};
-  const std::map<Token, std::string> texts = {{1, " Hi"}, {2, "'s"}};
-  auto text = [&](Token t) -> const std::string& { return texts.at(t); };
+  const std::map<whisper_token, std::string> texts = {{1, " Hi"}, {2, "'s"}};
+  auto text = [&](whisper_token t) -> const std::string& { return texts.at(t); };
   WtsOptions o;
   o.font = "f.ttf";
   o.input = "in.wav";
@@ -129,6 +134,7 @@ TEST(Output, JsonSpeakerTurns) {
   segs[0].speaker_turn_next = true;
   JsonInfo info;
   info.n_vocab = 51864;
+  info.eot = 50256;  // <|endoftext|> of the English-only vocabulary (GPT-2's 50256 tokens, then eot)
   EXPECT_EQ(FormatJson(segs, info).find("speaker_turn_next"), std::string::npos);
   info.tinydiarize = true;
   const std::string j = FormatJson(segs, info);
@@ -166,7 +172,7 @@ TEST(Output, EstimateSpeaker) {
 // A character split across two segments (a timestamp between its bytes) and stray bytes: every
 // writer's file is valid UTF-8, the character whole in the later segment.
 TEST(Output, SplitCharacterMovesToTheLaterSegment) {
-  std::vector<Segment> segs(2);
+  std::vector<TranscriptSegment> segs(2);
   segs[0].t0 = 0;
   segs[0].t1 = 100;
   segs[0].text = " caf\xC3";
@@ -184,7 +190,7 @@ TEST(Output, SplitCharacterMovesToTheLaterSegment) {
 // JSON escapes quotes, backslashes and every control character (RFC 8259 section 7); CSV doubles
 // quotes (RFC 4180) and turns control characters into spaces (one row per line, no NUL).
 TEST(Output, JsonAndCsvEscaping) {
-  std::vector<Segment> segs(1);
+  std::vector<TranscriptSegment> segs(1);
   segs[0].t1 = 50;
   segs[0].text = std::string(" a\"b\\c\nd\te\x01\x1F\x7F", 13) + std::string(1, '\0') + "z";
   const std::string j = FormatJson(segs, JsonInfo{});
@@ -196,6 +202,7 @@ TEST(Output, JsonLayout) {
   JsonInfo info;
   info.model_type = "tiny";
   info.n_vocab = 51864;
+  info.eot = 50256;  // <|endoftext|> of the English-only vocabulary (GPT-2's 50256 tokens, then eot)
   const std::string j = FormatJson(TwoSegments(), info);
   EXPECT_NE(j.find("\t\"transcription\": [\n\t\t{\n\t\t\t\"timestamps\": {\n\t\t\t\t\"from\": \"00:00:00,000\","),
             std::string::npos)
@@ -206,9 +213,9 @@ TEST(Output, JsonLayout) {
 }
 
 TEST(Output, JsonFullListsEachSegmentsTokens) {
-  std::vector<Segment> segs = TwoSegments();
-  auto tok = [](Token id, float p, int64_t t0, int64_t t1) {
-    TokenData d;
+  std::vector<TranscriptSegment> segs = TwoSegments();
+  auto tok = [](whisper_token id, float p, int64_t t0, int64_t t1) {
+    whisper_token_data d = kUnsetToken;
     d.id = id;
     d.p = p;
     d.t0 = t0;
@@ -218,7 +225,7 @@ TEST(Output, JsonFullListsEachSegmentsTokens) {
   segs[0].tokens = {tok(843, 0.5f, 0, 20), tok(523, 0.25f, 20, 30)};
   segs[1].tokens = {tok(3399, 0.75f, -1, -1)};
   const std::vector<std::string> vocab_text = {" And", " so", " Americans"};
-  auto token_text = [&](Token t) -> const std::string& {
+  auto token_text = [&](whisper_token t) -> const std::string& {
     return vocab_text[t == 843 ? 0 : t == 523 ? 1 : 2];
   };
   const std::string j = FormatJson(segs, JsonInfo(), token_text);
@@ -238,14 +245,14 @@ TEST(Output, JsonFullListsEachSegmentsTokens) {
 }
 
 TEST(Output, JsonFullMergesTokensThatSplitAUtf8Character) {
-  std::vector<Segment> segs(1);
+  std::vector<TranscriptSegment> segs(1);
   segs[0].t1 = 100;
   segs[0].text = " \xc3\xa9";
-  segs[0].tokens.resize(2);
+  segs[0].tokens.resize(2, kUnsetToken);
   segs[0].tokens[0].id = 1;  // " \xc3": an incomplete 2-byte character
   segs[0].tokens[1].id = 2;  // "\xa9"
   const std::vector<std::string> vocab_text = {"", " \xc3", "\xa9"};
-  auto token_text = [&](Token t) -> const std::string& { return vocab_text[t]; };
+  auto token_text = [&](whisper_token t) -> const std::string& { return vocab_text[t]; };
   const std::string j = FormatJson(segs, JsonInfo(), token_text);
   EXPECT_NE(j.find("\"text\": \" \xc3\xa9\",\n\t\t\t\t\t\"id\": 1,"), std::string::npos) << j;
   EXPECT_EQ(j.find("\"id\": 2"), std::string::npos) << j;
@@ -257,9 +264,9 @@ TEST(Output, JsonFullMergesTokensThatSplitAUtf8Character) {
 // never complete becomes U+FFFD at the end.
 TEST(Output, GroupTokensByCharacterFollowsWhisperCli) {
   const std::vector<std::string> vocab = {"\xe5\x87", "\xa0", "\xe7\x94\x9a", "\xf8", "\x80", "\xe4"};
-  auto token_text = [&](Token t) -> const std::string& { return vocab[t]; };
-  std::vector<TokenData> tokens(7);
-  const Token ids[] = {2, 0, 1, 3, 4, 2, 5};
+  auto token_text = [&](whisper_token t) -> const std::string& { return vocab[t]; };
+  std::vector<whisper_token_data> tokens(7, kUnsetToken);
+  const whisper_token ids[] = {2, 0, 1, 3, 4, 2, 5};
   for (size_t i = 0; i < tokens.size(); ++i) {
     tokens[i].id = ids[i];
     tokens[i].t0 = static_cast<int64_t>(i) * 10;
@@ -282,11 +289,11 @@ TEST(Output, GroupTokensByCharacterFollowsWhisperCli) {
 // whisper-cli -ls: "<token bytes>\t<p as std::ostream prints a float>\n" per token, specials
 // included; "é" (C3 A9) split over two tokens lands whole on the second token's line.
 TEST(Output, ScoreLinesPerToken) {
-  const std::map<Token, std::string> text = {{50363, "[_BEG_]"}, {1, " caf"}, {2, "\xC3"}, {3, "\xA9"}, {4, "\xE2\x82"}};
-  auto token_text = [&text](Token t) -> const std::string& { return text.at(t); };
-  std::vector<Segment> segs(2);
-  auto tok = [](Token id, float p) {
-    TokenData d;
+  const std::map<whisper_token, std::string> text = {{50363, "[_BEG_]"}, {1, " caf"}, {2, "\xC3"}, {3, "\xA9"}, {4, "\xE2\x82"}};
+  auto token_text = [&text](whisper_token t) -> const std::string& { return text.at(t); };
+  std::vector<TranscriptSegment> segs(2);
+  auto tok = [](whisper_token id, float p) {
+    whisper_token_data d = kUnsetToken;
     d.id = id;
     d.p = p;
     return d;

@@ -84,9 +84,9 @@ std::string RepairUtf8(absl::string_view bytes) {
   return out;
 }
 
-void RepairSegmentTexts(std::vector<Segment>* segments) {
+void RepairSegmentTexts(std::vector<TranscriptSegment>* segments) {
   Utf8Carry carry;
-  for (Segment& s : *segments) s.text = carry.Push(s.text);
+  for (TranscriptSegment& s : *segments) s.text = carry.Push(s.text);
   if (!segments->empty()) segments->back().text += carry.Finish();
 }
 

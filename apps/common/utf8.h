@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "whisper/segments.h"
+#include "apps/common/transcript.h"
 
 namespace whisper {
 
@@ -40,7 +40,7 @@ std::string RepairUtf8(absl::string_view bytes);
 // into the later one (its first bytes leave the earlier text), ill-formed bytes become U+FFFD, and
 // an incomplete character at the end of the last segment becomes U+FFFD. Times and tokens are
 // unchanged.
-void RepairSegmentTexts(std::vector<Segment>* segments);
+void RepairSegmentTexts(std::vector<TranscriptSegment>* segments);
 
 }  // namespace whisper
 

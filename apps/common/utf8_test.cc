@@ -66,7 +66,7 @@ TEST(Utf8Test, IllFormedSequencesFollowTheMaximalSubpartRule) {
 }
 
 TEST(Utf8Test, SegmentsCarryTheSplitCharacterForward) {
-  std::vector<Segment> segs(3);
+  std::vector<TranscriptSegment> segs(3);
   segs[0].text = " a\xE2\x82";  // U+20AC's first two bytes ...
   segs[1].text = "\xAC b";      // ... and its last
   segs[2].text = " c\xF0\x9F";  // incomplete at the very end

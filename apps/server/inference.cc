@@ -10,7 +10,7 @@
 #include "apps/common/audio.h"
 #include "apps/common/output.h"
 #include "apps/common/request_rules.h"
-#include "whisper/segments.h"
+#include "apps/common/transcript.h"
 #include "apps/server/log_capture.h"
 #include "apps/common/utf8.h"
 
@@ -102,10 +102,10 @@ Reply Ok(std::string content_type, std::string body) {
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-Reply FormatWhisperServer(const RequestOptions& o, const std::vector<Segment>& segments, whisper_context* ctx,
+Reply FormatWhisperServer(const RequestOptions& o, const std::vector<TranscriptSegment>& segments, whisper_context* ctx,
                           whisper_state* state, double duration_s) {
   std::string text;  // whisper-server's output_str: each segment's text and a newline
-  for (const Segment& s : segments) absl::StrAppend(&text, s.text, "\n");
+  for (const TranscriptSegment& s : segments) absl::StrAppend(&text, s.text, "\n");
   const std::string& f = o.response_format;
   if (f == "text") return Ok("text/plain; charset=utf-8", text);
   if (f == "srt") return Ok("application/x-subrip", FormatSrt(segments, o.decode.offset_n));
@@ -133,20 +133,20 @@ Reply FormatWhisperServer(const RequestOptions& o, const std::vector<Segment>& s
   }
   const whisper_token eot = whisper_token_eot(ctx);
   std::string piece;  // GroupTokensByCharacter copies each piece before asking for the next
-  auto token_text = [ctx, &piece](Token id) -> const std::string& {
+  auto token_text = [ctx, &piece](whisper_token id) -> const std::string& {
     piece = whisper_token_to_str(ctx, id);
     return piece;
   };
   for (size_t i = 0; i < segments.size(); ++i) {
-    const Segment& s = segments[i];
+    const TranscriptSegment& s = segments[i];
     json seg = {{"id", i}, {"text", s.text}};
     if (!o.decode.no_timestamps) {
       seg["start"] = Rounded(s.t0 * 0.01);
       seg["end"] = Rounded(s.t1 * 0.01);
     }
     json tokens = json::array(), words = json::array();
-    std::vector<TokenData> text_tokens;
-    for (const TokenData& t : s.tokens) {
+    std::vector<whisper_token_data> text_tokens;
+    for (const whisper_token_data& t : s.tokens) {
       if (t.id >= eot) continue;
       tokens.push_back(t.id);
       text_tokens.push_back(t);
@@ -155,7 +155,7 @@ Reply FormatWhisperServer(const RequestOptions& o, const std::vector<Segment>& s
     // U+FFFD; these are grouped into whole characters as whisper-cli 1.8.5's -ojf groups them
     // (the group's first token's p and t_dtw, its last token's end).
     for (const TokenGroup& g : GroupTokensByCharacter(text_tokens, token_text)) {
-      const TokenData& t = text_tokens[g.first];
+      const whisper_token_data& t = text_tokens[g.first];
       json w = {{"word", g.text}};
       if (!o.decode.no_timestamps && o.token_timestamps) {
         w["start"] = Rounded(t.t0 * 0.01);
@@ -177,15 +177,15 @@ Reply FormatWhisperServer(const RequestOptions& o, const std::vector<Segment>& s
   return Ok("application/json", Dump(j));
 }
 
-Reply FormatOpenAi(const RequestOptions& o, const std::vector<Segment>& segments, whisper_context* ctx,
+Reply FormatOpenAi(const RequestOptions& o, const std::vector<TranscriptSegment>& segments, whisper_context* ctx,
                    whisper_state* state, double duration_s) {
   std::string joined;
-  for (const Segment& s : segments) joined += s.text;
+  for (const TranscriptSegment& s : segments) joined += s.text;
   const std::string text = Trimmed(joined);
   const std::string& f = o.response_format;
   // OpenAI's subtitle writers (openai/whisper utils.py) strip each segment's text.
-  std::vector<Segment> stripped = segments;
-  for (Segment& s : stripped) s.text = Trimmed(s.text);
+  std::vector<TranscriptSegment> stripped = segments;
+  for (TranscriptSegment& s : stripped) s.text = Trimmed(s.text);
   if (f == "text") return Ok("text/plain; charset=utf-8", text + "\n");
   if (f == "srt") return Ok("text/plain; charset=utf-8", FormatSrt(stripped));
   if (f == "vtt") return Ok("text/plain; charset=utf-8", FormatVtt(stripped));
@@ -204,11 +204,11 @@ Reply FormatOpenAi(const RequestOptions& o, const std::vector<Segment>& segments
     // leading space.
     json words = json::array();
     std::string piece;  // SegmentWords appends each piece before asking for the next
-    auto token_text = [ctx, &piece](Token id) -> const std::string& {
+    auto token_text = [ctx, &piece](whisper_token id) -> const std::string& {
       piece = whisper_token_to_str(ctx, id);
       return piece;
     };
-    for (const Segment& s : segments) {
+    for (const TranscriptSegment& s : segments) {
       for (const Word& w : SegmentWords(s, eot, token_text)) {
         words.push_back({{"word", Trimmed(w.text)}, {"start", Rounded(w.t0 * 0.01)}, {"end", Rounded(w.t1 * 0.01)}});
       }
@@ -218,9 +218,9 @@ Reply FormatOpenAi(const RequestOptions& o, const std::vector<Segment>& segments
   if (!o.granularity_segment) return Ok("application/json", Dump(j));
   j["segments"] = json::array();
   for (size_t i = 0; i < segments.size(); ++i) {
-    const Segment& s = segments[i];
+    const TranscriptSegment& s = segments[i];
     json tokens = json::array();
-    for (const TokenData& t : s.tokens) {
+    for (const whisper_token_data& t : s.tokens) {
       // Text and timestamp tokens, as whisper.cpp keeps them: the opening timestamp of a segment
       // that follows another in its window is that one's closing token.
       if (t.id < eot || t.id >= beg) tokens.push_back(t.id);
@@ -438,7 +438,7 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   if (rc != 0) {
     return ErrorReply(api, 500, errors.FirstOr(absl::StrCat("'", name, "': transcription failed (", rc, ")")));
   }
-  std::vector<Segment> segments = CollectSegments(ctx, state);
+  std::vector<TranscriptSegment> segments = CollectSegments(ctx, state);
   RepairSegmentTexts(&segments);
   const double duration_s = static_cast<double>(audio->size()) / kSampleRate;
   Reply reply = api == Api::kWhisperServer ? FormatWhisperServer(o, segments, ctx, state, duration_s)

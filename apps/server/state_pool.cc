@@ -1,7 +1,6 @@
 #include "apps/server/state_pool.h"
 
 #include "absl/strings/str_cat.h"
-#include "whisper/dtw.h"
 #include "apps/server/log_capture.h"
 
 namespace whisper::server {
@@ -20,14 +19,14 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
   whisper_context_params cparams = whisper_context_default_params();
   cparams.use_gpu = false;
   cparams.flash_attn = flash_attn;
-  AheadsPreset preset = AheadsPreset::kNone;
+  whisper_alignment_heads_preset preset = WHISPER_AHEADS_NONE;
   if (!dtw.empty()) {
-    preset = AlignmentHeadsPresetByName(dtw.c_str());
-    if (preset == AheadsPreset::kNone) {
+    preset = whisper_ggml_alignment_heads_preset_from_name(dtw.c_str());
+    if (preset == WHISPER_AHEADS_NONE) {
       return absl::InvalidArgumentError(absl::StrCat("LoadedModel::Load: dtw preset '", dtw, "' is unknown"));
     }
     cparams.dtw_token_timestamps = true;
-    cparams.dtw_aheads_preset = static_cast<whisper_alignment_heads_preset>(preset);
+    cparams.dtw_aheads_preset = preset;
     m->dtw_every_request_ = true;
   }
   m->ctx_ = whisper_init_from_file_with_params_no_state(path.c_str(), cparams);  // states: below
@@ -35,19 +34,18 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
     return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
   }
   if (dtw.empty()) {
-    preset = AlignmentHeadsPresetForDims(whisper_model_n_vocab(m->ctx_), whisper_model_n_audio_layer(m->ctx_),
-                                         whisper_model_n_text_layer(m->ctx_));
-    if (preset != AheadsPreset::kNone) {  // again, with the heads
+    preset = whisper_ggml_alignment_heads_preset_for_model(m->ctx_);
+    if (preset != WHISPER_AHEADS_NONE) {  // again, with the heads
       whisper_free(m->ctx_);
       cparams.dtw_token_timestamps = true;
-      cparams.dtw_aheads_preset = static_cast<whisper_alignment_heads_preset>(preset);
+      cparams.dtw_aheads_preset = preset;
       m->ctx_ = whisper_init_from_file_with_params_no_state(path.c_str(), cparams);
       if (m->ctx_ == nullptr) {
         return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
       }
     }
   }
-  m->words_available_ = preset != AheadsPreset::kNone;
+  m->words_available_ = preset != WHISPER_AHEADS_NONE;
   if (whisper_ggml_set_decoding(m->ctx_, decoding) != 0) {
     return absl::InvalidArgumentError(errors.FirstOr("whisper_ggml_set_decoding failed"));
   }

@@ -284,8 +284,8 @@ absl::StatusOr<bool> Transcriber::VadStep() {
       const char* text = whisper_full_get_segment_text_from_state(state_, i);
       char t0[32], t1[32];
       std::fprintf(out_, "[%s --> %s]  %s\n",
-                   FormatTimestampTo(whisper_full_get_segment_t0_from_state(state_, i), false, t0, sizeof(t0)),
-                   FormatTimestampTo(whisper_full_get_segment_t1_from_state(state_, i), false, t1, sizeof(t1)), text);
+                   whisper_ggml_format_timestamp(whisper_full_get_segment_t0_from_state(state_, i), 0, t0, sizeof(t0)),
+                   whisper_ggml_format_timestamp(whisper_full_get_segment_t1_from_state(state_, i), 0, t1, sizeof(t1)), text);
       if (text_file_ != nullptr) std::fprintf(text_file_, "%s\n", text);
     }
     if (text_file_ != nullptr) std::fflush(text_file_);

@@ -40,7 +40,6 @@
 #include "whisper/model.h"
 #include "whisper/state.h"
 #include "whisper/whisper.h"
-#include "whisper/whisper_impl.h"
 
 namespace whisper {
 namespace {
@@ -128,6 +127,13 @@ void BM_TranscribeJfk(benchmark::State& bench, whisper_context* ctx, int beam_si
   p.no_context = false;
   p.greedy.best_of = 5;
   p.beam_search.beam_size = beam_size;
+  // Windows encoded over all iterations: whisper_full calls encoder_begin_callback once per window.
+  int n_encode = 0;
+  p.encoder_begin_callback = [](whisper_context*, whisper_state*, void* user) {
+    ++*static_cast<int*>(user);
+    return true;
+  };
+  p.encoder_begin_callback_user_data = &n_encode;
   whisper_state* st = whisper_init_state(ctx);
   if (st == nullptr) return bench.SkipWithError("whisper_init_state failed");
   int ret = 0;
@@ -138,7 +144,6 @@ void BM_TranscribeJfk(benchmark::State& bench, whisper_context* ctx, int beam_si
   std::string text;
   const int n_segments = whisper_full_n_segments_from_state(st);
   for (int i = 0; i < n_segments; ++i) text += whisper_full_get_segment_text_from_state(st, i);
-  const int n_encode = st->n_encode;  // whisper_impl.h: windows encoded over all iterations
   whisper_free_state(st);
   if (ret != 0) return bench.SkipWithError(("whisper_full returned " + std::to_string(ret)).c_str());
   if (text.find("ask not what your country can do for you") == std::string::npos) {

@@ -1,0 +1,102 @@
+// The C API's program helpers (whisper.h "Program helpers"): -dtw names against whisper-cli
+// 1.8.5's table (examples/cli/cli.cpp), model-file checks on real files of each kind, and
+// timestamps against hand-computed strings.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "testdata/paths.h"
+#include "whisper/whisper.h"
+
+namespace {
+
+TEST(AlignmentHeadsPresetFromName, WhisperCliNames) {
+  const struct {
+    const char* name;
+    whisper_alignment_heads_preset preset;
+  } kCli[] = {{"tiny.en", WHISPER_AHEADS_TINY_EN},       {"tiny", WHISPER_AHEADS_TINY},
+              {"base.en", WHISPER_AHEADS_BASE_EN},       {"base", WHISPER_AHEADS_BASE},
+              {"small.en", WHISPER_AHEADS_SMALL_EN},     {"small", WHISPER_AHEADS_SMALL},
+              {"medium.en", WHISPER_AHEADS_MEDIUM_EN},   {"medium", WHISPER_AHEADS_MEDIUM},
+              {"large.v1", WHISPER_AHEADS_LARGE_V1},     {"large.v2", WHISPER_AHEADS_LARGE_V2},
+              {"large.v3", WHISPER_AHEADS_LARGE_V3},     {"large.v3.turbo", WHISPER_AHEADS_LARGE_V3_TURBO}};
+  for (const auto& c : kCli) EXPECT_EQ(whisper_ggml_alignment_heads_preset_from_name(c.name), c.preset) << c.name;
+  for (const char* bad : {"", "tiny-en", "large-v3", "TINY.EN", "base.en ", "large"}) {
+    EXPECT_EQ(whisper_ggml_alignment_heads_preset_from_name(bad), WHISPER_AHEADS_NONE) << bad;
+  }
+  EXPECT_EQ(whisper_ggml_alignment_heads_preset_from_name(nullptr), WHISPER_AHEADS_NONE);
+}
+
+TEST(AlignmentHeadsPresetForModel, TinyEnByShape) {
+  whisper_context* ctx = whisper_init_from_file_with_params(testdata::ModelPath("ggml-tiny.en.bin").c_str(),
+                                                            whisper_context_default_params());
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_EQ(whisper_ggml_alignment_heads_preset_for_model(ctx), WHISPER_AHEADS_TINY_EN);
+  whisper_free(ctx);
+  EXPECT_EQ(whisper_ggml_alignment_heads_preset_for_model(nullptr), WHISPER_AHEADS_NONE);
+}
+
+TEST(CheckModelFile, KindsOfRealFiles) {
+  const std::string whisper_model = testdata::ModelPath("ggml-tiny.en.bin");
+  const std::string vad_model = testdata::ModelPath("ggml-silero-v6.bin");
+  char msg[512];
+  EXPECT_EQ(whisper_ggml_check_model_file(whisper_model.c_str(), WHISPER_GGML_MODEL_FILE_WHISPER, msg, sizeof(msg)), 0);
+  EXPECT_EQ(whisper_ggml_check_model_file(vad_model.c_str(), WHISPER_GGML_MODEL_FILE_SILERO_VAD, msg, sizeof(msg)), 0);
+
+  ASSERT_EQ(whisper_ggml_check_model_file(vad_model.c_str(), WHISPER_GGML_MODEL_FILE_WHISPER, msg, sizeof(msg)), 1);
+  const std::string m = msg;
+  EXPECT_NE(m.find(vad_model), std::string::npos) << m;  // names the file
+  EXPECT_NE(m.find("Silero VAD"), std::string::npos) << m;  // what it is
+  EXPECT_NE(m.find("Whisper model"), std::string::npos) << m;  // what was expected
+  EXPECT_EQ(whisper_ggml_check_model_file(whisper_model.c_str(), WHISPER_GGML_MODEL_FILE_SILERO_VAD, msg, sizeof(msg)), 1);
+
+  // Truncated to msg_size - 1 bytes and NUL-terminated; nothing written for size 0 or NULL.
+  char small[8];
+  std::memset(small, 'x', sizeof(small));
+  ASSERT_EQ(whisper_ggml_check_model_file(vad_model.c_str(), WHISPER_GGML_MODEL_FILE_WHISPER, small, sizeof(small)), 1);
+  EXPECT_EQ(std::strlen(small), 7u);
+  EXPECT_EQ(std::string(small), m.substr(0, 7));
+  char untouched = 'x';
+  EXPECT_EQ(whisper_ggml_check_model_file(vad_model.c_str(), WHISPER_GGML_MODEL_FILE_WHISPER, &untouched, 0), 1);
+  EXPECT_EQ(untouched, 'x');
+  EXPECT_EQ(whisper_ggml_check_model_file(vad_model.c_str(), WHISPER_GGML_MODEL_FILE_WHISPER, nullptr, 100), 1);
+
+  // A file that cannot be opened is the loader's to report; bad arguments are -1.
+  EXPECT_EQ(whisper_ggml_check_model_file("/nonexistent/ggml.bin", WHISPER_GGML_MODEL_FILE_WHISPER, msg, sizeof(msg)), 0);
+  EXPECT_EQ(whisper_ggml_check_model_file(nullptr, WHISPER_GGML_MODEL_FILE_WHISPER, msg, sizeof(msg)), -1);
+  EXPECT_EQ(whisper_ggml_check_model_file(whisper_model.c_str(), static_cast<whisper_ggml_model_file_kind>(7), msg,
+                                          sizeof(msg)),
+            -1);
+}
+
+TEST(CheckModelFile, EmptyFile) {
+  const std::string path = testing::TempDir() + "/empty.bin";
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  char msg[512];
+  ASSERT_EQ(whisper_ggml_check_model_file(path.c_str(), WHISPER_GGML_MODEL_FILE_WHISPER, msg, sizeof(msg)), 1);
+  EXPECT_NE(std::string(msg).find("empty"), std::string::npos) << msg;
+}
+
+std::string Ts(int64_t t, int comma) {
+  char buf[32];
+  return whisper_ggml_format_timestamp(t, comma, buf, sizeof(buf));
+}
+
+TEST(FormatTimestamp, WhisperCppForm) {
+  EXPECT_EQ(Ts(0, 0), "00:00:00.000");
+  EXPECT_EQ(Ts(1100, 0), "00:00:11.000");                  // 11 s
+  EXPECT_EQ(Ts(366012, 1), "01:01:00,120");                // 1 h 1 min 0.12 s, SRT's comma
+  EXPECT_EQ(Ts(-1, 0), "00:00:00.000");                    // negative: 0
+  EXPECT_EQ(Ts(std::numeric_limits<int64_t>::min(), 0), "00:00:00.000");
+  // Clamped at INT64_MAX / 10 cs = 9223372036854775800 ms = 2562047788015 h 12 min 55.8 s.
+  EXPECT_EQ(Ts(std::numeric_limits<int64_t>::max(), 0), "2562047788015:12:55.800");
+  char tiny[6];
+  EXPECT_EQ(std::string(whisper_ggml_format_timestamp(1100, 0, tiny, sizeof(tiny))), "00:00");  // snprintf's cut
+}
+
+}  // namespace
