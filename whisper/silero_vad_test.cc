@@ -1,6 +1,7 @@
 // Silero VAD v6 on this runtime's graph against onnxruntime running the same ONNX file as
-// faster-whisper does (testdata/vad_onnxruntime.json, tools/check_vad.py): every window's speech
-// probability within 1e-4, on jfk.wav and on a clip with silences built from it; then bad files.
+// faster-whisper does (testdata/vad_onnxruntime.json, tools/reference/vad_onnxruntime.py): every
+// window's speech probability within 1e-4, on jfk.wav and on a clip with silences built from it;
+// then bad files.
 #include "whisper/silero_vad.h"
 
 #include <cmath>
@@ -63,8 +64,9 @@ class SileroVadTest : public ::testing::Test {
 
 TEST_F(SileroVadTest, JfkEqualsOnnxRuntime) { ExpectProbabilities(*vad_, jfk_, "jfk"); }
 
-// 1 s of zeros, jfk.wav's first 3 s, 2 s of zeros, its next 3 s (tools/check_vad.py's "gap"); the
-// state carries through the silences. Twice, to check that Probabilities starts afresh.
+// 1 s of zeros, jfk.wav's first 3 s, 2 s of zeros, its next 3 s
+// (tools/reference/vad_onnxruntime.py's "gap"); the state carries through the silences. Twice, to
+// check that Probabilities starts afresh.
 TEST_F(SileroVadTest, ClipWithSilencesEqualsOnnxRuntime) {
   const size_t sr = 16000;
   std::vector<float> gap(sr, 0.0f);

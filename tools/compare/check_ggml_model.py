@@ -15,9 +15,9 @@ Parses both files with the Python standard library only (no numpy, no torch) and
 Prints one line per check and exits non-zero on the first mismatch.
 
 Usage (from the repo root, after tools/get_model.sh):
-  python3 tools/check_ggml_model.py [--ggml models/ggml-tiny.en.bin]
+  python3 tools/compare/check_ggml_model.py [--ggml models/ggml-tiny.en.bin]
       [--ct2_dir models/faster-whisper-tiny.en] [--header $SHARED/data/header-only-ggml-tiny.en.bin]
-  python3 tools/check_ggml_model.py --ggml models/ggml-base.bin --ct2_dir models/faster-whisper-base \
+  python3 tools/compare/check_ggml_model.py --ggml models/ggml-base.bin --ct2_dir models/faster-whisper-base \
       --header $SHARED/data/header-only-ggml-tiny.bin   (tiny's vocabulary and filters are base's)
 """
 
@@ -29,7 +29,7 @@ import struct
 import sys
 
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def shared_dir():

@@ -8,13 +8,13 @@ and end in seconds: the benchmark measures how long after a word's end it first 
 stream's stdout.
 
 Usage (from the repo root; needs `pip install faster-whisper==1.2.1`):
-  python3 tools/check_word_times.py [--out testdata/stream_word_times.json]
+  python3 tools/reference/check_word_times.py [--out testdata/stream_word_times.json]
 """
 import argparse
 import json
 import os
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main():
@@ -29,7 +29,7 @@ def main():
 
     model = WhisperModel(args.model_dir, device="cpu", compute_type="float32")
     clips = [("jfk.wav", None), ("long_speech.flac", 60.0)]
-    out = {"source": "tools/check_word_times.py", "faster_whisper_version": faster_whisper.__version__,
+    out = {"source": "tools/reference/check_word_times.py", "faster_whisper_version": faster_whisper.__version__,
            "options": {"beam_size": 1, "language": "en", "word_timestamps": True, "condition_on_previous_text": False},
            "clips": []}
     for name, seconds in clips:

@@ -13,13 +13,13 @@ samples / 32768, the values our CLI reads from the 16-bit WAVs the test writes).
 beam size, each segment's start, end and words (text, start, end) in seconds.
 
 Usage (from the repo root; needs `pip install faster-whisper==1.2.1`):
-  python3 tools/check_word_timestamps.py [--out testdata/word_timestamps_faster_whisper.json]
+  python3 tools/reference/check_word_timestamps.py [--out testdata/word_timestamps_faster_whisper.json]
 """
 import argparse
 import json
 import os
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main():
@@ -35,7 +35,7 @@ def main():
     model = WhisperModel(args.model_dir, device="cpu", compute_type="float32")
     import numpy as np
     clips = [("jfk.wav", None), ("jfk_20s_jfk", None), ("long_speech.flac", 90.0)]
-    out = {"source": "tools/check_word_timestamps.py", "faster_whisper_version": faster_whisper.__version__,
+    out = {"source": "tools/reference/check_word_timestamps.py", "faster_whisper_version": faster_whisper.__version__,
            "options": {"language": "en", "temperature": 0.0, "word_timestamps": True,
                        "condition_on_previous_text": True, "suppress_tokens": [-1], "vad_filter": False},
            "runs": []}
