@@ -48,10 +48,6 @@ inline constexpr size_t kModelSniffBytes = 64;
 // the bytes read. Never fails.
 ModelFileKind SniffModelFile(const uint8_t* data, size_t size);
 
-// "an empty file", "a whisper.cpp ggml Whisper model", "a Silero VAD model (ggml)", "a GGUF
-// file", "a CTranslate2 model", ...
-const char* ModelFileKindName(ModelFileKind kind);
-
 enum class ModelFileDetail {
   kKindOnly,  // the kind and the expected format; `file` as given is the only path shown
   kWithBytes, // also the first 4 bytes (hex, and ASCII when printable) of an unrecognised file,

@@ -308,20 +308,4 @@ absl::StatusOr<float> SileroVad::Next(const float* samples) {
   return static_cast<const float*>(prob_->data)[0];
 }
 
-absl::Status SileroVad::Probabilities(const float* samples, int64_t n, std::vector<float>* probs) {
-  if (samples == nullptr || probs == nullptr || n < 0 || n % kWindow != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "VAD: %lld samples: need samples, a result vector and a multiple of %d samples", static_cast<long long>(n),
-        kWindow));
-  }
-  Reset();
-  probs->resize(static_cast<size_t>(n / kWindow));
-  for (int64_t w = 0; w < n / kWindow; ++w) {
-    absl::StatusOr<float> p = Next(samples + w * kWindow);
-    if (!p.ok()) return p.status();
-    (*probs)[static_cast<size_t>(w)] = *p;
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace whisper

@@ -56,10 +56,6 @@ class SileroVad {
   // null pointer; Internal when the graph cannot be computed.
   absl::StatusOr<float> Next(const float* samples);
 
-  // Probabilities of every window of samples[0 .. n) from a fresh state (n must be a multiple of
-  // 512; faster-whisper pads the audio with zeros first): probs has n / 512 entries afterwards.
-  absl::Status Probabilities(const float* samples, int64_t n, std::vector<float>* probs);
-
  private:
   SileroVad() = default;
   absl::Status BuildGraph();
