@@ -3,8 +3,7 @@
 // ggml_tallocr (ggml/src/ggml-alloc.c, ggml/include/ggml-alloc.h) except that running out of
 // space returns false with a message instead of aborting. For placing the tensors of a whole
 // no_alloc context at once see ggml_backend_alloc_ctx_tensors (alloc/buffer.h); for graphs,
-// whose intermediate tensors can share bytes, see ggml_gallocr (alloc/gallocr.h). A C++
-// absl::Status wrapper is in alloc/tallocr_status.h.
+// whose intermediate tensors can share bytes, see ggml_gallocr (alloc/gallocr.h).
 //
 // Usage:
 //   ggml_backend_buffer_t buf = ggml_backend_cpu_buffer_new(n_bytes);

@@ -2,9 +2,7 @@
 
 #include <string>
 
-#include "absl/status/status.h"
 #include "alloc/buffer.h"
-#include "alloc/tallocr_status.h"
 #include "ggml/ggml.h"
 #include "gtest/gtest.h"
 
@@ -84,20 +82,6 @@ TEST_F(TallocrTest, RejectsViewsAndForeignData) {
   EXPECT_EQ(talloc.offset, 0u);
   EXPECT_FALSE(ggml_tallocr_alloc(&talloc, nullptr));
   EXPECT_FALSE(ggml_tallocr_alloc(nullptr, a));
-}
-
-TEST_F(TallocrTest, StatusWrapper) {
-  buf_ = ggml_backend_cpu_buffer_new(128);
-  ggml_tallocr talloc = ggml_tallocr_new(buf_);
-  ggml_tensor* a = ggml_new_tensor_1d(ctx_, GGML_TYPE_F32, 32);
-  ggml_tensor* b = ggml_set_name(ggml_new_tensor_1d(ctx_, GGML_TYPE_F32, 1), "b");
-  ggml_tensor* v = ggml_view_1d(ctx_, a, 1, 0);
-  EXPECT_TRUE(TallocrAlloc(talloc, a).ok());
-  const absl::Status full = TallocrAlloc(talloc, b);
-  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_NE(full.message().find("'b' (needed 64 bytes, 0 bytes left of 128)"), std::string::npos) << full;
-  EXPECT_EQ(TallocrAlloc(talloc, v).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(TallocrAlloc(talloc, nullptr).code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -334,7 +334,7 @@ bool Im2ColKernelFits(const ggml_tensor* dst, int64_t K, int64_t s0, int64_t p0,
   return K == 3 && p0 == 1 && d0 == 1 && (s0 == 1 || s0 == 2) && dst->type == GGML_TYPE_F32 &&
          b->nb[0] == sizeof(float) && b->nb[1] % sizeof(float) == 0 &&
          dst->nb[1] == static_cast<size_t>(dst->ne[0]) * sizeof(float) &&
-         Conv1dPhOutLength(Conv1dShape{static_cast<size_t>(b->ne[0]), static_cast<size_t>(b->ne[1]), 1,
+         Conv1dPhOutLength(Conv1dShape{static_cast<size_t>(b->ne[0]), static_cast<size_t>(b->ne[1]),
                                        static_cast<size_t>(s0)}) == static_cast<size_t>(dst->ne[1]);
 }
 
@@ -350,7 +350,7 @@ void ForwardIm2Col(const ComputeParams& p, ggml_tensor* dst) {
   int64_t begin, end;
   SplitRange(OL * dst->ne[2], p.ith, p.nth, &begin, &end);
   if (Im2ColKernelFits(dst, K, s0, p0, d0)) {
-    const Conv1dShape shape{static_cast<size_t>(IL), static_cast<size_t>(IC), 1, static_cast<size_t>(s0)};
+    const Conv1dShape shape{static_cast<size_t>(IL), static_cast<size_t>(IC), static_cast<size_t>(s0)};
     for (int64_t r = begin; r < end;) {  // one call per batch's run of rows
       const int64_t n = r / OL, ol0 = r % OL, ol1 = std::min(OL, ol0 + (end - r));
       const absl::Status st =

@@ -51,31 +51,6 @@ void MulMatDequantBlock(size_t k, const MulMatDequantOps* ops, const void* a, si
   MulMatPacked(d, k, rows, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end, work);
 }
 
-// s[r] = dot(a row r, y) for r < nrows: the vec_dot of the built-in F32/F16 row ops.
-template <typename TA>
-HWY_INLINE void VecDotRows(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
-                           float* s) {
-  const hn::ScalableTag<float> d;
-  const TA* at = static_cast<const TA*>(a);
-  const size_t lda = a_nb1 / sizeof(TA);
-  const float* yf = static_cast<const float*>(y);
-  const size_t K = static_cast<size_t>(n), rows = static_cast<size_t>(nrows);
-  size_t r = 0;
-  for (; r + 4 <= rows; r += 4) {
-    DotTile<4, 1>(d, K, at + r * lda, lda, yf, 0, s + r, 1, r + 8 <= rows ? at + (r + 4) * lda : nullptr);
-  }
-  for (; r < rows; ++r) DotTile<1, 1>(d, K, at + r * lda, lda, yf, 0, s + r, 1, r + 1 < rows ? at + (r + 1) * lda : nullptr);
-}
-
-void VecDotRowsF32(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
-                   float* s) {
-  VecDotRows<float>(n, nrows, a, a_nb1, y, s);
-}
-void VecDotRowsF16(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
-                   float* s) {
-  VecDotRows<uint16_t>(n, nrows, a, a_nb1, y, s);
-}
-
 }  // namespace HWY_NAMESPACE
 }  // namespace ggml_cpu
 HWY_AFTER_NAMESPACE();
@@ -91,8 +66,6 @@ HWY_EXPORT(MulMatWorkFloats);
 HWY_EXPORT(MulMatF32Block);
 HWY_EXPORT(MulMatF16Block);
 HWY_EXPORT(MulMatDequantBlock);
-HWY_EXPORT(VecDotRowsF32);
-HWY_EXPORT(VecDotRowsF16);
 
 namespace {
 
@@ -148,34 +121,9 @@ void AsanCheckDense(const char* fn, size_t k, const void* a, size_t a_elem, size
   AsanCheckRows(fn, "work", work, 1, MulMatWorkSize(), 0);
 }
 
-// The same for the row-op vec_dot: nrows rows of a (n elements, a_nb1 bytes apart), y, s.
-void AsanCheckVecDot(const char* fn, int64_t n, int64_t nrows, const void* a, size_t a_elem,
-                     size_t a_nb1, const void* y, const float* s) {
-  if (!AsanRuntimePresent() || n <= 0 || nrows <= 0) return;
-  const size_t rows = static_cast<size_t>(nrows), k = static_cast<size_t>(n);
-  AsanCheckRows(fn, "a", a, rows, k * a_elem, a_nb1);
-  AsanCheckRows(fn, "y", y, 1, k * sizeof(float), 0);
-  AsanCheckRows(fn, "s", s, 1, rows * sizeof(float), 0);
-}
-
 float* AlignWork(void* work) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(work);
   return reinterpret_cast<float*>((p + kWorkAlign - 1) & ~uintptr_t{kWorkAlign - 1});
-}
-
-void CopyRowF32(const float* x, void* y, int64_t k) { memcpy(y, x, static_cast<size_t>(k) * 4); }
-
-void VecDotRowsF32Dispatch(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
-                           float* s) {
-  AsanCheckVecDot("VecDotRowsF32", n, nrows, a, sizeof(float), a_nb1, y, s);
-  InitDispatchOnce();
-  HWY_DYNAMIC_DISPATCH(VecDotRowsF32)(n, nrows, a, a_nb1, y, s);
-}
-void VecDotRowsF16Dispatch(int64_t n, int64_t nrows, const void* a, size_t a_nb1, const void* y,
-                           float* s) {
-  AsanCheckVecDot("VecDotRowsF16", n, nrows, a, sizeof(ggml_fp16_t), a_nb1, y, s);
-  InitDispatchOnce();
-  HWY_DYNAMIC_DISPATCH(VecDotRowsF16)(n, nrows, a, a_nb1, y, s);
 }
 
 // Rows of a per vec_dot call in MulMatConverted: about 256 KiB of a, so the block stays in L2
@@ -272,16 +220,6 @@ absl::Status MulMatDequant(const MulMatDequantOps& ops, size_t k, const void* a,
   HWY_DYNAMIC_DISPATCH(MulMatDequantBlock)(k, &ops, a, a_nb1, b, ldb, c, ldc, m_begin, m_end, n_begin,
                                            n_end, AlignWork(work));
   return s;
-}
-
-const MulMatRowOps& MulMatRowOpsF32() {
-  static const MulMatRowOps ops = {"f32", 1, sizeof(float), &CopyRowF32, &VecDotRowsF32Dispatch};
-  return ops;
-}
-
-const MulMatRowOps& MulMatRowOpsF16() {
-  static const MulMatRowOps ops = {"f16", 1, sizeof(float), &CopyRowF32, &VecDotRowsF16Dispatch};
-  return ops;
 }
 
 size_t MulMatConvertedRowBytes(const MulMatRowOps& ops, size_t k) {

@@ -107,11 +107,6 @@ struct MulMatRowOps {
                        size_t y_stride, int64_t ncols, float* s, size_t lds) = nullptr;
 };
 
-// Built-in ops for F32 and F16 a (b rows converted to... f32, i.e. copied): these run the same
-// two phases, for callers that want one code path for every type, and test the hook.
-const MulMatRowOps& MulMatRowOpsF32();
-const MulMatRowOps& MulMatRowOpsF16();
-
 // Bytes of one converted b row of k elements, and of n of them.
 size_t MulMatConvertedRowBytes(const MulMatRowOps& ops, size_t k);
 size_t MulMatConvertedWorkSize(const MulMatRowOps& ops, size_t k, size_t n);

@@ -136,42 +136,26 @@ const MulMatRowOps kTestOps = {"test_f16b", 4, 8, &ToF16Blocks, &DotF32F16Rows};
 
 TEST_P(MatMulTest, RowOpsHook) {
   test::ExpectDispatchedTo(GetParam());
-  for (bool integers : {true, false}) {
-    for (size_t k : test::Sizes()) {
-      for (const Shape& s : kShapes) {
-        const Case t(k, s, integers, static_cast<uint32_t>(k * 17 + s.m + s.n));
-        for (const MulMatRowOps* ops : {&MulMatRowOpsF32(), &MulMatRowOpsF16()}) {
-          const bool f16 = ops == &MulMatRowOpsF16();
-          std::vector<char> wdata(MulMatConvertedWorkSize(*ops, k, t.n));
-          ASSERT_TRUE(MulMatConvertB(*ops, k, t.b.data(), t.ldb, 0, t.n / 2, wdata.data(),
-                                     wdata.size()).ok());
-          ASSERT_TRUE(MulMatConvertB(*ops, k, t.b.data(), t.ldb, t.n / 2, t.n, wdata.data(),
-                                     wdata.size()).ok());
-          std::vector<float> c(t.n * t.ldc, kSentinel);
-          const void* a = f16 ? static_cast<const void*>(t.a16.data()) : t.a.data();
-          const size_t a_nb1 = t.lda * (f16 ? 2 : 4);
-          ForEachBlock(t.m, t.n, [&](size_t m0, size_t m1, size_t n0, size_t n1) {
-            ASSERT_TRUE(MulMatConverted(*ops, k, a, a_nb1, wdata.data(), wdata.size(), c.data(),
-                                        t.ldc, m0, m1, n0, n1).ok());
-          });
-          t.Check(c, integers, ops->name);
-        }
-      }
+  // The hook's two phases with the test type over every shape: b converted in two halves, c in
+  // 3 x 2 blocks. K a multiple of 4; b rounded to f16 first, so compare with that reference.
+  for (size_t k : {size_t{4}, size_t{36}, size_t{256}, size_t{4100}}) {
+    for (const Shape& s : kShapes) {
+      Case t(k, s, false, static_cast<uint32_t>(k * 17 + s.m + s.n));
+      std::vector<float> b16 = t.b;
+      for (float& v : b16) v = ggml_fp16_to_fp32(ggml_fp32_to_fp16(v));
+      Reference(k, t.a, t.lda, b16, t.ldb, t.m, t.n, &t.ref, &t.mag);
+      ASSERT_EQ(MulMatConvertedRowBytes(kTestOps, k), 2 * k);
+      std::vector<char> wdata(MulMatConvertedWorkSize(kTestOps, k, t.n));
+      ASSERT_TRUE(MulMatConvertB(kTestOps, k, t.b.data(), t.ldb, 0, t.n / 2, wdata.data(), wdata.size()).ok());
+      ASSERT_TRUE(MulMatConvertB(kTestOps, k, t.b.data(), t.ldb, t.n / 2, t.n, wdata.data(), wdata.size()).ok());
+      std::vector<float> c(t.n * t.ldc, kSentinel);
+      ForEachBlock(t.m, t.n, [&](size_t m0, size_t m1, size_t n0, size_t n1) {
+        ASSERT_TRUE(MulMatConverted(kTestOps, k, t.a.data(), t.lda * 4, wdata.data(), wdata.size(), c.data(),
+                                    t.ldc, m0, m1, n0, n1).ok());
+      });
+      t.Check(c, false, "test_f16b");
     }
   }
-  // The test type: K a multiple of 4; b rounded to f16 first, so compare with that reference.
-  const size_t k = 36;
-  Case t(k, Shape{9, 5}, false, 99);
-  std::vector<float> b16 = t.b;
-  for (float& v : b16) v = ggml_fp16_to_fp32(ggml_fp32_to_fp16(v));
-  Reference(k, t.a, t.lda, b16, t.ldb, t.m, t.n, &t.ref, &t.mag);
-  ASSERT_EQ(MulMatConvertedRowBytes(kTestOps, k), 72u);
-  std::vector<char> wdata(MulMatConvertedWorkSize(kTestOps, k, t.n));
-  ASSERT_TRUE(MulMatConvertB(kTestOps, k, t.b.data(), t.ldb, 0, t.n, wdata.data(), wdata.size()).ok());
-  std::vector<float> c(t.n * t.ldc, kSentinel);
-  ASSERT_TRUE(MulMatConverted(kTestOps, k, t.a.data(), t.lda * 4, wdata.data(), wdata.size(),
-                              c.data(), t.ldc, 0, t.m, 0, t.n).ok());
-  t.Check(c, false, "test_f16b");
 }
 
 // A test-only block type for MulMatDequant: 32 int8 values after an f32 scale (36 bytes), so

@@ -92,12 +92,6 @@ static_assert(offsetof(block_q5_1, qh) == 4 && offsetof(block_q5_1, qs) == 8,
               "block_q5_1 field order must match ggml");
 static_assert(offsetof(block_q8_1, qs) == 4, "block_q8_1 field order must match ggml");
 
-// Bytes of one row of `ne0` elements stored as `Block`; ne0 must be a multiple of kQK.
-template <class Block>
-constexpr size_t QuantRowBytes(int64_t ne0) {
-  return static_cast<size_t>(ne0 / kQK) * sizeof(Block);
-}
-
 }  // namespace ggml_cpu
 
 #endif  // GGML_WHISPER_KERNELS_QUANT_TYPES_H_

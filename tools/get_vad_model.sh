@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Obtains the Silero VAD v6 model and converts it to models/ggml-silero-v6.bin (tools/convert_vad.py):
+# Obtains the Silero VAD v6 model and converts it to models/ggml-silero-v6.bin (tools/convert/convert_vad.py):
 # the ONNX file ships in faster-whisper's PyPI wheel (faster_whisper/assets/silero_vad_v6.onnx, MIT,
 # as snakers4/silero-vad publishes it), fetched with `pip download --no-deps` (the wheel is only
 # unpacked, not installed). Needs python3 with the onnx package (tools/setup.sh installs it).
@@ -34,6 +34,6 @@ with zipfile.ZipFile(wheels[0]) as z:
         o.write(f.read())
 PY
 mkdir -p models
-"$PYTHON" tools/convert_vad.py --onnx "$tmp/silero_vad_v6.onnx" --out "$OUT" || die "tools/convert_vad.py failed"
+"$PYTHON" tools/convert/convert_vad.py --onnx "$tmp/silero_vad_v6.onnx" --out "$OUT" || die "tools/convert/convert_vad.py failed"
 [[ "$(size "$OUT")" == "$OUT_SIZE" ]] || die "$OUT has $(size "$OUT") bytes, expected $OUT_SIZE"
 log "done: $OUT"

@@ -43,7 +43,7 @@ ARM64_PACKAGES=(
 # as audio input); Ray Data for the batch job (tools/batch/transcribe_ray.py, with pyarrow and
 # pandas for its manifests and blocks); the openai SDK, which the server's test points at
 # //whisper:server's OpenAI-compatible routes; onnx to read the Silero VAD model
-# (tools/convert_vad.py).
+# (tools/convert/convert_vad.py).
 PIP_PACKAGES=(pytest==9.2.0 numpy==2.4.6 "ray[data]==2.60.0" openai==3.57.0 onnx==1.23.2)
 
 missing=()

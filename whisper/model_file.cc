@@ -86,8 +86,8 @@ const char* RoleTypes(TensorRole role, int32_t ftype) {
   return "?";
 }
 
-}  // namespace
-
+// ggml_ftype values this runtime reads (ggml.h L449-478). The k-quant ftypes (10..14) and the
+// mixed 4 ("MOSTLY_Q4_1_SOME_F16") are rejected as unknown.
 bool IsKnownFtype(int32_t ftype) {
   switch (ftype) {
     case 0: case 1: case 2: case 3: case 7: case 8: case 9:
@@ -96,6 +96,8 @@ bool IsKnownFtype(int32_t ftype) {
       return false;
   }
 }
+
+}  // namespace
 
 const char* FtypeName(int32_t ftype) {
   switch (ftype) {
@@ -110,20 +112,14 @@ const char* FtypeName(int32_t ftype) {
   }
 }
 
-ggml_type FtypeWeightType(int32_t ftype) {
-  switch (ftype) {
-    case 1: return GGML_TYPE_F16;
-    case 2: return GGML_TYPE_Q4_0;
-    case 3: return GGML_TYPE_Q4_1;
-    case 7: return GGML_TYPE_Q8_0;
-    case 8: return GGML_TYPE_Q5_0;
-    case 9: return GGML_TYPE_Q5_1;
-    default: return GGML_TYPE_F32;
-  }
-}
-
 ggml_type FtypeConvType(int32_t ftype) { return ftype == 0 ? GGML_TYPE_F32 : GGML_TYPE_F16; }
 
+namespace {
+
+// Checks each hparam: all > 0; n_vocab one of 51864 (.en), 51865 (multilingual), 51866
+// (large-v3), the layouts whose special tokens are defined; layer counts at most 128; n_mels 80 or
+// 128; state divisible by heads; n_audio_state == n_text_state (the cross-attention projections are square); ftype known.
+// InvalidArgument naming `file`, the field, the value and what is expected.
 absl::Status ValidateHparams(const WhisperHparams& h, absl::string_view file) {
   const struct {
     const char* name;
@@ -181,6 +177,8 @@ absl::Status ValidateHparams(const WhisperHparams& h, absl::string_view file) {
   }
   return absl::OkStatus();
 }
+
+}  // namespace
 
 absl::StatusOr<ModelFileHeader> ParseModelFileHeader(const uint8_t* data, size_t size,
                                                      absl::string_view file) {
@@ -257,6 +255,10 @@ absl::StatusOr<ModelFileHeader> ParseModelFileHeader(const uint8_t* data, size_t
   return header;
 }
 
+namespace {
+
+// ExpectedTensors(hparams).size(), computed without building the table: 11 + 15 n_audio_layer +
+// 24 n_text_layer (tiny: 167).
 int64_t ExpectedTensorCount(const WhisperHparams& h) {
   // Encoder: positional embedding, conv1/conv2 weight and bias, ln_post weight and bias (7), then
   // 15 per block (MLP 6, self-attention 9). Decoder: positional and token embeddings, ln weight
@@ -264,6 +266,8 @@ int64_t ExpectedTensorCount(const WhisperHparams& h) {
   // ExpectedTensors.
   return 7 + 15 * int64_t{h.n_audio_layer} + 4 + 24 * int64_t{h.n_text_layer};
 }
+
+}  // namespace
 
 std::vector<TensorSpec> ExpectedTensors(const WhisperHparams& h) {
   std::vector<TensorSpec> specs;
@@ -327,6 +331,9 @@ std::vector<TensorSpec> ExpectedTensors(const WhisperHparams& h) {
   return specs;
 }
 
+namespace {
+
+// True when `type` is allowed for a tensor of `role` in a file of `ftype` (see TensorRole).
 bool TensorTypeAllowed(TensorRole role, int32_t ftype, ggml_type type) {
   switch (role) {
     case TensorRole::kF32:
@@ -340,8 +347,6 @@ bool TensorTypeAllowed(TensorRole role, int32_t ftype, ggml_type type) {
   }
   return false;
 }
-
-namespace {
 
 // The head of one tensor record (n_dims, name_len, ttype, ne[n_dims], name) into rec's n_dims,
 // ne and name and *ttype. `where` names the record in errors.

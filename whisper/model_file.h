@@ -53,22 +53,10 @@ struct WhisperHparams {
   int32_t qntvr = 0;
 };
 
-// ggml_ftype values this runtime reads (ggml.h L449-478). The k-quant ftypes (10..14) and the
-// mixed 4 ("MOSTLY_Q4_1_SOME_F16") are rejected as unknown.
-bool IsKnownFtype(int32_t ftype);
 // "f32", "f16", "q4_0", ... or "unknown".
 const char* FtypeName(int32_t ftype);
-// The ggml_type that whisper.cpp gives the 2-D weight matrices for `ftype` (its `wtype`):
-// F32, F16, Q4_0, Q4_1, Q8_0, Q5_0, Q5_1. F32 for an unknown ftype.
-ggml_type FtypeWeightType(int32_t ftype);
 // The type of the conv-stem kernels: F32 when ftype is 0, else F16 (whisper.cpp's `vtype`, L1678).
 ggml_type FtypeConvType(int32_t ftype);
-
-// Checks each hparam: all > 0; n_vocab one of 51864 (.en), 51865 (multilingual), 51866
-// (large-v3), the layouts whose special tokens are defined; layer counts at most 128; n_mels 80 or
-// 128; state divisible by heads; n_audio_state == n_text_state (the cross-attention projections are square); ftype known.
-// InvalidArgument naming `file`, the field, the value and what is expected.
-absl::Status ValidateHparams(const WhisperHparams& hparams, absl::string_view file);
 
 // Everything before the tensor records.
 struct ModelFileHeader {
@@ -84,7 +72,9 @@ struct ModelFileHeader {
 // errors. Errors: the wrong kind of file as CheckModelFileKind (model_kind.h) names it, without
 // the file's bytes (DataLoss for an empty file; InvalidArgument for a Silero VAD model, GGUF,
 // CTranslate2 or another magic); DataLoss "truncated" naming the field and offset; InvalidArgument
-// for an invalid hparam (ValidateHparams), n_mel != n_mels, n_fft != 201, a non-finite filter
+// for an invalid hparam (every one > 0; n_vocab 51864, 51865 or 51866; layer counts at most 128;
+// n_mels 80 or 128; state divisible by heads; n_audio_state == n_text_state; ftype one of 0, 1, 2,
+// 3, 7, 8, 9), n_mel != n_mels, n_fft != 201, a non-finite filter
 // value, or more stored tokens than n_vocab.
 absl::StatusOr<ModelFileHeader> ParseModelFileHeader(const uint8_t* data, size_t size,
                                                      absl::string_view file);
@@ -107,13 +97,6 @@ struct TensorSpec {
 // "encoder.conv1.weight" ne = [3, n_mels, n_audio_state]; "decoder.token_embedding.weight"
 // ne = [n_text_state, n_vocab].
 std::vector<TensorSpec> ExpectedTensors(const WhisperHparams& hparams);
-
-// ExpectedTensors(hparams).size(), computed without building the table: 11 + 15 n_audio_layer +
-// 24 n_text_layer (tiny: 167).
-int64_t ExpectedTensorCount(const WhisperHparams& hparams);
-
-// True when `type` is allowed for a tensor of `role` in a file of `ftype` (see TensorRole).
-bool TensorTypeAllowed(TensorRole role, int32_t ftype, ggml_type type);
 
 // One tensor record of the file.
 struct TensorRecord {

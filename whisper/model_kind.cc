@@ -86,19 +86,6 @@ ModelFileKind SniffModelFile(const uint8_t* data, size_t size) {
   return ModelFileKind::kUnknown;
 }
 
-const char* ModelFileKindName(ModelFileKind kind) {
-  switch (kind) {
-    case ModelFileKind::kEmpty: return "an empty file";
-    case ModelFileKind::kTooShort: return "a file too short for a magic";
-    case ModelFileKind::kWhisperGgml: return "a whisper.cpp ggml Whisper model";
-    case ModelFileKind::kSileroVad: return "a Silero VAD model (ggml)";
-    case ModelFileKind::kGguf: return "a GGUF file";
-    case ModelFileKind::kCTranslate2: return "a CTranslate2 model";
-    case ModelFileKind::kUnknown: return "an unrecognised file";
-  }
-  return "?";
-}
-
 absl::Status CheckModelFileKind(absl::string_view file, const uint8_t* data, size_t size, ModelFileKind expected,
                                 ModelFileDetail detail) {
   const ModelFileKind kind = SniffModelFile(data, size);

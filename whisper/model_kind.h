@@ -6,7 +6,7 @@
 //   whisper.cpp ggml Whisper model: uint32 magic 0x67676d6c ("lmgg" in the file), then the
 //       hparams (model_file.h; n_vocab first, 51864 or more).
 //   Silero VAD model (ggml): the same magic, then int32 model-type length (1..64) and a model type
-//       starting "silero" ("silero-16k": tools/convert_vad.py, whisper.cpp's
+//       starting "silero" ("silero-16k": tools/convert/convert_vad.py, whisper.cpp's
 //       models/convert-silero-vad-to-ggml.py).
 //   GGUF: the 4 bytes "GGUF" (ggml's newer container, ggml/docs/gguf.md; whisper.cpp 1.8.5 reads
 //       neither Whisper nor VAD models in it).
@@ -47,10 +47,6 @@ inline constexpr size_t kModelSniffBytes = 64;
 // `size` is the file's size (or any larger prefix); only its being 0 or under 4 matters beyond
 // the bytes read. Never fails.
 ModelFileKind SniffModelFile(const uint8_t* data, size_t size);
-
-// "an empty file", "a whisper.cpp ggml Whisper model", "a Silero VAD model (ggml)", "a GGUF
-// file", "a CTranslate2 model", ...
-const char* ModelFileKindName(ModelFileKind kind);
 
 enum class ModelFileDetail {
   kKindOnly,  // the kind and the expected format; `file` as given is the only path shown

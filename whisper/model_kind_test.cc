@@ -56,7 +56,7 @@ TEST(SniffModelFileTest, HandBuiltHeaders) {
   EXPECT_EQ(Sniff("GGUF"), ModelFileKind::kGguf);
   EXPECT_EQ(Sniff(Ct2Header()), ModelFileKind::kCTranslate2);
   EXPECT_EQ(Sniff(Ct2Header(5, "TransformerSpec")), ModelFileKind::kCTranslate2);
-  // Silero: magic, int32 10, "silero-16k" (tools/convert_vad.py).
+  // Silero: magic, int32 10, "silero-16k" (tools/convert/convert_vad.py).
   EXPECT_EQ(Sniff(Le32(0x67676d6c) + Le32(10) + "silero-16k" + Le32(6)), ModelFileKind::kSileroVad);
   // Whisper: magic, n_vocab 51864, ... (model_file.h).
   EXPECT_EQ(Sniff(Le32(0x67676d6c) + Le32(51864) + Le32(1500) + Le32(384)), ModelFileKind::kWhisperGgml);

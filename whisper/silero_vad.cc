@@ -59,12 +59,12 @@ class Reader {
   auto lhs = *lhs##_or
 
 // The header after the kind check: magic, model type, version (6.x.y) and the architecture,
-// field by field (tools/convert_vad.py's layout).
+// field by field (tools/convert/convert_vad.py's layout).
 absl::Status ReadHeader(Reader& r) {
   VAD_ASSIGN(magic, r.I32("magic"));
   if (magic != 0x67676d6c) {
     return r.Invalid("magic", absl::StrFormat("0x%08x, expected 0x67676d6c (a ggml Silero VAD file from "
-                                              "tools/convert_vad.py)", static_cast<uint32_t>(magic)));
+                                              "tools/convert/convert_vad.py)", static_cast<uint32_t>(magic)));
   }
   VAD_ASSIGN(type_len, r.I32("model type length"));
   if (type_len < 0 || type_len > 64) return r.Invalid("model type length", absl::StrCat(type_len, ", expected 10"));
@@ -138,7 +138,9 @@ absl::Status ReadTensor(Reader& r, const std::string& path, ggml_context* weight
   auto it = slots.find(name);
   if (it == slots.end()) return r.Invalid("tensor name", absl::StrCat("'", name, "' is not a Silero v6 tensor"));
   if (*it->second.second != nullptr) return r.Invalid(name, "appears twice");
-  if (ftype != 0) return r.Invalid(name, absl::StrCat("ftype ", ftype, ", expected 0 (F32; tools/convert_vad.py)"));
+  if (ftype != 0) {
+    return r.Invalid(name, absl::StrCat("ftype ", ftype, ", expected 0 (F32; tools/convert/convert_vad.py)"));
+  }
   // whisper.cpp's converter drops size-1 dimensions of squeezed tensors: compare without them.
   std::vector<int64_t> a = ne, b = it->second.first;
   auto squeeze = [](std::vector<int64_t>* v) {
@@ -304,22 +306,6 @@ absl::StatusOr<float> SileroVad::Next(const float* samples) {
   std::memcpy(h_->data, h_out_->data, ggml_nbytes(h_));
   std::memcpy(c_->data, c_out_->data, ggml_nbytes(c_));
   return static_cast<const float*>(prob_->data)[0];
-}
-
-absl::Status SileroVad::Probabilities(const float* samples, int64_t n, std::vector<float>* probs) {
-  if (samples == nullptr || probs == nullptr || n < 0 || n % kWindow != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "VAD: %lld samples: need samples, a result vector and a multiple of %d samples", static_cast<long long>(n),
-        kWindow));
-  }
-  Reset();
-  probs->resize(static_cast<size_t>(n / kWindow));
-  for (int64_t w = 0; w < n / kWindow; ++w) {
-    absl::StatusOr<float> p = Next(samples + w * kWindow);
-    if (!p.ok()) return p.status();
-    (*probs)[static_cast<size_t>(w)] = *p;
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace whisper

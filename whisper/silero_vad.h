@@ -1,5 +1,5 @@
 // The Silero VAD v6 model (faster-whisper 1.2.1's faster_whisper/assets/silero_vad_v6.onnx,
-// converted by tools/convert_vad.py into whisper.cpp's Silero file layout) as a ggml graph on this
+// converted by tools/convert/convert_vad.py into whisper.cpp's Silero file layout) as a ggml graph on this
 // runtime's kernels: speech probabilities of 512-sample windows of 16 kHz audio.
 //
 // Per window (faster-whisper vad.py SileroVADModel.__call__, and the ONNX graph):
@@ -34,7 +34,7 @@ class SileroVad {
   static constexpr int kContext = 64;   // samples of the previous window in front of each
   static constexpr int kHidden = 128;   // LSTM state
 
-  // Reads a Silero file (layout in tools/convert_vad.py): every size is checked against v6's
+  // Reads a Silero file (layout in tools/convert/convert_vad.py): every size is checked against v6's
   // architecture before anything is allocated. Errors: NotFound / DataLoss (truncated or empty) /
   // the wrong kind of file as CheckModelFileKind (model_kind.h) names it (a Whisper model, GGUF,
   // CTranslate2, another magic; its bytes are not shown) /
@@ -55,10 +55,6 @@ class SileroVad {
   // LSTM state carried from the previous call. No heap allocation. Errors: InvalidArgument for a
   // null pointer; Internal when the graph cannot be computed.
   absl::StatusOr<float> Next(const float* samples);
-
-  // Probabilities of every window of samples[0 .. n) from a fresh state (n must be a multiple of
-  // 512; faster-whisper pads the audio with zeros first): probs has n / 512 entries afterwards.
-  absl::Status Probabilities(const float* samples, int64_t n, std::vector<float>* probs);
 
  private:
   SileroVad() = default;

@@ -153,7 +153,6 @@ class WhisperState {
   size_t kv_buffer_size() const;
 
   const WhisperTimings& timings() const { return timings_; }
-  void reset_timings() { timings_ = WhisperTimings(); }
   // Adds every later graph computation's per-op, per-thread times to *profile (the SIMD executor
   // only; cpu/graph_compute.h ggml_cpu_profile); NULL stops. The caller owns and zeroes it.
   void set_profile(ggml_cpu_profile* profile) { profile_ = profile; }

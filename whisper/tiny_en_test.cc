@@ -1,6 +1,6 @@
 // The real tiny.en model (models/ggml-tiny.en.bin, made by tools/get_model.sh): loading, and
 // plain greedy decoding of jfk.wav compared with faster-whisper's tokens for the same weights
-// (testdata/jfk_faster_whisper_tokens.json, written by tools/check_faster_whisper.py).
+// (testdata/jfk_faster_whisper_tokens.json, written by tools/reference/faster_whisper_tiny_en.py).
 // Fails, naming tools/setup.sh, when the model file is absent.
 #include <sys/stat.h>
 

@@ -17,8 +17,8 @@ std::vector<std::vector<int64_t>> Spans(const std::vector<SpeechSpan>& v) {
 }
 
 // faster-whisper 1.2.1's get_speech_timestamps on onnxruntime's probabilities of the same audio
-// (testdata/vad_onnxruntime.json, tools/check_vad.py), for jfk.wav and the clip with silences,
-// under three option sets: VadOptions(), whisper.cpp's defaults, and those with a 2 s maximum.
+// (testdata/vad_onnxruntime.json, tools/reference/vad_onnxruntime.py), for jfk.wav and the clip
+// with silences, under three option sets: VadOptions(), whisper.cpp's defaults, and those with a 2 s maximum.
 TEST(VadSegmentsTest, EqualFasterWhisper) {
   std::ifstream f("testdata/vad_onnxruntime.json");
   const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);

@@ -518,7 +518,7 @@ WHISPER_API float whisper_full_get_segment_no_speech_prob_from_state(struct whis
 
 /* ---- Voice activity detection ---------------------------------------------------------------
  * whisper.cpp 1.8.5's API on Silero VAD v6 (faster-whisper's silero_vad_v6.onnx converted by
- * tools/convert_vad.py; whisper.cpp's own v5 files are refused with a message): probabilities of
+ * tools/convert/convert_vad.py; whisper.cpp's own v5 files are refused with a message): probabilities of
  * 512-sample windows (the last zero-padded), speech segments by whisper.cpp's rules
  * (whisper_vad_params), times in centiseconds. With whisper_full_params.vad, whisper_full (and
  * _with_state) transcribes the speech joined with samples_overlap seconds of overlap and 0.1 s of

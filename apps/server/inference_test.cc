@@ -242,7 +242,7 @@ TEST_F(InferenceTest, EnglishOnlyModelFollowsFasterWhispersRule) {
 }
 
 // timestamp_granularities[]=word: faster-whisper 1.2.1's word_timestamps=True words for jfk.wav,
-// greedy (testdata/word_timestamps_faster_whisper.json, tools/check_word_timestamps.py), in
+// greedy (testdata/word_timestamps_faster_whisper.json, tools/reference/word_timestamps.py), in
 // OpenAI's TranscriptionWord shape. DTW runs for that request only: the next request on the same
 // state gives the segment reply it gave before.
 TEST_F(InferenceTest, OpenAiWordGranularityIsFasterWhispersWords) {

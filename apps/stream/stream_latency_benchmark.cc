@@ -1,6 +1,6 @@
 // How long after a word is spoken //whisper:stream first shows it: each clip of
-// testdata/stream_word_times.json (faster-whisper's word end times, tools/check_word_times.py) is
-// fed to the program at real-time pace, the terminal's text is rebuilt after every piece of
+// testdata/stream_word_times.json (faster-whisper's word end times, tools/reference/word_timestamps.py)
+// is fed to the program at real-time pace, the terminal's text is rebuilt after every piece of
 // stdout, aligned word by word to the reference (Levenshtein), and a reference word's latency is
 // the time of the first piece after which it shows (and not before the word starts: an earlier
 // match is the alignment pairing another occurrence), minus its end time. Prints the median and the

@@ -1,7 +1,7 @@
 """Tests of the ggml_whisper Python package on the real tiny.en model (models/ggml-tiny.en.bin).
 
 References: faster-whisper 1.x's segments for jfk.wav (testdata/jfk_faster_whisper_beam5.json,
-written by tools/check_faster_whisper.py) and the CLI's output for the same file and options.
+written by tools/reference/faster_whisper_tiny_en.py) and the CLI's output for the same file and options.
 """
 import json
 import logging

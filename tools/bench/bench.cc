@@ -192,6 +192,62 @@ void PrintProfile(const char* name, const Bucket& b, const ggml_cpu_profile& pro
                nth, ms(prof.wall_ns));
 }
 
+// whisper.cpp's bench sequence on a zero mel (whisper_set_mel(ctx, nullptr, 0, n_mels)): two
+// warm-up rounds (encoder, a 256-token prompt, one token), then the timed runs into *t: one
+// encoder window, 256 single-token decodes, 64 five-token batches, 16 prompts of 256 tokens.
+// *run_ms: the timed runs' wall time. Errors: the first failing Encode or Decode's.
+absl::Status RunBenchSequence(WhisperState& state, const WhisperHparams& hp, Timings* t, double* run_ms) {
+  const int n_frames = 2 * hp.n_audio_ctx;
+  const std::vector<float> mel(static_cast<size_t>(hp.n_mels) * n_frames, 0.0f);
+  const std::vector<int32_t> tokens(512, 0);
+  Timings warm;
+  absl::Status s;
+  for (int i = 0; i < 2 && s.ok(); ++i) {  // heat encoder, prompt and text generation, twice
+    s = TimedEncode(state, mel, n_frames, &warm);
+    if (s.ok()) s = TimedDecode(state, tokens, 256, 0, &warm);
+    if (s.ok()) s = TimedDecode(state, tokens, 1, 256, &warm);
+  }
+  const auto t_run = Clock::now();
+  if (s.ok()) s = TimedEncode(state, mel, n_frames, t);
+  for (int i = 0; i < 256 && s.ok(); ++i) s = TimedDecode(state, tokens, 1, i, t);
+  for (int i = 0; i < 64 && s.ok(); ++i) s = TimedDecode(state, tokens, 5, 0, t);
+  for (int i = 0; i < 16 && s.ok(); ++i) s = TimedDecode(state, tokens, 256, 0, t);
+  state.set_profile(nullptr);
+  *run_ms = Ms(t_run, Clock::now());
+  return s;
+}
+
+// whisper_print_timings' lines, the encoder's share of the FMA peak and, with -p, each phase's
+// profile.
+void PrintReport(const Params& p, const WhisperHparams& hp, const Timings& t,
+                 const std::vector<ggml_cpu_profile>& profiles, double t_load_ms, double t_total_ms) {
+  std::fprintf(stderr, "whisper_print_timings:     load time = %8.2f ms\n", t_load_ms);
+  std::fprintf(stderr, "whisper_print_timings:     fallbacks = %3d p / %3d h\n", 0, 0);
+  std::fprintf(stderr, "whisper_print_timings:      mel time = %8.2f ms\n", 0.0);
+  PrintRuns("sample", Bucket());
+  PrintRuns("encode", t.encode);
+  PrintRuns("decode", t.decode);
+  PrintRuns("batchd", t.batchd);
+  PrintRuns("prompt", t.prompt);
+  std::fprintf(stderr, "whisper_print_timings:    total time = %8.2f ms\n", t_total_ms);
+
+  // The encoder's FLOP efficiency: matmul/conv FLOPs of the timed window against the FMA peak
+  // measured now on as many threads.
+  const bench::FmaPeak peak = bench::MeasureFmaPeak(p.n_threads);
+  const double flops = bench::EncoderFlops(hp, hp.n_audio_ctx);
+  const double enc_gflops = t.encode.ms > 0 ? flops / (t.encode.ms * 1e-3) / 1e9 : 0.0;
+  std::fprintf(stderr,
+               "\nfma_peak: %.1f GFLOP/s on %d thread(s) (%s, %d f32 lanes, 12 FMA chains per thread)\n"
+               "encoder: %.2f GFLOP per window in %.2f ms = %.1f GFLOP/s = %.1f%% of the FMA peak\n",
+               peak.gflops, p.n_threads, peak.target, peak.lanes, flops / 1e9, t.encode.ms, enc_gflops,
+               peak.gflops > 0 ? 100.0 * enc_gflops / peak.gflops : 0.0);
+  if (p.profile) {
+    const char* names[] = {"encode", "decode", "batchd", "prompt"};
+    const Bucket* buckets[] = {&t.encode, &t.decode, &t.batchd, &t.prompt};
+    for (int i = 0; i < 4; ++i) PrintProfile(names[i], *buckets[i], profiles[i], p.n_threads);
+  }
+}
+
 int Run(int argc, char** argv) {
   Params p;
   const int parsed = Parse(argc, argv, &p);
@@ -226,56 +282,17 @@ int Run(int argc, char** argv) {
                "system_info: n_threads = %d / %u | SIMD = %s (Highway, dispatched at run time)\n\n",
                p.n_threads, std::thread::hardware_concurrency(), ggml_cpu_target_name());
 
-  const int n_frames = 2 * hp.n_audio_ctx;  // whisper_set_mel(ctx, nullptr, 0, n_mels): zeros
-  const std::vector<float> mel(static_cast<size_t>(hp.n_mels) * n_frames, 0.0f);
-  const std::vector<int32_t> tokens(512, 0);
-  Timings warm, t;
+  Timings t;
   std::vector<ggml_cpu_profile> profiles(p.profile ? 4 : 0);
   for (ggml_cpu_profile& prof : profiles) std::memset(&prof, 0, sizeof(prof));
   if (p.profile) t.profiles = profiles.data();
-  absl::Status s;
-  for (int i = 0; i < 2 && s.ok(); ++i) {  // heat encoder, prompt and text generation, twice
-    s = TimedEncode(state, mel, n_frames, &warm);
-    if (s.ok()) s = TimedDecode(state, tokens, 256, 0, &warm);
-    if (s.ok()) s = TimedDecode(state, tokens, 1, 256, &warm);
-  }
-  const auto t_run = Clock::now();
-  if (s.ok()) s = TimedEncode(state, mel, n_frames, &t);
-  for (int i = 0; i < 256 && s.ok(); ++i) s = TimedDecode(state, tokens, 1, i, &t);
-  for (int i = 0; i < 64 && s.ok(); ++i) s = TimedDecode(state, tokens, 5, 0, &t);
-  for (int i = 0; i < 16 && s.ok(); ++i) s = TimedDecode(state, tokens, 256, 0, &t);
-  state.set_profile(nullptr);
+  double run_ms = 0.0;
+  const absl::Status s = RunBenchSequence(state, hp, &t, &run_ms);
   if (!s.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
     return 1;
   }
-  const double t_total_ms = t_load_ms + Ms(t_run, Clock::now());
-
-  std::fprintf(stderr, "whisper_print_timings:     load time = %8.2f ms\n", t_load_ms);
-  std::fprintf(stderr, "whisper_print_timings:     fallbacks = %3d p / %3d h\n", 0, 0);
-  std::fprintf(stderr, "whisper_print_timings:      mel time = %8.2f ms\n", 0.0);
-  PrintRuns("sample", Bucket());
-  PrintRuns("encode", t.encode);
-  PrintRuns("decode", t.decode);
-  PrintRuns("batchd", t.batchd);
-  PrintRuns("prompt", t.prompt);
-  std::fprintf(stderr, "whisper_print_timings:    total time = %8.2f ms\n", t_total_ms);
-
-  // The encoder's FLOP efficiency: matmul/conv FLOPs of the timed window against the FMA peak
-  // measured now on as many threads.
-  const bench::FmaPeak peak = bench::MeasureFmaPeak(p.n_threads);
-  const double flops = bench::EncoderFlops(hp, hp.n_audio_ctx);
-  const double enc_gflops = t.encode.ms > 0 ? flops / (t.encode.ms * 1e-3) / 1e9 : 0.0;
-  std::fprintf(stderr,
-               "\nfma_peak: %.1f GFLOP/s on %d thread(s) (%s, %d f32 lanes, 12 FMA chains per thread)\n"
-               "encoder: %.2f GFLOP per window in %.2f ms = %.1f GFLOP/s = %.1f%% of the FMA peak\n",
-               peak.gflops, p.n_threads, peak.target, peak.lanes, flops / 1e9, t.encode.ms, enc_gflops,
-               peak.gflops > 0 ? 100.0 * enc_gflops / peak.gflops : 0.0);
-  if (p.profile) {
-    const char* names[] = {"encode", "decode", "batchd", "prompt"};
-    const Bucket* buckets[] = {&t.encode, &t.decode, &t.batchd, &t.prompt};
-    for (int i = 0; i < 4; ++i) PrintProfile(names[i], *buckets[i], profiles[i], p.n_threads);
-  }
+  PrintReport(p, hp, t, profiles, t_load_ms, t_load_ms + run_ms);
   return 0;
 }
 

@@ -20,6 +20,53 @@ absl::Status NonNegative(int64_t v, absl::string_view field, size_t at, absl::st
       absl::StrCat(source, ": ", field, " at offset ", at, " is ", v, ", expected >= 0"));
 }
 
+// One tensor record at the cursor (the record numbered `index`): n_dims, name length, type,
+// ne[n_dims], name, data. Errors name `source`, the record and the field.
+absl::StatusOr<GgmlTensorRecord> ReadTensorRecord(ByteCursor& in, size_t index, size_t image_size,
+                                                  absl::string_view source) {
+  const std::string what = absl::StrCat("tensor record #", index, " at offset ", in.offset());
+  CONVERT_ASSIGN_OR_RETURN(const int32_t n_dims, in.Read<int32_t>(what + " n_dims"));
+  CONVERT_ASSIGN_OR_RETURN(const int32_t name_len, in.Read<int32_t>(what + " name length"));
+  CONVERT_ASSIGN_OR_RETURN(const int32_t type, in.Read<int32_t>(what + " type"));
+  if (n_dims < 1 || n_dims > 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": ", what, " has n_dims ", n_dims, ", expected 1..4"));
+  }
+  if (name_len < 1 || name_len > kMaxNameLength) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", what, " has name length ",
+                                                   name_len, ", expected 1..", kMaxNameLength));
+  }
+  GgmlTensorRecord t;
+  t.type = static_cast<GgmlFileType>(type);
+  if (GgmlFileTypeSize(t.type) == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", what, " has ggml_type ", type,
+                                                   ", this parser reads f32 (0) and f16 (1)"));
+  }
+  uint64_t n = 1;
+  for (int d = 0; d < n_dims; ++d) {
+    CONVERT_ASSIGN_OR_RETURN(const int32_t ne, in.Read<int32_t>(what + " ne"));
+    if (ne < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ": ", what, " has ne[", d, "] = ", ne, ", expected >= 1"));
+    }
+    t.ne.push_back(ne);
+    // No tensor can hold more elements than the file has bytes. Checking after each factor
+    // also keeps n <= image.size() * 2^31, so the product never overflows.
+    n *= static_cast<uint64_t>(ne);
+    if (n > image_size) {
+      return absl::DataLossError(
+          absl::StrCat(source, ": ", what, " claims more elements than the file has bytes"));
+    }
+  }
+  CONVERT_ASSIGN_OR_RETURN(const uint8_t* name, in.Bytes(name_len, what + " name"));
+  t.name.assign(reinterpret_cast<const char*>(name), name_len);
+  t.nbytes = n * GgmlFileTypeSize(t.type);
+  t.data_offset = in.offset();
+  CONVERT_RETURN_IF_ERROR(
+      in.Bytes(t.nbytes, absl::StrCat("tensor '", t.name, "' data")).status());
+  return t;
+}
+
 }  // namespace
 
 absl::StatusOr<GgmlModelFile> ParseGgmlModelFile(const std::vector<uint8_t>& image,
@@ -60,47 +107,7 @@ absl::StatusOr<GgmlModelFile> ParseGgmlModelFile(const std::vector<uint8_t>& ima
   f.header_bytes = in.offset();
 
   while (in.remaining() > 0) {
-    at = in.offset();
-    const std::string what = absl::StrCat("tensor record #", f.tensors.size(), " at offset ", at);
-    CONVERT_ASSIGN_OR_RETURN(const int32_t n_dims, in.Read<int32_t>(what + " n_dims"));
-    CONVERT_ASSIGN_OR_RETURN(const int32_t name_len, in.Read<int32_t>(what + " name length"));
-    CONVERT_ASSIGN_OR_RETURN(const int32_t type, in.Read<int32_t>(what + " type"));
-    if (n_dims < 1 || n_dims > 4) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(source, ": ", what, " has n_dims ", n_dims, ", expected 1..4"));
-    }
-    if (name_len < 1 || name_len > kMaxNameLength) {
-      return absl::InvalidArgumentError(absl::StrCat(source, ": ", what, " has name length ",
-                                                     name_len, ", expected 1..", kMaxNameLength));
-    }
-    GgmlTensorRecord t;
-    t.type = static_cast<GgmlFileType>(type);
-    if (GgmlFileTypeSize(t.type) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(source, ": ", what, " has ggml_type ", type,
-                                                     ", this parser reads f32 (0) and f16 (1)"));
-    }
-    uint64_t n = 1;
-    for (int d = 0; d < n_dims; ++d) {
-      CONVERT_ASSIGN_OR_RETURN(const int32_t ne, in.Read<int32_t>(what + " ne"));
-      if (ne < 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(source, ": ", what, " has ne[", d, "] = ", ne, ", expected >= 1"));
-      }
-      t.ne.push_back(ne);
-      // No tensor can hold more elements than the file has bytes. Checking after each factor
-      // also keeps n <= image.size() * 2^31, so the product never overflows.
-      n *= static_cast<uint64_t>(ne);
-      if (n > image.size()) {
-        return absl::DataLossError(
-            absl::StrCat(source, ": ", what, " claims more elements than the file has bytes"));
-      }
-    }
-    CONVERT_ASSIGN_OR_RETURN(const uint8_t* name, in.Bytes(name_len, what + " name"));
-    t.name.assign(reinterpret_cast<const char*>(name), name_len);
-    t.nbytes = n * GgmlFileTypeSize(t.type);
-    t.data_offset = in.offset();
-    CONVERT_RETURN_IF_ERROR(
-        in.Bytes(t.nbytes, absl::StrCat("tensor '", t.name, "' data")).status());
+    CONVERT_ASSIGN_OR_RETURN(GgmlTensorRecord t, ReadTensorRecord(in, f.tensors.size(), image.size(), source));
     f.tensors.push_back(std::move(t));
   }
   return f;

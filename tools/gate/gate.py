@@ -247,7 +247,8 @@ def print_tables(rows, unit, targets, ir, args):
         print(f"  {ir['base']:>14,}  {ir['tree']:>14,}  {ir['change']:>+8.2%}  {ir['verdict']}")
 
 
-def main():
+def parse_args():
+    """The command line; exits 2 (argparse) on a bad one. Sets args.overlays and args.targets."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--baseline", default="HEAD~1", help="commit-ish to compare against")
     ap.add_argument("--tree", default=None, help="workspace to test (default: this repository)")
@@ -281,17 +282,21 @@ def main():
     ap.add_argument("--bazel", default=os.environ.get("BAZEL", "bazel"))
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args()
-    t_start = time.time()
-    overlays = [] if args.overlay == ["none"] else (args.overlay or ["tools/gate"])
+    args.overlays = [] if args.overlay == ["none"] else (args.overlay or ["tools/gate"])
     if args.workload_target == "none":
         args.no_callgrind = True
-    targets = [args.bench_target] + ([] if args.no_callgrind else [args.workload_target])
+    args.targets = [args.bench_target] + ([] if args.no_callgrind else [args.workload_target])
     try:
-        for t in targets:
+        for t in args.targets:
             label_path(t)
     except ValueError as e:
         ap.error(str(e))
+    return args
 
+
+def resolve_sides(args):
+    """(tree, baseline sha, tree HEAD, dirty) or an exit status: 2 when the tree is no workspace,
+    0 (skip) when the baseline is not a commit."""
     tree = args.tree or git(os.path.dirname(os.path.abspath(__file__)), "rev-parse",
                             "--show-toplevel")
     tree = os.path.abspath(tree)
@@ -307,31 +312,35 @@ def main():
     dirty = bool(git(tree, "status", "--porcelain", "--untracked-files=no"))
     log(f"baseline {rev[:10]} ({args.baseline}) vs tree {tree} at {head[:10]}"
         f"{' + uncommitted changes' if dirty else ''}")
+    return tree, rev, head, dirty
 
-    cache = os.path.abspath(args.cache_dir)
-    os.makedirs(cache, exist_ok=True)
-    lock = open(os.path.join(cache, "lock"), "w")
-    fcntl.flock(lock, fcntl.LOCK_EX)  # one gate per cache dir at a time
+
+def build_sides(args, tree, rev, cache):
+    """Builds the tree and the baseline checkout; {side: bin dir} or an exit status: 2 when the
+    tree does not build, 0 (skip) when the baseline does not."""
     disk_cache = os.path.join(cache, "disk_cache")
     bins = {side: os.path.join(cache, "bin", side) for side in ("base", "tree")}
-
     try:
-        secs = bazel_build(tree, args.bazel, None, disk_cache, targets, bins["tree"])
+        secs = bazel_build(tree, args.bazel, None, disk_cache, args.targets, bins["tree"])
         log(f"built the tree in {secs:.0f} s")
     except RuntimeError as e:
         log(f"error: the tree does not build:\n{e}")
         return 2
     worktree = os.path.join(cache, "baseline")
     try:
-        prepare_baseline(tree, rev, worktree, overlays)
+        prepare_baseline(tree, rev, worktree, args.overlays)
         secs = bazel_build(worktree, args.bazel, os.path.join(cache, "output_base"), disk_cache,
-                           targets, bins["base"])
+                           args.targets, bins["base"])
         log(f"built the baseline in {secs:.0f} s")
     except RuntimeError as e:
         log(f"SKIP: the baseline {rev[:10]} does not build the gate's sources (nothing to "
             f"compare against):\n{e}")
         return 0
+    return bins
 
+
+def side_envs(args):
+    """(baseline env, tree env): the tree's carries the test-only knobs."""
     base_env = dict(os.environ)
     tree_env = dict(os.environ)
     if args.simulate_regression:
@@ -340,54 +349,61 @@ def main():
     if args.simulate_slowdown:
         tree_env["GGML_GATE_TEST_EXTRA_WORK"] = str(args.simulate_slowdown)
         log(f"TEST ONLY: tree's benchmarks do {args.simulate_slowdown:.0%} extra work")
-    bench = {s: os.path.join(bins[s], args.bench_target.split(":")[1]) for s in bins}
-    workload = {s: os.path.join(bins[s], args.workload_target.split(":")[-1]) for s in bins}
+    return base_env, tree_env
 
-    try:
-        ir = None
-        if not args.no_callgrind:
-            if ensure_valgrind():
-                envs = {"base": dict(base_env, GGML_CPU_TARGET=args.ir_target),
-                        "tree": dict(tree_env, GGML_CPU_TARGET=args.simulate_regression
-                                     or args.ir_target)}
-                procs = {s: start_callgrind(workload[s], envs[s], os.path.join(cache, f"cg.{s}"),
-                                            args.count_function)
-                         for s in ("base", "tree")}
-                res = {s: finish_callgrind(procs[s], workload[s]) for s in procs}
-                change = res["tree"][0] / res["base"][0] - 1.0
-                ir = {"base": res["base"][0], "tree": res["tree"][0], "change": change,
-                      "base_target": res["base"][1], "tree_target": res["tree"][1],
-                      "verdict": "MORE" if change > args.ir_threshold else "ok",
-                      "same_output": res["base"][2] == res["tree"][2]}
+
+def count_instructions(args, workload, base_env, tree_env, cache):
+    """Both sides' workload under callgrind at once: the instruction-count row, or None when
+    callgrind is off or valgrind unavailable. Raises RuntimeError when a run fails."""
+    if args.no_callgrind:
+        return None
+    if not ensure_valgrind():
+        log("valgrind unavailable: instruction-count signal skipped")
+        return None
+    envs = {"base": dict(base_env, GGML_CPU_TARGET=args.ir_target),
+            "tree": dict(tree_env, GGML_CPU_TARGET=args.simulate_regression or args.ir_target)}
+    procs = {s: start_callgrind(workload[s], envs[s], os.path.join(cache, f"cg.{s}"),
+                                args.count_function)
+             for s in ("base", "tree")}
+    res = {s: finish_callgrind(procs[s], workload[s]) for s in procs}
+    change = res["tree"][0] / res["base"][0] - 1.0
+    return {"base": res["base"][0], "tree": res["tree"][0], "change": change,
+            "base_target": res["base"][1], "tree_target": res["tree"][1],
+            "verdict": "MORE" if change > args.ir_threshold else "ok",
+            "same_output": res["base"][2] == res["tree"][2]}
+
+
+def time_and_confirm(args, bench, base_env, tree_env):
+    """Interleaved timing rounds, then fresh rounds for the benchmarks found slower: a verdict
+    stays SLOWER only when confirmed. (rows, confirm rows, targets, unit); raises RuntimeError."""
+    samples, targets, unit = timing_rounds(bench["base"], bench["tree"], base_env, tree_env, args)
+    rows = judge_timing(samples, args.threshold, args.alpha)
+    failing = [r["name"] for r in rows if r["verdict"] == "SLOWER"]
+    confirm_rows = []
+    if failing:
+        log(f"slower: {', '.join(failing)}; confirming with {args.rounds} fresh rounds")
+        pattern = "^(" + "|".join(re.escape(n) for n in failing) + ")$"
+        samples2, _, _ = timing_rounds(bench["base"], bench["tree"], base_env, tree_env, args,
+                                       pattern)
+        confirm_rows = judge_timing(samples2, args.threshold, args.alpha)
+        confirmed = {r["name"]: r for r in confirm_rows}
+        for r in rows:
+            if r["verdict"] != "SLOWER":
+                continue
+            c = confirmed.get(r["name"])
+            if c is not None and c["verdict"] == "SLOWER":
+                r["verdict"] = f"SLOWER (confirmed: {c['change']:+.1%}, p {c['p']:.2g})"
             else:
-                log("valgrind unavailable: instruction-count signal skipped")
+                r["verdict"] = "ok (not confirmed" + (
+                    f": {c['change']:+.1%}, p {c['p']:.2g})" if c else ")")
+    return rows, confirm_rows, targets, unit
 
-        samples, targets, unit = timing_rounds(bench["base"], bench["tree"], base_env, tree_env,
-                                               args)
-        rows = judge_timing(samples, args.threshold, args.alpha)
-        failing = [r["name"] for r in rows if r["verdict"] == "SLOWER"]
-        confirm_rows = []
-        if failing:
-            log(f"slower: {', '.join(failing)}; confirming with {args.rounds} fresh rounds")
-            pattern = "^(" + "|".join(re.escape(n) for n in failing) + ")$"
-            samples2, _, _ = timing_rounds(bench["base"], bench["tree"], base_env, tree_env,
-                                           args, pattern)
-            confirm_rows = judge_timing(samples2, args.threshold, args.alpha)
-            confirmed = {r["name"]: r for r in confirm_rows}
-            for r in rows:
-                if r["verdict"] != "SLOWER":
-                    continue
-                c = confirmed.get(r["name"])
-                if c is not None and c["verdict"] == "SLOWER":
-                    r["verdict"] = f"SLOWER (confirmed: {c['change']:+.1%}, p {c['p']:.2g})"
-                else:
-                    r["verdict"] = "ok (not confirmed" + (
-                        f": {c['change']:+.1%}, p {c['p']:.2g})" if c else ")")
-    except RuntimeError as e:
-        log(f"error: {e}")
-        return 2
 
-    print_tables(rows, unit, targets, ir, args)
+def verdict(args, tree, result, t_start):
+    """Prints the tables and the verdict, writes --json; the exit status (0 pass, 1 regression
+    unless HEAD's message allows it)."""
+    rows, ir = result["timing"], result["instructions"]
+    print_tables(rows, result["unit"], result["targets"], ir, args)
     if ir and not ir["same_output"]:
         log("note: the workload's output differs between baseline and tree (numerics changed?)")
     slower = [r["name"] for r in rows if r["verdict"].startswith("SLOWER")]
@@ -395,11 +411,7 @@ def main():
     failed = bool(slower) or more_ir
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"baseline": rev, "tree_head": head, "dirty": dirty,
-                       "simulate_regression": args.simulate_regression, "timing": rows,
-                       "confirm": confirm_rows, "instructions": ir, "targets": targets,
-                       "unit": unit, "failed": failed, "seconds": time.time() - t_start}, f,
-                      indent=1)
+            json.dump(dict(result, failed=failed, seconds=time.time() - t_start), f, indent=1)
     reasons = [f"{n} slower by >{args.threshold:.0%} (p < {args.alpha})" for n in slower]
     if more_ir:
         reasons.append(f"instructions +{ir['change']:.2%} > +{args.ir_threshold:.0%}")
@@ -412,6 +424,37 @@ def main():
         log(f"HEAD's message contains '{ALLOW_MARKER}': not failing")
         return 0
     return 1
+
+
+def main():
+    args = parse_args()
+    t_start = time.time()
+    sides = resolve_sides(args)
+    if isinstance(sides, int):
+        return sides
+    tree, rev, head, dirty = sides
+
+    cache = os.path.abspath(args.cache_dir)
+    os.makedirs(cache, exist_ok=True)
+    lock = open(os.path.join(cache, "lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)  # one gate per cache dir at a time
+    bins = build_sides(args, tree, rev, cache)
+    if isinstance(bins, int):
+        return bins
+
+    base_env, tree_env = side_envs(args)
+    bench = {s: os.path.join(bins[s], args.bench_target.split(":")[1]) for s in bins}
+    workload = {s: os.path.join(bins[s], args.workload_target.split(":")[-1]) for s in bins}
+    try:
+        ir = count_instructions(args, workload, base_env, tree_env, cache)
+        rows, confirm_rows, targets, unit = time_and_confirm(args, bench, base_env, tree_env)
+    except RuntimeError as e:
+        log(f"error: {e}")
+        return 2
+    result = {"baseline": rev, "tree_head": head, "dirty": dirty,
+              "simulate_regression": args.simulate_regression, "timing": rows,
+              "confirm": confirm_rows, "instructions": ir, "targets": targets, "unit": unit}
+    return verdict(args, tree, result, t_start)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 // Whisper model files with random weights in the shapes of the real models, for timing larger
 // models than the one the project ships (tiny.en): `//tools:make_model -- --shape small --out F`
 // writes a whisper.cpp-format file that both //tools:bench and whisper.cpp's whisper-bench load
-// (tools/compare_bench.py runs them side by side). The weights are random, so transcripts from
+// (tools/compare/compare_bench.py runs them side by side). The weights are random, so transcripts from
 // these files mean nothing; timings do. The mel filterbank is the real one (OpenAI's
 // mel_filters.npz), so the encoder input has the value range of real audio.
 #ifndef GGML_WHISPER_TOOLS_MAKE_MODEL_MAKE_MODEL_LIB_H_

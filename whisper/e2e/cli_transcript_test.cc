@@ -1,7 +1,7 @@
 // End-to-end: `whisper:cli` transcribes jfk.wav and jfk.mp3 with tiny.en, greedy (-bs 1) and with
 // the default beam search (-bs 5), exactly as faster-whisper does on the same weights: the same
 // segments, texts, times and text-token ids (testdata/*faster_whisper*.json, written by
-// tools/check_faster_whisper.py and tools/compare_faster_whisper.py --write_reference).
+// tools/reference/faster_whisper_tiny_en.py and tools/compare/compare_faster_whisper.py --write_reference).
 #include <string>
 #include <vector>
 

@@ -1,6 +1,6 @@
 // End-to-end: `whisper:cli -dtw tiny.en -ojf` word timestamps against faster-whisper 1.2.1's
 // word_timestamps=True on the same weights (testdata/word_timestamps_faster_whisper.json, made by
-// tools/check_word_timestamps.py), greedy and beam 5, on jfk.wav, on jfk.wav + 20 s of zeros +
+// tools/reference/word_timestamps.py), greedy and beam 5, on jfk.wav, on jfk.wav + 20 s of zeros +
 // jfk.wav (the long clip of cli_long_audio_test) and on the first 90 s of long_speech.flac (both
 // written as 16-bit WAVs at test time):
 //   - the words: on jfk.wav and the 42 s clip they equal faster-whisper's (measured there: median

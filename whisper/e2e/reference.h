@@ -1,5 +1,5 @@
 // faster-whisper reference transcripts (testdata/*faster_whisper*.json, written by
-// tools/check_faster_whisper.py and tools/compare_faster_whisper.py --write_reference).
+// tools/reference/faster_whisper_tiny_en.py and tools/compare/compare_faster_whisper.py --write_reference).
 #ifndef GGML_WHISPER_WHISPER_E2E_REFERENCE_H_
 #define GGML_WHISPER_WHISPER_E2E_REFERENCE_H_
 

@@ -91,7 +91,7 @@ TEST_F(WhisperApiTest, GreedyTokensEqualFasterWhisper) {
   }
   EXPECT_EQ(got, want);
   EXPECT_EQ(whisper_full_lang_id(ctx_), 0);
-  // faster-whisper's greedy text for these tokens (tools/check_faster_whisper.py).
+  // faster-whisper's greedy text for these tokens (tools/reference/faster_whisper_tiny_en.py).
   EXPECT_STREQ(whisper_full_get_segment_text(ctx_, 0),
                " And so my fellow Americans ask not what your country can do for you");
 }

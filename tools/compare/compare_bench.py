@@ -9,9 +9,9 @@ sequence on the file: one 30 s encoder window (whisper_set_mel zeros), 256 singl
 64 five-token batches, 16 prompts of 256 tokens; each prints whisper_print_timings lines, which
 this script reads ("encode time = X ms / N runs (P ms per run)").
 
-  python3 tools/compare_bench.py                          # base and small, 2 threads, 3 rounds
-  python3 tools/compare_bench.py --shapes base,small,medium --threads 1,2 --rounds 3
-  python3 tools/compare_bench.py --shapes large-v3-turbo --type q4_0 --rounds 1
+  python3 tools/compare/compare_bench.py                          # base and small, 2 threads, 3 rounds
+  python3 tools/compare/compare_bench.py --shapes base,small,medium --threads 1,2 --rounds 3
+  python3 tools/compare/compare_bench.py --shapes large-v3-turbo --type q4_0 --rounds 1
 
 Columns: the median over rounds of each program's per-run time (ms) and x = whisper.cpp / ours
 (above 1: ours faster), for encode (per window), decode (per token), batchd (per token of the
@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PHASES = ("encode", "decode", "batchd", "prompt")
 SHAPES = ("tiny", "base", "small", "medium", "large", "large-v3", "large-v3-turbo")  # make_model --shape
 MEL_FILTERS = os.path.join(REPO, "models", "mel_filters.npz")  # written by tools/get_model.sh

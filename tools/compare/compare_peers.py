@@ -35,7 +35,7 @@ counts a second table gives each system's own thread scaling (time on the fewest
 on more, per round; every round runs all thread counts).
 
 Usage (from the repo root):
-  python3 tools/compare_peers.py --threads 1,2 --rounds 5 --audio jfk,long [--json out.json]
+  python3 tools/compare/compare_peers.py --threads 1,2 --rounds 5 --audio jfk,long [--json out.json]
                                  [--only ours,fw,wcpp] [--model base] [--language zh --audio zh]
 Every system is told the language (--language, default en), as whisper-cli's default -l en.
 Needs: pip install faster-whisper; tools/setup.sh (model files, sndfile-convert); bazel; cmake
@@ -54,7 +54,7 @@ import tempfile
 import time
 import wave
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 # ---- Child side: one transcription, printed as JSON ---------------------------------------------

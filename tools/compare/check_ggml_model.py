@@ -15,9 +15,9 @@ Parses both files with the Python standard library only (no numpy, no torch) and
 Prints one line per check and exits non-zero on the first mismatch.
 
 Usage (from the repo root, after tools/get_model.sh):
-  python3 tools/check_ggml_model.py [--ggml models/ggml-tiny.en.bin]
+  python3 tools/compare/check_ggml_model.py [--ggml models/ggml-tiny.en.bin]
       [--ct2_dir models/faster-whisper-tiny.en] [--header $SHARED/data/header-only-ggml-tiny.en.bin]
-  python3 tools/check_ggml_model.py --ggml models/ggml-base.bin --ct2_dir models/faster-whisper-base \
+  python3 tools/compare/check_ggml_model.py --ggml models/ggml-base.bin --ct2_dir models/faster-whisper-base \
       --header $SHARED/data/header-only-ggml-tiny.bin   (tiny's vocabulary and filters are base's)
 """
 
@@ -29,7 +29,7 @@ import struct
 import sys
 
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def shared_dir():
@@ -164,6 +164,102 @@ def expected_tensors(ct2, n_enc, n_dec):
     return t
 
 
+def check_header(g, h, header_path):
+    """The ggml file's header against whisper.cpp's header-only file; (g vocabulary, h vocabulary,
+    offset of g's first tensor record). Exits on a mismatch."""
+    g_hdr, g_vocab, g_end = read_header(g)
+    h_hdr, h_vocab, h_end = read_header(h)
+    if h_end != len(h):
+        sys.exit(f"FAIL {header_path}: {len(h) - h_end} bytes after the vocabulary")
+    same_model = g[4:48] == h[4:48]
+    if g[48:g_hdr] != h[48:h_hdr] or (same_model and g[:48] != h[:48]):
+        sys.exit(f"FAIL header: hparams or mel filters differ from {header_path}")
+    what = "magic, hparams" if same_model else "magic (hparams differ: another model size)"
+    print(f"ok   header: {what}, mel filters and token count equal {os.path.basename(header_path)}")
+    return g_vocab, h_vocab, g_end
+
+
+def check_vocabulary(g_vocab, h_vocab, ct2_dir, header_path):
+    """Each token the raw bytes of the CTranslate2 token; equal to the header-only file's except
+    the tokens it stored replaced (not valid UTF-8 alone). Exits on a mismatch."""
+    raw = ct2_vocab_bytes(ct2_dir, len(g_vocab))
+    for i, (got, want) in enumerate(zip(g_vocab, raw)):
+        if got != want:
+            sys.exit(f"FAIL token {i}: {got!r}, expected the raw bytes {want!r}")
+    print(f"ok   vocabulary: {len(g_vocab)} tokens are the raw bytes of {ct2_dir}'s tokens")
+    replaced = 0
+    for i, (got, old) in enumerate(zip(g_vocab, h_vocab)):
+        if got == old:
+            continue
+        if old != got.decode("utf-8", "replace").encode("utf-8"):
+            sys.exit(f"FAIL token {i}: {got!r}; the header-only file has {old!r}")
+        replaced += 1
+    print(f"ok   vocabulary: equal to {os.path.basename(header_path)} except {replaced} tokens that "
+          "are not valid UTF-8 alone, which it stores replaced by U+FFFD")
+
+
+def check_tensor(g, o, idx, entry, ct2):
+    """The tensor record at offset o against plan entry `entry` (name, source, part, parts);
+    (offset after it, F16 bytes, F32 bytes). Exits on a mismatch."""
+    name, src, part, parts = entry
+    n_dims, name_len, ttype = struct.unpack_from("<iii", g, o)
+    o += 12
+    ne = struct.unpack_from(f"<{n_dims}i", g, o)
+    o += 4 * n_dims
+    got_name = g[o : o + name_len].decode()
+    o += name_len
+    if got_name != name:
+        sys.exit(f"FAIL tensor #{idx}: name {got_name!r}, expected {name!r}")
+    shape, dtype, data = ct2[src]
+    assert dtype == 4, f"{src}: dtype {dtype} (this check expects a float16 source)"
+    rows = shape[0] // parts
+    row_bytes = len(data) // shape[0]
+    part_data = data[part * rows * row_bytes : (part + 1) * rows * row_bytes]
+    torch_shape = (rows,) + tuple(shape[1:])
+    if name in ("encoder.conv1.bias", "encoder.conv2.bias"):
+        torch_shape = (rows, 1)
+    # convert-pt-to-ggml.py f16 mode: F32 (0) for < 2 dims, conv biases, positional
+    # embeddings; F16 (1) otherwise.
+    f32 = len(torch_shape) < 2 or "positional_embedding" in name or name.endswith("conv1.bias")
+    f32 = f32 or name.endswith("conv2.bias")
+    want_type = 0 if f32 else 1
+    if ttype != want_type or tuple(reversed(ne)) != torch_shape:
+        want_ne = tuple(reversed(torch_shape))
+        sys.exit(f"FAIL {name}: type {ttype} ne {ne}, expected type {want_type} ne {want_ne}")
+    n = len(part_data) // 2
+    if ttype == 1:
+        if g[o : o + 2 * n] != part_data:
+            sys.exit(f"FAIL {name}: F16 data differs from {src}")
+        return o + 2 * n, 2 * n, 0
+    halves = struct.unpack(f"<{n}e", part_data)
+    floats = struct.unpack_from(f"<{n}f", g, o)
+    if halves != floats:
+        sys.exit(f"FAIL {name}: F32 data differs from widened {src}")
+    return o + 4 * n, 0, 4 * n
+
+
+def check_tensors(g, g_end, ct2_dir):
+    """Every tensor record from g_end on against the CTranslate2 variables, and no bytes after
+    the last. Exits on a mismatch."""
+    ct2 = read_ct2(os.path.join(ct2_dir, "model.bin"))
+    def n_layers(prefix):
+        suffix = "self_attention/linear_0/weight"
+        return sum(1 for k in ct2 if k.startswith(prefix) and k.endswith(suffix))
+
+    plan = expected_tensors(ct2, n_layers("encoder/layer_"), n_layers("decoder/layer_"))
+    o = g_end
+    f16_bytes = f32_bytes = 0
+    for idx, entry in enumerate(plan):
+        o, f16, f32 = check_tensor(g, o, idx, entry, ct2)
+        f16_bytes += f16
+        f32_bytes += f32
+    if o != len(g):
+        sys.exit(f"FAIL {len(g) - o} bytes after the last tensor record")
+    print(f"ok   {len(plan)} tensors: names, types, ne and data match {ct2_dir}/model.bin")
+    total = f16_bytes + f32_bytes
+    print(f"ok   tensor data: {f16_bytes} B F16 + {f32_bytes} B F32 = {total} B; file {len(g)} B")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ggml", default="models/ggml-tiny.en.bin")
@@ -175,85 +271,9 @@ def main():
 
     g = open(args.ggml, "rb").read()
     h = open(args.header, "rb").read()
-    g_hdr, g_vocab, g_end = read_header(g)
-    h_hdr, h_vocab, h_end = read_header(h)
-    if h_end != len(h):
-        sys.exit(f"FAIL {args.header}: {len(h) - h_end} bytes after the vocabulary")
-    same_model = g[4:48] == h[4:48]
-    if g[48:g_hdr] != h[48:h_hdr] or (same_model and g[:48] != h[:48]):
-        sys.exit(f"FAIL header: hparams or mel filters differ from {args.header}")
-    what = "magic, hparams" if same_model else "magic (hparams differ: another model size)"
-    print(f"ok   header: {what}, mel filters and token count equal {os.path.basename(args.header)}")
-
-    raw = ct2_vocab_bytes(args.ct2_dir, len(g_vocab))
-    for i, (got, want) in enumerate(zip(g_vocab, raw)):
-        if got != want:
-            sys.exit(f"FAIL token {i}: {got!r}, expected the raw bytes {want!r}")
-    print(f"ok   vocabulary: {len(g_vocab)} tokens are the raw bytes of {args.ct2_dir}'s tokens")
-    replaced = 0
-    for i, (got, old) in enumerate(zip(g_vocab, h_vocab)):
-        if got == old:
-            continue
-        if old != got.decode("utf-8", "replace").encode("utf-8"):
-            sys.exit(f"FAIL token {i}: {got!r}; the header-only file has {old!r}")
-        replaced += 1
-    print(f"ok   vocabulary: equal to {os.path.basename(args.header)} except {replaced} tokens that "
-          "are not valid UTF-8 alone, which it stores replaced by U+FFFD")
-
-    ct2 = read_ct2(os.path.join(args.ct2_dir, "model.bin"))
-    def n_layers(prefix):
-        suffix = "self_attention/linear_0/weight"
-        return sum(1 for k in ct2 if k.startswith(prefix) and k.endswith(suffix))
-
-    n_enc, n_dec = n_layers("encoder/layer_"), n_layers("decoder/layer_")
-    plan = expected_tensors(ct2, n_enc, n_dec)
-
-    o = g_end
-    f16_bytes = f32_bytes = 0
-    for idx, (name, src, part, parts) in enumerate(plan):
-        n_dims, name_len, ttype = struct.unpack_from("<iii", g, o)
-        o += 12
-        ne = struct.unpack_from(f"<{n_dims}i", g, o)
-        o += 4 * n_dims
-        got_name = g[o : o + name_len].decode()
-        o += name_len
-        if got_name != name:
-            sys.exit(f"FAIL tensor #{idx}: name {got_name!r}, expected {name!r}")
-        shape, dtype, data = ct2[src]
-        assert dtype == 4, f"{src}: dtype {dtype} (this check expects a float16 source)"
-        rows = shape[0] // parts
-        row_bytes = len(data) // shape[0]
-        part_data = data[part * rows * row_bytes : (part + 1) * rows * row_bytes]
-        torch_shape = (rows,) + tuple(shape[1:])
-        if name in ("encoder.conv1.bias", "encoder.conv2.bias"):
-            torch_shape = (rows, 1)
-        # convert-pt-to-ggml.py f16 mode: F32 (0) for < 2 dims, conv biases, positional
-        # embeddings; F16 (1) otherwise.
-        f32 = len(torch_shape) < 2 or "positional_embedding" in name or name.endswith("conv1.bias")
-        f32 = f32 or name.endswith("conv2.bias")
-        want_type = 0 if f32 else 1
-        if ttype != want_type or tuple(reversed(ne)) != torch_shape:
-            want_ne = tuple(reversed(torch_shape))
-            sys.exit(f"FAIL {name}: type {ttype} ne {ne}, expected type {want_type} ne {want_ne}")
-        n = len(part_data) // 2
-        if ttype == 1:
-            payload = g[o : o + 2 * n]
-            if payload != part_data:
-                sys.exit(f"FAIL {name}: F16 data differs from {src}")
-            f16_bytes += 2 * n
-            o += 2 * n
-        else:
-            halves = struct.unpack(f"<{n}e", part_data)
-            floats = struct.unpack_from(f"<{n}f", g, o)
-            if halves != floats:
-                sys.exit(f"FAIL {name}: F32 data differs from widened {src}")
-            f32_bytes += 4 * n
-            o += 4 * n
-    if o != len(g):
-        sys.exit(f"FAIL {len(g) - o} bytes after the last tensor record")
-    print(f"ok   {len(plan)} tensors: names, types, ne and data match {args.ct2_dir}/model.bin")
-    total = f16_bytes + f32_bytes
-    print(f"ok   tensor data: {f16_bytes} B F16 + {f32_bytes} B F32 = {total} B; file {len(g)} B")
+    g_vocab, h_vocab, g_end = check_header(g, h, args.header)
+    check_vocabulary(g_vocab, h_vocab, args.ct2_dir, args.header)
+    check_tensors(g, g_end, args.ct2_dir)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ File layout (little-endian int32 unless noted):
     _model.decoder.rnn.bias_ih / bias_hh                 ne [512]        order; ONNX's is i, o, f, c)
     _model.decoder.decoder.2.weight / .bias              ne [128] / [1]
 
-Usage: python3 tools/convert_vad.py [--onnx PATH] [--out models/ggml-silero-v6.bin]
+Usage: python3 tools/convert/convert_vad.py [--onnx PATH] [--out models/ggml-silero-v6.bin]
 (needs `pip install onnx`; --onnx defaults to the file in the installed faster_whisper package).
 """
 import argparse
@@ -43,8 +43,8 @@ def iofc_to_ifgo(a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--onnx", default=None)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                                  "models", "ggml-silero-v6.bin"))
+    repo_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--out", default=os.path.join(repo_root, "models", "ggml-silero-v6.bin"))
     args = ap.parse_args()
     path = args.onnx
     if path is None:

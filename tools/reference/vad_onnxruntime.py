@@ -11,7 +11,7 @@ with VadOptions() (threshold 0.5, min silence 2000 ms, pad 400 ms), with whisper
 (min speech 250 ms, min silence 100 ms, pad 30 ms) and with those plus max_speech_duration_s 2.
 
 Usage (from the repo root; needs `pip install faster-whisper==1.2.1 onnxruntime`):
-  python3 tools/check_vad.py [--out testdata/vad_onnxruntime.json]
+  python3 tools/reference/vad_onnxruntime.py [--out testdata/vad_onnxruntime.json]
 """
 import argparse
 import json
@@ -19,7 +19,7 @@ import os
 
 import numpy as np
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main():
@@ -38,7 +38,7 @@ def main():
     jfk = decode_audio(os.path.join(shared, "data", "jfk.wav"), sampling_rate=16000)
     sr = 16000
     gap = np.concatenate([np.zeros(sr, np.float32), jfk[: 3 * sr], np.zeros(2 * sr, np.float32), jfk[3 * sr: 6 * sr]])
-    out = {"source": "tools/check_vad.py", "onnxruntime_version": onnxruntime.__version__,
+    out = {"source": "tools/reference/vad_onnxruntime.py", "onnxruntime_version": onnxruntime.__version__,
            "faster_whisper_version": faster_whisper.__version__, "clips": []}
     for name, audio in (("jfk", jfk), ("gap", gap)):
         padded = np.pad(audio, (0, (-len(audio)) % 512))
