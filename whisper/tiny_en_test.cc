@@ -183,9 +183,6 @@ TEST_F(TinyEnTest, PlainGreedyJfkAgreesUntilTheTimestampRule) {
   EXPECT_EQ(Agreement(got, want), 15u);
   ASSERT_GE(got.size(), 16u);
   EXPECT_EQ(got[15], 11);  // ","
-  EXPECT_EQ(Text(*model_, got),
-            "[50363] And so my fellow Americans ask not what your country can do for you, ask "
-            "what you can do for your country.[50903]");
 }
 
 // OpenAI's non-speech list on tiny.en's vocabulary is the text part of config.json's
@@ -237,19 +234,6 @@ TEST_F(TinyEnTest, FilteredGreedyJfkMatchesFasterWhisper) {
   const std::vector<int32_t> got = Greedy(*model_, *state, &filter);
   EXPECT_EQ(Agreement(got, want), want.size());
   EXPECT_EQ(got, want);
-}
-
-// whisper.cpp's front end (silence, not 0.0, after the audio) with the same rules: the same
-// words, timestamps 0.26 s later and a final ".".
-TEST_F(TinyEnTest, FilteredGreedyJfkWithWhisperCppFrontEnd) {
-  std::unique_ptr<WhisperState> state = EncodeJfk(*model_, 2);
-  ASSERT_NE(state, nullptr);
-  std::vector<Token> non_speech;
-  const LogitFilterParams filter = FasterWhisperFilters(*model_, &non_speech);
-  const std::vector<int32_t> got = Greedy(*model_, *state, &filter);
-  EXPECT_EQ(Text(*model_, got),
-            "[50363] And so my fellow Americans ask not what your country can do for you[50763]"
-            "[50763] ask what you can do for your country.[50913]");
 }
 
 }  // namespace
