@@ -67,9 +67,9 @@ absl::StatusOr<std::unique_ptr<WhisperState>> WhisperState::Create(const Whisper
                                                                    int n_decoders, int n_threads,
                                                                    GraphComputeFn compute,
                                                                    const EncoderOptions& encoder) {
-  if (n_decoders < 1 || n_decoders > kMaxDecoders) {
+  if (n_decoders < 1 || n_decoders > kMaxStateDecoders) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "WhisperState: n_decoders %d is not in [1, %d]", n_decoders, kMaxDecoders));
+        "WhisperState: n_decoders %d is not in [1, %d]", n_decoders, kMaxStateDecoders));
   }
   if (n_threads < 1 || n_threads > GGML_THREADPOOL_MAX_THREADS) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -64,12 +64,12 @@ struct WhisperTimings {
 class WhisperState {
  public:
   // Most decoders a state holds (beam search with beam_size 8 double-buffers 16).
-  static constexpr int kMaxDecoders = 16;
+  static constexpr int kMaxStateDecoders = 16;
 
   // Creates the state for `model` (which must outlive it). Graphs run on the SIMD executor with
   // n_threads threads, or, when `compute` is not null, on `compute` alone (no thread pool and no
   // work buffer are made; n_threads is still checked and reported by n_threads()). Errors:
-  // InvalidArgument when n_decoders is not in [1, kMaxDecoders] or n_threads not in
+  // InvalidArgument when n_decoders is not in [1, kMaxStateDecoders] or n_threads not in
   // [1, GGML_THREADPOOL_MAX_THREADS]; ResourceExhausted / Internal (with ggml_last_error()) when a
   // buffer, the thread pool or a worst-case graph cannot be made. `encoder` chooses the
   // encoder's attention (whisper_context_params.flash_attn: flash, the default, or blocked);

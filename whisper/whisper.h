@@ -42,6 +42,9 @@
 #define WHISPER_N_FFT 400         /* samples per STFT frame (25 ms) */
 #define WHISPER_HOP_LENGTH 160    /* samples between frames (10 ms): one mel frame per centisecond */
 #define WHISPER_CHUNK_SIZE 30     /* seconds per encoder window */
+/* Extension: the largest beam_size and best_of whisper_full takes (whisper.cpp's private
+ * WHISPER_MAX_DECODERS); larger values make whisper_full fail. */
+#define WHISPER_GGML_MAX_DECODERS 8
 
 #ifdef __cplusplus
 extern "C" {
@@ -425,10 +428,11 @@ struct whisper_full_params {
   float logprob_thold;   /* default -1 */
   float no_speech_thold; /* default 0.6 */
   struct {
-    int best_of; /* candidates sampled at temperature > 0: 5 for GREEDY, -1 for BEAM_SEARCH (then 1) */
+    int best_of; /* candidates sampled at temperature > 0: 5 for GREEDY, -1 for BEAM_SEARCH (then 1);
+                    at most WHISPER_GGML_MAX_DECODERS */
   } greedy;
   struct {
-    int beam_size; /* 5 for BEAM_SEARCH, -1 for GREEDY */
+    int beam_size; /* 5 for BEAM_SEARCH, -1 for GREEDY; at most WHISPER_GGML_MAX_DECODERS */
     float patience; /* not implemented in whisper.cpp either; ignored */
   } beam_search;
   whisper_new_segment_callback new_segment_callback;

@@ -27,8 +27,6 @@ namespace whisper {
 namespace api {
 namespace {
 
-// whisper.cpp's WHISPER_MAX_DECODERS: beams and best-of candidates per window.
-constexpr int kMaxDecoders = 8;
 // whisper_full_parallel: at most this many parts (each a whisper_state and a thread; whisper.cpp
 // has no limit, and 1000 parts of jfk.wav took 17 GB).
 constexpr int kMaxProcessors = 64;
@@ -193,9 +191,9 @@ absl::Status CheckWindows(whisper_context* ctx, whisper_state* state, const whis
   const WhisperHparams& hp = ctx->model->hparams();
   dp->beam_size = params.strategy == WHISPER_SAMPLING_BEAM_SEARCH ? std::max(1, params.beam_search.beam_size) : 1;
   dp->best_of = std::max(1, params.greedy.best_of);
-  if (dp->beam_size > kMaxDecoders || dp->best_of > kMaxDecoders) {
+  if (dp->beam_size > WHISPER_GGML_MAX_DECODERS || dp->best_of > WHISPER_GGML_MAX_DECODERS) {
     return WithKind(absl::InvalidArgumentError(absl::StrFormat("too many decoders requested (%d), max = %d",
-                                                               std::max(dp->beam_size, dp->best_of), kMaxDecoders)),
+                                                               std::max(dp->beam_size, dp->best_of), WHISPER_GGML_MAX_DECODERS)),
                     ErrorKind::kTooManyDecoders);
   }
   if (params.audio_ctx > hp.n_audio_ctx || params.audio_ctx < 0) {

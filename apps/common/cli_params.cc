@@ -146,8 +146,6 @@ Flag Section(const char* heading, Flag f) {
   return f;
 }
 
-constexpr int kMaxDecoders = 8;  // whisper.cpp WHISPER_MAX_DECODERS
-
 // whisper-cli 1.8.5's flags in its usage order, then this runtime's own.
 const std::vector<Flag>& Flags() {
   static const std::vector<Flag>* const flags = new std::vector<Flag>{
@@ -164,8 +162,8 @@ const std::vector<Flag>& Flags() {
           "maximum number of text context tokens to store (-1 = all)"),
       Int("-ml", "--max-len", "N", &CliParams::max_len, 0, INT_MAX, "maximum segment length in characters"),
       Switch("-sow", "--split-on-word", &CliParams::split_on_word, "split on word rather than on token"),
-      Int("-bo", "--best-of", "N", &CliParams::best_of, 1, kMaxDecoders, "number of best candidates to keep"),
-      Int("-bs", "--beam-size", "N", &CliParams::beam_size, 1, kMaxDecoders, "beam size for beam search"),
+      Int("-bo", "--best-of", "N", &CliParams::best_of, 1, WHISPER_GGML_MAX_DECODERS, "number of best candidates to keep"),
+      Int("-bs", "--beam-size", "N", &CliParams::beam_size, 1, WHISPER_GGML_MAX_DECODERS, "beam size for beam search"),
       Int("-ac", "--audio-ctx", "N", &CliParams::audio_ctx, 0, INT_MAX, "audio context size (0 - all)"),
       Float("-wt", "--word-thold", "N", &CliParams::word_thold, 0.0f, 1.0f, "word timestamp probability threshold"),
       Float("-et", "--entropy-thold", "N", &CliParams::entropy_thold, -FLT_MAX, FLT_MAX,
