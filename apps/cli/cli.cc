@@ -21,6 +21,8 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -203,24 +205,29 @@ JsonInfo MakeJsonInfo(const CliParams& p, whisper_context* ctx) {
   return info;
 }
 
-int Run(int argc, char** argv) {
-  absl::StatusOr<CliParams> parsed = ParseCliParams(argc, argv);
-  if (!parsed.ok()) return Fail(std::string(parsed.status().message()), 2);
-  CliParams p = *parsed;
+// -h, --version and --list-languages: prints what was asked for. True when one was given (Run
+// then exits 0).
+bool PrintInfoRequest(const CliParams& p, const char* argv0) {
   if (p.help) {
-    std::fprintf(stderr, "%s", CliUsage(argv[0]).c_str());
-    return 0;
+    std::fprintf(stderr, "%s", CliUsage(argv0).c_str());
+    return true;
   }
   if (p.version) {
     std::printf("whisper-cli (ggml_whisper) %s\n", whisper_version());
-    return 0;
+    return true;
   }
   if (p.list_languages) {
     for (int i = 0; i <= whisper_lang_max_id(); ++i) {
       std::printf("%-3s %s\n", whisper_lang_str(i), whisper_lang_str_full(i));
     }
-    return 0;
+    return true;
   }
+  return false;
+}
+
+// The checks that need no model: an input file, no unimplemented flag, -owts's font; then the
+// notes on ignored flags. The exit code after printing the error, or nullopt when fine.
+std::optional<int> CheckUsage(const CliParams& p) {
   if (p.files.empty()) return Fail("no input files specified (use -f FILE)", 2);
   if (!p.unimplemented.empty()) {
     return Fail(p.unimplemented + " is not implemented by this runtime yet", 2);
@@ -235,24 +242,29 @@ int Run(int argc, char** argv) {
   for (const std::string& flag : p.ignored_flags) {
     std::fprintf(stderr, "note: %s ignored: this is a CPU runtime\n", flag.c_str());
   }
-  if (p.n_threads == 0) p.n_threads = std::min(4, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  return std::nullopt;
+}
 
-  LogSink sink;
-  sink.quiet = p.no_prints;
-  whisper_log_set(LogToSink, &sink);
-  ggml_log_set(GgmlToSink, &sink);  // after whisper_log_set, which points ggml's at its own
-
-  if (const std::string bad = CheckModelFiles(p, sink); !bad.empty()) return Fail(bad);
+// Checks the model files (CheckModelFiles), loads -m and sets --decoding's rules. nullptr after
+// printing the error.
+whisper_context* LoadModel(const CliParams& p, const LogSink& sink) {
+  if (const std::string bad = CheckModelFiles(p, sink); !bad.empty()) {
+    Fail(bad);
+    return nullptr;
+  }
   const whisper_context_params cparams = ToWhisperContextParams(p);
   whisper_context* ctx = whisper_init_from_file_with_params(p.model.c_str(), cparams);
-  if (ctx == nullptr) return FailFromLog(sink, "cannot load model '" + p.model + "'");
+  if (ctx == nullptr) {
+    FailFromLog(sink, "cannot load model '" + p.model + "'");
+    return nullptr;
+  }
   whisper_ggml_set_decoding(ctx, p.decoding == "whisper.cpp" ? WHISPER_GGML_DECODING_WHISPER_CPP
                                                               : WHISPER_GGML_DECODING_OPENAI);
-  struct Free {
-    whisper_context* c;
-    ~Free() { whisper_free(c); }
-  } free_ctx{ctx};
+  return ctx;
+}
 
+// -ac and -l against the loaded model: exit code 2 after printing the error, or nullopt when fine.
+std::optional<int> CheckAgainstModel(const CliParams& p, whisper_context* ctx) {
   if (p.audio_ctx > whisper_n_audio_ctx(ctx)) {
     return Fail("-ac " + std::to_string(p.audio_ctx) + " is larger than the model's n_audio_ctx " +
                     std::to_string(whisper_n_audio_ctx(ctx)),
@@ -261,21 +273,226 @@ int Run(int argc, char** argv) {
   if (p.language != "auto" && whisper_lang_id(p.language.c_str()) < 0) {
     return Fail("-l: unknown language '" + p.language + "'", 2);
   }
+  return std::nullopt;
+}
+
+// faster-whisper's rule for language and task, as the server and the Python package apply it
+// (request_rules.h): prints its notes (info ones unless -np) and applies it to `p`.
+void ApplyLanguageRule(bool multilingual, CliParams* p) {
+  const LanguageDecision language = DecideLanguage(multilingual, p->language, p->translate);
+  for (const LanguageDecision::Note& note : language.notes) {
+    if (note.level == LanguageDecision::Level::kInfo && p->no_prints) continue;
+    std::fprintf(stderr, "%s: %s\n", note.level == LanguageDecision::Level::kInfo ? "note" : "warning",
+                 note.message.c_str());
+  }
+  p->language = language.language;
+  p->translate = language.translate;
+}
+
+// How one input file went: done, failed (Run goes on to the next file and exits 1), or failed so
+// that Run stops at once with exit code 1.
+enum class FileOutcome { kDone, kFailed, kAbort };
+
+// The display name of input `file` ("-" is standard input).
+std::string InputName(const std::string& file) { return file == "-" ? kStdinName : file; }
+
+// Decodes `file` to 16 kHz mono (and with -di its two channels into `stereo`), warns about a
+// decoder that stopped early, and checks the length against 100 ms and -ot/-d. nullopt after
+// printing the error.
+std::optional<std::vector<float>> LoadInput(const CliParams& p, const std::string& file,
+                                            std::vector<std::vector<float>>* stereo) {
+  AudioReport report;
+  AudioOptions audio_options;
+  audio_options.report = &report;
+  if (p.diarize) audio_options.stereo = stereo;
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(file, audio_options);
+  if (!audio.ok()) {
+    Fail(std::string(audio.status().message()));
+    return std::nullopt;
+  }
+  // A decoder that stopped early without an error (a corrupt FLAC frame) is not silent.
+  if (report.announced_is_exact && report.frames_decoded < report.frames_announced) {
+    std::fprintf(stderr,
+                 "warning: %s: decoding stopped after %lld of the %lld frames the header announces (corrupt or "
+                 "truncated data): transcribing the %.2f s decoded\n",
+                 file == "-" ? kStdinName : file.c_str(), static_cast<long long>(report.frames_decoded),
+                 static_cast<long long>(report.frames_announced),
+                 static_cast<double>(report.frames_decoded) / report.sample_rate);
+  }
+  if (audio->size() < 1600) {  // whisper.cpp rejects input under 100 ms (10 frames)
+    Fail("'" + InputName(file) + "': " + std::to_string(audio->size()) + " samples is shorter than 100 ms");
+    return std::nullopt;
+  }
+  if (const std::string bad = CheckOffset(p, InputName(file), audio->size()); !bad.empty()) {
+    Fail(bad);
+    return std::nullopt;
+  }
+  return *std::move(audio);
+}
+
+// whisper_full's parameters for one file: segments printed as they come (PrintSegments) and -pp's
+// progress, unless the output file goes to stdout.
+whisper_full_params FullParams(const CliParams& p, bool to_stdout, PrintState* print) {
+  whisper_full_params w = ToWhisperFullParams(p);
+  if (!to_stdout) {
+    w.new_segment_callback = PrintSegments;
+    w.new_segment_callback_user_data = print;
+  }
+  if (p.print_progress && !to_stdout) {
+    w.progress_callback = PrintProgress;
+    w.progress_callback_user_data = print;
+  }
+  return w;
+}
+
+// whisper-cli's "processing ..." header (and -pc/--print-confidence's legend) on stderr, unless -np.
+void PrintProcessing(const CliParams& p, const std::string& file, size_t n_samples) {
+  if (p.no_prints) return;
+  std::fprintf(stderr,
+               "\nprocessing '%s' (%zu samples, %.1f sec), %d threads, %d processors, lang = %s, task = %s, "
+               "timestamps = %d ...\n\n",
+               file.c_str(), n_samples, n_samples / 16000.0, p.n_threads, p.n_processors, p.language.c_str(),
+               p.translate ? "translate" : "transcribe", p.no_timestamps ? 0 : 1);
+  if (p.print_colors) {
+    std::fprintf(stderr, "main: color scheme: red (low confidence), yellow (medium), green (high confidence)\n\n");
+  } else if (p.print_confidence) {
+    std::fprintf(stderr, "main: confidence: highlighted (low confidence), underlined (medium), dim (high confidence)\n\n");
+  }
+}
+
+// One requested output file: its extension and its content.
+struct OutputFile {
+  const char* extension;
+  std::string text;
+};
+
+// The requested output files of the finished transcription of `file` (n_samples long; -di's
+// channels in `stereo`), in whisper-cli's order: txt, vtt, srt, wts, csv, json, lrc, score.
+std::vector<OutputFile> FormatOutputs(const CliParams& p, whisper_context* ctx, const std::string& file,
+                                      size_t n_samples, const std::vector<std::vector<float>>& stereo) {
+  std::vector<TranscriptSegment> segments = CollectSegments(ctx, nullptr);
+  if (p.diarize && stereo.size() == 2) {
+    for (TranscriptSegment& s : segments) s.speaker = EstimateSpeaker(stereo[0], stereo[1], s.t0, s.t1);
+  }
+  const JsonInfo info = MakeJsonInfo(p, ctx);
+  std::function<const std::string&(whisper_token)> json_tokens;  // -ojf: segments list their tokens
+  std::vector<std::string> token_texts;
+  if (p.output_json_full || p.log_score || p.output_words) {
+    const int n_vocab = whisper_n_vocab(ctx);
+    token_texts.resize(static_cast<size_t>(n_vocab));
+    for (int t = 0; t < n_vocab; ++t) token_texts[t] = whisper_token_to_str(ctx, t);
+  }
+  auto token_text = [&token_texts](whisper_token t) -> const std::string& { return token_texts[static_cast<size_t>(t)]; };
+  if (p.output_json_full) json_tokens = token_text;
+  WtsOptions wts;
+  wts.font = p.font_path;
+  wts.input = file;
+  wts.duration_s = static_cast<float>(n_samples + 1000) / 16000;  // whisper-cli's t_sec
+  wts.eot = whisper_token_eot(ctx);
+  std::vector<OutputFile> outputs;
+  if (p.output_txt) outputs.push_back({".txt", FormatTxt(segments)});
+  if (p.output_vtt) outputs.push_back({".vtt", FormatVtt(segments)});
+  if (p.output_srt) outputs.push_back({".srt", FormatSrt(segments, p.offset_n)});
+  if (p.output_words) outputs.push_back({".wts", FormatWts(segments, token_text, wts)});
+  if (p.output_csv) outputs.push_back({".csv", FormatCsv(segments, p.diarize)});
+  if (p.output_json || p.output_json_full) outputs.push_back({".json", FormatJson(segments, info, json_tokens)});
+  if (p.output_lrc) outputs.push_back({".lrc", FormatLrc(segments)});
+  if (p.log_score) outputs.push_back({".score.txt", FormatScore(segments, token_text)});
+  return outputs;
+}
+
+// Writes `outputs` to base + extension, or with to_stdout the first of them to stdout (whisper-cli
+// warns about the others, or when there is none). False after printing a write error.
+bool WriteOutputs(const CliParams& p, const std::string& base, bool to_stdout, const std::vector<OutputFile>& outputs) {
+  if (to_stdout && outputs.empty()) {
+    // whisper-cli's warning, and what it means (its text alone names a flag `-f -` users never gave).
+    std::fprintf(stderr,
+                 "warning: '--output-file -' used without any other '--output-*' (the output goes to stdout for "
+                 "'-f -' or '-of -'; add -otxt, -osrt, -ovtt, -ojf, ... to print a transcript)\n");
+  }
+  bool used_stdout = false;
+  for (const OutputFile& out : outputs) {
+    if (to_stdout) {
+      if (used_stdout) {
+        std::fprintf(stderr, "warning: Not appending multiple file formats to stdout\n");
+        continue;
+      }
+      std::fwrite(out.text.data(), 1, out.text.size(), stdout);
+      std::fflush(stdout);
+      used_stdout = true;
+      continue;
+    }
+    const std::string path = base + out.extension;
+    absl::Status st = WriteFileAtomically(path, out.text);
+    if (!st.ok()) {
+      Fail(std::string(st.message()));
+      return false;
+    }
+    if (!p.no_prints) std::fprintf(stderr, "output: saved to '%s'\n", path.c_str());
+    if (std::strcmp(out.extension, ".wts") == 0) {  // whisper-cli prints this even with -np
+      std::fprintf(stderr, "# output_wts: run 'source %s' to generate karaoke video\n", path.c_str());
+    }
+  }
+  return true;
+}
+
+// Transcribes input f of p.files with `ctx`: prints its segments as they come, then writes the
+// requested output files (or -dl's language).
+FileOutcome TranscribeFile(const CliParams& p, size_t f, whisper_context* ctx, LogSink* sink) {
+  const std::string& file = p.files[f];
+  std::vector<std::vector<float>> stereo;  // -di
+  const std::optional<std::vector<float>> audio = LoadInput(p, file, &stereo);
+  if (!audio) return FileOutcome::kFailed;
+  PrintState print{&p, &stereo};
+  // -of - (or -f - without -of): the output file goes to stdout, so segments are not printed
+  // there (whisper-cli's fout_factory).
+  const std::string base = f < p.output_files.size() && !p.output_files[f].empty() ? p.output_files[f] : file;
+  const bool to_stdout = base == "-";
+  const whisper_full_params w = FullParams(p, to_stdout, &print);
+  PrintProcessing(p, file, audio->size());
+  sink->Reset();
+  const int ret = whisper_full_parallel(ctx, w, audio->data(), static_cast<int>(audio->size()), p.n_processors);
+  if (ret != 0) {
+    FailFromLog(*sink, "'" + InputName(file) + "': transcription failed (" + std::to_string(ret) + ")");
+    return FileOutcome::kAbort;
+  }
+  if (!print.utf8.empty()) std::printf("%s\n", print.utf8.Finish().c_str());  // a character cut off at the end
+  if (p.detect_language) {
+    std::fprintf(stderr, "auto-detected language: %s\n", whisper_lang_str(whisper_full_lang_id(ctx)));
+    return FileOutcome::kDone;
+  }
+  if (p.no_timestamps && !p.diarize && !to_stdout) std::printf("\n");
+  const std::vector<OutputFile> outputs = FormatOutputs(p, ctx, file, audio->size(), stereo);
+  return WriteOutputs(p, base, to_stdout, outputs) ? FileOutcome::kDone : FileOutcome::kAbort;
+}
+
+int Run(int argc, char** argv) {
+  absl::StatusOr<CliParams> parsed = ParseCliParams(argc, argv);
+  if (!parsed.ok()) return Fail(std::string(parsed.status().message()), 2);
+  CliParams p = *parsed;
+  if (PrintInfoRequest(p, argv[0])) return 0;
+  if (const std::optional<int> code = CheckUsage(p)) return *code;
+  if (p.n_threads == 0) p.n_threads = std::min(4, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+
+  LogSink sink;
+  sink.quiet = p.no_prints;
+  whisper_log_set(LogToSink, &sink);
+  ggml_log_set(GgmlToSink, &sink);  // after whisper_log_set, which points ggml's at its own
+
+  whisper_context* ctx = LoadModel(p, sink);
+  if (ctx == nullptr) return 1;
+  struct Free {
+    whisper_context* c;
+    ~Free() { whisper_free(c); }
+  } free_ctx{ctx};
+  if (const std::optional<int> code = CheckAgainstModel(p, ctx)) return *code;
   sink.Reset();
   const bool multilingual = whisper_is_multilingual(ctx) != 0;
   if (!multilingual && p.detect_language) {
     std::fprintf(stderr, "auto-detected language: en (English-only model)\n");
     return 0;
   }
-  // faster-whisper's rule, as the server and the Python package apply it (request_rules.h).
-  const LanguageDecision language = DecideLanguage(multilingual, p.language, p.translate);
-  for (const LanguageDecision::Note& note : language.notes) {
-    if (note.level == LanguageDecision::Level::kInfo && p.no_prints) continue;
-    std::fprintf(stderr, "%s: %s\n", note.level == LanguageDecision::Level::kInfo ? "note" : "warning",
-                 note.message.c_str());
-  }
-  p.language = language.language;
-  p.translate = language.translate;
+  ApplyLanguageRule(multilingual, &p);
   if (!p.no_prints) {
     std::fprintf(stderr, "system_info: n_threads = %d / %u | %s\n", p.n_threads, std::thread::hardware_concurrency(),
                  whisper_print_system_info());
@@ -283,133 +500,9 @@ int Run(int argc, char** argv) {
 
   int exit_code = 0;
   for (size_t f = 0; f < p.files.size(); ++f) {
-    const std::string& file = p.files[f];
-    AudioReport report;
-    AudioOptions audio_options;
-    audio_options.report = &report;
-    std::vector<std::vector<float>> stereo;  // -di
-    if (p.diarize) audio_options.stereo = &stereo;
-    absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(file, audio_options);
-    if (!audio.ok()) {
-      Fail(std::string(audio.status().message()));
-      exit_code = 1;
-      continue;
-    }
-    // A decoder that stopped early without an error (a corrupt FLAC frame) is not silent.
-    if (report.announced_is_exact && report.frames_decoded < report.frames_announced) {
-      std::fprintf(stderr,
-                   "warning: %s: decoding stopped after %lld of the %lld frames the header announces (corrupt or "
-                   "truncated data): transcribing the %.2f s decoded\n",
-                   file == "-" ? kStdinName : file.c_str(), static_cast<long long>(report.frames_decoded),
-                   static_cast<long long>(report.frames_announced),
-                   static_cast<double>(report.frames_decoded) / report.sample_rate);
-    }
-    if (audio->size() < 1600) {  // whisper.cpp rejects input under 100 ms (10 frames)
-      Fail("'" + std::string(file == "-" ? kStdinName : file) + "': " + std::to_string(audio->size()) +
-           " samples is shorter than 100 ms");
-      exit_code = 1;
-      continue;
-    }
-    if (const std::string bad = CheckOffset(p, file == "-" ? kStdinName : file, audio->size()); !bad.empty()) {
-      Fail(bad);
-      exit_code = 1;
-      continue;
-    }
-    whisper_full_params w = ToWhisperFullParams(p);
-    PrintState print{&p, &stereo};
-    // -of - (or -f - without -of): the output file goes to stdout, so segments are not printed
-    // there (whisper-cli's fout_factory).
-    const std::string base = f < p.output_files.size() && !p.output_files[f].empty() ? p.output_files[f] : file;
-    const bool to_stdout = base == "-";
-    if (!to_stdout) {
-      w.new_segment_callback = PrintSegments;
-      w.new_segment_callback_user_data = &print;
-    }
-    if (p.print_progress && !to_stdout) {
-      w.progress_callback = PrintProgress;
-      w.progress_callback_user_data = &print;
-    }
-    if (!p.no_prints) {
-      std::fprintf(stderr,
-                   "\nprocessing '%s' (%zu samples, %.1f sec), %d threads, %d processors, lang = %s, task = %s, "
-                   "timestamps = %d ...\n\n",
-                   file.c_str(), audio->size(), audio->size() / 16000.0, p.n_threads, p.n_processors,
-                   p.language.c_str(), p.translate ? "translate" : "transcribe", p.no_timestamps ? 0 : 1);
-      if (p.print_colors) {
-        std::fprintf(stderr, "main: color scheme: red (low confidence), yellow (medium), green (high confidence)\n\n");
-      } else if (p.print_confidence) {
-        std::fprintf(stderr, "main: confidence: highlighted (low confidence), underlined (medium), dim (high confidence)\n\n");
-      }
-    }
-    sink.Reset();
-    const int ret = whisper_full_parallel(ctx, w, audio->data(), static_cast<int>(audio->size()), p.n_processors);
-    if (ret != 0) return FailFromLog(sink, "'" + std::string(file == "-" ? kStdinName : file) + "': transcription failed (" + std::to_string(ret) + ")");
-    if (!print.utf8.empty()) std::printf("%s\n", print.utf8.Finish().c_str());  // a character cut off at the end
-    if (p.detect_language) {
-      std::fprintf(stderr, "auto-detected language: %s\n", whisper_lang_str(whisper_full_lang_id(ctx)));
-      continue;
-    }
-    if (p.no_timestamps && !p.diarize && !to_stdout) std::printf("\n");
-
-    std::vector<TranscriptSegment> segments = CollectSegments(ctx, nullptr);
-    if (p.diarize && stereo.size() == 2) {
-      for (TranscriptSegment& s : segments) s.speaker = EstimateSpeaker(stereo[0], stereo[1], s.t0, s.t1);
-    }
-    const JsonInfo info = MakeJsonInfo(p, ctx);
-    std::function<const std::string&(whisper_token)> json_tokens;  // -ojf: segments list their tokens
-    std::vector<std::string> token_texts;
-    if (p.output_json_full || p.log_score || p.output_words) {
-      const int n_vocab = whisper_n_vocab(ctx);
-      token_texts.resize(static_cast<size_t>(n_vocab));
-      for (int t = 0; t < n_vocab; ++t) token_texts[t] = whisper_token_to_str(ctx, t);
-    }
-    auto token_text = [&token_texts](whisper_token t) -> const std::string& { return token_texts[static_cast<size_t>(t)]; };
-    if (p.output_json_full) json_tokens = token_text;
-    const bool want_json = p.output_json || p.output_json_full;
-    WtsOptions wts;
-    wts.font = p.font_path;
-    wts.input = file;
-    wts.duration_s = static_cast<float>(audio->size() + 1000) / 16000;  // whisper-cli's t_sec
-    wts.eot = whisper_token_eot(ctx);
-    // whisper-cli's order (txt, vtt, srt, wts, csv, json, lrc, score): with stdout, only the first is written.
-    const std::pair<bool, std::pair<const char*, std::string>> outputs[] = {
-        {p.output_txt, {".txt", p.output_txt ? FormatTxt(segments) : ""}},
-        {p.output_vtt, {".vtt", p.output_vtt ? FormatVtt(segments) : ""}},
-        {p.output_srt, {".srt", p.output_srt ? FormatSrt(segments, p.offset_n) : ""}},
-        {p.output_words, {".wts", p.output_words ? FormatWts(segments, token_text, wts) : ""}},
-        {p.output_csv, {".csv", p.output_csv ? FormatCsv(segments, p.diarize) : ""}},
-        {want_json, {".json", want_json ? FormatJson(segments, info, json_tokens) : ""}},
-        {p.output_lrc, {".lrc", p.output_lrc ? FormatLrc(segments) : ""}},
-        {p.log_score, {".score.txt", p.log_score ? FormatScore(segments, token_text) : ""}},
-    };
-    bool used_stdout = false;
-    if (to_stdout && !p.output_txt && !p.output_vtt && !p.output_srt && !p.output_words && !p.output_csv &&
-        !want_json && !p.output_lrc && !p.log_score) {
-      // whisper-cli's warning, and what it means (its text alone names a flag `-f -` users never gave).
-      std::fprintf(stderr,
-                   "warning: '--output-file -' used without any other '--output-*' (the output goes to stdout for "
-                   "'-f -' or '-of -'; add -otxt, -osrt, -ovtt, -ojf, ... to print a transcript)\n");
-    }
-    for (const auto& [wanted, out] : outputs) {
-      if (!wanted) continue;
-      if (to_stdout) {
-        if (used_stdout) {
-          std::fprintf(stderr, "warning: Not appending multiple file formats to stdout\n");
-          continue;
-        }
-        std::fwrite(out.second.data(), 1, out.second.size(), stdout);
-        std::fflush(stdout);
-        used_stdout = true;
-        continue;
-      }
-      const std::string path = base + out.first;
-      absl::Status st = WriteFileAtomically(path, out.second);
-      if (!st.ok()) return Fail(std::string(st.message()));
-      if (!p.no_prints) std::fprintf(stderr, "output: saved to '%s'\n", path.c_str());
-      if (std::strcmp(out.first, ".wts") == 0) {  // whisper-cli prints this even with -np
-        std::fprintf(stderr, "# output_wts: run 'source %s' to generate karaoke video\n", path.c_str());
-      }
-    }
+    const FileOutcome outcome = TranscribeFile(p, f, ctx, &sink);
+    if (outcome == FileOutcome::kAbort) return 1;
+    if (outcome == FileOutcome::kFailed) exit_code = 1;
   }
   if (!p.no_prints) whisper_print_timings(ctx);
   return exit_code;
