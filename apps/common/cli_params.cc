@@ -146,9 +146,9 @@ Flag Section(const char* heading, Flag f) {
   return f;
 }
 
-// whisper-cli 1.8.5's flags in its usage order, then this runtime's own.
-const std::vector<Flag>& Flags() {
-  static const std::vector<Flag>* const flags = new std::vector<Flag>{
+// Help, threads and processors, and the part of the audio to transcribe.
+std::vector<Flag> RunFlags() {
+  return {
       Switch("-h", "--help", &CliParams::help, "show this help message and exit"),
       Int("-t", "--threads", "N", &CliParams::n_threads, 0, kMaxThreads,
           "number of threads to use during computation (0 = min(4, hardware threads))"),
@@ -158,6 +158,12 @@ const std::vector<Flag>& Flags() {
       Int("-on", "--offset-n", "N", &CliParams::offset_n, 0, INT_MAX, "segment index offset"),
       Int("-d", "--duration", "N", &CliParams::duration_ms, 0, INT_MAX,
           "duration of audio to process in milliseconds (0 = all)"),
+  };
+}
+
+// Decoding: context, segment length, beam search, thresholds, temperature, task, diarization.
+std::vector<Flag> DecodingFlags() {
+  return {
       Int("-mc", "--max-context", "N", &CliParams::max_context, INT_MIN, INT_MAX,
           "maximum number of text context tokens to store (-1 = all)"),
       Int("-ml", "--max-len", "N", &CliParams::max_len, 0, INT_MAX, "maximum segment length in characters"),
@@ -181,6 +187,12 @@ const std::vector<Flag>& Flags() {
       Switch("-di", "--diarize", &CliParams::diarize, "stereo audio diarization"),
       Switch("-tdrz", "--tinydiarize", &CliParams::tinydiarize, "enable tinydiarize (requires a tdrz model)"),
       Switch("-nf", "--no-fallback", &CliParams::no_fallback, "do not use temperature fallback while decoding"),
+  };
+}
+
+// Output files and what is printed.
+std::vector<Flag> OutputFlags() {
+  return {
       Switch("-otxt", "--output-txt", &CliParams::output_txt, "output result in a text file"),
       Switch("-ovtt", "--output-vtt", &CliParams::output_vtt, "output result in a vtt file"),
       Switch("-osrt", "--output-srt", &CliParams::output_srt, "output result in a srt file"),
@@ -207,6 +219,12 @@ const std::vector<Flag>& Flags() {
       Switch(nullptr, "--print-confidence", &CliParams::print_confidence, "print confidence"),
       Switch("-pp", "--print-progress", &CliParams::print_progress, "print progress"),
       Switch("-nt", "--no-timestamps", &CliParams::no_timestamps, "do not print timestamps"),
+  };
+}
+
+// Language and prompt, model and input files, DTW, devices, suppressed tokens, grammar.
+std::vector<Flag> ModelFlags() {
+  return {
       [] {
         Flag f = String("-l", "--language", "LANG", &CliParams::language, "spoken language ('auto' for auto-detect)");
         f.set = [](CliParams& p, const std::string& v) {  // lowercased, as whisper-cli does
@@ -238,6 +256,12 @@ const std::vector<Flag>& Flags() {
              "top-level GBNF grammar rule name (only used with --grammar)"),
       Float(nullptr, "--grammar-penalty", "N", &CliParams::grammar_penalty, -FLT_MAX, FLT_MAX,
             "scales down logits of nongrammar tokens (only used with --grammar)"),
+  };
+}
+
+// Voice Activity Detection (whisper-cli's own usage section).
+std::vector<Flag> VadFlags() {
+  return {
       Section("Voice Activity Detection (VAD) options",
               Switch(nullptr, "--vad", &CliParams::vad, "enable Voice Activity Detection (VAD)")),
       String("-vm", "--vad-model", "FNAME", &CliParams::vad_model,
@@ -254,6 +278,12 @@ const std::vector<Flag>& Flags() {
           "VAD speech padding (extend segments) (only used with --vad)"),
       Float("-vo", "--vad-samples-overlap", "N", &CliParams::vad_samples_overlap, 0.0f, FLT_MAX,
             "VAD samples overlap (seconds between segments) (only used with --vad)"),
+  };
+}
+
+// This runtime's own options (a usage section of their own).
+std::vector<Flag> OwnFlags() {
+  return {
       Section("This runtime's own options",
               Switch(nullptr, "--version", &CliParams::version, "print the version and exit")),
       Switch(nullptr, "--list-languages", &CliParams::list_languages, "print the language codes and exit"),
@@ -271,6 +301,18 @@ const std::vector<Flag>& Flags() {
         return f;
       }(),
   };
+}
+
+// whisper-cli 1.8.5's flags in its usage order, then this runtime's own.
+const std::vector<Flag>& Flags() {
+  static const std::vector<Flag>* const flags = [] {
+    auto* all = new std::vector<Flag>;
+    for (std::vector<Flag> (*group)() : {RunFlags, DecodingFlags, OutputFlags, ModelFlags, VadFlags, OwnFlags}) {
+      std::vector<Flag> g = group();
+      all->insert(all->end(), g.begin(), g.end());
+    }
+    return all;
+  }();
   return *flags;
 }
 
