@@ -86,10 +86,9 @@ absl::Status Resample(SRC_STATE* state, double ratio, const float* in, long n_in
   }
 }
 
-// Decodes an opened stream: downmix, resample to 16 kHz, fix the length.
-absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_INFO& info,
-                                                       const std::string& name,
-                                                       const AudioOptions& options) {
+// The header's sample rate and channel count: an error naming `name` unless both are positive
+// and the rate is within kMinSampleRate..kMaxSampleRate.
+absl::Status CheckHeader(const SF_INFO& info, const std::string& name) {
   if (info.samplerate <= 0 || info.channels <= 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: invalid header: sample rate %d Hz, %d channels (both must be > 0)",
@@ -102,13 +101,13 @@ absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_I
         "%s: sample rate %d Hz in the header, expected %d to %d Hz", name, info.samplerate,
         kMinSampleRate, kMaxSampleRate));
   }
-  const bool resample = info.samplerate != kSampleRate;
-  const double ratio = static_cast<double>(kSampleRate) / info.samplerate;
+  return absl::OkStatus();
+}
 
-  // The mix, then (options.stereo) channels 0 and 1: one converter each.
-  const int n_streams = options.stereo != nullptr ? 3 : 1;
-  SrcStatePtr src[3];
-  for (int k = 0; resample && k < n_streams; ++k) {
+// Makes src[0..n_streams) (mono libsamplerate converters of options.quality).
+absl::Status MakeConverters(int n_streams, const AudioOptions& options, const std::string& name,
+                            SrcStatePtr* src) {
+  for (int k = 0; k < n_streams; ++k) {
     int err = 0;
     const int converter =
         options.quality == ResampleQuality::kBest ? SRC_SINC_BEST_QUALITY : SRC_SINC_MEDIUM_QUALITY;
@@ -118,15 +117,115 @@ absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_I
           absl::StrCat("resampling ", name, ": src_new failed: ", src_strerror(err)));
     }
   }
+  return absl::OkStatus();
+}
+
+// Checks the n frames of `channels` interleaved samples that follow frame first_frame: an error
+// naming the first sample that is not finite or past kMaxFloatSample in magnitude.
+absl::Status CheckSamples(const float* interleaved, sf_count_t n, int channels, int64_t first_frame,
+                          const std::string& name) {
+  // NaN or infinity in a float file would poison the whole log-mel (its global maximum): reject
+  // it with the position of the first bad sample.
+  // A magnitude past kMaxFloatSample would overflow the float power spectrum to infinity.
+  for (sf_count_t i = 0; i < n * channels; ++i) {
+    const float x = interleaved[static_cast<size_t>(i)];
+    if (!std::isfinite(x)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: sample %d (channel %d) is not a finite number", name,
+          first_frame + i / channels, static_cast<int>(i % channels)));
+    }
+    if (std::fabs(x) > kMaxFloatSample) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: sample %d (channel %d) is %g, expected a magnitude of at most %g (full scale is "
+          "1.0)",
+          name, first_frame + i / channels, static_cast<int>(i % channels), x,
+          kMaxFloatSample));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The output streams of one decode and their converters: the mix (`out`), then with
+// options.stereo channels 0 and 1 (into *options.stereo).
+struct DecodeStreams {
+  int n = 1;
+  bool resample = false;
+  double ratio = 1.0;  // kSampleRate / the input's rate
+  SrcStatePtr src[3];
+  std::vector<float> out;
+  std::vector<std::vector<float>>* stereo = nullptr;
+
+  std::vector<float>* dst(int k) { return k == 0 ? &out : &(*stereo)[k - 1]; }
+};
+
+// Appends a block of n frames of info.channels interleaved samples to every stream of `s`: the
+// mix (Downmix) or its channel, resampled unless the input is at 16 kHz. `mono` holds n floats.
+absl::Status AppendBlock(const float* interleaved, sf_count_t n, const SF_INFO& info,
+                         const std::string& name, std::vector<float>* mono, DecodeStreams* s) {
+  for (int k = 0; k < s->n; ++k) {
+    std::vector<float>* dst = s->dst(k);
+    if (k == 0) {
+      Downmix(interleaved, n, info.channels, mono->data());
+    } else {
+      const int c = std::min(k - 1, info.channels - 1);
+      for (sf_count_t i = 0; i < n; ++i) (*mono)[i] = interleaved[static_cast<size_t>(i * info.channels + c)];
+    }
+    if (!s->resample) {
+      dst->insert(dst->end(), mono->begin(), mono->begin() + n);
+      continue;
+    }
+    absl::Status st = Resample(s->src[k].get(), s->ratio, mono->data(), static_cast<long>(n),
+                               /*end_of_input=*/false, name, dst);
+    if (!st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+// Drains every converter of `s` after total_frames input frames and fixes each stream's length
+// to total_frames * ratio.
+absl::Status DrainStreams(int64_t total_frames, const std::string& name, DecodeStreams* s) {
+  for (int k = 0; s->resample && k < s->n; ++k) {
+    std::vector<float>* dst = s->dst(k);
+    absl::Status st = Resample(s->src[k].get(), s->ratio, nullptr, 0, /*end_of_input=*/true, name, dst);
+    if (!st.ok()) return st;
+    // libsamplerate's drained output can differ from frames * ratio by a sample or two; fix the
+    // length so timestamps do not depend on the converter: pad with silence or drop the tail.
+    const int64_t expected = std::llround(static_cast<double>(total_frames) * s->ratio);
+    dst->resize(static_cast<size_t>(expected), 0.0f);
+  }
+  return absl::OkStatus();
+}
+
+// Fills options.report (when set) from the header and the frames decoded.
+void FillReport(const SF_INFO& info, int64_t total_frames, const AudioOptions& options) {
+  if (options.report == nullptr) return;
+  options.report->frames_announced = info.frames;
+  options.report->frames_decoded = total_frames;
+  options.report->announced_is_exact = (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_MPEG;
+  options.report->sample_rate = info.samplerate;
+  options.report->channels = info.channels;
+}
+
+// Decodes an opened stream: downmix, resample to 16 kHz, fix the length.
+absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_INFO& info,
+                                                       const std::string& name,
+                                                       const AudioOptions& options) {
+  if (absl::Status st = CheckHeader(info, name); !st.ok()) return st;
+  DecodeStreams s;
+  s.resample = info.samplerate != kSampleRate;
+  s.ratio = static_cast<double>(kSampleRate) / info.samplerate;
+  s.n = options.stereo != nullptr ? 3 : 1;
+  s.stereo = options.stereo;
+  if (s.resample) {
+    if (absl::Status st = MakeConverters(s.n, options, name, s.src); !st.ok()) return st;
+  }
   if (options.stereo != nullptr) {
     options.stereo->assign(2, std::vector<float>());
   }
-
-  std::vector<float> out;
   // info.frames is exact for PCM/FLAC and an estimate (or unknown) for some compressed streams.
   if (info.frames > 0) {
-    const double claimed = std::ceil(static_cast<double>(info.frames) * ratio) + 4096;
-    out.reserve(claimed < kMaxReservedSamples ? static_cast<size_t>(claimed) : kMaxReservedSamples);
+    const double claimed = std::ceil(static_cast<double>(info.frames) * s.ratio) + 4096;
+    s.out.reserve(claimed < kMaxReservedSamples ? static_cast<size_t>(claimed) : kMaxReservedSamples);
   }
   std::vector<float> interleaved(static_cast<size_t>(kBlockFrames) * info.channels);
   std::vector<float> mono(kBlockFrames);
@@ -134,66 +233,22 @@ absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_I
   for (;;) {
     const sf_count_t n = sf_readf_float(file, interleaved.data(), kBlockFrames);
     if (n <= 0) break;
-    // NaN or infinity in a float file would poison the whole log-mel (its global maximum): reject
-    // it with the position of the first bad sample.
-    // A magnitude past kMaxFloatSample would overflow the float power spectrum to infinity.
-    for (sf_count_t i = 0; i < n * info.channels; ++i) {
-      const float x = interleaved[static_cast<size_t>(i)];
-      if (!std::isfinite(x)) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: sample %d (channel %d) is not a finite number", name,
-            total_frames + i / info.channels, static_cast<int>(i % info.channels)));
-      }
-      if (std::fabs(x) > kMaxFloatSample) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: sample %d (channel %d) is %g, expected a magnitude of at most %g (full scale is "
-            "1.0)",
-            name, total_frames + i / info.channels, static_cast<int>(i % info.channels), x,
-            kMaxFloatSample));
-      }
+    if (absl::Status st = CheckSamples(interleaved.data(), n, info.channels, total_frames, name); !st.ok()) {
+      return st;
     }
     total_frames += n;
-    for (int k = 0; k < n_streams; ++k) {
-      std::vector<float>* dst = k == 0 ? &out : &(*options.stereo)[k - 1];
-      if (k == 0) {
-        Downmix(interleaved.data(), n, info.channels, mono.data());
-      } else {
-        const int c = std::min(k - 1, info.channels - 1);
-        for (sf_count_t i = 0; i < n; ++i) mono[i] = interleaved[static_cast<size_t>(i * info.channels + c)];
-      }
-      if (!resample) {
-        dst->insert(dst->end(), mono.begin(), mono.begin() + n);
-        continue;
-      }
-      absl::Status s = Resample(src[k].get(), ratio, mono.data(), static_cast<long>(n),
-                                /*end_of_input=*/false, name, dst);
-      if (!s.ok()) return s;
-    }
+    if (absl::Status st = AppendBlock(interleaved.data(), n, info, name, &mono, &s); !st.ok()) return st;
   }
   if (sf_error(file) != SF_ERR_NO_ERROR) {
     return absl::DataLossError(absl::StrFormat("%s: decoding failed after %d frames: %s", name,
                                                total_frames, sf_strerror(file)));
   }
-  if (options.report != nullptr) {
-    options.report->frames_announced = info.frames;
-    options.report->frames_decoded = total_frames;
-    options.report->announced_is_exact = (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_MPEG;
-    options.report->sample_rate = info.samplerate;
-    options.report->channels = info.channels;
-  }
+  FillReport(info, total_frames, options);
   if (total_frames == 0) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": contains no audio (0 frames decoded)"));
   }
-  for (int k = 0; resample && k < n_streams; ++k) {
-    std::vector<float>* dst = k == 0 ? &out : &(*options.stereo)[k - 1];
-    absl::Status s = Resample(src[k].get(), ratio, nullptr, 0, /*end_of_input=*/true, name, dst);
-    if (!s.ok()) return s;
-    // libsamplerate's drained output can differ from frames * ratio by a sample or two; fix the
-    // length so timestamps do not depend on the converter: pad with silence or drop the tail.
-    const int64_t expected = std::llround(static_cast<double>(total_frames) * ratio);
-    dst->resize(static_cast<size_t>(expected), 0.0f);
-  }
-  return out;
+  if (absl::Status st = DrainStreams(total_frames, name, &s); !st.ok()) return st;
+  return std::move(s.out);
 }
 
 // DecodeOpenedOrThrow with an allocation failure (a header's frame count, audio longer than
