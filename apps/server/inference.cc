@@ -255,6 +255,122 @@ void AddWarnings(std::vector<std::string> warnings, Reply* reply) {
   reply->warnings = std::move(warnings);
 }
 
+// A field other than timestamp_granularities given more than once: the error naming the first
+// such known field (in the form's order), or OK.
+absl::Status CheckRepeatedFields(const Form& form) {
+  for (const auto& entry : form) {
+    const std::string& name = entry.first;
+    if (IsKnownField(name) && name != "timestamp_granularities[]" && name != "timestamp_granularities" &&
+        form.count(name) > 1) {
+      return FieldError(name, absl::StrCat("is given ", form.count(name), " times; expected once"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Appends the fields that carry a whisper-cli flag's value (kFlagFields) to `args` as flag and
+// value, each checked alone first (ParseCliParams) so that an error names the field.
+absl::Status AppendFlagFields(const Form& form, std::vector<std::string>* args) {
+  absl::Status error;
+  for (const FlagField& f : kFlagFields) {
+    const std::string* v = Single(form, f.name, &error);
+    if (!error.ok()) return error;
+    if (v == nullptr) continue;
+    std::string value = *v;
+    // whisper-server's beam_size default is -1, and any beam_size <= 1 decodes greedily there.
+    if (std::string(f.name) == "beam_size" && (value == "-1" || value == "0")) value = "1";
+    const char* one[] = {"server", f.flag, value.c_str()};
+    absl::StatusOr<CliParams> check = ParseCliParams(3, one);
+    if (!check.ok()) {
+      std::string m(check.status().message());
+      const std::string prefix = absl::StrCat(f.flag, " ");
+      if (m.rfind(prefix, 0) == 0) m = m.substr(prefix.size());
+      return FieldError(f.name, m);
+    }
+    if (std::string(f.name) == "language" && check->language != "auto" &&
+        whisper_lang_id(check->language.c_str()) < 0) {
+      return FieldError(f.name, absl::StrCat("names no language Whisper knows: '", value,
+                                             "' (expected an ISO 639-1 code such as 'en', or 'auto')"));
+    }
+    args->push_back(f.flag);
+    args->push_back(value);
+  }
+  return absl::OkStatus();
+}
+
+// The boolean fields: kBoolFields into o->decode, kUnimplementedBools (true is an error),
+// token_timestamps and no_language_probabilities.
+absl::Status ApplyBoolFields(const Form& form, RequestOptions* o) {
+  absl::Status error;
+  for (const BoolField& f : kBoolFields) {
+    const std::string* v = Single(form, f.name, &error);
+    if (!error.ok()) return error;
+    if (v == nullptr) continue;
+    absl::StatusOr<bool> b = ParseBool(f.name, *v);
+    if (!b.ok()) return b.status();
+    o->decode.*(f.field) = *b;
+  }
+  for (const char* name : kUnimplementedBools) {
+    const std::string* v = Single(form, name, &error);
+    if (!error.ok()) return error;
+    if (v == nullptr) continue;
+    absl::StatusOr<bool> b = ParseBool(name, *v);
+    if (!b.ok()) return b.status();
+    if (*b) return FieldError(name, "asks for speaker diarization, which this runtime does not implement");
+  }
+  for (const auto& [name, field] : {std::pair<const char*, bool*>{"token_timestamps", &o->token_timestamps}}) {
+    const std::string* v = Single(form, name, &error);
+    if (!error.ok()) return error;
+    if (v == nullptr) continue;
+    absl::StatusOr<bool> b = ParseBool(name, *v);
+    if (!b.ok()) return b.status();
+    *field = *b;
+  }
+  if (const std::string* v = Single(form, "no_language_probabilities", &error); v != nullptr) {
+    absl::StatusOr<bool> b = ParseBool("no_language_probabilities", *v);
+    if (!b.ok()) return b.status();
+    o->language_probabilities = !*b;
+  }
+  return error;
+}
+
+// response_format (json, text, srt, vtt or verbose_json) into o->response_format, then OpenAI's
+// timestamp_granularities[] (ignored on whisper-server's route; segments unless only words are
+// asked for).
+absl::Status ApplyResponseFields(Api api, const Form& form, RequestOptions* o) {
+  absl::Status error;
+  if (const std::string* v = Single(form, "response_format", &error); v != nullptr) {
+    o->response_format = *v;
+  }
+  if (!error.ok()) return error;
+  const std::string& f = o->response_format;
+  if (f != "json" && f != "text" && f != "srt" && f != "vtt" && f != "verbose_json") {
+    return FieldError("response_format", absl::StrCat("must be one of json, text, srt, vtt, verbose_json; got '", f, "'"));
+  }
+  // whisper-server has no timestamp_granularities: /inference accepts and ignores it.
+  for (const char* name : {"timestamp_granularities[]", "timestamp_granularities"}) {
+    if (api == Api::kWhisperServer) break;
+    auto [begin, end] = form.equal_range(name);
+    for (auto it = begin; it != end; ++it) {
+      const std::string& g = it->second.content;
+      if (g == "segment") {
+        o->granularity_segment = true;
+      } else if (g == "word") {
+        o->granularity_word = true;
+      } else {
+        return FieldError(name, absl::StrCat("must be 'segment' or 'word'; got '", g, "'"));
+      }
+      // OpenAI's API reference: "response_format must be set verbose_json to use timestamp
+      // granularities".
+      if (f != "verbose_json") {
+        return FieldError(name, absl::StrCat("needs response_format 'verbose_json'; got '", f, "'"));
+      }
+    }
+  }
+  if (!o->granularity_word) o->granularity_segment = true;  // OpenAI's default: segments
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 Reply ErrorReply(Api api, int status, const std::string& message, const std::string& param) {
@@ -277,106 +393,19 @@ absl::StatusOr<RequestOptions> ParseRequest(Api api, const Form& form, const std
   ErrorCapture quiet;  // whisper_lang_id logs unknown codes; the reply names them instead
   RequestOptions o;
   o.task_translate = api == Api::kOpenAiTranslation;
-  absl::Status error;
+  if (absl::Status st = CheckRepeatedFields(form); !st.ok()) return st;
   std::vector<std::string> args = default_args;
-  for (const auto& entry : form) {
-    const std::string& name = entry.first;
-    if (IsKnownField(name) && name != "timestamp_granularities[]" && name != "timestamp_granularities" &&
-        form.count(name) > 1) {
-      return FieldError(name, absl::StrCat("is given ", form.count(name), " times; expected once"));
-    }
-  }
-  for (const FlagField& f : kFlagFields) {
-    const std::string* v = Single(form, f.name, &error);
-    if (!error.ok()) return error;
-    if (v == nullptr) continue;
-    std::string value = *v;
-    // whisper-server's beam_size default is -1, and any beam_size <= 1 decodes greedily there.
-    if (std::string(f.name) == "beam_size" && (value == "-1" || value == "0")) value = "1";
-    const char* one[] = {"server", f.flag, value.c_str()};
-    absl::StatusOr<CliParams> check = ParseCliParams(3, one);
-    if (!check.ok()) {
-      std::string m(check.status().message());
-      const std::string prefix = absl::StrCat(f.flag, " ");
-      if (m.rfind(prefix, 0) == 0) m = m.substr(prefix.size());
-      return FieldError(f.name, m);
-    }
-    if (std::string(f.name) == "language" && check->language != "auto" &&
-        whisper_lang_id(check->language.c_str()) < 0) {
-      return FieldError(f.name, absl::StrCat("names no language Whisper knows: '", value,
-                                             "' (expected an ISO 639-1 code such as 'en', or 'auto')"));
-    }
-    args.push_back(f.flag);
-    args.push_back(value);
-  }
+  if (absl::Status st = AppendFlagFields(form, &args); !st.ok()) return st;
   std::vector<const char*> argv = {"server"};
   for (const std::string& a : args) argv.push_back(a.c_str());
   absl::StatusOr<CliParams> parsed = ParseCliParams(static_cast<int>(argv.size()), argv.data());
   if (!parsed.ok()) return parsed.status();
   o.decode = *std::move(parsed);
-  for (const BoolField& f : kBoolFields) {
-    const std::string* v = Single(form, f.name, &error);
-    if (!error.ok()) return error;
-    if (v == nullptr) continue;
-    absl::StatusOr<bool> b = ParseBool(f.name, *v);
-    if (!b.ok()) return b.status();
-    o.decode.*(f.field) = *b;
-  }
-  for (const char* name : kUnimplementedBools) {
-    const std::string* v = Single(form, name, &error);
-    if (!error.ok()) return error;
-    if (v == nullptr) continue;
-    absl::StatusOr<bool> b = ParseBool(name, *v);
-    if (!b.ok()) return b.status();
-    if (*b) return FieldError(name, "asks for speaker diarization, which this runtime does not implement");
-  }
-  for (const auto& [name, field] : {std::pair<const char*, bool*>{"token_timestamps", &o.token_timestamps}}) {
-    const std::string* v = Single(form, name, &error);
-    if (!error.ok()) return error;
-    if (v == nullptr) continue;
-    absl::StatusOr<bool> b = ParseBool(name, *v);
-    if (!b.ok()) return b.status();
-    *field = *b;
-  }
-  if (const std::string* v = Single(form, "no_language_probabilities", &error); v != nullptr) {
-    absl::StatusOr<bool> b = ParseBool("no_language_probabilities", *v);
-    if (!b.ok()) return b.status();
-    o.language_probabilities = !*b;
-  }
-  if (!error.ok()) return error;
+  if (absl::Status st = ApplyBoolFields(form, &o); !st.ok()) return st;
   if (o.task_translate) o.decode.translate = true;
   if (o.decode.detect_language) o.decode.language = "auto";  // whisper-server: detect, then transcribe
   o.decode.detect_language = false;
-
-  if (const std::string* v = Single(form, "response_format", &error); v != nullptr) {
-    o.response_format = *v;
-  }
-  if (!error.ok()) return error;
-  const std::string& f = o.response_format;
-  if (f != "json" && f != "text" && f != "srt" && f != "vtt" && f != "verbose_json") {
-    return FieldError("response_format", absl::StrCat("must be one of json, text, srt, vtt, verbose_json; got '", f, "'"));
-  }
-  // whisper-server has no timestamp_granularities: /inference accepts and ignores it.
-  for (const char* name : {"timestamp_granularities[]", "timestamp_granularities"}) {
-    if (api == Api::kWhisperServer) break;
-    auto [begin, end] = form.equal_range(name);
-    for (auto it = begin; it != end; ++it) {
-      const std::string& g = it->second.content;
-      if (g == "segment") {
-        o.granularity_segment = true;
-      } else if (g == "word") {
-        o.granularity_word = true;
-      } else {
-        return FieldError(name, absl::StrCat("must be 'segment' or 'word'; got '", g, "'"));
-      }
-      // OpenAI's API reference: "response_format must be set verbose_json to use timestamp
-      // granularities".
-      if (f != "verbose_json") {
-        return FieldError(name, absl::StrCat("needs response_format 'verbose_json'; got '", f, "'"));
-      }
-    }
-  }
-  if (!o.granularity_word) o.granularity_segment = true;  // OpenAI's default: segments
+  if (absl::Status st = ApplyResponseFields(api, form, &o); !st.ok()) return st;
   return o;
 }
 

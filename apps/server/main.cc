@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -48,6 +49,99 @@
 namespace whisper::server {
 namespace {
 
+// The checks and defaults that need no model: unimplemented flags (exit 2), notes on ignored
+// flags and --convert, --models-dir made a real path (exit 2 when it is not a folder), -t 0
+// resolved per state. The exit code after printing the error, or nullopt when fine.
+std::optional<int> ResolveParams(ServerParams* sp) {
+  if (!sp->decode.unimplemented.empty()) {
+    std::fprintf(stderr, "error: %s is not implemented by this runtime yet\n", sp->decode.unimplemented.c_str());
+    return 2;
+  }
+  for (const std::string& flag : sp->decode.ignored_flags) {
+    std::fprintf(stderr, "note: %s ignored: this is a CPU runtime\n", flag.c_str());
+  }
+  if (!sp->models_dir.empty()) {
+    absl::StatusOr<std::string> dir = ModelsDirRealPath(sp->models_dir);
+    if (!dir.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(dir.status().message()).c_str());
+      return 2;
+    }
+    sp->models_dir = *dir;
+  }
+  if (sp->convert) {
+    std::fprintf(stderr, "note: --convert ignored: audio is decoded in process (WAV, FLAC, OGG, MP3, AIFF)\n");
+  }
+  if (sp->decode.n_threads == 0) {
+    const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    sp->decode.n_threads = std::max(1, std::min(4, hw) / sp->parallel);
+    sp->decode_args.push_back("-t");
+    sp->decode_args.push_back(std::to_string(sp->decode.n_threads));
+  }
+  return std::nullopt;
+}
+
+// Blocks SIGINT/SIGTERM (into `stop_signals`) in this thread and every thread made after it, for
+// the thread that sigwaits on them; ignores SIGPIPE.
+void BlockStopSignals(sigset_t* stop_signals) {
+  sigemptyset(stop_signals);
+  sigaddset(stop_signals, SIGINT);
+  sigaddset(stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a client that hangs up mid-response is an error, not a kill
+}
+
+// Fills `rt` from `sp` and loads the model with its --parallel states. False after printing the
+// loader's error.
+bool LoadRuntime(const ServerParams& sp, ServerRuntime* rt) {
+  const whisper_ggml_decoding decoding =
+      sp.decode.decoding == "whisper.cpp" ? WHISPER_GGML_DECODING_WHISPER_CPP : WHISPER_GGML_DECODING_OPENAI;
+  rt->params = sp;
+  rt->decoding = decoding;
+  rt->log_requests = !sp.decode.no_prints;
+  ErrorCapture errors;
+  absl::StatusOr<std::unique_ptr<LoadedModel>> m =
+      LoadedModel::Load(sp.decode.model, sp.parallel, sp.queue, decoding, sp.decode.n_threads,
+                        sp.decode.dtw, sp.decode.flash_attn);
+  if (!m.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(m.status().message()).c_str());
+    return false;
+  }
+  rt->model.Set(std::shared_ptr<LoadedModel>(std::move(*m)));
+  return true;
+}
+
+// Binds `svr` to --host and --port (0: any free port). The port bound, or 0 when none could be.
+int BindPort(httplib::Server& svr, const ServerParams& sp) {
+  int port = sp.port;
+  if (port == 0) {
+    port = svr.bind_to_any_port(sp.host);
+    if (port < 0) port = 0;
+  } else if (!svr.bind_to_port(sp.host, port)) {
+    port = 0;
+  }
+  return port;
+}
+
+// Serves on the bound `svr` until SIGINT/SIGTERM (taken by a thread of its own, which stops the
+// server), after printing the "listening" line on stdout.
+void Serve(httplib::Server& svr, sigset_t& stop_signals, const std::string& host, int port) {
+  std::thread signals([&svr, &stop_signals] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    std::fprintf(stderr, "\ncaught signal %d, shutting down\n", sig);
+    svr.stop();
+  });
+  std::printf("\nwhisper server listening at http://%s:%d\n\n", host.c_str(), port);
+  std::fflush(stdout);
+  const bool ok = svr.listen_after_bind();
+  if (!ok) {  // stopped before it started, or the listening socket failed
+    std::fprintf(stderr, "error: server stopped listening\n");
+  }
+  // The signal thread may still wait: wake it so it can be joined.
+  pthread_kill(signals.native_handle(), SIGTERM);
+  signals.join();
+}
+
 int Run(int argc, char** argv) {
   absl::StatusOr<ServerParams> parsed = ParseServerParams(argc, argv);
   if (!parsed.ok()) {
@@ -59,63 +153,17 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "%s", ServerUsage(argv[0]).c_str());
     return 0;
   }
-  if (!sp.decode.unimplemented.empty()) {
-    std::fprintf(stderr, "error: %s is not implemented by this runtime yet\n", sp.decode.unimplemented.c_str());
-    return 2;
-  }
-  for (const std::string& flag : sp.decode.ignored_flags) {
-    std::fprintf(stderr, "note: %s ignored: this is a CPU runtime\n", flag.c_str());
-  }
-  if (!sp.models_dir.empty()) {
-    absl::StatusOr<std::string> dir = ModelsDirRealPath(sp.models_dir);
-    if (!dir.ok()) {
-      std::fprintf(stderr, "error: %s\n", std::string(dir.status().message()).c_str());
-      return 2;
-    }
-    sp.models_dir = *dir;
-  }
-  if (sp.convert) {
-    std::fprintf(stderr, "note: --convert ignored: audio is decoded in process (WAV, FLAC, OGG, MP3, AIFF)\n");
-  }
-  if (sp.decode.n_threads == 0) {
-    const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    sp.decode.n_threads = std::max(1, std::min(4, hw) / sp.parallel);
-    sp.decode_args.push_back("-t");
-    sp.decode_args.push_back(std::to_string(sp.decode.n_threads));
-  }
+  if (const std::optional<int> code = ResolveParams(&sp)) return *code;
   InstallLogCapture(sp.decode.no_prints);
   // Request bodies and decoded audio (hundreds of KB to MB each, on whichever connection thread
   // serves the request) are mmapped and unmapped when freed. glibc's default threshold adapts
   // upwards after the first such free, after which these buffers stay in per-thread arenas and
   // the server's RSS creeps up with the number of threads that ever served a large request.
   mallopt(M_MMAP_THRESHOLD, 256 << 10);
-
-  // SIGINT/SIGTERM are taken by a thread of their own (sigwait), so they are blocked in every
-  // thread made after this point.
   sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);  // a client that hangs up mid-response is an error, not a kill
-
-  const whisper_ggml_decoding decoding =
-      sp.decode.decoding == "whisper.cpp" ? WHISPER_GGML_DECODING_WHISPER_CPP : WHISPER_GGML_DECODING_OPENAI;
+  BlockStopSignals(&stop_signals);
   ServerRuntime rt;
-  rt.params = sp;
-  rt.decoding = decoding;
-  rt.log_requests = !sp.decode.no_prints;
-  {
-    ErrorCapture errors;
-    absl::StatusOr<std::unique_ptr<LoadedModel>> m =
-        LoadedModel::Load(sp.decode.model, sp.parallel, sp.queue, decoding, sp.decode.n_threads,
-                          sp.decode.dtw, sp.decode.flash_attn);
-    if (!m.ok()) {
-      std::fprintf(stderr, "error: %s\n", std::string(m.status().message()).c_str());
-      return 3;
-    }
-    rt.model.Set(std::shared_ptr<LoadedModel>(std::move(*m)));
-  }
+  if (!LoadRuntime(sp, &rt)) return 3;
 
   httplib::Server svr;
   if (!sp.public_path.empty()) {
@@ -125,36 +173,14 @@ int Run(int argc, char** argv) {
     }
   }
   InstallRoutes(svr, rt);
-
-  int port = sp.port;
-  if (port == 0) {
-    port = svr.bind_to_any_port(sp.host);
-    if (port < 0) port = 0;
-  } else if (!svr.bind_to_port(sp.host, port)) {
-    port = 0;
-  }
+  const int port = BindPort(svr, sp);
   if (port == 0) {
     std::fprintf(stderr, "error: cannot listen on %s:%d\n", sp.host.c_str(), sp.port);
     return 1;
   }
   sp.port = port;
   rt.params.port = port;  // for the home page
-
-  std::thread signals([&svr, &stop_signals] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    std::fprintf(stderr, "\ncaught signal %d, shutting down\n", sig);
-    svr.stop();
-  });
-  std::printf("\nwhisper server listening at http://%s:%d\n\n", sp.host.c_str(), port);
-  std::fflush(stdout);
-  const bool ok = svr.listen_after_bind();
-  if (!ok) {  // stopped before it started, or the listening socket failed
-    std::fprintf(stderr, "error: server stopped listening\n");
-  }
-  // The signal thread may still wait: wake it so it can be joined.
-  pthread_kill(signals.native_handle(), SIGTERM);
-  signals.join();
+  Serve(svr, stop_signals, sp.host, port);
   return 0;
 }
 
