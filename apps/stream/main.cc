@@ -20,6 +20,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -99,17 +100,9 @@ AudioBuffer* NewInputBuffer(const StreamParams& p) {
                          lossless ? AudioBuffer::Overflow::kBlock : AudioBuffer::Overflow::kDropOldest);
 }
 
-int Run(int argc, char** argv) {
-  absl::StatusOr<StreamParams> parsed = ParseStreamParams(argc, argv);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(parsed.status().message()).c_str());
-    return 2;
-  }
-  StreamParams p = *std::move(parsed);
-  if (p.help) {
-    std::fprintf(stderr, "%s", StreamUsage(argv[0]).c_str());
-    return 0;
-  }
+// The checks on the input that need no model: notes on ignored flags, --input sdl in a build
+// without SDL2, stdin a terminal. The exit code after printing the error, or nullopt when fine.
+std::optional<int> CheckInput(const StreamParams& p) {
   for (const std::string& f : p.ignored_flags) std::fprintf(stderr, "note: %s ignored: this is a CPU runtime\n", f.c_str());
 #ifndef GGML_WHISPER_STREAM_SDL2
   if (p.input == "sdl") {
@@ -123,45 +116,45 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "error: stdin is a terminal: pipe raw 16 kHz mono s16le PCM into it (see --help)\n");
     return 2;
   }
-  if (p.n_threads == 0) p.n_threads = std::max(1, std::min(4, static_cast<int>(std::thread::hardware_concurrency())));
-  whisper_log_set(Log, nullptr);
+  return std::nullopt;
+}
 
-  // SIGINT/SIGTERM end the input (a thread of their own takes them).
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-
+// Loads -m with a state into *ctx and *state, then checks -l and applies faster-whisper's
+// language rule (as the CLI, the server and the Python package do) to `p`, printing its notes.
+// The exit code (1: the loader logged why; 2: unknown -l), or nullopt when fine.
+std::optional<int> LoadModel(StreamParams* p, whisper_context** ctx, whisper_state** state) {
   whisper_context_params cparams = whisper_context_default_params();
   cparams.use_gpu = false;
-  cparams.flash_attn = p.flash_attn;
-  whisper_context* ctx = whisper_init_from_file_with_params_no_state(p.model.c_str(), cparams);
-  if (ctx == nullptr) return 1;  // the loader logged why
-  whisper_state* state = whisper_init_state(ctx);
-  if (state == nullptr) return 1;
-  if (p.language != "auto" && whisper_lang_id(p.language.c_str()) < 0) {
-    std::fprintf(stderr, "error: -l: unknown language '%s'\n", p.language.c_str());
+  cparams.flash_attn = p->flash_attn;
+  *ctx = whisper_init_from_file_with_params_no_state(p->model.c_str(), cparams);
+  if (*ctx == nullptr) return 1;  // the loader logged why
+  *state = whisper_init_state(*ctx);
+  if (*state == nullptr) return 1;
+  if (p->language != "auto" && whisper_lang_id(p->language.c_str()) < 0) {
+    std::fprintf(stderr, "error: -l: unknown language '%s'\n", p->language.c_str());
     return 2;
   }
-  // faster-whisper's rule, as the CLI, the server and the Python package apply it.
   const whisper::LanguageDecision language =
-      whisper::DecideLanguage(whisper_is_multilingual(ctx) != 0, p.language, p.translate);
+      whisper::DecideLanguage(whisper_is_multilingual(*ctx) != 0, p->language, p->translate);
   for (const whisper::LanguageDecision::Note& note : language.notes) {
     const bool info = note.level == whisper::LanguageDecision::Level::kInfo;
     std::fprintf(stderr, "%s: %s\n", info ? "note" : "warning", note.message.c_str());
   }
-  p.language = language.language;
-  p.translate = language.translate;
-  FILE* text_file = nullptr;
+  p->language = language.language;
+  p->translate = language.translate;
+  return std::nullopt;
+}
+
+// Opens -f's text file into *text_file and, with -sa, YYYYmmddHHMMSS.wav into *save (each left
+// null when not asked for). False after printing the error.
+bool OpenOutputs(const StreamParams& p, FILE** text_file, SNDFILE** save) {
   if (!p.fname_out.empty()) {
-    text_file = std::fopen(p.fname_out.c_str(), "w");
-    if (text_file == nullptr) {
+    *text_file = std::fopen(p.fname_out.c_str(), "w");
+    if (*text_file == nullptr) {
       std::fprintf(stderr, "error: -f: cannot open '%s': %s\n", p.fname_out.c_str(), std::strerror(errno));
-      return 1;
+      return false;
     }
   }
-  SNDFILE* save = nullptr;
   if (p.save_audio) {
     char name[64];
     const time_t now = time(nullptr);
@@ -170,23 +163,28 @@ int Run(int argc, char** argv) {
     info.samplerate = WHISPER_SAMPLE_RATE;
     info.channels = 1;
     info.format = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
-    save = sf_open(name, SFM_WRITE, &info);
-    if (save == nullptr) {
+    *save = sf_open(name, SFM_WRITE, &info);
+    if (*save == nullptr) {
       std::fprintf(stderr, "error: -sa: cannot write '%s': %s\n", name, sf_strerror(nullptr));
-      return 1;
+      return false;
     }
     std::fprintf(stderr, "saving audio to '%s'\n", name);
   }
+  return true;
+}
 
-  // Warm-up: one transcription of 1 s of silence makes the state's buffers, so the first step is
-  // as fast as the others.
-  {
-    const std::vector<float> silence(WHISPER_SAMPLE_RATE, 0.0f);
-    whisper_full_params w = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
-    w.n_threads = p.n_threads;
-    w.print_progress = false;
-    if (whisper_full_with_state(ctx, state, w, silence.data(), static_cast<int>(silence.size())) != 0) return 1;
-  }
+// Warm-up: one transcription of 1 s of silence makes the state's buffers, so the first step is
+// as fast as the others. False when it fails.
+bool WarmUp(whisper_context* ctx, whisper_state* state, const StreamParams& p) {
+  const std::vector<float> silence(WHISPER_SAMPLE_RATE, 0.0f);
+  whisper_full_params w = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+  w.n_threads = p.n_threads;
+  w.print_progress = false;
+  return whisper_full_with_state(ctx, state, w, silence.data(), static_cast<int>(silence.size())) == 0;
+}
+
+// whisper-stream's "processing ..." line on stderr (and VAD mode's, for --step <= 0).
+void PrintProcessing(const StreamParams& p) {
   const bool vad = p.step_ms <= 0;
   std::fprintf(stderr,
                "processing %d samples (step = %.1f sec / len = %.1f sec / keep = %.1f sec), %d threads, lang = %s, "
@@ -194,23 +192,34 @@ int Run(int argc, char** argv) {
                std::max(0, p.step_ms) * 16, std::max(0, p.step_ms) / 1000.0, p.length_ms / 1000.0, p.keep_ms / 1000.0,
                p.n_threads, p.language.c_str(), p.translate ? "translate" : "transcribe", vad ? 1 : 0);
   if (vad) std::fprintf(stderr, "using VAD, will transcribe on speech activity\n");
+}
 
-  // Leaked on purpose: the reader may still block in read() when main returns.
-  AudioBuffer* buf = NewInputBuffer(p);
+// The running input: the SDL2 microphone when it feeds the buffer (SDL2 builds).
+struct Input {
 #ifdef GGML_WHISPER_STREAM_SDL2
   std::unique_ptr<SdlCapture> mic;
+#endif
+};
+
+// Starts feeding `buf`: the microphone with --input sdl (SDL2 builds), else a detached thread
+// reading stdin (ReadPcm, saving to `save`); then a detached thread that closes `buf` at
+// SIGINT/SIGTERM (`stop`, blocked). False after printing the microphone's error.
+bool StartInput(const StreamParams& p, AudioBuffer* buf, SNDFILE* save, const sigset_t& stop, Input* input) {
+#ifdef GGML_WHISPER_STREAM_SDL2
   if (p.input == "sdl") {
     absl::StatusOr<std::unique_ptr<SdlCapture>> c = SdlCapture::Open(p.capture_id, buf);
     if (!c.ok()) {
       std::fprintf(stderr, "error: %s\n", std::string(c.status().message()).c_str());
-      return 1;
+      return false;
     }
-    mic = *std::move(c);
+    input->mic = *std::move(c);
     if (save != nullptr) std::fprintf(stderr, "note: -sa saves stdin input only\n");
   } else {
     std::thread(ReadPcm, STDIN_FILENO, buf, save).detach();
   }
 #else
+  (void)p;
+  (void)input;
   std::thread(ReadPcm, STDIN_FILENO, buf, save).detach();
 #endif
   std::thread([buf, stop] {
@@ -218,8 +227,11 @@ int Run(int argc, char** argv) {
     sigwait(&stop, &sig);
     buf->Close();
   }).detach();
+  return true;
+}
 
-  Transcriber t(ctx, state, p, buf, stdout, text_file);
+// Runs `t` step by step to the end of the input. 0, or 1 after printing a step's error.
+int TranscribeToEnd(Transcriber& t) {
   std::printf("[Start speaking]\n");
   std::fflush(stdout);
   int code = 0;
@@ -233,6 +245,46 @@ int Run(int argc, char** argv) {
     if (!*more) break;
   }
   std::fflush(stdout);
+  return code;
+}
+
+int Run(int argc, char** argv) {
+  absl::StatusOr<StreamParams> parsed = ParseStreamParams(argc, argv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(parsed.status().message()).c_str());
+    return 2;
+  }
+  StreamParams p = *std::move(parsed);
+  if (p.help) {
+    std::fprintf(stderr, "%s", StreamUsage(argv[0]).c_str());
+    return 0;
+  }
+  if (const std::optional<int> code = CheckInput(p)) return *code;
+  if (p.n_threads == 0) p.n_threads = std::max(1, std::min(4, static_cast<int>(std::thread::hardware_concurrency())));
+  whisper_log_set(Log, nullptr);
+
+  // SIGINT/SIGTERM end the input (a thread of their own takes them).
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  whisper_context* ctx = nullptr;
+  whisper_state* state = nullptr;
+  if (const std::optional<int> code = LoadModel(&p, &ctx, &state)) return *code;
+  FILE* text_file = nullptr;
+  SNDFILE* save = nullptr;
+  if (!OpenOutputs(p, &text_file, &save)) return 1;
+  if (!WarmUp(ctx, state, p)) return 1;
+  PrintProcessing(p);
+
+  // Leaked on purpose: the reader may still block in read() when main returns.
+  AudioBuffer* buf = NewInputBuffer(p);
+  Input input;
+  if (!StartInput(p, buf, save, stop, &input)) return 1;
+  Transcriber t(ctx, state, p, buf, stdout, text_file);
+  const int code = TranscribeToEnd(t);
   // The reader has closed the buffer (the input ended) or a signal did; total_pushed is final
   // once it is closed and empty, which is how the loop ended.
   std::fprintf(stderr, "audio: %lld samples (%.2f s) read, %lld processed, %lld dropped (%.0f ms)\n",
