@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -34,95 +35,139 @@ absl::Status Float(const std::string& flag, const std::string& v, float lo, floa
   return absl::OkStatus();
 }
 
+// The arguments of one command line, read left to right.
+struct ArgReader {
+  int argc;
+  const char* const* argv;
+  int i;  // the argument being parsed
+
+  // The next argument as the value of flag `arg` (advancing i), or "missing value".
+  absl::Status Value(const std::string& arg, std::string* v) {
+    if (i + 1 >= argc || argv[i + 1] == nullptr) return Bad(arg, "missing value");
+    *v = argv[++i];
+    return absl::OkStatus();
+  }
+};
+
+// The flags with a number (reads its value from `r`): sets the field `arg` names. nullopt when
+// `arg` names none of them.
+std::optional<absl::Status> ParseNumberFlag(const std::string& arg, ArgReader* r, StreamParams* p) {
+  auto with = [&](auto set) {
+    std::string v;
+    absl::Status st = r->Value(arg, &v);
+    return st.ok() ? set(v) : st;
+  };
+  if (arg == "-t" || arg == "--threads") {
+    return with([&](const std::string& v) { return Int(arg, v, 1, 512, &p->n_threads); });
+  }
+  if (arg == "--step") {
+    return with([&](const std::string& v) { return Int(arg, v, INT32_MIN / 2, 30000, &p->step_ms); });
+  }
+  if (arg == "--length") {
+    return with([&](const std::string& v) { return Int(arg, v, 1, 30000, &p->length_ms); });
+  }
+  if (arg == "--keep") {
+    return with([&](const std::string& v) { return Int(arg, v, 0, 30000, &p->keep_ms); });
+  }
+  if (arg == "-c" || arg == "--capture") {
+    absl::Status st = with([&](const std::string& v) { return Int(arg, v, -1, 1024, &p->capture_id); });
+    if (st.ok()) p->input = "sdl";
+    return st;
+  }
+  if (arg == "-mt" || arg == "--max-tokens") {
+    return with([&](const std::string& v) { return Int(arg, v, 0, 1 << 20, &p->max_tokens); });
+  }
+  if (arg == "-ac" || arg == "--audio-ctx") {
+    return with([&](const std::string& v) { return Int(arg, v, 0, 1 << 20, &p->audio_ctx); });
+  }
+  if (arg == "-bs" || arg == "--beam-size") {
+    return with([&](const std::string& v) { return Int(arg, v, -1, 8, &p->beam_size); });
+  }
+  if (arg == "-vth" || arg == "--vad-thold") {
+    return with([&](const std::string& v) { return Float(arg, v, 0.0f, 1.0f, &p->vad_thold); });
+  }
+  if (arg == "-fth" || arg == "--freq-thold") {
+    return with([&](const std::string& v) { return Float(arg, v, 0.0f, 8000.0f, &p->freq_thold); });
+  }
+  return std::nullopt;
+}
+
+// The switches and the flags with a text value (read from `r`): sets the field `arg` names.
+// nullopt when `arg` names none of them.
+std::optional<absl::Status> ParseOtherFlag(const std::string& arg, ArgReader* r, StreamParams* p) {
+  std::string v;
+  if (arg == "-l" || arg == "--language") {
+    absl::Status st = r->Value(arg, &v);
+    p->language = v;
+    return st;
+  } else if (arg == "-m" || arg == "--model") {
+    absl::Status st = r->Value(arg, &v);
+    p->model = v;
+    return st;
+  } else if (arg == "-f" || arg == "--file") {
+    absl::Status st = r->Value(arg, &v);
+    p->fname_out = v;
+    return st;
+  } else if (arg == "--input") {
+    absl::Status st = r->Value(arg, &v);
+    if (st.ok() && v != "-" && v != "sdl") st = Bad(arg, absl::StrCat("expected '-' (stdin) or 'sdl', got '", v, "'"));
+    p->input = v;
+    return st;
+  } else if (arg == "-tdrz" || arg == "--tinydiarize") {
+    return Bad(arg, "tinydiarize is not implemented by this runtime yet");
+  } else if (arg == "-tr" || arg == "--translate") {
+    p->translate = true;
+  } else if (arg == "-nf" || arg == "--no-fallback") {
+    p->no_fallback = true;
+  } else if (arg == "-ps" || arg == "--print-special") {
+    p->print_special = true;
+  } else if (arg == "-kc" || arg == "--keep-context") {
+    p->keep_context = true;
+  } else if (arg == "-sa" || arg == "--save-audio") {
+    p->save_audio = true;
+  } else if (arg == "-fa" || arg == "--flash-attn") {
+    p->flash_attn = true;
+  } else if (arg == "-nfa" || arg == "--no-flash-attn") {
+    p->flash_attn = false;
+  } else if (arg == "-rt" || arg == "--real-time") {
+    p->real_time = true;
+  } else if (arg == "-ng" || arg == "--no-gpu") {
+    p->ignored_flags.push_back(arg);
+  } else {
+    return std::nullopt;
+  }
+  return absl::OkStatus();
+}
+
+// --step, --length and --keep together: whisper-stream clamps (keep = min(keep, step), length =
+// max(length, step)); contradictory values are errors here. Not checked in VAD mode (--step <= 0).
+absl::Status CheckWindow(const StreamParams& p) {
+  if (p.step_ms <= 0) return absl::OkStatus();
+  if (p.length_ms < p.step_ms) {
+    return Bad("--length", absl::StrCat(p.length_ms, " ms is shorter than --step ", p.step_ms, " ms"));
+  }
+  if (p.keep_ms > p.step_ms) {
+    return Bad("--keep", absl::StrCat(p.keep_ms, " ms is longer than --step ", p.step_ms, " ms"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<StreamParams> ParseStreamParams(int argc, const char* const* argv) {
   StreamParams p;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i] != nullptr ? argv[i] : "";
-    std::string v;
-    auto value = [&]() -> absl::Status {
-      if (i + 1 >= argc || argv[i + 1] == nullptr) return Bad(arg, "missing value");
-      v = argv[++i];
-      return absl::OkStatus();
-    };
-    absl::Status st;
-    auto with = [&](auto set) {
-      st = value();
-      if (st.ok()) st = set();
-    };
+  for (ArgReader r{argc, argv, 1}; r.i < argc; ++r.i) {
+    const std::string arg = argv[r.i] != nullptr ? argv[r.i] : "";
     if (arg == "-h" || arg == "--help") {
       p.help = true;
       return p;
-    } else if (arg == "-t" || arg == "--threads") {
-      with([&] { return Int(arg, v, 1, 512, &p.n_threads); });
-    } else if (arg == "--step") {
-      with([&] { return Int(arg, v, INT32_MIN / 2, 30000, &p.step_ms); });
-    } else if (arg == "--length") {
-      with([&] { return Int(arg, v, 1, 30000, &p.length_ms); });
-    } else if (arg == "--keep") {
-      with([&] { return Int(arg, v, 0, 30000, &p.keep_ms); });
-    } else if (arg == "-c" || arg == "--capture") {
-      with([&] { return Int(arg, v, -1, 1024, &p.capture_id); });
-      if (st.ok()) p.input = "sdl";
-    } else if (arg == "-mt" || arg == "--max-tokens") {
-      with([&] { return Int(arg, v, 0, 1 << 20, &p.max_tokens); });
-    } else if (arg == "-ac" || arg == "--audio-ctx") {
-      with([&] { return Int(arg, v, 0, 1 << 20, &p.audio_ctx); });
-    } else if (arg == "-bs" || arg == "--beam-size") {
-      with([&] { return Int(arg, v, -1, 8, &p.beam_size); });
-    } else if (arg == "-vth" || arg == "--vad-thold") {
-      with([&] { return Float(arg, v, 0.0f, 1.0f, &p.vad_thold); });
-    } else if (arg == "-fth" || arg == "--freq-thold") {
-      with([&] { return Float(arg, v, 0.0f, 8000.0f, &p.freq_thold); });
-    } else if (arg == "-tr" || arg == "--translate") {
-      p.translate = true;
-    } else if (arg == "-nf" || arg == "--no-fallback") {
-      p.no_fallback = true;
-    } else if (arg == "-ps" || arg == "--print-special") {
-      p.print_special = true;
-    } else if (arg == "-kc" || arg == "--keep-context") {
-      p.keep_context = true;
-    } else if (arg == "-l" || arg == "--language") {
-      st = value();
-      p.language = v;
-    } else if (arg == "-m" || arg == "--model") {
-      st = value();
-      p.model = v;
-    } else if (arg == "-f" || arg == "--file") {
-      st = value();
-      p.fname_out = v;
-    } else if (arg == "-sa" || arg == "--save-audio") {
-      p.save_audio = true;
-    } else if (arg == "--input") {
-      st = value();
-      if (st.ok() && v != "-" && v != "sdl") st = Bad(arg, absl::StrCat("expected '-' (stdin) or 'sdl', got '", v, "'"));
-      p.input = v;
-    } else if (arg == "-tdrz" || arg == "--tinydiarize") {
-      st = Bad(arg, "tinydiarize is not implemented by this runtime yet");
-    } else if (arg == "-fa" || arg == "--flash-attn") {
-      p.flash_attn = true;
-    } else if (arg == "-nfa" || arg == "--no-flash-attn") {
-      p.flash_attn = false;
-    } else if (arg == "-rt" || arg == "--real-time") {
-      p.real_time = true;
-    } else if (arg == "-ng" || arg == "--no-gpu") {
-      p.ignored_flags.push_back(arg);
-    } else {
-      st = Bad(arg, "unknown argument (see --help)");
     }
-    if (!st.ok()) return st;
+    std::optional<absl::Status> st = ParseNumberFlag(arg, &r, &p);
+    if (!st) st = ParseOtherFlag(arg, &r, &p);
+    if (!st) st = Bad(arg, "unknown argument (see --help)");
+    if (!st->ok()) return *st;
   }
-  if (p.step_ms > 0) {
-    // whisper-stream clamps (keep = min(keep, step), length = max(length, step)); contradictory
-    // values are errors here.
-    if (p.length_ms < p.step_ms) {
-      return Bad("--length", absl::StrCat(p.length_ms, " ms is shorter than --step ", p.step_ms, " ms"));
-    }
-    if (p.keep_ms > p.step_ms) {
-      return Bad("--keep", absl::StrCat(p.keep_ms, " ms is longer than --step ", p.step_ms, " ms"));
-    }
-  }
+  if (absl::Status st = CheckWindow(p); !st.ok()) return st;
   return p;
 }
 
