@@ -170,6 +170,28 @@ def _require_default(name, value, default):
         raise ValueError("%s=%r is not supported by ggml_whisper (only the default %r)" % (name, value, default))
 
 
+def _check_decoding_options(task, beam_size, best_of, temperature, suppress_tokens, default_only):
+    """Checks transcribe's task and decoding options; returns (suppress_tokens as a list,
+    temperature, temperature_inc). default_only: (name, value, default) of the options accepted at
+    their default only. Raises ValueError naming the first bad option."""
+    if task not in ("transcribe", "translate"):
+        raise ValueError("task=%r, expected 'transcribe' or 'translate'" % task)
+    if beam_size < 1 or beam_size > 8:
+        raise ValueError("beam_size is %d, expected 1..8 (whisper.cpp's WHISPER_MAX_DECODERS)" % beam_size)
+    if best_of < 1 or best_of > 8:
+        raise ValueError("best_of is %d, expected 1..8" % best_of)
+    for name, value, default in default_only:
+        _require_default(name, value, default)
+    tokens_to_suppress = list(suppress_tokens) if suppress_tokens is not None else []
+    if tokens_to_suppress not in ([-1], []):
+        raise ValueError("suppress_tokens=%r: only [-1] (the non-speech tokens) or [] are supported"
+                         % (suppress_tokens,))
+    t0, t_inc = _temperatures(temperature)
+    if not 0.0 <= t0 <= 1.0:
+        raise ValueError("temperature %g, expected 0..1" % t0)
+    return tokens_to_suppress, t0, t_inc
+
+
 def _alignment_preset(dims):
     """whisper-cli's -dtw preset for a model of dims (n_vocab, n_audio_layer, n_text_layer): the
     released Whisper sizes (OpenAI's _ALIGNMENT_HEADS); None for anything else. large-v1 and v2
@@ -285,67 +307,17 @@ class WhisperModel:
         if unsupported:
             raise TypeError("transcribe() got unsupported arguments: %s" % ", ".join(sorted(unsupported)))
         vad_params = self._vad_params(vad_parameters) if vad_filter else None
-        if task not in ("transcribe", "translate"):
-            raise ValueError("task=%r, expected 'transcribe' or 'translate'" % task)
-        if beam_size < 1 or beam_size > 8:
-            raise ValueError("beam_size is %d, expected 1..8 (whisper.cpp's WHISPER_MAX_DECODERS)" % beam_size)
-        if best_of < 1 or best_of > 8:
-            raise ValueError("best_of is %d, expected 1..8" % best_of)
-        _require_default("patience", patience, 1)
-        _require_default("length_penalty", length_penalty, 1)
-        _require_default("repetition_penalty", repetition_penalty, 1)
-        _require_default("no_repeat_ngram_size", no_repeat_ngram_size, 0)
-        _require_default("compression_ratio_threshold", compression_ratio_threshold, 2.4)
-        _require_default("prompt_reset_on_temperature", prompt_reset_on_temperature, 0.5)
-        _require_default("prefix", prefix, None)
-        tokens_to_suppress = list(suppress_tokens) if suppress_tokens is not None else []
-        if tokens_to_suppress not in ([-1], []):
-            raise ValueError("suppress_tokens=%r: only [-1] (the non-speech tokens) or [] are supported"
-                             % (suppress_tokens,))
-        t0, t_inc = _temperatures(temperature)
-        if not 0.0 <= t0 <= 1.0:
-            raise ValueError("temperature %g, expected 0..1" % t0)
+        tokens_to_suppress, t0, t_inc = _check_decoding_options(
+            task, beam_size, best_of, temperature, suppress_tokens, (
+                ("patience", patience, 1), ("length_penalty", length_penalty, 1),
+                ("repetition_penalty", repetition_penalty, 1), ("no_repeat_ngram_size", no_repeat_ngram_size, 0),
+                ("compression_ratio_threshold", compression_ratio_threshold, 2.4),
+                ("prompt_reset_on_temperature", prompt_reset_on_temperature, 0.5), ("prefix", prefix, None)))
 
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE
-        if language is not None and _core.lang_id(language) < 0:
-            raise ValueError("language=%r is not a Whisper language code" % language)
-        # faster-whisper's rule for English-only models, shared with the CLI and the server.
-        requested = "auto" if language is None else language
-        language, translate, notes = _core.decide_language(self._model.multilingual, requested,
-                                                           task == "translate")
-        for level, message in notes:
-            (_LOG.warning if level == "warning" else _LOG.info)(message)
-        if requested == "auto":
-            language, language_probability, all_probs = self._detect(
-                samples, language_detection_segments, language_detection_threshold)
-        else:
-            language_probability, all_probs = 1.0, None
-
-        o = _core.Options()
-        o.strategy = _core.SAMPLING_BEAM_SEARCH if beam_size > 1 else _core.SAMPLING_GREEDY
-        o.beam_size = beam_size
-        o.best_of = best_of
-        o.temperature = t0
-        o.temperature_inc = t_inc
-        o.logprob_thold = log_prob_threshold if log_prob_threshold is not None else -math.inf
-        o.no_speech_thold = no_speech_threshold if no_speech_threshold is not None else math.inf
-        o.no_context = not condition_on_previous_text
-        o.no_timestamps = without_timestamps
-        o.suppress_blank = suppress_blank
-        o.suppress_nst = tokens_to_suppress == [-1]
-        o.max_initial_ts = max_initial_timestamp
-        o.translate = translate
-        o.language = language
-        o.n_threads = self._threads
-        if vad_filter:
-            o.vad_model_path = self._vad_model_path()
-            o.vad_params = vad_params[0]
-        if isinstance(initial_prompt, str):
-            o.initial_prompt = initial_prompt
-        elif initial_prompt is not None:
-            o.prompt_tokens = [int(t) for t in initial_prompt]
-
+        language, translate, language_probability, all_probs = self._language(
+            samples, language, task, language_detection_segments, language_detection_threshold)
         options = TranscriptionOptions(
             beam_size=beam_size, best_of=best_of, temperatures=[t0 + i * t_inc for i in range(
                 1 + (int(round((1.0 - t0) / t_inc)) if t_inc > 0 else 0))],
@@ -354,6 +326,7 @@ class WhisperModel:
             suppress_blank=suppress_blank, suppress_tokens=tokens_to_suppress,
             without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
             word_timestamps=word_timestamps)
+        o = self._core_options(options, t0, t_inc, language, translate, vad_params)
         duration_after_vad = duration
         if vad_filter:
             duration_after_vad = _core.speech_seconds(o.vad_model_path, samples, o.vad_params, self._threads)
@@ -363,6 +336,53 @@ class WhisperModel:
                                  vad_options=vad_params[1] if vad_filter else None)
         run = (self._word_model() if word_timestamps else self._model).transcribe(samples, o)
         return _Segments(run), info
+
+    def _language(self, samples, language, task, detection_segments, detection_threshold):
+        """(language, translate, language_probability, all_language_probs) for transcribe: the
+        requested language checked, faster-whisper's rule for English-only models applied (shared
+        with the CLI and the server; its notes logged), then detected when none was requested."""
+        if language is not None and _core.lang_id(language) < 0:
+            raise ValueError("language=%r is not a Whisper language code" % language)
+        requested = "auto" if language is None else language
+        language, translate, notes = _core.decide_language(self._model.multilingual, requested,
+                                                           task == "translate")
+        for level, message in notes:
+            (_LOG.warning if level == "warning" else _LOG.info)(message)
+        if requested == "auto":
+            language, language_probability, all_probs = self._detect(
+                samples, detection_segments, detection_threshold)
+        else:
+            language_probability, all_probs = 1.0, None
+        return language, translate, language_probability, all_probs
+
+    def _core_options(self, options, t0, t_inc, language, translate, vad_params):
+        """whisper_full's parameters (_core.Options) for the checked TranscriptionOptions, the
+        temperature and its increment, the decided language and task, and vad_params (None: no
+        VAD; else _vad_params' pair)."""
+        o = _core.Options()
+        o.strategy = _core.SAMPLING_BEAM_SEARCH if options.beam_size > 1 else _core.SAMPLING_GREEDY
+        o.beam_size = options.beam_size
+        o.best_of = options.best_of
+        o.temperature = t0
+        o.temperature_inc = t_inc
+        o.logprob_thold = options.log_prob_threshold if options.log_prob_threshold is not None else -math.inf
+        o.no_speech_thold = options.no_speech_threshold if options.no_speech_threshold is not None else math.inf
+        o.no_context = not options.condition_on_previous_text
+        o.no_timestamps = options.without_timestamps
+        o.suppress_blank = options.suppress_blank
+        o.suppress_nst = options.suppress_tokens == [-1]
+        o.max_initial_ts = options.max_initial_timestamp
+        o.translate = translate
+        o.language = language
+        o.n_threads = self._threads
+        if vad_params is not None:
+            o.vad_model_path = self._vad_model_path()
+            o.vad_params = vad_params[0]
+        if isinstance(options.initial_prompt, str):
+            o.initial_prompt = options.initial_prompt
+        elif options.initial_prompt is not None:
+            o.prompt_tokens = [int(t) for t in options.initial_prompt]
+        return o
 
     # faster-whisper 1.2's VadOptions defaults (vad_filter=True without vad_parameters).
     _VAD_DEFAULTS = {"threshold": 0.5, "neg_threshold": None, "min_speech_duration_ms": 0,
