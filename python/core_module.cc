@@ -438,11 +438,11 @@ double SpeechSeconds(const std::string& vad_model_path,
   return seconds;
 }
 
-PYBIND11_MODULE(_core, m) {
-  m.doc() = "ggml_whisper's C++ core (see the ggml_whisper package for the Python API)";
-  g_verbose = std::getenv("GGML_WHISPER_VERBOSE") != nullptr;
-  whisper_log_set(&LogCallback, nullptr);
+namespace {
 
+// The module's functions: audio decoding, version and system info, language codes and
+// faster-whisper's language rule, MAX_THREADS.
+void DefineFunctions(py::module_& m) {
   m.def("decode_audio_file", &DecodeAudioFile, py::arg("path"),
         "Decodes an audio file to mono float32 at 16 kHz (libsndfile: WAV, FLAC, OGG, MP3, ...).");
   m.def("decode_audio_bytes", &DecodeAudioBytes, py::arg("data"), py::arg("name"),
@@ -468,7 +468,10 @@ PYBIND11_MODULE(_core, m) {
       py::arg("multilingual"), py::arg("language"), py::arg("translate"),
       "faster-whisper's rule for language and task on English-only models (apps/common/request_rules.h).");
   m.attr("MAX_THREADS") = whisper::kMaxThreads;
+}
 
+// Options (whisper_full's parameters), VadParams and speech_seconds, the sampling strategies.
+void DefineOptions(py::module_& m) {
   py::class_<Options>(m, "Options")
       .def(py::init<>())
       .def_readwrite("strategy", &Options::strategy)
@@ -502,7 +505,10 @@ PYBIND11_MODULE(_core, m) {
         py::arg("n_threads"), "Seconds of speech Silero VAD finds in audio (duration_after_vad).");
   m.attr("SAMPLING_GREEDY") = static_cast<int>(WHISPER_SAMPLING_GREEDY);
   m.attr("SAMPLING_BEAM_SEARCH") = static_cast<int>(WHISPER_SAMPLING_BEAM_SEARCH);
+}
 
+// The Model class and the Transcription it returns.
+void DefineModel(py::module_& m) {
   py::class_<Transcription>(m, "Transcription")
       .def("next", &Transcription::Next,
            "The next segment (t0_cs, t1_cs, text_bytes, tokens, token_logprobs, no_speech_prob), or None at "
@@ -519,4 +525,15 @@ PYBIND11_MODULE(_core, m) {
       .def("transcribe", &Model::Transcribe, py::arg("audio"), py::arg("options"))
       .def("token_text", &Model::TokenText)
       .def("tokenize", &Model::Tokenize);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "ggml_whisper's C++ core (see the ggml_whisper package for the Python API)";
+  g_verbose = std::getenv("GGML_WHISPER_VERBOSE") != nullptr;
+  whisper_log_set(&LogCallback, nullptr);
+  DefineFunctions(m);
+  DefineOptions(m);
+  DefineModel(m);
 }
