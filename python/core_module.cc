@@ -118,6 +118,7 @@ struct Options {
   bool suppress_nst = true;
   float max_initial_ts = 1.0f;
   bool translate = false;
+  bool multilingual = false;  // whisper_full_params.ggml_multilingual (faster-whisper's multilingual)
   std::string language = "en";
   std::string initial_prompt;
   std::vector<whisper_token> prompt_tokens;
@@ -134,6 +135,7 @@ struct SegmentOut {
   std::vector<whisper_token> tokens;  // text tokens (< eot)
   std::vector<float> token_logprobs;
   float no_speech_prob = 0.0f;
+  int lang_id = 0;  // whisper_ggml_full_get_segment_lang_id: its window's language
   // Word times (a context made with dtw): (t0, t1 centiseconds, bytes, mean token p) per word.
   bool has_words = false;
   std::vector<std::tuple<int64_t, int64_t, std::string, float>> words;
@@ -180,7 +182,7 @@ class Transcription {
       words = std::move(list);
     }
     return py::make_tuple(seg.t0, seg.t1, py::bytes(seg.text), seg.tokens, seg.token_logprobs, seg.no_speech_prob,
-                          words);
+                          words, std::string(whisper_lang_str(seg.lang_id)));
   }
 
   // Stops the run (abort callback) and waits for the worker; safe to call twice.
@@ -214,6 +216,7 @@ class Transcription {
       s.t1 = whisper_full_get_segment_t1_from_state(state, i);
       s.text = whisper_full_get_segment_text_from_state(state, i);
       s.no_speech_prob = whisper_full_get_segment_no_speech_prob_from_state(state, i);
+      s.lang_id = whisper_ggml_full_get_segment_lang_id_from_state(state, i);
       const int nt = whisper_full_n_tokens_from_state(state, i);
       s.has_words = nt > 0 && whisper_ggml_full_get_token_word_start_from_state(state, i, 0) >= 0;
       int n_in_word = 0;
@@ -260,6 +263,7 @@ class Transcription {
     p.suppress_nst = o.suppress_nst;
     p.max_initial_ts = o.max_initial_ts;
     p.translate = o.translate;
+    p.ggml_multilingual = o.multilingual;
     p.language = o.language.c_str();
     p.detect_language = false;
     p.initial_prompt = o.initial_prompt.empty() ? nullptr : o.initial_prompt.c_str();
@@ -487,6 +491,7 @@ void DefineOptions(py::module_& m) {
       .def_readwrite("suppress_nst", &Options::suppress_nst)
       .def_readwrite("max_initial_ts", &Options::max_initial_ts)
       .def_readwrite("translate", &Options::translate)
+      .def_readwrite("multilingual", &Options::multilingual)
       .def_readwrite("language", &Options::language)
       .def_readwrite("initial_prompt", &Options::initial_prompt)
       .def_readwrite("prompt_tokens", &Options::prompt_tokens)

@@ -525,13 +525,20 @@ absl::Status WindowDecoder::CheckRunArgs(const DecoderBackend& backend, const st
   return absl::OkStatus();
 }
 
-absl::Status WindowDecoder::PromptPass(DecoderBackend& backend, const Token* tokens, int n, WindowResult* result) {
-  absl::Status s = backend.Decode(0, tokens, n, 0);
+absl::Status WindowDecoder::PromptPass(DecoderBackend& backend, const Token* tokens, int n, int sot_index,
+                                       WindowResult* result) {
+  const int n_head = params_.whisper_cpp || sot_index < 0 || sot_index >= n - 1 ? n : sot_index + 1;
+  absl::Status s = backend.Decode(0, tokens, n_head, 0);
   if (!s.ok()) return s;
   const float* raw = backend.logits(0);
-  std::copy(raw, raw + special_.n_vocab, prompt_logits_.begin());
   const float lse = LogSumExp(raw, 0, special_.n_vocab);
   result->no_speech_prob = std::exp(raw[special_.nosp] - lse);
+  if (n_head < n) {
+    s = backend.Decode(0, tokens + n_head, n - n_head, n_head);
+    if (!s.ok()) return s;
+    raw = backend.logits(0);
+  }
+  std::copy(raw, raw + special_.n_vocab, prompt_logits_.begin());
   return absl::OkStatus();
 }
 
@@ -575,7 +582,11 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
   result->token_logprobs.reserve(n_text_ctx_);
   result->token_data.reserve(n_text_ctx_);
   // The prompt pass: its logits give the first token and the no-speech probability.
-  st = PromptPass(backend, prompt.data(), n_prompt, result);
+  int sot_index = -1;  // the no-speech position under OpenAI's rules (-1: the prompt's last)
+  for (int i = n_history; i < n_prompt && sot_index < 0; ++i) {
+    if (prompt[i] == special_.sot) sot_index = i;
+  }
+  st = PromptPass(backend, prompt.data(), n_prompt, sot_index, result);
   if (!st.ok()) return st;
   result->n_fallbacks = 0;
   result->history_dropped = false;
@@ -584,7 +595,7 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
     if (params_.whisper_cpp && n_history > 0 && !result->history_dropped && t >= kHistoryTemperatureCutoff) {
       // whisper.cpp re-prompts every attempt; past text only below the cutoff.
       n_prompt -= n_history;
-      st = PromptPass(backend, prompt.data() + n_history, n_prompt, result);
+      st = PromptPass(backend, prompt.data() + n_history, n_prompt, 0, result);
       if (!st.ok()) return st;
       result->history_dropped = true;
     }

@@ -165,8 +165,13 @@ class WindowDecoder {
   // Run's argument checks (its InvalidArgument errors).
   absl::Status CheckRunArgs(const DecoderBackend& backend, const std::vector<Token>& prompt, int n_history) const;
   // Decodes `n` prompt tokens into decoder 0 from position 0; keeps their logits in
-  // prompt_logits_ and sets result->no_speech_prob. Errors: the backend's.
-  absl::Status PromptPass(DecoderBackend& backend, const Token* tokens, int n, WindowResult* result);
+  // prompt_logits_ and sets result->no_speech_prob: under whisper.cpp's rules from the logits after
+  // the last prompt token (whisper.cpp 1.8.5 whisper_full_with_state), under OpenAI's from those
+  // after <|startoftranscript|> at tokens[sot_index] (OpenAI decoding.py: logits[:, sot_index] at
+  // no_speech; CTranslate2's return_no_speech_prob), which differ on multilingual models, whose
+  // prompt goes on with the language and task: the prompt is then decoded in two passes. Errors:
+  // the backend's.
+  absl::Status PromptPass(DecoderBackend& backend, const Token* tokens, int n, int sot_index, WindowResult* result);
   // The best unfailed sequence of the last attempt (else sequence 0, marked failed) into
   // *result, with its compression ratio. Returns whether OpenAI's fallback rules ask for a retry
   // at a higher temperature (failed, low log-probability with speech, or repetitive).

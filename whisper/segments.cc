@@ -17,6 +17,7 @@ Segment& SegmentList::Append() {
   s.word_begin.clear();
   s.no_speech_prob = 0.0f;
   s.speaker_turn_next = false;
+  s.language_id = 0;
   s.speaker.clear();
   return s;
 }
@@ -110,6 +111,7 @@ bool SplitLastSegmentAtGap(const SpecialTokens& s, int64_t gap_begin, int64_t ga
   next.t1 = head.t1;
   next.no_speech_prob = head.no_speech_prob;
   next.speaker_turn_next = head.speaker_turn_next;
+  next.language_id = head.language_id;
   next.tokens.assign(head.tokens.begin() + at, head.tokens.end());
   if (head.word_begin.size() == head.tokens.size()) {
     next.word_begin.assign(head.word_begin.begin() + at, head.word_begin.end());
@@ -179,6 +181,7 @@ int WrapLastSegment(const SpecialTokens& s, int max_len, bool split_on_word,
       next.t1 = head.t1;
       next.no_speech_prob = head.no_speech_prob;
       next.speaker_turn_next = head.speaker_turn_next;
+      next.language_id = head.language_id;
       const auto cut = static_cast<std::ptrdiff_t>(i);
       next.tokens.assign(head.tokens.begin() + cut, head.tokens.end());
       int64_t head_end = tok.t0;

@@ -25,6 +25,9 @@ struct Segment {
   std::vector<TokenData> tokens;  // text tokens and the timestamp tokens among them (see above)
   float no_speech_prob = 0.0f;    // of the window the segment came from
   bool speaker_turn_next = false;  // tinydiarize: the model predicts a speaker turn after it
+  // whisper.cpp language id (0 = en) of the prompt the segment's window was decoded with: the
+  // transcription's language, or its window's detected one (TranscribeParams::multilingual).
+  int language_id = 0;
   // whisper-cli -di: "0", "1" or "?" (EstimateSpeaker in apps/common/output.h), set by the CLI; empty
   // when not diarized. The writers label the segment with it.
   std::string speaker;

@@ -15,7 +15,7 @@ namespace {
 // delta_min, 10 frames, in its own rules: kMinFramesLeftWhisperCpp).
 constexpr int kMinFramesLeft = 100;
 constexpr int kMinFramesLeftWhisperCpp = 10;
-// whisper.cpp clears the past prompt when less than 5 s (500 frames) remain.
+// whisper.cpp clears the past prompt when at most 5 s (500 frames) remain.
 constexpr int kClearPastFrames = 500;
 
 // *dst = src, reusing dst's string and vector capacity.
@@ -27,13 +27,52 @@ void CopySegment(const Segment& src, Segment* dst) {
   dst->word_begin.assign(src.word_begin.begin(), src.word_begin.end());
   dst->no_speech_prob = src.no_speech_prob;
   dst->speaker_turn_next = src.speaker_turn_next;
+  dst->language_id = src.language_id;
 }
 
-// Whether -sow splits a window's text at whole characters: a language written without spaces
-// (zh, ja, th, lo, my, yue) under OpenAI's rules, as faster-whisper splits its words; whisper.cpp's
-// rules split at spaces in every language, as whisper-cli does.
-bool CharacterWords(const SpecialTokens& special, const TranscribeParams& p) {
-  return special.multilingual && !p.decoding.whisper_cpp && SplitsWordsOnUnicode(p.language_id);
+// Whether -sow splits a window's text at whole characters: the window's language (language_id)
+// is written without spaces (zh, ja, th, lo, my, yue) under OpenAI's rules, as faster-whisper
+// splits its words; whisper.cpp's rules split at spaces in every language, as whisper-cli does.
+bool CharacterWords(const SpecialTokens& special, const TranscribeParams& p, int language_id) {
+  return special.multilingual && !p.decoding.whisper_cpp && SplitsWordsOnUnicode(language_id);
+}
+
+// Whether the text of tokens [begin, end) (ids below eot) is blank: Python's str.strip() would
+// leave nothing (ASCII whitespace; the tokenizer's text of other specials is empty).
+bool BlankText(const SpecialTokens& special, const std::vector<Token>& tokens, size_t begin, size_t end,
+               const std::function<const std::string&(Token)>& token_text) {
+  for (size_t i = begin; i < end; ++i) {
+    if (tokens[i] >= special.eot) continue;
+    for (const char c : token_text(tokens[i])) {
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') return false;
+    }
+  }
+  return true;
+}
+
+// OpenAI's previous text after a window (faster-whisper 1.2.1 transcribe.py generate_segments:
+// all_tokens.extend(segment["tokens"]) for each segment it yields): the window's tokens cut as
+// _split_segments_by_timestamps cuts them -- at each consecutive timestamp pair, plus the end on
+// a single timestamp ending, and the tokens after the last pair (an unfinished segment) left out;
+// or the whole window when there is no pair -- without the segments that are instantaneous
+// (first timestamp == last) or have blank text, which it skips.
+void AppendSegmentTokens(const SpecialTokens& special, const std::vector<Token>& t,
+                         const std::function<const std::string&(Token)>& token_text, std::vector<Token>* past) {
+  const size_t n = t.size();
+  const auto ts = [&](size_t i) { return special.IsTimestamp(t[i]); };
+  const bool single_ending = n >= 2 && !ts(n - 2) && ts(n - 1);
+  size_t last = 0;
+  bool any_pair = false;
+  for (size_t i = 1; i <= n; ++i) {
+    const bool cut = i < n ? ts(i) && ts(i - 1) : any_pair && single_ending;
+    if (!cut) continue;
+    any_pair = true;
+    // A slice starts at a timestamp (the window's first token, or the second of a pair).
+    const bool instant = ts(last) && ts(i - 1) && t[last] == t[i - 1];
+    if (!instant && !BlankText(special, t, last, i, token_text)) past->insert(past->end(), t.begin() + last, t.begin() + i);
+    last = i;
+  }
+  if (!any_pair && !BlankText(special, t, 0, n, token_text)) past->insert(past->end(), t.begin(), t.end());
 }
 
 }  // namespace
@@ -114,7 +153,7 @@ int Transcriber::BuildPrompt(const TranscribeParams& params, size_t max_past, si
   const int n_history = static_cast<int>(prompt_.size());  // [prev, past...]
   prompt_.push_back(special_.sot);
   if (special_.multilingual) {
-    prompt_.push_back(special_.Language(params.language_id));
+    prompt_.push_back(special_.Language(window_language_));
     prompt_.push_back(params.translate ? special_.translate : special_.transcribe);
   }
   if (params.decoding.filter.no_timestamps) prompt_.push_back(special_.not_);
@@ -133,6 +172,7 @@ void Transcriber::AppendWindowSegments(const TranscribeParams& params, int seek_
     const Segment& w = window_segments_[k];
     Segment& s = segments->Append();
     CopySegment(w, &s);
+    s.language_id = window_language_;
     s.t1 = std::min<int64_t>(w.t1, end_cs);
     s.t0 = std::min<int64_t>(w.t0, s.t1);
     int pieces = 1;
@@ -143,7 +183,7 @@ void Transcriber::AppendWindowSegments(const TranscribeParams& params, int seek_
       }
       pieces = params.n_gaps > 0 ? SplitAtGapsAndWrap(params, segments)
                                  : WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_,
-                                                   segments, CharacterWords(special_, params));
+                                                   segments, CharacterWords(special_, params, window_language_));
     }
     // One call per decoded segment (n_new > 1 when -ml split it), as whisper.cpp calls
     // new_segment_callback.
@@ -155,7 +195,7 @@ void Transcriber::UpdatePast(const TranscribeParams& params, size_t max_past, si
   if (!params.decoding.whisper_cpp) {
     if (no_speech) return;
     if (params.condition_on_previous_text && result_.temperature < 0.5f) {
-      past_.insert(past_.end(), result_.tokens.begin(), result_.tokens.end());
+      AppendSegmentTokens(special_, result_.tokens, token_text_, &past_);
       if (past_.size() > max_past) past_.erase(past_.begin(), past_.end() - max_past);
     } else {
       past_.clear();
@@ -206,8 +246,12 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
     // nothing after the requested clip is heard (OpenAI's clip_timestamps cut the mel the same way).
     absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx, wcpp ? n_frames_mel : seek_end);
     if (!st.ok()) return st;
+    st = ChooseWindowLanguage(backend, params);
+    if (!st.ok()) return st;
 
-    if (seek > seek_start && (wcpp ? seek_end - seek <= kClearPastFrames : seek_end - seek < kClearPastFrames)) {
+    // whisper.cpp's rule only: OpenAI's transcribe.py and faster-whisper keep the previous text to
+    // the end (a window that starts 4 s before the end is prompted with it).
+    if (wcpp && seek > seek_start && seek_end - seek <= kClearPastFrames) {
       past0_.clear();
       past_.clear();
     }
@@ -240,6 +284,19 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
   return absl::OkStatus();
 }
 
+absl::Status Transcriber::ChooseWindowLanguage(ModelBackend& backend, const TranscribeParams& params) {
+  window_language_ = params.language_id;
+  if (!params.multilingual || !special_.multilingual) return absl::OkStatus();
+  // faster-whisper 1.2.1 transcribe.py generate_segments, `if options.multilingual:` -- the top
+  // language of model.detect_language(encoder_output) on the window about to be decoded, whatever
+  // its probability (no language_detection_threshold), becomes tokenizer.language for this
+  // window's prompt (get_prompt's sot_sequence) and its word splitting (language_code).
+  absl::StatusOr<int> id = DetectLanguageOfEncoded(backend, special_, nullptr);
+  if (!id.ok()) return id.status();
+  window_language_ = *id;
+  return absl::OkStatus();
+}
+
 int Transcriber::SplitAtGapsAndWrap(const TranscribeParams& params, SegmentList* segments) {
   // The last segment moves to gap_pieces_, splits there at each gap it spans, and each piece
   // comes back through WrapLastSegment (-ml).
@@ -253,7 +310,7 @@ int Transcriber::SplitAtGapsAndWrap(const TranscribeParams& params, SegmentList*
   for (size_t i = 0; i < gap_pieces_.size(); ++i) {
     CopySegment(gap_pieces_[i], &segments->Append());
     pieces += WrapLastSegment(special_, params.max_len, params.split_on_word, token_text_, segments,
-                              CharacterWords(special_, params));
+                              CharacterWords(special_, params, window_language_));
   }
   return pieces;
 }
@@ -303,7 +360,14 @@ absl::StatusOr<int> DetectLanguage(ModelBackend& backend, const SpecialTokens& s
   }
   absl::Status st = backend.Encode(mel, n_frames_mel, seek, 0, n_frames_audio);
   if (!st.ok()) return st;
-  st = backend.Decode(0, &special.sot, 1, 0);
+  return DetectLanguageOfEncoded(backend, special, probs);
+}
+
+absl::StatusOr<int> DetectLanguageOfEncoded(ModelBackend& backend, const SpecialTokens& special, float* probs) {
+  if (!special.multilingual || special.num_languages <= 0) {
+    return absl::FailedPreconditionError("language detection needs a multilingual model");
+  }
+  absl::Status st = backend.Decode(0, &special.sot, 1, 0);
   if (!st.ok()) return st;
   const float* logits = backend.logits(0);
   const int n = std::min(special.num_languages, kMaxLanguages);

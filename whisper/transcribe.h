@@ -84,6 +84,13 @@ struct TranscribeParams {
   // prompt; 0: none.
   int max_text_ctx = 16384;
   int language_id = 0;                   // whisper.cpp id (0 = en); multilingual models only
+  // faster-whisper's multilingual=True (multilingual models only; ignored on English-only ones):
+  // each window's language is detected from that window's encoder output (DetectLanguageOfEncoded,
+  // the top language whatever its probability) and replaces language_id in its prompt
+  // (<|sot|><|xx|><|task|>), its segments' language_id and its word splitting. The previous text in
+  // the prompt is kept whatever language it is in (faster-whisper 1.2.1 transcribe.py
+  // generate_segments: tokenizer.language is set per window, all_tokens are not reset).
+  bool multilingual = false;
   bool translate = false;                // multilingual models only
   // --prompt, tokenized (not owned; must outlive Run).
   const Token* initial_prompt = nullptr;
@@ -166,6 +173,9 @@ class Transcriber {
   // Moves the list's last segment through SplitLastSegmentAtGap (each of params.gaps) and
   // WrapLastSegment; returns the number of segments it became.
   int SplitAtGapsAndWrap(const TranscribeParams& params, SegmentList* segments);
+  // window_language_ for the window just encoded: params.language_id, or with params.multilingual
+  // (multilingual models) the window's detected language. Errors: the backend's.
+  absl::Status ChooseWindowLanguage(ModelBackend& backend, const TranscribeParams& params);
   // DTW timestamps of window_segments_ (params.word_timestamps); may move *advance.
   absl::Status AlignWindow(ModelBackend& backend, const TranscribeParams& params, int seek, int seek_end,
                            int n_history, int* advance);
@@ -180,6 +190,7 @@ class Transcriber {
   std::vector<Token> past0_;  // the carried initial prompt
   std::vector<Token> past_;   // previous text
   std::vector<Token> prompt_;
+  int window_language_ = 0;  // the language id of the current window's prompt and segments
 };
 
 // One-shot form of Transcriber::Run into a vector (tests, tools).
@@ -195,6 +206,12 @@ absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int
 // Errors: FailedPrecondition for an English-only model; the backend's errors.
 absl::StatusOr<int> DetectLanguage(ModelBackend& backend, const SpecialTokens& special, const float* mel,
                                    int n_frames_mel, int n_frames_audio, int seek = 0, float* probs = nullptr);
+
+// DetectLanguage on the window the backend encoded last (no new encoder run): decodes [sot] on
+// decoder 0 (its KV cache position 0 is overwritten) and softmaxes the language tokens' logits, as
+// CTranslate2's Whisper detect_language on an encoder output (what faster-whisper's
+// multilingual=True calls per window). probs and the result as DetectLanguage's; same errors.
+absl::StatusOr<int> DetectLanguageOfEncoded(ModelBackend& backend, const SpecialTokens& special, float* probs);
 
 }  // namespace whisper
 

@@ -379,8 +379,9 @@ typedef void (*whisper_logits_filter_callback)(struct whisper_context* ctx, stru
                                                void* user_data);
 
 /* Parameters of whisper_full; same fields, order and defaults as whisper.cpp 1.8.5 (see
- * whisper_full_default_params). Not implemented yet, and an error when set: grammar_rules;
- * debug_mode is accepted (no dumps). */
+ * whisper_full_default_params), then this runtime's extension fields (ggml_*, at the end: a
+ * program that starts from whisper_full_default_params gets their defaults). Not implemented yet,
+ * and an error when set: grammar_rules; debug_mode is accepted (no dumps). */
 struct whisper_full_params {
   enum whisper_sampling_strategy strategy;
   int n_threads;         /* default min(4, hardware threads) */
@@ -454,6 +455,19 @@ struct whisper_full_params {
   bool vad;                   /* transcribe only the speech (whisper.cpp's whisper_vad; see below) */
   const char* vad_model_path; /* the Silero model (tools/get_vad_model.sh); used with vad */
   whisper_vad_params vad_params;
+  /* Extension (not in whisper.cpp; default false): faster-whisper 1.2.1's multilingual=True, a
+   * language per 30 s window. On a multilingual model, before each window is decoded its language
+   * is detected from that window's encoder output (no second encoder run): the most probable
+   * language token after <|startoftranscript|>, whatever its probability (language and
+   * detect_language's threshold do not apply), goes in the window's prompt in place of the
+   * transcription's language. The text before the window stays in its prompt, whatever its
+   * language (faster-whisper does not reset it; with condition_on_previous_text the model then
+   * often carries on in the earlier language). whisper_full_lang_id still gives the language of
+   * the whole call (given, or detected once from the first window as without this field), as
+   * faster-whisper's TranscriptionInfo.language; each segment's is
+   * whisper_ggml_full_get_segment_lang_id. Ignored, with a warning, on an English-only model (as
+   * faster-whisper). Either decoding rule set (whisper_ggml_set_decoding). */
+  bool ggml_multilingual;
 };
 
 WHISPER_API struct whisper_context_params* whisper_context_default_params_by_ref(void);
@@ -603,6 +617,14 @@ WHISPER_API float whisper_ggml_full_get_segment_avg_logprob(struct whisper_conte
 WHISPER_API float whisper_ggml_full_get_segment_compression_ratio_from_state(struct whisper_state* state,
                                                                               int i_segment);
 WHISPER_API float whisper_ggml_full_get_segment_compression_ratio(struct whisper_context* ctx, int i_segment);
+
+/* Language of a segment (extension): the whisper.cpp language id (0 "en" .. whisper_lang_max_id())
+ * in the prompt of the window the segment was decoded from: whisper_full_lang_id's, or with
+ * whisper_full_params.ggml_multilingual the window's detected one (whisper_lang_str names it);
+ * 0 on English-only models. Returns -1 (and logs) for a NULL context/state or a segment index out
+ * of range. */
+WHISPER_API int whisper_ggml_full_get_segment_lang_id_from_state(struct whisper_state* state, int i_segment);
+WHISPER_API int whisper_ggml_full_get_segment_lang_id(struct whisper_context* ctx, int i_segment);
 
 /* DTW per state (extension): on a context made with dtw_token_timestamps, enabled = 0 skips the
  * alignment pass in this state's later whisper_full calls (t_dtw stays -1, no word times, and

@@ -326,6 +326,13 @@ void FillTranscribe(whisper_context* ctx, whisper_state* state, const whisper_fu
   }
   tp->max_text_ctx = params.n_max_text_ctx;
   tp->language_id = lang_id;
+  tp->multilingual = params.ggml_multilingual && ctx->model->special().multilingual;
+  if (params.ggml_multilingual && !ctx->model->special().multilingual) {
+    // faster-whisper 1.2.1 transcribe(): "The current model is English-only but the multilingual
+    // parameter is set to True; setting to False instead."
+    Log(GGML_LOG_LEVEL_WARN, "%s: whisper_full_params.ggml_multilingual is set but the model is English-only: "
+        "ignored (one language, en)\n", kFull);
+  }
   tp->translate = params.translate && ctx->model->special().multilingual;
   tp->carry_initial_prompt = params.carry_initial_prompt;
   tp->audio_duration_cs = state->mel_n_samples > 0 ? (state->mel_n_samples + 159) / 160 : 0;
@@ -643,6 +650,7 @@ struct whisper_full_params whisper_full_default_params(enum whisper_sampling_str
   p.vad = false;
   p.vad_model_path = nullptr;
   p.vad_params = whisper_vad_default_params();
+  p.ggml_multilingual = false;
   return p;
 }
 

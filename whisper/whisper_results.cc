@@ -59,6 +59,14 @@ int whisper_full_lang_id_from_state(struct whisper_state* state) { return state 
 int whisper_full_lang_id(struct whisper_context* ctx) { return whisper_full_lang_id_from_state(DefaultState(ctx)); }
 
 // Times are the input's (with VAD, whisper_full mapped them back from the joined speech).
+int whisper_ggml_full_get_segment_lang_id_from_state(struct whisper_state* state, int i) {
+  const whisper::Segment* s = SegmentAt(state, i, __func__);
+  return s != nullptr ? s->language_id : -1;
+}
+int whisper_ggml_full_get_segment_lang_id(struct whisper_context* ctx, int i) {
+  return whisper_ggml_full_get_segment_lang_id_from_state(DefaultState(ctx), i);
+}
+
 int64_t whisper_full_get_segment_t0_from_state(struct whisper_state* state, int i) {
   const whisper::Segment* s = SegmentAt(state, i, __func__);
   return s != nullptr ? s->t0 : 0;

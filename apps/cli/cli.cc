@@ -113,6 +113,7 @@ void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) 
     if (p.diarize && ps.stereo != nullptr && ps.stereo->size() == 2) {
       std::printf("(speaker %s)", EstimateSpeaker((*ps.stereo)[0], (*ps.stereo)[1], t0, t1).c_str());
     }
+    if (p.multilingual) std::printf("(%s) ", whisper_lang_str(whisper_ggml_full_get_segment_lang_id(ctx, i)));
     if (p.print_colors) {
       for (int j = 0; j < whisper_full_n_tokens(ctx, i); ++j) {
         if (!p.print_special && whisper_full_get_token_id(ctx, i, j) >= whisper_token_eot(ctx)) continue;

@@ -287,6 +287,8 @@ std::vector<Flag> OwnFlags() {
       Section("This runtime's own options",
               Switch(nullptr, "--version", &CliParams::version, "print the version and exit")),
       Switch(nullptr, "--list-languages", &CliParams::list_languages, "print the language codes and exit"),
+      Switch(nullptr, "--multilingual", &CliParams::multilingual,
+             "faster-whisper's multilingual=True: detect the language of every 30 s window"),
       [] {
         Flag f = String(nullptr, "--decoding", "RULES", &CliParams::decoding,
                         "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)");
@@ -438,6 +440,7 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.suppress_regex = p.suppress_regex.empty() ? nullptr : p.suppress_regex.c_str();
   w.initial_prompt = p.prompt.empty() ? nullptr : p.prompt.c_str();
   w.carry_initial_prompt = p.carry_initial_prompt;
+  w.ggml_multilingual = p.multilingual;
   w.vad = p.vad;
   w.vad_model_path = p.vad_model.empty() ? kDefaultVadModel : p.vad_model.c_str();
   w.vad_params.threshold = p.vad_threshold;
@@ -481,6 +484,8 @@ std::string CliUsage(const char* argv0) {
                   "  - -dtw MODEL under OpenAI's rules also times words (-ojf lists them; -ml 1 -sow\n"
                   "    prints one per line), as faster-whisper's word_timestamps=True;\n"
                   "  - -di transcribes the mean of the channels, as without it (whisper-cli: L + R);\n"
+                  "  - --multilingual (faster-whisper's multilingual=True) detects each window's language\n"
+                  "    and prints it before each segment's text, \"(de) \";\n"
                   "  - -m and --vad's -vm are checked before anything loads, and the wrong kind of file\n"
                   "    (VAD model, Whisper model, GGUF, CTranslate2, empty) is named (whisper-cli aborts or\n"
                   "    exits 3); -ot past the end of the audio is an error, exit 1 (whisper-cli: exit 0).\n\n");

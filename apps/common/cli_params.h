@@ -61,6 +61,9 @@ struct CliParams {
   bool diarize = false;          // -di: stereo diarization (the louder channel per segment)
   bool tinydiarize = false;      // -tdrz: tinydiarize speaker turns (whisper_full_params.tdrz_enable)
   std::string language = "en";   // -l: language code, lowercased; "auto" = detect
+  // --multilingual: faster-whisper's multilingual=True, a language detected per 30 s window
+  // (whisper_full_params.ggml_multilingual); stdout shows each segment's as "(xx) " before its text.
+  bool multilingual = false;
   std::string prompt;            // --prompt: initial prompt text
   bool carry_initial_prompt = false;  // --carry-initial-prompt: prompt opens every window
   std::string model = "models/ggml-tiny.en.bin";  // -m: model file

@@ -22,6 +22,8 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
   - options without an equivalent accept their default only (ValueError otherwise): patience 1,
     length_penalty 1, repetition_penalty 1, no_repeat_ngram_size 0, compression_ratio_threshold
     2.4, prompt_reset_on_temperature 0.5, suppress_tokens [-1] or [], prefix None;
+  - multilingual=True (a language per 30 s window, as faster-whisper's) also tells each segment's
+    language in Segment.language, a field faster-whisper's Segment does not have (None without it);
   - Segment.avg_logprob is the mean log-probability of the segment's own text tokens, and
     compression_ratio is computed from the segment's text (faster-whisper reports both per window);
     Segment.seek is the segment's start in 10 ms frames; temperature is None;
@@ -78,6 +80,8 @@ class Segment:
     no_speech_prob: float
     words: Optional[List[Word]]
     temperature: Optional[float]
+    # Not in faster-whisper: the language of the segment's window, with multilingual=True.
+    language: Optional[str] = None
 
 
 @dataclass
@@ -94,6 +98,7 @@ class TranscriptionOptions:
     without_timestamps: bool
     max_initial_timestamp: float
     word_timestamps: bool
+    multilingual: bool = False
 
 
 @dataclass
@@ -292,7 +297,7 @@ class WhisperModel:
                    without_timestamps: bool = False, max_initial_timestamp: float = 1.0,
                    word_timestamps: bool = False, vad_filter: bool = False, vad_parameters=None,
                    language_detection_threshold: Optional[float] = 0.5, language_detection_segments: int = 1,
-                   **unsupported) -> Tuple[Iterator[Segment], TranscriptionInfo]:
+                   multilingual: bool = False, **unsupported) -> Tuple[Iterator[Segment], TranscriptionInfo]:
         """Transcribes `audio` (a path, a binary file object or float32 samples at 16 kHz).
 
         Returns (segments, info) as faster-whisper does: `segments` is a lazy iterator (decoding
@@ -303,6 +308,10 @@ class WhisperModel:
         for bad audio or options, FileNotFoundError for a missing file (or VAD model with
         vad_filter), RuntimeError if decoding fails (raised by the iterator). word_timestamps=True
         times words as faster-whisper does (cross-attention DTW; segments move to their words).
+        multilingual=True detects the language of every 30 s window from its encoder output and
+        decodes the window in it, as faster-whisper 1.2.1 does (info.language stays the one
+        detected, or given, for the whole audio; each Segment.language is its window's); on an
+        English-only model it is turned off with faster-whisper's warning.
         """
         if unsupported:
             raise TypeError("transcribe() got unsupported arguments: %s" % ", ".join(sorted(unsupported)))
@@ -314,6 +323,11 @@ class WhisperModel:
                 ("compression_ratio_threshold", compression_ratio_threshold, 2.4),
                 ("prompt_reset_on_temperature", prompt_reset_on_temperature, 0.5), ("prefix", prefix, None)))
 
+        if multilingual and not self._model.multilingual:
+            # faster-whisper 1.2.1's warning (its text lacks the space before "True").
+            _LOG.warning("The current model is English-only but the multilingual parameter is set to "
+                         "True; setting to False instead.")
+            multilingual = False
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE
         language, translate, language_probability, all_probs = self._language(
@@ -325,7 +339,7 @@ class WhisperModel:
             condition_on_previous_text=condition_on_previous_text, initial_prompt=initial_prompt,
             suppress_blank=suppress_blank, suppress_tokens=tokens_to_suppress,
             without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
-            word_timestamps=word_timestamps)
+            word_timestamps=word_timestamps, multilingual=bool(multilingual))
         o = self._core_options(options, t0, t_inc, language, translate, vad_params)
         duration_after_vad = duration
         if vad_filter:
@@ -335,7 +349,7 @@ class WhisperModel:
                                  all_language_probs=all_probs, transcription_options=options,
                                  vad_options=vad_params[1] if vad_filter else None)
         run = (self._word_model() if word_timestamps else self._model).transcribe(samples, o)
-        return _Segments(run), info
+        return _Segments(run, bool(multilingual)), info
 
     def _language(self, samples, language, task, detection_segments, detection_threshold):
         """(language, translate, language_probability, all_language_probs) for transcribe: the
@@ -373,6 +387,7 @@ class WhisperModel:
         o.suppress_nst = options.suppress_tokens == [-1]
         o.max_initial_ts = options.max_initial_timestamp
         o.translate = translate
+        o.multilingual = options.multilingual
         o.language = language
         o.n_threads = self._threads
         if vad_params is not None:
@@ -447,8 +462,9 @@ class WhisperModel:
 class _Segments:
     """The lazy segment iterator of one transcription; closing it (or dropping it) stops the run."""
 
-    def __init__(self, run):
+    def __init__(self, run, multilingual=False):
         self._run = run
+        self._multilingual = multilingual
         self._id = 0
         self._lock = threading.Lock()
         self._pending = b""  # bytes of a character split across segments, carried to the next
@@ -464,7 +480,7 @@ class _Segments:
             if item is None:
                 self.close()
                 raise StopIteration
-            t0, t1, text_bytes, tokens, logprobs, no_speech_prob, word_items = item
+            t0, t1, text_bytes, tokens, logprobs, no_speech_prob, word_items, language = item
             text = self._text(text_bytes)
             words = None
             if word_items is not None:
@@ -476,7 +492,7 @@ class _Segments:
                            tokens=list(tokens),
                            avg_logprob=float(sum(logprobs) / len(logprobs)) if logprobs else 0.0,
                            compression_ratio=_compression_ratio(text), no_speech_prob=float(no_speech_prob),
-                           words=words, temperature=None)
+                           words=words, temperature=None, language=language if self._multilingual else None)
 
     def _text(self, text_bytes: bytes) -> str:
         # Token bytes can split a UTF-8 character across segments: keep an incomplete tail for the

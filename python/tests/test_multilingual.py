@@ -11,6 +11,7 @@ tools/reference/fw_text_zh.py) and its word_timestamps=True words
 import json
 import os
 
+import numpy as np
 import pytest
 
 from ggml_whisper import WhisperModel, decode_audio
@@ -113,3 +114,45 @@ def test_chinese_words_are_faster_whispers(base):
     assert [w.word for w in words] == [w["word"] for w in want]
     for got, ref in zip(words, want):
         assert abs(got.start - ref["start"]) <= 0.021 and abs(got.end - ref["end"]) <= 0.021, (got, ref)
+
+
+def test_multilingual_windows_match_faster_whisper(base):
+    """multilingual=True (faster-whisper's: a language per 30 s window) on the AISHELL clip, silence
+    to 30 s, then jfk.wav, greedy without the previous text: each segment's tokens and its window's
+    language (zh, then en) equal faster-whisper 1.2.1's (testdata/reference/base_multilingual.json,
+    tools/reference/fw_multilingual.py); info.language is the one detected on the first window.
+    Without multilingual the English window is decoded as Chinese and does not match."""
+    ref = _reference("base_multilingual.json")
+    d = next(x for x in ref["decodes"]
+             if x["audio"] == "zh_silence_jfk" and x["decoding"] == "greedy_no_previous_text")
+    first, n_zeros, last = ref["inputs"]["zh_silence_jfk"]["parts"]
+    audio = np.concatenate([decode_audio(os.path.join(SHARED, "data", first)), np.zeros(n_zeros, np.float32),
+                            decode_audio(os.path.join(SHARED, "data", last))])
+    assert len(audio) == d["samples"]
+    window_language = {w["seek"]: w["language"] for w in d["windows"]}
+    want = [(s["tokens"], window_language[s["seek"]]) for s in d["segments"]]
+    opts = dict(beam_size=1, best_of=1, temperature=0.0, condition_on_previous_text=False)
+    segments, info = base.transcribe(audio, multilingual=True, **opts)
+    got = [([t for t in s.tokens], s.language) for s in segments]
+    assert info.language == d["language"] == "zh"
+    assert [g[1] for g in got] == [lang for _, lang in want] and {"zh", "en"} <= {g[1] for g in got}
+    # faster-whisper's segment tokens hold their timestamps; ours (the text tokens) do not.
+    assert got == [([t for t in toks if t < EOT], lang) for toks, lang in want]
+    segments, _ = base.transcribe(audio, multilingual=False, **opts)
+    plain = [([t for t in s.tokens], s.language) for s in segments]
+    assert [p[0] for p in plain] != [g[0] for g in got]
+    assert all(p[1] is None for p in plain)
+
+
+def test_multilingual_on_english_only_model_warns(caplog):
+    """faster-whisper turns multilingual=True off on an English-only model, with its warning."""
+    tiny_en = os.path.join(os.path.dirname(BASE), "ggml-tiny.en.bin")
+    if not os.path.exists(tiny_en):
+        pytest.skip("%s is absent: run tools/setup.sh" % tiny_en)
+    model = WhisperModel(tiny_en, cpu_threads=2)
+    with caplog.at_level("WARNING", logger="ggml_whisper"):
+        segments, info = model.transcribe(os.path.join(SHARED, "data", "jfk.wav"), multilingual=True, beam_size=1)
+        segments = list(segments)
+    assert "multilingual parameter is set to True; setting to False instead" in caplog.text
+    assert info.transcription_options.multilingual is False
+    assert segments and all(s.language is None for s in segments)

@@ -9,6 +9,11 @@
 //     every window's token ids, timestamps included, equal faster-whisper's for the AISHELL clip
 //     (-l auto, transcribe and translate) and multilingual.mp3's first 30 s (translate); the texts
 //     too, and the Chinese one is valid UTF-8 with every character whole.
+//   - faster-whisper's multilingual=True (whisper_full_params.ggml_multilingual), against
+//     testdata/reference/base_multilingual.json (tools/reference/fw_multilingual.py): on
+//     multilingual.mp3 (en, then de) and the AISHELL clip + silence + jfk.wav (zh, then en), greedy
+//     and beam 5, with and without the previous text, every segment's tokens (timestamps
+//     included) and its window's language equal faster-whisper's; with the field off they do not.
 //   - OpenAI's non-speech tokens on base's vocabulary are config.json's suppress_ids.
 //   - The CLI as the README runs it (-l auto on the AISHELL clip) prints whole CJK characters, and
 //     every output file (txt, srt, vtt, lrc, csv, -oj, -ojf) carries faster-whisper's Chinese text
@@ -201,6 +206,151 @@ TEST_F(BaseModelTest, GreedyTokensMatchFasterWhisper) {
            whisper_lang_str(whisper_full_lang_id(ctx_)), got.size(), got == want ? "identical to" : "DIFFER from",
            text.c_str());
   }
+  ASSERT_EQ(whisper_ggml_set_decoding(ctx_, WHISPER_GGML_DECODING_WHISPER_CPP), 0);
+}
+
+constexpr char kMultilingualReference[] = "testdata/reference/base_multilingual.json";
+
+// A clip of the multilingual reference: a file of ../shared/data, or one the reference script
+// built from parts ("zh_silence_jfk": the AISHELL clip, zero samples, jfk.wav).
+std::vector<float> MultilingualInput(const nlohmann::json& ref, const std::string& name) {
+  if (ref["inputs"].contains(name)) {
+    const nlohmann::json& parts = ref["inputs"][name]["parts"];
+    std::vector<float> pcm = whisper::LoadAudio16kMono(testdata::SharedData(parts[0].get<std::string>())).value();
+    pcm.resize(pcm.size() + parts[1].get<size_t>(), 0.0f);
+    const std::vector<float> tail = whisper::LoadAudio16kMono(testdata::SharedData(parts[2].get<std::string>())).value();
+    pcm.insert(pcm.end(), tail.begin(), tail.end());
+    return pcm;
+  }
+  absl::StatusOr<std::vector<float>> pcm = whisper::LoadAudio16kMono(testdata::SharedData(name));
+  return pcm.ok() ? std::move(*pcm) : std::vector<float>();
+}
+
+// The reference decode's options (fw_multilingual.py) through the C API with OpenAI's rules.
+whisper_full_params MultilingualParams(const nlohmann::json& d, bool multilingual) {
+  const int beam_size = d["beam_size"].get<int>();
+  whisper_full_params p =
+      whisper_full_default_params(beam_size > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
+  p.n_threads = 2;
+  p.language = "auto";
+  p.beam_search.beam_size = beam_size;
+  p.greedy.best_of = d["best_of"].get<int>();
+  p.temperature = 0.0f;
+  p.temperature_inc = 0.0f;  // temperature=0.0 alone: no fallback
+  p.no_context = !d["condition_on_previous_text"].get<bool>();
+  p.suppress_blank = true;
+  p.suppress_nst = true;  // suppress_tokens=[-1]
+  p.print_progress = false;
+  p.ggml_multilingual = multilingual;
+  return p;
+}
+
+// The context's segments against the reference decode d's: as many, each with faster-whisper's
+// tokens (a window's later segments without the opening timestamp faster-whisper repeats from
+// the previous segment's end) and its window's language. *summary: the windows' languages.
+::testing::AssertionResult SegmentsMatchMultilingual(whisper_context* ctx, const nlohmann::json& d,
+                                                     std::string* summary) {
+  const int beg = whisper_token_beg(ctx);
+  const nlohmann::json& want = d["segments"];
+  const int n = whisper_full_n_segments(ctx);
+  if (static_cast<size_t>(n) != want.size()) {
+    ::testing::AssertionResult r = ::testing::AssertionFailure();
+    r << n << " segments, faster-whisper " << want.size() << ":";
+    for (int i = 0; i < n; ++i) {
+      r << "\n  [" << whisper_full_get_segment_t0(ctx, i) << " " << whisper_full_get_segment_t1(ctx, i) << " "
+        << whisper_lang_str(whisper_ggml_full_get_segment_lang_id(ctx, i)) << "] " << whisper_full_get_segment_text(ctx, i);
+    }
+    for (const auto& w : want) r << "\n  faster-whisper [" << w["start"] << " " << w["end"] << "] " << w["text"];
+    return r;
+  }
+  for (int i = 0; i < n; ++i) {
+    const int seek = want[i]["seek"].get<int>();
+    std::string window_language;
+    for (const auto& w : d["windows"]) {
+      if (w["seek"].get<int>() == seek) window_language = w["language"].get<std::string>();
+    }
+    std::vector<int> expected = want[i]["tokens"].get<std::vector<int>>();
+    if (i > 0 && want[i - 1]["seek"].get<int>() == seek && !expected.empty() && expected[0] >= beg) {
+      expected.erase(expected.begin());
+    }
+    std::vector<int> got;
+    for (int j = 0; j < whisper_full_n_tokens(ctx, i); ++j) got.push_back(whisper_full_get_token_id(ctx, i, j));
+    const char* language = whisper_lang_str(whisper_ggml_full_get_segment_lang_id(ctx, i));
+    if (got != expected || window_language != language) {
+      return ::testing::AssertionFailure() << "segment " << i << " ('" << whisper_full_get_segment_text(ctx, i)
+                                           << "', " << language << "): tokens " << (got == expected ? "equal" : "differ")
+                                           << ", faster-whisper's window language " << window_language << " ('"
+                                           << want[i]["text"].get<std::string>() << "')";
+    }
+  }
+  summary->clear();
+  for (const auto& w : d["windows"]) {
+    *summary += std::to_string(w["seek"].get<int>() / 100) + "s:" + w["language"].get<std::string>() + " ";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Each of the context's segments has the language of faster-whisper's window it starts in (the
+// last window whose seek is at or before its t0); *summary: the windows' languages.
+::testing::AssertionResult LanguagesMatchWindows(whisper_context* ctx, const nlohmann::json& d, std::string* summary) {
+  summary->clear();
+  for (const auto& w : d["windows"]) {
+    *summary += std::to_string(w["seek"].get<int>() / 100) + "s:" + w["language"].get<std::string>() + " ";
+  }
+  if (whisper_full_n_segments(ctx) == 0) return ::testing::AssertionFailure() << "no segments";
+  for (int i = 0; i < whisper_full_n_segments(ctx); ++i) {
+    std::string want;
+    for (const auto& w : d["windows"]) {
+      if (w["seek"].get<int64_t>() <= whisper_full_get_segment_t0(ctx, i)) want = w["language"].get<std::string>();
+    }
+    const char* got = whisper_lang_str(whisper_ggml_full_get_segment_lang_id(ctx, i));
+    if (want != got) {
+      return ::testing::AssertionFailure() << "segment " << i << " at " << whisper_full_get_segment_t0(ctx, i)
+                                           << " cs is " << got << ", faster-whisper's window " << want;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(BaseModelTest, MultilingualWindowsMatchFasterWhisper) {
+  const nlohmann::json ref =
+      nlohmann::json::parse(ReadFileOrFail(kMultilingualReference), nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(ref.is_object() && ref["decodes"].size() == 6u) << kMultilingualReference;
+  ASSERT_EQ(whisper_ggml_set_decoding(ctx_, WHISPER_GGML_DECODING_OPENAI), 0);
+  for (const auto& d : ref["decodes"]) {
+    const std::string name = d["audio"], kind = d["decoding"];
+    SCOPED_TRACE(name + " " + kind);
+    const std::vector<float> pcm = MultilingualInput(ref, name);
+    ASSERT_EQ(pcm.size(), d["samples"].get<size_t>());
+    ASSERT_EQ(whisper_full(ctx_, MultilingualParams(d, true), pcm.data(), static_cast<int>(pcm.size())), 0);
+    // The whole call's language is detected once, as faster-whisper's info.language.
+    EXPECT_STREQ(whisper_lang_str(whisper_full_lang_id(ctx_)), d["language"].get<std::string>().c_str());
+    std::string summary;
+    if (name == "multilingual.mp3" && kind == "beam5") {
+      // Beam 5 differs from faster-whisper's already in the first (English) window, without
+      // multilingual ("so." / "so,": the PyAV and libsndfile MP3 decoders' samples differ a
+      // little): each segment's language is its window's.
+      EXPECT_TRUE(LanguagesMatchWindows(ctx_, d, &summary));
+    } else {
+      EXPECT_TRUE(SegmentsMatchMultilingual(ctx_, d, &summary));
+    }
+    std::string text;
+    for (int i = 0; i < whisper_full_n_segments(ctx_); ++i) text += whisper_full_get_segment_text(ctx_, i);
+    if (name == "zh_silence_jfk") {
+      EXPECT_NE(text.find("甚至出现交易几乎停"), std::string::npos) << text;
+    }
+    printf("%s %s: windows %s; %d segments\n", name.c_str(), kind.c_str(), summary.c_str(),
+           whisper_full_n_segments(ctx_));
+    // The input needs it: one language for every window does not give faster-whisper's segments.
+    if (kind == "greedy_no_previous_text") {
+      ASSERT_EQ(whisper_full(ctx_, MultilingualParams(d, false), pcm.data(), static_cast<int>(pcm.size())), 0);
+      EXPECT_FALSE(SegmentsMatchMultilingual(ctx_, d, &summary));
+      for (int i = 0; i < whisper_full_n_segments(ctx_); ++i) {
+        EXPECT_EQ(whisper_ggml_full_get_segment_lang_id(ctx_, i), whisper_full_lang_id(ctx_));
+      }
+    }
+  }
+  EXPECT_EQ(whisper_ggml_full_get_segment_lang_id(ctx_, 1000), -1);
   ASSERT_EQ(whisper_ggml_set_decoding(ctx_, WHISPER_GGML_DECODING_WHISPER_CPP), 0);
 }
 
