@@ -6,13 +6,19 @@
 //   - the words: on jfk.wav and the 42 s clip they equal faster-whisper's (measured there: median
 //     0 ms, 95th percentile 0 ms, max 20 ms); on the 90 s clip, where the two decoders choose
 //     differently at a few near-ties ("thine own" / "thy known"), at least 80% of faster-whisper's
-//     words are matched in order (longest common subsequence of the word texts; measured: 98%
-//     greedy, 88% beam 5);
+//     words are matched in order (longest common subsequence of the word texts; measured: 100%
+//     greedy, 95% beam 5);
 //   - the times of the matched words: |start - start'| and |end - end'| have a median <= 20 ms
 //     and a 95th percentile <= 80 ms (the bounds; measured: 0 / 0-40 ms);
-//   - every word inside its segment, 0 <= start <= end <= the audio's duration;
+//   - 0 <= start <= end <= the audio's duration for every word, and every word inside its segment
+//     except where faster-whisper's own output has the same segment and word outside it: its rule
+//     (transcribe.py add_word_timestamps) keeps a segment's start when the first word is too long
+//     and then starts that word at min(its end - median word duration, segment start), which can be
+//     before the segment (and likewise at the end); on the 90 s clip, greedy: " pity" 44.52 in
+//     44.56-52.00 (and " thee." ending 52.32), " Then" 70.28 in 70.30-75.72;
 //   - -ml 1 -sow: one word per segment, at the word's times.
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -33,10 +39,30 @@ struct Word {
   double start = 0, end = 0;  // seconds
 };
 
+// A word outside its segment, with the segment's times (seconds).
+struct Outside {
+  Word word;
+  double s0 = 0, s1 = 0;
+};
+
 struct Transcript {
   std::vector<Word> words;
   std::vector<std::pair<double, double>> segments;
+  std::vector<Outside> outside;
 };
+
+bool Near(double a, double b) { return std::abs(a - b) <= 0.020 + 1e-9; }
+
+// Whether `o` (ours) is one of faster-whisper's words outside their segments, at the same times.
+bool SameOutside(const Outside& o, const std::vector<Outside>& ref) {
+  for (const Outside& r : ref) {
+    if (r.word.text == o.word.text && Near(r.word.start, o.word.start) && Near(r.word.end, o.word.end) &&
+        Near(r.s0, o.s0) && Near(r.s1, o.s1)) {
+      return true;
+    }
+  }
+  return false;
+}
 
 json ReadJson(const std::string& path) {
   std::ifstream f(path);
@@ -51,8 +77,12 @@ Transcript Reference(const std::string& audio, int beam) {
   for (const json& run : ref["runs"]) {
     if (run["audio"] != audio || run["beam_size"] != beam) continue;
     for (const json& s : run["segments"]) {
-      t.segments.emplace_back(s["start"].get<double>(), s["end"].get<double>());
-      for (const json& w : s["words"]) t.words.push_back({w["word"], w["start"], w["end"]});
+      const double s0 = s["start"].get<double>(), s1 = s["end"].get<double>();
+      t.segments.emplace_back(s0, s1);
+      for (const json& w : s["words"]) {
+        t.words.push_back({w["word"], w["start"], w["end"]});
+        if (t.words.back().start < s0 || t.words.back().end > s1) t.outside.push_back({t.words.back(), s0, s1});
+      }
     }
   }
   EXPECT_FALSE(t.words.empty()) << "no reference run for " << audio << " beam " << beam;
@@ -73,8 +103,7 @@ Transcript Ours(const std::string& path, double duration) {
       EXPECT_LE(0.0, x.start) << x.text;
       EXPECT_LE(x.start, x.end) << x.text;
       EXPECT_LE(x.end, duration + 1e-9) << x.text;
-      EXPECT_LE(s0, x.start) << x.text << " starts before its segment " << s.dump();
-      EXPECT_LE(x.end, s1) << x.text << " ends after its segment " << s.dump();
+      if (x.start < s0 || x.end > s1) t.outside.push_back({x, s0, s1});
       t.words.push_back(x);
     }
   }
@@ -127,10 +156,17 @@ class CliWordTimestampsTest : public ::testing::TestWithParam<int> {
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const Transcript ours = Ours(out + ".json", duration);
     const Transcript ref = Reference(ref_audio, beam);
+    for (const Outside& o : ours.outside) {
+      EXPECT_TRUE(SameOutside(o, ref.outside))
+          << "'" << o.word.text << "' " << o.word.start << "-" << o.word.end << " is outside its segment " << o.s0
+          << "-" << o.s1 << ", and faster-whisper's output has no such word";
+    }
     const auto pairs = Match(ours.words, ref.words);
     EXPECT_GE(pairs.size(), min_matched * ref.words.size())
         << pairs.size() << " of faster-whisper's " << ref.words.size() << " words matched";
-    if (min_matched >= 1.0) EXPECT_EQ(ours.words.size(), ref.words.size()) << "the same words, no more";
+    if (min_matched >= 1.0) {
+      EXPECT_EQ(ours.words.size(), ref.words.size()) << "the same words, no more";
+    }
     std::vector<double> d;
     for (const auto& [i, j] : pairs) {
       d.push_back(std::abs(ours.words[i].start - ref.words[j].start));
