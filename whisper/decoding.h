@@ -23,7 +23,7 @@
 namespace whisper {
 
 // What decoding needs from the model: per-decoder KV caches that tokens are appended to, and the
-// logits of the last token. WhisperState implements it; tests use a scripted fake.
+// logits of the last token. InferenceState implements it; tests use a scripted fake.
 class DecoderBackend {
  public:
   virtual ~DecoderBackend() = default;
@@ -32,7 +32,7 @@ class DecoderBackend {
   virtual absl::Status Decode(int decoder, const Token* tokens, int n_tokens, int n_past) = 0;
   // One token for each of decoders[0..n) (distinct), all at position n_past: what n calls of
   // Decode(decoders[b], &tokens[b], 1, n_past) give, in one pass where the backend batches them
-  // (WhisperState::DecodeBatch). The default makes the n calls.
+  // (InferenceState::DecodeBatch). The default makes the n calls.
   virtual absl::Status DecodeBatch(const int* decoders, const Token* tokens, int n, int n_past) {
     for (int b = 0; b < n; ++b) {
       absl::Status s = Decode(decoders[b], &tokens[b], 1, n_past);
@@ -48,7 +48,7 @@ class DecoderBackend {
   virtual void CopyKv(int src, int dst, int begin, int end) = 0;
   virtual int n_decoders() const = 0;
   // Calls fn(arg, i) once for every i in [0, n), possibly several at a time on the backend's
-  // threads (WhisperState::ParallelFor), and returns when all have returned. The decoder runs
+  // threads (InferenceState::ParallelFor), and returns when all have returned. The decoder runs
   // each live sequence's logit filters and candidate search this way; calls with distinct i touch
   // distinct data. The default calls them in order on this thread. Allocates nothing.
   virtual void ParallelFor(int n, void (*fn)(void* arg, int i), void* arg) {

@@ -35,7 +35,7 @@ void BM_Encode(benchmark::State& bench) {
   const WhisperModel* model = Model();
   if (model == nullptr) return bench.SkipWithError("model missing");
   const int n_threads = static_cast<int>(bench.range(0));
-  absl::StatusOr<std::unique_ptr<WhisperState>> st = WhisperState::Create(*model, 1, n_threads);
+  absl::StatusOr<std::unique_ptr<InferenceState>> st = InferenceState::Create(*model, 1, n_threads);
   if (!st.ok()) return bench.SkipWithError(st.status().ToString().c_str());
   const int n_frames = 2 * model->hparams().n_audio_ctx;
   const std::vector<float> mel(static_cast<size_t>(model->hparams().n_mels) * n_frames, -0.5f);
@@ -54,9 +54,9 @@ void BM_DecodeStep(benchmark::State& bench) {
   const WhisperModel* model = Model();
   if (model == nullptr) return bench.SkipWithError("model missing");
   const int n_threads = static_cast<int>(bench.range(0));
-  absl::StatusOr<std::unique_ptr<WhisperState>> st = WhisperState::Create(*model, 1, n_threads);
+  absl::StatusOr<std::unique_ptr<InferenceState>> st = InferenceState::Create(*model, 1, n_threads);
   if (!st.ok()) return bench.SkipWithError(st.status().ToString().c_str());
-  WhisperState& state = **st;
+  InferenceState& state = **st;
   const int n_frames = 2 * model->hparams().n_audio_ctx;
   const std::vector<float> mel(static_cast<size_t>(model->hparams().n_mels) * n_frames, -0.5f);
   const int n_ctx = model->hparams().n_text_ctx;

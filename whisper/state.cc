@@ -44,11 +44,11 @@ absl::Status CheckTokens(const char* what, const int32_t* tokens, int n_tokens, 
 
 }  // namespace
 
-WhisperState::WhisperState(const WhisperModel& model, int n_threads, GraphComputeFn compute,
+InferenceState::InferenceState(const WhisperModel& model, int n_threads, GraphComputeFn compute,
                            const EncoderOptions& encoder)
     : model_(model), n_threads_(n_threads), encoder_options_(encoder), compute_(compute) {}
 
-WhisperState::~WhisperState() {
+InferenceState::~InferenceState() {
   ggml_gallocr_free(enc_alloc_);
   ggml_gallocr_free(cross_alloc_);
   ggml_gallocr_free(dec_alloc_);
@@ -63,25 +63,25 @@ WhisperState::~WhisperState() {
   ggml_threadpool_free(threadpool_);
 }
 
-absl::StatusOr<std::unique_ptr<WhisperState>> WhisperState::Create(const WhisperModel& model,
+absl::StatusOr<std::unique_ptr<InferenceState>> InferenceState::Create(const WhisperModel& model,
                                                                    int n_decoders, int n_threads,
                                                                    GraphComputeFn compute,
                                                                    const EncoderOptions& encoder) {
   if (n_decoders < 1 || n_decoders > kMaxStateDecoders) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "WhisperState: n_decoders %d is not in [1, %d]", n_decoders, kMaxStateDecoders));
+        "InferenceState: n_decoders %d is not in [1, %d]", n_decoders, kMaxStateDecoders));
   }
   if (n_threads < 1 || n_threads > GGML_THREADPOOL_MAX_THREADS) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "WhisperState: n_threads %d is not in [1, %d]", n_threads, GGML_THREADPOOL_MAX_THREADS));
+        "InferenceState: n_threads %d is not in [1, %d]", n_threads, GGML_THREADPOOL_MAX_THREADS));
   }
-  std::unique_ptr<WhisperState> state(new WhisperState(model, n_threads, compute, encoder));
+  std::unique_ptr<InferenceState> state(new InferenceState(model, n_threads, compute, encoder));
   absl::Status s = state->Init(n_decoders);
   if (!s.ok()) return s;
   return state;
 }
 
-absl::Status WhisperState::AllocateStateBuffer(int n_decoders) {
+absl::Status InferenceState::AllocateStateBuffer(int n_decoders) {
   const WhisperHparams& h = model_.hparams();
   const int64_t S = h.n_text_state;
   // The state buffer: encoder output, cross K/V, self K/V per decoder.
@@ -89,7 +89,7 @@ absl::Status WhisperState::AllocateStateBuffer(int n_decoders) {
                                           ggml_tensor_overhead(),
                                       nullptr, true};
   kv_ctx_ = ggml_init(kv_params);
-  if (kv_ctx_ == nullptr) return GgmlError("WhisperState: state context");
+  if (kv_ctx_ == nullptr) return GgmlError("InferenceState: state context");
   embd_ = ggml_new_tensor_2d(kv_ctx_, GGML_TYPE_F32, h.n_audio_state, h.n_audio_ctx);
   ggml_set_name(embd_, "embd_enc");
   const int64_t cross_n = static_cast<int64_t>(h.n_text_layer) * h.n_audio_ctx * S;
@@ -107,12 +107,12 @@ absl::Status WhisperState::AllocateStateBuffer(int n_decoders) {
     ggml_format_name(self_kv_[i].v, "self_v_%d", i);
   }
   if (embd_ == nullptr || cross_kv_.v == nullptr || self_kv_.back().v == nullptr) {
-    return GgmlError("WhisperState: state tensors");
+    return GgmlError("InferenceState: state tensors");
   }
   kv_buffer_ = ggml_backend_alloc_ctx_tensors(kv_ctx_);
   if (kv_buffer_ == nullptr) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("WhisperState: state buffer: ", ggml_last_error()));
+        absl::StrCat("InferenceState: state buffer: ", ggml_last_error()));
   }
   // Zeroed before first use, per part: the encoder output and cross K/V here, each decoder's
   // self K/V as that decoder runs (PrepareKv). A state sized for best-of 5 that decodes greedily
@@ -127,32 +127,32 @@ absl::Status WhisperState::AllocateStateBuffer(int n_decoders) {
   return absl::OkStatus();
 }
 
-absl::Status WhisperState::CreateGraphAllocators(int n_decoders) {
+absl::Status InferenceState::CreateGraphAllocators(int n_decoders) {
   const WhisperHparams& h = model_.hparams();
   enc_ctx_ = NewMetaContext(EncoderGraphSize(h, encoder_options_));
   cross_ctx_ = NewMetaContext(CrossGraphSize(h));
   dec_ctx_ = NewMetaContext(DecoderGraphSize(h, 0, n_decoders));
   if (enc_ctx_ == nullptr || cross_ctx_ == nullptr || dec_ctx_ == nullptr) {
-    return GgmlError("WhisperState: graph metadata contexts");
+    return GgmlError("InferenceState: graph metadata contexts");
   }
   // One compute buffer for the encoder, cross and decoder graphs, which never run at once: sized
   // by the largest peak (the encoder's) instead of their sum (tiny.en: 21.1 MB instead of 30.3).
   compute_buffer_ = ggml_backend_cpu_buffer_new(0);
-  if (compute_buffer_ == nullptr) return GgmlError("WhisperState: compute buffer");
+  if (compute_buffer_ == nullptr) return GgmlError("InferenceState: compute buffer");
   enc_alloc_ = ggml_gallocr_new_with_buffer(compute_buffer_);
   cross_alloc_ = ggml_gallocr_new_with_buffer(compute_buffer_);
   dec_alloc_ = ggml_gallocr_new_with_buffer(compute_buffer_);
   if (enc_alloc_ == nullptr || cross_alloc_ == nullptr || dec_alloc_ == nullptr) {
-    return GgmlError("WhisperState: graph allocators");
+    return GgmlError("InferenceState: graph allocators");
   }
   if (compute_ == nullptr && n_threads_ > 1) {
     threadpool_ = ggml_threadpool_new(n_threads_);
-    if (threadpool_ == nullptr) return GgmlError("WhisperState: thread pool");
+    if (threadpool_ == nullptr) return GgmlError("InferenceState: thread pool");
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<size_t> WhisperState::ReserveGraphs(int n_decoders) {
+absl::StatusOr<size_t> InferenceState::ReserveGraphs(int n_decoders) {
   const WhisperHparams& h = model_.hparams();
   size_t work_size = 0;
   auto plan_size = [&](ggml_cgraph* graph) {
@@ -175,10 +175,10 @@ absl::StatusOr<size_t> WhisperState::ReserveGraphs(int n_decoders) {
                                                        h.n_text_ctx - n_tokens);
     if (!g.ok()) return g.status();
     if (n_tokens == h.n_text_ctx && !ggml_gallocr_reserve(dec_alloc_, g->graph)) {
-      return GgmlError("WhisperState: reserving the decoder graph");
+      return GgmlError("InferenceState: reserving the decoder graph");
     }
     if (!ggml_gallocr_alloc_graph(dec_alloc_, g->graph)) {
-      return GgmlError("WhisperState: placing the decoder graph");
+      return GgmlError("InferenceState: placing the decoder graph");
     }
     plan_size(g->graph);
   }
@@ -191,14 +191,14 @@ absl::StatusOr<size_t> WhisperState::ReserveGraphs(int n_decoders) {
                                                               h.n_audio_ctx, h.n_text_ctx - 1);
     if (!g.ok()) return g.status();
     if (!ggml_gallocr_reserve(dec_alloc_, g->graph) || !ggml_gallocr_alloc_graph(dec_alloc_, g->graph)) {
-      return GgmlError("WhisperState: placing the batched decoder graph");
+      return GgmlError("InferenceState: placing the batched decoder graph");
     }
     plan_size(g->graph);
   }
   return work_size;
 }
 
-absl::Status WhisperState::Init(int n_decoders) {
+absl::Status InferenceState::Init(int n_decoders) {
   const WhisperHparams& h = model_.hparams();
   absl::Status s = AllocateStateBuffer(n_decoders);
   if (!s.ok()) return s;
@@ -213,7 +213,7 @@ absl::Status WhisperState::Init(int n_decoders) {
   return absl::OkStatus();
 }
 
-absl::Status WhisperState::BuildWindowGraphs(int n_ctx) {
+absl::Status InferenceState::BuildWindowGraphs(int n_ctx) {
   graphs_n_ctx_ = 0;
   ggml_reset(enc_ctx_);
   ggml_reset(cross_ctx_);
@@ -227,7 +227,7 @@ absl::Status WhisperState::BuildWindowGraphs(int n_ctx) {
   if (ggml_gallocr_get_max_plan_size(enc_alloc_) == 0 &&
       (!ggml_gallocr_reserve(enc_alloc_, enc->graph) ||
        !ggml_gallocr_reserve(cross_alloc_, *cross))) {
-    return GgmlError("WhisperState: reserving the encoder graphs");
+    return GgmlError("InferenceState: reserving the encoder graphs");
   }
   enc_graph_ = *enc;
   cross_graph_ = *cross;
@@ -235,7 +235,7 @@ absl::Status WhisperState::BuildWindowGraphs(int n_ctx) {
   return absl::OkStatus();
 }
 
-absl::Status WhisperState::Compute(ggml_cgraph* graph, const char* what) {
+absl::Status InferenceState::Compute(ggml_cgraph* graph, const char* what) {
   if (compute_ != nullptr) {
     if (!compute_(graph)) return GgmlError(what);
     return absl::OkStatus();
@@ -248,7 +248,7 @@ absl::Status WhisperState::Compute(ggml_cgraph* graph, const char* what) {
   return absl::OkStatus();
 }
 
-absl::Status WhisperState::Encode(const float* mel, int n_frames_total, int seek, int audio_ctx,
+absl::Status InferenceState::Encode(const float* mel, int n_frames_total, int seek, int audio_ctx,
                                   int n_frames_valid) {
   const Clock::time_point t0 = Clock::now();
   const WhisperHparams& h = model_.hparams();
@@ -293,7 +293,7 @@ absl::Status WhisperState::Encode(const float* mel, int n_frames_total, int seek
   return absl::OkStatus();
 }
 
-absl::Status WhisperState::Decode(int decoder, const int32_t* tokens, int n_tokens, int n_past) {
+absl::Status InferenceState::Decode(int decoder, const int32_t* tokens, int n_tokens, int n_past) {
   const Clock::time_point t0 = Clock::now();
   const WhisperHparams& h = model_.hparams();
   if (encoded_n_ctx_ == 0) {
@@ -323,7 +323,7 @@ absl::Status WhisperState::Decode(int decoder, const int32_t* tokens, int n_toke
   return absl::OkStatus();
 }
 
-absl::Status WhisperState::DecodeBatch(const int* decoders, const int32_t* tokens, int n, int n_past) {
+absl::Status InferenceState::DecodeBatch(const int* decoders, const int32_t* tokens, int n, int n_past) {
   if (decoders == nullptr || tokens == nullptr || n < 1 || n > n_decoders()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "DecodeBatch: %d decoders (need 1..%d)%s", n, n_decoders(),
@@ -377,7 +377,7 @@ absl::Status WhisperState::DecodeBatch(const int* decoders, const int32_t* token
   return absl::OkStatus();
 }
 
-absl::Status WhisperState::SetAlignmentHeads(const std::vector<AlignmentHead>& heads) {
+absl::Status InferenceState::SetAlignmentHeads(const std::vector<AlignmentHead>& heads) {
   const WhisperHparams& h = model_.hparams();
   aheads_.clear();
   ggml_gallocr_free(align_alloc_);
@@ -405,7 +405,7 @@ absl::Status WhisperState::SetAlignmentHeads(const std::vector<AlignmentHead>& h
   return absl::OkStatus();
 }
 
-absl::StatusOr<const float*> WhisperState::Align(const int32_t* tokens, int n_tokens) {
+absl::StatusOr<const float*> InferenceState::Align(const int32_t* tokens, int n_tokens) {
   const Clock::time_point t0 = Clock::now();
   const WhisperHparams& h = model_.hparams();
   if (aheads_.empty()) return absl::FailedPreconditionError("Align: no alignment heads (SetAlignmentHeads)");
@@ -428,7 +428,7 @@ absl::StatusOr<const float*> WhisperState::Align(const int32_t* tokens, int n_to
   return static_cast<const float*>(g->aheads_qk->data);
 }
 
-void WhisperState::PrepareKv(int decoder, int n_past, int n_tokens) {
+void InferenceState::PrepareKv(int decoder, int n_past, int n_tokens) {
   const WhisperHparams& h = model_.hparams();
   const DecoderKv& kv = self_kv_[decoder];
   if (!self_v_zeroed_[decoder]) {  // V: channel rows of n_text_ctx, so every page is written anyway
@@ -451,18 +451,18 @@ void WhisperState::PrepareKv(int decoder, int n_past, int n_tokens) {
   self_k_rows_[decoder] = std::max<int64_t>(from, std::min<int64_t>(int64_t{n_past} + n_tokens, h.n_text_ctx));
 }
 
-const float* WhisperState::logits(int decoder) const {
+const float* InferenceState::logits(int decoder) const {
   if (decoder < 0 || decoder >= n_decoders()) return nullptr;
   return logits_[decoder].data();
 }
 
-void WhisperState::CopyKv(int src, int dst, int n_tokens) {
+void InferenceState::CopyKv(int src, int dst, int n_tokens) {
   if (src < 0 || src >= n_decoders() || dst < 0 || dst >= n_decoders() || src == dst) return;
   CopyKvRange(src, dst, 0, n_tokens);
   logits_[dst] = logits_[src];  // same size: no allocation
 }
 
-void WhisperState::ParallelFor(int n, void (*fn)(void* arg, int i), void* arg) {
+void InferenceState::ParallelFor(int n, void (*fn)(void* arg, int i), void* arg) {
   const int nth = std::min(n, n_threads_);
   struct Job {
     void (*fn)(void*, int);
@@ -477,7 +477,7 @@ void WhisperState::ParallelFor(int n, void (*fn)(void* arg, int i), void* arg) {
   for (int i = 0; i < n; ++i) fn(arg, i);
 }
 
-void WhisperState::CopyKvRange(int src, int dst, int begin, int end) {
+void InferenceState::CopyKvRange(int src, int dst, int begin, int end) {
   if (src < 0 || src >= n_decoders() || dst < 0 || dst >= n_decoders() || src == dst) return;
   const WhisperHparams& h = model_.hparams();
   const int64_t S = h.n_text_state;
@@ -501,7 +501,7 @@ void WhisperState::CopyKvRange(int src, int dst, int begin, int end) {
   }
 }
 
-size_t WhisperState::compute_buffer_size(Graph which) const {
+size_t InferenceState::compute_buffer_size(Graph which) const {
   switch (which) {
     case Graph::kEncoder:
       return ggml_gallocr_get_max_plan_size(enc_alloc_);
@@ -515,12 +515,12 @@ size_t WhisperState::compute_buffer_size(Graph which) const {
   return 0;
 }
 
-size_t WhisperState::compute_buffer_total() const {
+size_t InferenceState::compute_buffer_total() const {
   return (compute_buffer_ == nullptr ? 0 : ggml_backend_buffer_get_size(compute_buffer_)) +
          (align_alloc_ == nullptr ? 0 : ggml_gallocr_get_buffer_size(align_alloc_, 0));
 }
 
-size_t WhisperState::kv_buffer_size() const {
+size_t InferenceState::kv_buffer_size() const {
   return kv_buffer_ == nullptr ? 0 : ggml_backend_buffer_get_size(kv_buffer_);
 }
 

@@ -53,7 +53,7 @@ using GraphComputeFn = bool (*)(ggml_cgraph* graph);
 
 // Wall time (steady clock) spent in Encode (encoder + cross graphs, mel copy included) and in
 // Decode (graph build, placement, compute, logits copy).
-struct WhisperTimings {
+struct InferenceTimings {
   double encode_ms = 0.0;
   int n_encode = 0;
   double decode_ms = 0.0;
@@ -61,7 +61,7 @@ struct WhisperTimings {
   int n_decode_tokens = 0;  // tokens over all of them
 };
 
-class WhisperState {
+class InferenceState {
  public:
   // Most decoders a state holds (beam search with beam_size 8 double-buffers 16).
   static constexpr int kMaxStateDecoders = 16;
@@ -74,13 +74,13 @@ class WhisperState {
   // buffer, the thread pool or a worst-case graph cannot be made. `encoder` chooses the
   // encoder's attention (whisper_context_params.flash_attn: flash, the default, or blocked);
   // the compute buffer is sized for it.
-  static absl::StatusOr<std::unique_ptr<WhisperState>> Create(const WhisperModel& model,
+  static absl::StatusOr<std::unique_ptr<InferenceState>> Create(const WhisperModel& model,
                                                               int n_decoders, int n_threads,
                                                               GraphComputeFn compute = nullptr,
                                                               const EncoderOptions& encoder = EncoderOptions());
-  ~WhisperState();
-  WhisperState(const WhisperState&) = delete;
-  WhisperState& operator=(const WhisperState&) = delete;
+  ~InferenceState();
+  InferenceState(const InferenceState&) = delete;
+  InferenceState& operator=(const InferenceState&) = delete;
 
   // Encodes the window of 2 * n_ctx mel frames starting at frame `seek` (n_ctx = audio_ctx, or
   // n_audio_ctx = 1500 when audio_ctx is 0: a 3000-frame, 30 s window) and fills the cross K/V.
@@ -152,7 +152,7 @@ class WhisperState {
   // Bytes of the state buffer (encoder output, cross K/V, self KV caches).
   size_t kv_buffer_size() const;
 
-  const WhisperTimings& timings() const { return timings_; }
+  const InferenceTimings& timings() const { return timings_; }
   // Adds every later graph computation's per-op, per-thread times to *profile (the SIMD executor
   // only; cpu/graph_compute.h ggml_cpu_profile); NULL stops. The caller owns and zeroes it.
   void set_profile(ggml_cpu_profile* profile) { profile_ = profile; }
@@ -170,7 +170,7 @@ class WhisperState {
   DecoderKv self_kv(int decoder) const { return self_kv_[decoder]; }
 
  private:
-  WhisperState(const WhisperModel& model, int n_threads, GraphComputeFn compute, const EncoderOptions& encoder);
+  InferenceState(const WhisperModel& model, int n_threads, GraphComputeFn compute, const EncoderOptions& encoder);
 
   absl::Status Init(int n_decoders);
   // Init's steps. The state buffer: the encoder output, cross K/V and n_decoders self K/V
@@ -228,7 +228,7 @@ class WhisperState {
   ggml_cpu_profile* profile_ = nullptr;
   std::vector<uint8_t> work_;
   std::vector<std::vector<float>> logits_;  // [n_decoders][n_vocab]
-  WhisperTimings timings_;
+  InferenceTimings timings_;
 };
 
 }  // namespace whisper

@@ -1,4 +1,4 @@
-// WhisperState on small synthetic models (random weights): the graphs against a plain-loop
+// InferenceState on small synthetic models (random weights): the graphs against a plain-loop
 // forward pass (naive_forward.h), the SIMD executor against the scalar oracle on the same
 // graphs, KV-cache bookkeeping, errors, and zero heap allocation after the first window.
 #include "whisper/state.h"
@@ -65,10 +65,10 @@ std::vector<float> Window(const std::vector<float>& mel, int n_mels, int n_frame
 constexpr GraphComputeFn kOracle = &ggml_ref_graph_compute;
 constexpr GraphComputeFn kSimd = nullptr;
 
-std::unique_ptr<WhisperState> NewState(const WhisperModel& m, int n_decoders, int n_threads,
+std::unique_ptr<InferenceState> NewState(const WhisperModel& m, int n_decoders, int n_threads,
                                        GraphComputeFn compute) {
-  absl::StatusOr<std::unique_ptr<WhisperState>> s =
-      WhisperState::Create(m, n_decoders, n_threads, compute);
+  absl::StatusOr<std::unique_ptr<InferenceState>> s =
+      InferenceState::Create(m, n_decoders, n_threads, compute);
   EXPECT_TRUE(s.ok()) << s.status();
   return s.ok() ? std::move(*s) : nullptr;
 }
@@ -98,7 +98,7 @@ class StateTest : public ::testing::Test {
 };
 
 TEST_F(StateTest, EncoderMatchesNaiveForward) {
-  std::unique_ptr<WhisperState> st = NewState(*model_, 1, 1, kOracle);
+  std::unique_ptr<InferenceState> st = NewState(*model_, 1, 1, kOracle);
   ASSERT_NE(st, nullptr);
   for (int audio_ctx : {0, 8}) {
     for (int seek : {0, 20}) {
@@ -115,7 +115,7 @@ TEST_F(StateTest, EncoderMatchesNaiveForward) {
 }
 
 TEST_F(StateTest, DecoderMatchesNaiveForwardStepByStep) {
-  std::unique_ptr<WhisperState> st = NewState(*model_, 2, 1, kOracle);
+  std::unique_ptr<InferenceState> st = NewState(*model_, 2, 1, kOracle);
   ASSERT_NE(st, nullptr);
   for (int audio_ctx : {0, 8}) {
     const int n_ctx = audio_ctx == 0 ? 16 : audio_ctx;
@@ -142,12 +142,12 @@ TEST_F(StateTest, CpuExecutorMatchesOracleOnTheSameGraphs) {
     std::unique_ptr<WhisperModel> m =
         t == GGML_TYPE_F16 ? nullptr : LoadSynthetic(SmallOptions(t), "state_test_q.bin");
     const WhisperModel& model = m != nullptr ? *m : *model_;
-    std::unique_ptr<WhisperState> ref = NewState(model, 1, 1, kOracle);
-    std::unique_ptr<WhisperState> cpu1 = NewState(model, 1, 1, kSimd);
-    std::unique_ptr<WhisperState> cpu2 = NewState(model, 1, 2, kSimd);
+    std::unique_ptr<InferenceState> ref = NewState(model, 1, 1, kOracle);
+    std::unique_ptr<InferenceState> cpu1 = NewState(model, 1, 1, kSimd);
+    std::unique_ptr<InferenceState> cpu2 = NewState(model, 1, 2, kSimd);
     ASSERT_TRUE(ref && cpu1 && cpu2);
     const std::vector<int32_t> seq = {50257, 50363, 318, 257, 1332};
-    for (WhisperState* s : {ref.get(), cpu1.get(), cpu2.get()}) {
+    for (InferenceState* s : {ref.get(), cpu1.get(), cpu2.get()}) {
       ASSERT_TRUE(s->Encode(mel_.data(), kFrames, 3).ok());
       ASSERT_TRUE(s->Decode(0, seq.data(), 4, 0).ok());
       ASSERT_TRUE(s->Decode(0, seq.data() + 4, 1, 4).ok());
@@ -187,7 +187,7 @@ TEST_F(StateTest, CpuExecutorMatchesOracleOnTheSameGraphs) {
 }
 
 TEST_F(StateTest, CopyKvForksASequence) {
-  std::unique_ptr<WhisperState> st = NewState(*model_, 3, 2, kSimd);
+  std::unique_ptr<InferenceState> st = NewState(*model_, 3, 2, kSimd);
   ASSERT_NE(st, nullptr);
   ASSERT_TRUE(st->Encode(mel_.data(), kFrames, 0).ok());
   const int n_vocab = model_->hparams().n_vocab;
@@ -214,7 +214,7 @@ TEST_F(StateTest, CopyKvForksASequence) {
 // with the source and differs after them continues exactly as the source does once [2, 4) is
 // copied, and the copy leaves its logits alone.
 TEST_F(StateTest, CopyKvRangeCopiesOnlyTheDivergentPositions) {
-  std::unique_ptr<WhisperState> st = NewState(*model_, 3, 2, kSimd);
+  std::unique_ptr<InferenceState> st = NewState(*model_, 3, 2, kSimd);
   ASSERT_NE(st, nullptr);
   ASSERT_TRUE(st->Encode(mel_.data(), kFrames, 0).ok());
   const int n_vocab = model_->hparams().n_vocab;
@@ -245,8 +245,8 @@ TEST_F(StateTest, DecodeBatchGivesEachDecoderItsOwnStep) {
       {50257, 464, 2068, 50364}, {50257, 11, 12, 13}, {50257, 7, 2068, 50370}, {50257, 50363, 1000, 2000}};
   const int n_prompt = 4;
   for (GraphComputeFn compute : {kOracle, kSimd}) {
-    std::unique_ptr<WhisperState> st = NewState(*model_, 4, 2, compute);
-    std::unique_ptr<WhisperState> one = NewState(*model_, 4, 2, compute);
+    std::unique_ptr<InferenceState> st = NewState(*model_, 4, 2, compute);
+    std::unique_ptr<InferenceState> one = NewState(*model_, 4, 2, compute);
     ASSERT_NE(st, nullptr);
     ASSERT_NE(one, nullptr);
     const int n_ctx = 16;
@@ -282,7 +282,7 @@ TEST_F(StateTest, DecodeBatchGivesEachDecoderItsOwnStep) {
 }
 
 TEST_F(StateTest, DecodeBatchRejectsBadBatches) {
-  std::unique_ptr<WhisperState> st = NewState(*model_, 3, 1, kSimd);
+  std::unique_ptr<InferenceState> st = NewState(*model_, 3, 1, kSimd);
   ASSERT_NE(st, nullptr);
   const int32_t tokens[3] = {50257, 50257, 50257};
   const int twice[2] = {1, 1};
@@ -303,7 +303,7 @@ TEST_F(StateTest, DecodeBatchRejectsBadBatches) {
 TEST_F(StateTest, NoHeapAllocationAfterTheFirstWindow) {
   if (!ggml_testing::AllocCounter::Supported()) GTEST_SKIP() << "allocation counting unsupported";
   for (int n_threads : {1, 2}) {
-    std::unique_ptr<WhisperState> st = NewState(*model_, 2, n_threads, kSimd);
+    std::unique_ptr<InferenceState> st = NewState(*model_, 2, n_threads, kSimd);
     ASSERT_NE(st, nullptr);
     const std::vector<int32_t> prompt = {50257, 50363, 464, 2068, 318};
     ASSERT_TRUE(st->Encode(mel_.data(), kFrames, 0).ok());
@@ -321,7 +321,7 @@ TEST_F(StateTest, NoHeapAllocationAfterTheFirstWindow) {
 }
 
 TEST_F(StateTest, BufferSizes) {
-  std::unique_ptr<WhisperState> st = NewState(*model_, 3, 1, kSimd);
+  std::unique_ptr<InferenceState> st = NewState(*model_, 3, 1, kSimd);
   ASSERT_NE(st, nullptr);
   const WhisperHparams& h = model_->hparams();
   const size_t S = h.n_text_state;
@@ -338,10 +338,10 @@ TEST_F(StateTest, BufferSizes) {
 }
 
 TEST_F(StateTest, Errors) {
-  EXPECT_EQ(WhisperState::Create(*model_, 0, 1).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(WhisperState::Create(*model_, 17, 1).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(WhisperState::Create(*model_, 1, 0).status().code(), absl::StatusCode::kInvalidArgument);
-  std::unique_ptr<WhisperState> st = NewState(*model_, 2, 1, kSimd);
+  EXPECT_EQ(InferenceState::Create(*model_, 0, 1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(InferenceState::Create(*model_, 17, 1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(InferenceState::Create(*model_, 1, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  std::unique_ptr<InferenceState> st = NewState(*model_, 2, 1, kSimd);
   ASSERT_NE(st, nullptr);
   const int32_t tok[2] = {50257, 50363};
   absl::Status s = st->Decode(0, tok, 1, 0);

@@ -85,7 +85,7 @@ std::vector<int32_t> ReferenceTokens() {
 
 // A state with jfk.wav's first window encoded. n_frames_kept > 0 keeps only that many mel frames
 // (the window's later frames become 0.0, see FilteredGreedyJfkMatchesFasterWhisper).
-std::unique_ptr<WhisperState> EncodeJfk(const WhisperModel& model, int n_threads,
+std::unique_ptr<InferenceState> EncodeJfk(const WhisperModel& model, int n_threads,
                                         int n_frames_kept = 0) {
   absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(testdata::SharedData("jfk.wav"));
   EXPECT_TRUE(audio.ok()) << audio.status();
@@ -98,7 +98,7 @@ std::unique_ptr<WhisperState> EncodeJfk(const WhisperModel& model, int n_threads
   EXPECT_TRUE(mel.ok()) << mel.status();
   if (!mel.ok()) return nullptr;
   EXPECT_EQ(mel->n_len, 4100);
-  absl::StatusOr<std::unique_ptr<WhisperState>> st = WhisperState::Create(model, 1, n_threads);
+  absl::StatusOr<std::unique_ptr<InferenceState>> st = InferenceState::Create(model, 1, n_threads);
   EXPECT_TRUE(st.ok()) << st.status();
   if (!st.ok()) return nullptr;
   absl::Status s;
@@ -128,7 +128,7 @@ std::string Text(const WhisperModel& model, const std::vector<int32_t>& tokens) 
 // `filter`, the only rule is that the non-timestamp special tokens after eot (sot ... not) are
 // never chosen. With it, the logits go through whisper/logit_filter.h first (OpenAI's
 // SuppressBlank, SuppressTokens and ApplyTimestampRules, as faster-whisper applies them).
-std::vector<int32_t> Greedy(const WhisperModel& model, WhisperState& state,
+std::vector<int32_t> Greedy(const WhisperModel& model, InferenceState& state,
                             const LogitFilterParams* filter) {
   const SpecialTokens& sp = model.special();
   const int n_vocab = model.hparams().n_vocab;
@@ -177,7 +177,7 @@ size_t Agreement(const std::vector<int32_t>& got, const std::vector<int32_t>& wa
 TEST_F(TinyEnTest, PlainGreedyJfkAgreesUntilTheTimestampRule) {
   const std::vector<int32_t> want = ReferenceTokens();
   ASSERT_EQ(want.size(), 26u);
-  std::unique_ptr<WhisperState> state = EncodeJfk(*model_, 2);
+  std::unique_ptr<InferenceState> state = EncodeJfk(*model_, 2);
   ASSERT_NE(state, nullptr);
   const std::vector<int32_t> got = Greedy(*model_, *state, nullptr);
   EXPECT_EQ(Agreement(got, want), 15u);
@@ -227,7 +227,7 @@ LogitFilterParams FasterWhisperFilters(const WhisperModel& model, std::vector<To
 TEST_F(TinyEnTest, FilteredGreedyJfkMatchesFasterWhisper) {
   const std::vector<int32_t> want = ReferenceTokens();
   ASSERT_FALSE(want.empty());
-  std::unique_ptr<WhisperState> state = EncodeJfk(*model_, 2, /*n_frames_kept=*/1100);
+  std::unique_ptr<InferenceState> state = EncodeJfk(*model_, 2, /*n_frames_kept=*/1100);
   ASSERT_NE(state, nullptr);
   std::vector<Token> non_speech;
   const LogitFilterParams filter = FasterWhisperFilters(*model_, &non_speech);

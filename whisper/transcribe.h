@@ -37,7 +37,7 @@ class ModelBackend : public DecoderBackend {
   virtual absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx, int n_frames_valid) = 0;
 
   // DTW timestamps: the alignment pass over `tokens` against the last encoded window (see
-  // WhisperState::Align): qk has ne = [n_audio_ctx, n_tokens, n_heads]. The default has no
+  // InferenceState::Align): qk has ne = [n_audio_ctx, n_tokens, n_heads]. The default has no
   // alignment heads (FailedPrecondition).
   struct AlignmentLogits {
     const float* qk = nullptr;

@@ -288,7 +288,7 @@ struct whisper_state* whisper_init_state(struct whisper_context* ctx) {
   }
   state->transcriber = std::make_unique<whisper::Transcriber>(ctx->model->special(),
                                                               ctx->model->hparams().n_text_ctx, ctx->token_text);
-  const whisper::WhisperState& ws = *state->ws;
+  const whisper::InferenceState& ws = *state->ws;
   Log(GGML_LOG_LEVEL_INFO,
       "%s: kv cache and encoder output %.2f MB; compute buffer %.2f MB (peaks: encoder %.2f MB, cross %.2f MB, "
       "decoder %.2f MB)\n",

@@ -76,7 +76,7 @@ struct whisper_context {
 struct whisper_state {
   whisper_context* ctx = nullptr;  // the context this state was made for
   // Inference buffers, recreated only when a call needs more decoders or another thread count.
-  std::unique_ptr<whisper::WhisperState> ws;
+  std::unique_ptr<whisper::InferenceState> ws;
   std::unique_ptr<whisper::MelSpectrogram> mel;
   // The current log-mel: row-major [n_mels][mel_n_len] (ne = [mel_n_len, n_mels]), from `mel`
   // (whisper_pcm_to_mel) or `mel_own` (whisper_set_mel).
@@ -133,7 +133,7 @@ bool EnsureInference(whisper_state* state, int n_decoders, int n_threads, const 
 // count). false with a message on failure.
 bool ComputeMel(whisper_state* state, const float* samples, int n_samples, int n_threads, const char* func);
 
-// The model backend of the window loop over a whisper_state: WhisperState plus the abort check
+// The model backend of the window loop over a whisper_state: InferenceState plus the abort check
 // before every graph compute and the state's timings.
 class StateBackend : public ModelBackend {
  public:

@@ -1,4 +1,4 @@
-// The inference side of a whisper_state (whisper/whisper_impl.h): making its WhisperState (with
+// The inference side of a whisper_state (whisper/whisper_impl.h): making its InferenceState (with
 // the context's DTW alignment heads), its log-mel, and StateBackend, the window loop's model
 // backend over it (abort checks and whisper.cpp's timing counters around each graph).
 #include <algorithm>
@@ -25,7 +25,7 @@ bool EnsureInference(whisper_state* state, int n_decoders, int n_threads, const 
   state->ws.reset();  // free the old buffers first: peak memory is one state's
   EncoderOptions encoder;
   encoder.flash_attn = state->ctx->params.flash_attn;  // -fa / -nfa
-  auto ws = WhisperState::Create(*state->ctx->model, want, n_threads, nullptr, encoder);
+  auto ws = InferenceState::Create(*state->ctx->model, want, n_threads, nullptr, encoder);
   if (!ws.ok()) {
     Log(GGML_LOG_LEVEL_ERROR, "%s: cannot create the inference state (%d decoders, %d threads): %s\n", func, want,
         n_threads, std::string(ws.status().message()).c_str());
@@ -42,7 +42,7 @@ bool EnsureInference(whisper_state* state, int n_decoders, int n_threads, const 
     }
     if (state->word_timestamps == nullptr) {
       const WhisperHparams& h = state->ctx->model->hparams();
-      state->word_timestamps = std::make_unique<WordTimestamps>(WhisperState::MaxAlignTokens(h), h.n_audio_ctx);
+      state->word_timestamps = std::make_unique<WordTimestamps>(InferenceState::MaxAlignTokens(h), h.n_audio_ctx);
     }
   }
   return true;

@@ -1,5 +1,5 @@
 // `sox talk.flac -t raw -r 16000 -c 1 -b 16 -e signed - | bazel run //whisper:stream -- -m MODEL`:
-// whisper.cpp's whisper-stream on this runtime (see transcriber.h for the model of work and the
+// whisper.cpp's whisper-stream on this runtime (see stream_transcriber.h for the model of work and the
 // differences). Input: raw 16 kHz mono signed 16-bit little-endian PCM on stdin, read by a thread
 // of its own as it arrives; a pipe or a file losslessly (the reader waits for the transcriber),
 // other stdin and -rt in real time (the oldest audio is dropped when the transcriber is behind;
@@ -29,7 +29,7 @@
 #include "sndfile.h"
 #include "apps/stream/audio_buffer.h"
 #include "apps/stream/stream_params.h"
-#include "apps/stream/transcriber.h"
+#include "apps/stream/stream_transcriber.h"
 #ifdef GGML_WHISPER_STREAM_SDL2
 #include "apps/stream/sdl_capture.h"
 #endif
@@ -231,7 +231,7 @@ bool StartInput(const StreamParams& p, AudioBuffer* buf, SNDFILE* save, const si
 }
 
 // Runs `t` step by step to the end of the input. 0, or 1 after printing a step's error.
-int TranscribeToEnd(Transcriber& t) {
+int TranscribeToEnd(StreamTranscriber& t) {
   std::printf("[Start speaking]\n");
   std::fflush(stdout);
   int code = 0;
@@ -283,7 +283,7 @@ int Run(int argc, char** argv) {
   AudioBuffer* buf = NewInputBuffer(p);
   Input input;
   if (!StartInput(p, buf, save, stop, &input)) return 1;
-  Transcriber t(ctx, state, p, buf, stdout, text_file);
+  StreamTranscriber t(ctx, state, p, buf, stdout, text_file);
   const int code = TranscribeToEnd(t);
   // The reader has closed the buffer (the input ended) or a signal did; total_pushed is final
   // once it is closed and empty, which is how the loop ended.

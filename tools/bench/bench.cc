@@ -120,12 +120,12 @@ struct Timings {
 };
 
 // Points the state's profile at phase `i`'s, when profiling.
-void ProfilePhase(WhisperState& state, const Timings& t, int i) {
+void ProfilePhase(InferenceState& state, const Timings& t, int i) {
   if (t.profiles != nullptr) state.set_profile(&t.profiles[i]);
 }
 
 // One whisper_decode: n_tokens zeros (token id 0, as whisper-bench's memset) at n_past.
-absl::Status TimedDecode(WhisperState& state, const std::vector<int32_t>& tokens, int n_tokens,
+absl::Status TimedDecode(InferenceState& state, const std::vector<int32_t>& tokens, int n_tokens,
                          int n_past, Timings* t) {
   ProfilePhase(state, *t, n_tokens == 1 ? 1 : (n_tokens < 16 ? 2 : 3));
   const auto t0 = Clock::now();
@@ -137,7 +137,7 @@ absl::Status TimedDecode(WhisperState& state, const std::vector<int32_t>& tokens
   return s;
 }
 
-absl::Status TimedEncode(WhisperState& state, const std::vector<float>& mel, int n_frames,
+absl::Status TimedEncode(InferenceState& state, const std::vector<float>& mel, int n_frames,
                          Timings* t) {
   ProfilePhase(state, *t, 0);
   const auto t0 = Clock::now();
@@ -196,7 +196,7 @@ void PrintProfile(const char* name, const Bucket& b, const ggml_cpu_profile& pro
 // warm-up rounds (encoder, a 256-token prompt, one token), then the timed runs into *t: one
 // encoder window, 256 single-token decodes, 64 five-token batches, 16 prompts of 256 tokens.
 // *run_ms: the timed runs' wall time. Errors: the first failing Encode or Decode's.
-absl::Status RunBenchSequence(WhisperState& state, const WhisperHparams& hp, Timings* t, double* run_ms) {
+absl::Status RunBenchSequence(InferenceState& state, const WhisperHparams& hp, Timings* t, double* run_ms) {
   const int n_frames = 2 * hp.n_audio_ctx;
   const std::vector<float> mel(static_cast<size_t>(hp.n_mels) * n_frames, 0.0f);
   const std::vector<int32_t> tokens(512, 0);
@@ -268,12 +268,12 @@ int Run(int argc, char** argv) {
   }
   const WhisperModel& model = **model_or;
   const double t_load_ms = Ms(t_start, Clock::now());
-  auto state_or = WhisperState::Create(model, 1, p.n_threads);
+  auto state_or = InferenceState::Create(model, 1, p.n_threads);
   if (!state_or.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(state_or.status().message()).c_str());
     return 1;
   }
-  WhisperState& state = **state_or;
+  InferenceState& state = **state_or;
   const WhisperHparams& hp = model.hparams();
   std::fprintf(stderr, "whisper_model_load: %s: type %s, %s, %d tensors, model buffer %.2f MB\n",
                model.path().c_str(), model.type_name(), FtypeName(hp.ftype), model.n_tensors(),

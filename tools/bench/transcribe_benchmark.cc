@@ -2,7 +2,7 @@
 //   LogMel30s        log-mel of 30 s of audio (480000 samples; counter frames) with the model's
 //                    80 x 201 filterbank (does not depend on the weight type: F16 model only)
 //   Encode30s        the encoder of one 30 s window (3000 mel frames -> 1500 positions) plus the
-//                    cross-attention K/V, i.e. WhisperState::Encode
+//                    cross-attention K/V, i.e. InferenceState::Encode
 //   DecodeStepFullKv one decoder token at position n_text_ctx - 1 = 447, attending to a full
 //                    447-position self-attention KV cache and the 1500-position cross K/V
 //   TranscribeJfk    the whole of jfk.wav (11 s) as whisper-cli transcribes it: log-mel, the window
@@ -82,7 +82,7 @@ void BM_LogMel30s(benchmark::State& bench, const WhisperModel* model) {
 
 void BM_Encode30s(benchmark::State& bench, const WhisperModel* model) {
   const int n_threads = static_cast<int>(bench.range(0));
-  auto st = WhisperState::Create(*model, 1, n_threads);
+  auto st = InferenceState::Create(*model, 1, n_threads);
   if (!st.ok()) return bench.SkipWithError(st.status().ToString().c_str());
   const int n_frames = 2 * model->hparams().n_audio_ctx;
   const std::vector<float> mel(static_cast<size_t>(model->hparams().n_mels) * n_frames, -0.5f);
@@ -94,9 +94,9 @@ void BM_Encode30s(benchmark::State& bench, const WhisperModel* model) {
 
 void BM_DecodeStepFullKv(benchmark::State& bench, const WhisperModel* model) {
   const int n_threads = static_cast<int>(bench.range(0));
-  auto st = WhisperState::Create(*model, 1, n_threads);
+  auto st = InferenceState::Create(*model, 1, n_threads);
   if (!st.ok()) return bench.SkipWithError(st.status().ToString().c_str());
-  WhisperState& state = **st;
+  InferenceState& state = **st;
   const WhisperHparams& hp = model->hparams();
   const int n_frames = 2 * hp.n_audio_ctx;
   const std::vector<float> mel(static_cast<size_t>(hp.n_mels) * n_frames, -0.5f);

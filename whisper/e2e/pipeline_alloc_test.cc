@@ -1,5 +1,5 @@
 // Zero heap allocation in the transcription's compute path, with the pipeline built as
-// apps/cli/cli.cc builds it (WhisperModel, WhisperState with DecodersNeeded(CLI decoding) decoders
+// apps/cli/cli.cc builds it (WhisperModel, InferenceState with DecodersNeeded(CLI decoding) decoders
 // and 2 threads, MelSpectrogram sized for the first file, Transcribe with the CLI's default
 // decoding: beam 5, best-of 5, fallback +0.2). After jfk.wav, a second file of the same length
 // (jfk.mp3) costs 0 allocations in MelSpectrogram::Compute and in every Encode, Decode and CopyKv
@@ -34,7 +34,7 @@ using ggml_testing::AllocCounter;
 // (AllocCounter does not nest: a caller that counts around these calls passes count = false).
 class CountingBackend : public ModelBackend {
  public:
-  CountingBackend(WhisperState* state, bool count) : state_(state), count_(count) {}
+  CountingBackend(InferenceState* state, bool count) : state_(state), count_(count) {}
   absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx, int n_valid) override {
     Start();
     absl::Status st = state_->Encode(mel, n_frames, seek, audio_ctx, n_valid);
@@ -96,7 +96,7 @@ class CountingBackend : public ModelBackend {
     if (count_) allocations_ += AllocCounter::Stop();
   }
 
-  WhisperState* state_;
+  InferenceState* state_;
   const bool count_;
   int64_t allocations_ = 0;
   int n_encode_ = 0, n_decode_ = 0, n_tokens_ = 0;
@@ -127,7 +127,7 @@ class PipelineAllocTest : public ::testing::Test {
     dp.no_speech_thold = 0.6f;
     dp.max_tokens_per_window = hp.n_text_ctx / 2 - 4;
     dp.filter.blank_token = model_->vocab().id(" ");
-    auto state = WhisperState::Create(*model_, DecodersNeeded(dp), 2);
+    auto state = InferenceState::Create(*model_, DecodersNeeded(dp), 2);
     ASSERT_TRUE(state.ok()) << state.status();
     state_ = std::move(*state);
     for (const char* name : {"jfk.wav", "jfk.mp3"}) {
@@ -154,7 +154,7 @@ class PipelineAllocTest : public ::testing::Test {
   int n_valid(int i) const { return static_cast<int>(audio_[i].size() / 160); }
 
   std::unique_ptr<WhisperModel> model_;
-  std::unique_ptr<WhisperState> state_;
+  std::unique_ptr<InferenceState> state_;
   std::unique_ptr<MelSpectrogram> mel_;
   std::vector<std::vector<float>> audio_;
   TranscribeParams params_;
@@ -252,7 +252,7 @@ TEST_F(PipelineAllocTest, WordTimestampsRunWithoutAllocationAfterFirstUse) {
   auto heads = AlignmentHeadsFor(AheadsPreset::kTinyEn, 0, nullptr, 0, hp.n_text_layer, hp.n_text_head);
   ASSERT_TRUE(heads.ok()) << heads.status();
   ASSERT_TRUE(state_->SetAlignmentHeads(*heads).ok());
-  WordTimestamps words(WhisperState::MaxAlignTokens(hp), hp.n_audio_ctx);
+  WordTimestamps words(InferenceState::MaxAlignTokens(hp), hp.n_audio_ctx);
   TranscribeParams params = params_;
   params.word_timestamps = &words;
   CountingBackend backend(state_.get(), /*count=*/false);  // Run is counted as a whole

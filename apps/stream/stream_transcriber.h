@@ -29,8 +29,8 @@
 //
 // After the first steps (warm-up: the state's buffers and the stdio buffers), Step makes no heap
 // allocation.
-#ifndef GGML_WHISPER_APPS_STREAM_TRANSCRIBER_H_
-#define GGML_WHISPER_APPS_STREAM_TRANSCRIBER_H_
+#ifndef GGML_WHISPER_APPS_STREAM_STREAM_TRANSCRIBER_H_
+#define GGML_WHISPER_APPS_STREAM_STREAM_TRANSCRIBER_H_
 
 #include <cstdint>
 #include <cstdio>
@@ -53,11 +53,11 @@ bool VadSimple(float* pcm, int n, int sample_rate, int last_ms, float vad_thold,
 // Buffer sizes (samples) for a StreamParams: the capture ring the transcriber takes from.
 int CaptureCapacity(const StreamParams& p);
 
-class Transcriber {
+class StreamTranscriber {
  public:
   // `ctx` and `in` must outlive the transcriber; `out` receives the printed text (stdout in the
   // program); `text_file` (may be null) receives committed lines. p.n_threads must be >= 1.
-  Transcriber(whisper_context* ctx, whisper_state* state, const StreamParams& p, AudioBuffer* in, FILE* out,
+  StreamTranscriber(whisper_context* ctx, whisper_state* state, const StreamParams& p, AudioBuffer* in, FILE* out,
               FILE* text_file);
 
   // One step (see the top of this file). Returns true while there is more to do, false once the
@@ -124,4 +124,4 @@ class Transcriber {
 
 }  // namespace whisper::stream
 
-#endif  // GGML_WHISPER_APPS_STREAM_TRANSCRIBER_H_
+#endif  // GGML_WHISPER_APPS_STREAM_STREAM_TRANSCRIBER_H_

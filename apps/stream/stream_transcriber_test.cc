@@ -2,7 +2,7 @@
 // AudioBuffer and Step() is called in between, so every run is the same. References: the offline
 // transcript of the same audio by whisper_full (greedy, as the CLI with -bs 1), compared by word
 // error rate; hand-made signals for the energy VAD. (The ring buffer: audio_buffer_test.)
-#include "apps/stream/transcriber.h"
+#include "apps/stream/stream_transcriber.h"
 
 #include <cmath>
 #include <cstdio>
@@ -81,7 +81,7 @@ class TranscriberTest : public ::testing::Test {
     return audio;
   }
 
-  // The printed stream and the -f file of one Transcriber: temporary files, closed at the end.
+  // The printed stream and the -f file of one StreamTranscriber: temporary files, closed at the end.
   struct Files {
     FILE* out = std::tmpfile();
     FILE* text = std::tmpfile();
@@ -93,7 +93,7 @@ class TranscriberTest : public ::testing::Test {
   };
 
   // Steps until the transcriber has transcribed and committed its closed input.
-  static void StepToTheEnd(Transcriber& t) {
+  static void StepToTheEnd(StreamTranscriber& t) {
     while (true) {
       absl::StatusOr<bool> more = t.Step();
       ASSERT_TRUE(more.ok()) << more.status();
@@ -126,7 +126,7 @@ TEST_F(TranscriberTest, SlidingWindowsCommitTheOfflineTextWithoutAllocating) {
   AudioBuffer in(CaptureCapacity(p));
   Files f;
   ASSERT_TRUE(f.ok());
-  Transcriber t(ctx_, state_, p, &in, f.out, f.text);
+  StreamTranscriber t(ctx_, state_, p, &in, f.out, f.text);
   const int n_step = p.step_ms * 16;
   int64_t steady_allocations = 0;
   int steps = 0;
@@ -173,7 +173,7 @@ TEST_F(TranscriberTest, LateStepsCommitTheWindowBeforeItsAudioLeaves) {
   AudioBuffer in(CaptureCapacity(p));
   Files f;
   ASSERT_TRUE(f.ok());
-  Transcriber t(ctx_, state_, p, &in, f.out, f.text);
+  StreamTranscriber t(ctx_, state_, p, &in, f.out, f.text);
   const int kSeconds[] = {3, 9, 3, 9};
   size_t pos = 0;
   for (int i = 0; pos < audio->size(); ++i) {
@@ -213,7 +213,7 @@ TEST_F(TranscriberTest, VadModeTranscribesSpeechOnceItEnds) {
   AudioBuffer in(CaptureCapacity(p));
   Files f;
   ASSERT_TRUE(f.ok());
-  Transcriber t(ctx_, state_, p, &in, f.out, f.text);
+  StreamTranscriber t(ctx_, state_, p, &in, f.out, f.text);
   const int chunk = 2 * 16000;
   for (size_t pos = 0; pos + chunk <= x.size(); pos += chunk) {  // 7 steps of 2 s: 14 s
     in.Push(x.data() + pos, chunk);

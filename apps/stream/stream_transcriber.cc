@@ -1,4 +1,4 @@
-#include "apps/stream/transcriber.h"
+#include "apps/stream/stream_transcriber.h"
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +49,7 @@ bool VadSimple(float* pcm, int n, int sample_rate, int last_ms, float vad_thold,
 
 int CaptureCapacity(const StreamParams& p) { return Samples(p.length_ms); }
 
-Transcriber::Transcriber(whisper_context* ctx, whisper_state* state, const StreamParams& p, AudioBuffer* in,
+StreamTranscriber::StreamTranscriber(whisper_context* ctx, whisper_state* state, const StreamParams& p, AudioBuffer* in,
                          FILE* out, FILE* text_file)
     : ctx_(ctx), state_(state), p_(p), in_(in), out_(out), text_file_(text_file) {
   n_step_ = Samples(p.step_ms);
@@ -66,7 +66,7 @@ Transcriber::Transcriber(whisper_context* ctx, whisper_state* state, const Strea
   pieces_.reserve(static_cast<size_t>(std::max(1, whisper_n_text_ctx(ctx))));
 }
 
-absl::Status Transcriber::Transcribe(const float* x, int n, bool vad_mode) {
+absl::Status StreamTranscriber::Transcribe(const float* x, int n, bool vad_mode) {
   whisper_full_params w =
       whisper_full_default_params(p_.beam_size > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
   w.print_progress = false;
@@ -91,7 +91,7 @@ absl::Status Transcriber::Transcribe(const float* x, int n, bool vad_mode) {
   return absl::OkStatus();
 }
 
-void Transcriber::SplitPieces() {
+void StreamTranscriber::SplitPieces() {
   pieces_.clear();
   const whisper_token eot = whisper_token_eot(ctx_), beg = whisper_token_beg(ctx_);
   const int n_segments = whisper_full_n_segments_from_state(state_);
@@ -121,7 +121,7 @@ void Transcriber::SplitPieces() {
   }
 }
 
-void Transcriber::PrintPieces(int begin, int end, FILE* f) {
+void StreamTranscriber::PrintPieces(int begin, int end, FILE* f) {
   const whisper_token eot = whisper_token_eot(ctx_);
   for (int k = begin; k < end; ++k) {
     const Piece& piece = pieces_[k];
@@ -133,13 +133,13 @@ void Transcriber::PrintPieces(int begin, int end, FILE* f) {
   }
 }
 
-void Transcriber::ClearLine() {
+void StreamTranscriber::ClearLine() {
   std::fputs("\33[2K\r", out_);
   std::fprintf(out_, "%100s", "");
   std::fputs("\33[2K\r", out_);
 }
 
-void Transcriber::Commit(int n_pieces, int carry_from) {
+void StreamTranscriber::Commit(int n_pieces, int carry_from) {
   n_pieces = std::min(n_pieces, n_current_);
   if (n_pieces > n_committed_) {
     ClearLine();
@@ -175,9 +175,9 @@ void Transcriber::Commit(int n_pieces, int carry_from) {
   std::fflush(out_);
 }
 
-absl::StatusOr<bool> Transcriber::Step() { return p_.step_ms > 0 ? SlidingStep() : VadStep(); }
+absl::StatusOr<bool> StreamTranscriber::Step() { return p_.step_ms > 0 ? SlidingStep() : VadStep(); }
 
-absl::StatusOr<bool> Transcriber::SlidingStep() {
+absl::StatusOr<bool> StreamTranscriber::SlidingStep() {
   const int64_t dropped_before = dropped_;
   // A source that waits for us (a pipe, a file) is taken in steps of exactly --step ms, as a live
   // one on a machine that keeps up; a live one, everything that arrived (a late step catches up).
@@ -245,7 +245,7 @@ absl::StatusOr<bool> Transcriber::SlidingStep() {
   return !end;
 }
 
-absl::StatusOr<bool> Transcriber::VadStep() {
+absl::StatusOr<bool> StreamTranscriber::VadStep() {
   const int n_check = Samples(kVadCheckMs);
   const int64_t dropped_before = dropped_;
   const int n_new = in_->Take(n_check, Paced() ? n_check : 0, new_.data(), &dropped_);
