@@ -145,16 +145,13 @@ class Builder {
     return NewLeaf(rng_.Chance(50) ? kWeight : kConstant, s);
   }
 
+  // One of 19 op kinds on a pool tensor (the draws, and so the graphs for a seed, in a fixed order).
   ggml_tensor* RandomOp() {
     ggml_tensor* a = PickTensor();
     switch (rng_.Uniform(19)) {
       case 0:
-      case 1: {  // ADD / MUL with a broadcast b
-        ggml_tensor* b = PickWhere([&](ggml_tensor* t) { return t->type == GGML_TYPE_F32 && ggml_can_repeat(t, a); });
-        if (b == nullptr) b = NewOperandLike(a, rng_.Chance(50));
-        if (b == nullptr) return nullptr;
-        return rng_.Chance(50) ? ggml_add(ctx_, a, b) : ggml_mul(ctx_, a, b);
-      }
+      case 1:
+        return AddOrMul(a);
       case 2:
         return ggml_add(ctx_, a, a);
       case 3: {
@@ -167,15 +164,8 @@ class Builder {
                                              GGML_UNARY_OP_SQR};
         return ggml_unary(ctx_, a, rng_.Pick(kOps));
       }
-      case 5: {
-        if (rng_.Chance(50)) return ggml_soft_max(ctx_, a);
-        ggml_tensor* mask = PickWhere([&](ggml_tensor* t) {
-          return t->type == GGML_TYPE_F32 && t->ne[0] == a->ne[0] && t->ne[1] >= a->ne[1] && t->ne[2] == 1 &&
-                 t->ne[3] == 1;
-        });
-        if (mask == nullptr) mask = NewLeaf(kConstant, {{a->ne[0], a->ne[1], 1, 1}});
-        return ggml_soft_max_ext(ctx_, a, mask, 0.125f, 0.0f);
-      }
+      case 5:
+        return SoftMax(a);
       case 6:
         return ggml_norm(ctx_, a, 1e-5f);
       case 7:
@@ -190,62 +180,99 @@ class Builder {
         // permuted view reads the wrong bytes (and past its source).
         return ggml_transpose(ctx_, ggml_is_contiguous(a) ? a : ggml_cont(ctx_, a));
       case 11:
-      case 12: {  // a view of a contiguous tensor: often at offset 0 (in place over a view)
-        if (!ggml_is_contiguous(a)) return ggml_cont(ctx_, a);
-        const int64_t n = ggml_nelements(a);
-        if (a->ne[1] > 1 && rng_.Chance(50)) {
-          const int64_t rows = 1 + rng_.Uniform(static_cast<int>(a->ne[1]));
-          const int64_t first = rng_.Chance(50) ? 0 : rng_.Uniform(static_cast<int>(a->ne[1] - rows + 1));
-          return ggml_view_2d(ctx_, a, a->ne[0], rows, a->nb[1], static_cast<size_t>(first) * a->nb[1]);
-        }
-        const int64_t len = 1 + rng_.Uniform(static_cast<int>(n));
-        const int64_t off = rng_.Chance(50) ? 0 : rng_.Uniform(static_cast<int>(n - len + 1));
-        return ggml_view_1d(ctx_, a, len, static_cast<size_t>(off) * ggml_element_size(a));
-      }
-      case 13: {
-        if (!ggml_is_contiguous(a)) return ggml_cont(ctx_, a);
-        const int64_t n = ggml_nelements(a);
-        if (a->ne[0] * a->ne[1] == n && rng_.Chance(50)) return ggml_reshape_1d(ctx_, a, n);
-        return ggml_reshape_2d(ctx_, a, a->ne[0], n / a->ne[0]);
-      }
+      case 12:
+        return View(a);
+      case 13:
+        return Reshape(a);
       case 14:
         return rng_.Chance(50) ? ggml_permute(ctx_, a, 0, 2, 1, 3) : ggml_permute(ctx_, a, 1, 0, 2, 3);
-      case 15: {  // MUL_MAT: b from the pool (any strides), a contiguous rows with the same K
-        ggml_tensor* b = a;
-        ggml_tensor* w = PickWhere([&](ggml_tensor* t) {
-          return t != b && t->ne[0] == b->ne[0] && t->ne[2] == 1 && t->ne[3] == 1 && t->nb[0] == 4 &&
-                 !ggml_is_transposed(t);
-        });
-        if (w == nullptr) w = NewLeaf(kWeight, {{b->ne[0], 1 + rng_.Uniform(12), 1, 1}});
-        return ggml_mul_mat(ctx_, w, b);
-      }
-      case 16: {  // CPY into the cache or a fresh tensor
-        ggml_tensor* dst;
-        const int64_t n = ggml_nelements(a);
-        if (rng_.Chance(50) && n <= kCacheElements) {
-          const int64_t off = rng_.Uniform(static_cast<int>(kCacheElements - n + 1));
-          dst = ggml_view_1d(ctx_, out_->cache, n, static_cast<size_t>(off) * ggml_element_size(out_->cache));
-        } else {
-          dst = ggml_new_tensor(ctx_, GGML_TYPE_F32, 4, a->ne);
-          if (dst != nullptr) ggml_set_name(dst, "cpy_dst");
-        }
-        ggml_tensor* r = ggml_cpy(ctx_, a, dst);
-        if (r != nullptr) copies_.push_back(r);
-        return r != nullptr && r->type == GGML_TYPE_F32 ? r : nullptr;  // F16 results stay out of the pool
-      }
-      case 17: {
-        if (rng_.Chance(50)) return ggml_pad(ctx_, a, rng_.Uniform(4), rng_.Uniform(2), 0, 0);
-        const int64_t ne[4] = {a->ne[0] * (1 + rng_.Uniform(2)), a->ne[1] * (1 + rng_.Uniform(3)), a->ne[2], a->ne[3]};
-        ggml_tensor* shape = ggml_new_tensor(ctx_, GGML_TYPE_F32, 4, ne);  // shape only: not in the graph
-        return ggml_repeat(ctx_, a, shape);
-      }
-      default: {
-        ggml_tensor* b = PickWhere([&](ggml_tensor* t) {
-          return t->type == GGML_TYPE_F32 && t->ne[1] == a->ne[1] && t->ne[2] == a->ne[2] && t->ne[3] == a->ne[3];
-        });
-        return b == nullptr ? nullptr : ggml_concat(ctx_, a, b, 0);
-      }
+      case 15:
+        return MulMat(a);
+      case 16:
+        return Copy(a);
+      case 17:
+        return PadOrRepeat(a);
+      default:
+        return Concat(a);
     }
+  }
+
+  // ADD / MUL with a broadcast b.
+  ggml_tensor* AddOrMul(ggml_tensor* a) {
+    ggml_tensor* b = PickWhere([&](ggml_tensor* t) { return t->type == GGML_TYPE_F32 && ggml_can_repeat(t, a); });
+    if (b == nullptr) b = NewOperandLike(a, rng_.Chance(50));
+    if (b == nullptr) return nullptr;
+    return rng_.Chance(50) ? ggml_add(ctx_, a, b) : ggml_mul(ctx_, a, b);
+  }
+
+  ggml_tensor* SoftMax(ggml_tensor* a) {
+    if (rng_.Chance(50)) return ggml_soft_max(ctx_, a);
+    ggml_tensor* mask = PickWhere([&](ggml_tensor* t) {
+      return t->type == GGML_TYPE_F32 && t->ne[0] == a->ne[0] && t->ne[1] >= a->ne[1] && t->ne[2] == 1 && t->ne[3] == 1;
+    });
+    if (mask == nullptr) mask = NewLeaf(kConstant, {{a->ne[0], a->ne[1], 1, 1}});
+    return ggml_soft_max_ext(ctx_, a, mask, 0.125f, 0.0f);
+  }
+
+  // A view of a contiguous tensor: often at offset 0 (in place over a view).
+  ggml_tensor* View(ggml_tensor* a) {
+    if (!ggml_is_contiguous(a)) return ggml_cont(ctx_, a);
+    const int64_t n = ggml_nelements(a);
+    if (a->ne[1] > 1 && rng_.Chance(50)) {
+      const int64_t rows = 1 + rng_.Uniform(static_cast<int>(a->ne[1]));
+      const int64_t first = rng_.Chance(50) ? 0 : rng_.Uniform(static_cast<int>(a->ne[1] - rows + 1));
+      return ggml_view_2d(ctx_, a, a->ne[0], rows, a->nb[1], static_cast<size_t>(first) * a->nb[1]);
+    }
+    const int64_t len = 1 + rng_.Uniform(static_cast<int>(n));
+    const int64_t off = rng_.Chance(50) ? 0 : rng_.Uniform(static_cast<int>(n - len + 1));
+    return ggml_view_1d(ctx_, a, len, static_cast<size_t>(off) * ggml_element_size(a));
+  }
+
+  ggml_tensor* Reshape(ggml_tensor* a) {
+    if (!ggml_is_contiguous(a)) return ggml_cont(ctx_, a);
+    const int64_t n = ggml_nelements(a);
+    if (a->ne[0] * a->ne[1] == n && rng_.Chance(50)) return ggml_reshape_1d(ctx_, a, n);
+    return ggml_reshape_2d(ctx_, a, a->ne[0], n / a->ne[0]);
+  }
+
+  // MUL_MAT: b from the pool (any strides), a contiguous rows with the same K.
+  ggml_tensor* MulMat(ggml_tensor* b) {
+    ggml_tensor* w = PickWhere([&](ggml_tensor* t) {
+      return t != b && t->ne[0] == b->ne[0] && t->ne[2] == 1 && t->ne[3] == 1 && t->nb[0] == 4 &&
+             !ggml_is_transposed(t);
+    });
+    if (w == nullptr) w = NewLeaf(kWeight, {{b->ne[0], 1 + rng_.Uniform(12), 1, 1}});
+    return ggml_mul_mat(ctx_, w, b);
+  }
+
+  // CPY into the cache or a fresh tensor.
+  ggml_tensor* Copy(ggml_tensor* a) {
+    ggml_tensor* dst;
+    const int64_t n = ggml_nelements(a);
+    if (rng_.Chance(50) && n <= kCacheElements) {
+      const int64_t off = rng_.Uniform(static_cast<int>(kCacheElements - n + 1));
+      dst = ggml_view_1d(ctx_, out_->cache, n, static_cast<size_t>(off) * ggml_element_size(out_->cache));
+    } else {
+      dst = ggml_new_tensor(ctx_, GGML_TYPE_F32, 4, a->ne);
+      if (dst != nullptr) ggml_set_name(dst, "cpy_dst");
+    }
+    ggml_tensor* r = ggml_cpy(ctx_, a, dst);
+    if (r != nullptr) copies_.push_back(r);
+    return r != nullptr && r->type == GGML_TYPE_F32 ? r : nullptr;  // F16 results stay out of the pool
+  }
+
+  ggml_tensor* PadOrRepeat(ggml_tensor* a) {
+    if (rng_.Chance(50)) return ggml_pad(ctx_, a, rng_.Uniform(4), rng_.Uniform(2), 0, 0);
+    const int64_t ne[4] = {a->ne[0] * (1 + rng_.Uniform(2)), a->ne[1] * (1 + rng_.Uniform(3)), a->ne[2], a->ne[3]};
+    ggml_tensor* shape = ggml_new_tensor(ctx_, GGML_TYPE_F32, 4, ne);  // shape only: not in the graph
+    return ggml_repeat(ctx_, a, shape);
+  }
+
+  ggml_tensor* Concat(ggml_tensor* a) {
+    ggml_tensor* b = PickWhere([&](ggml_tensor* t) {
+      return t->type == GGML_TYPE_F32 && t->ne[1] == a->ne[1] && t->ne[2] == a->ne[2] && t->ne[3] == a->ne[3];
+    });
+    return b == nullptr ? nullptr : ggml_concat(ctx_, a, b, 0);
   }
 
   Rng rng_;
