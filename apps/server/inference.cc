@@ -389,6 +389,16 @@ Reply ErrorReply(Api api, int status, const std::string& message, const std::str
   return r;
 }
 
+namespace {
+
+// Whether the server's arguments name a language (-l/--language).
+bool NamesLanguage(const std::vector<std::string>& args) {
+  return std::find(args.begin(), args.end(), "-l") != args.end() ||
+         std::find(args.begin(), args.end(), "--language") != args.end();
+}
+
+}  // namespace
+
 absl::StatusOr<RequestOptions> ParseRequest(Api api, const Form& form, const std::vector<std::string>& default_args) {
   ErrorCapture quiet;  // whisper_lang_id logs unknown codes; the reply names them instead
   RequestOptions o;
@@ -404,6 +414,12 @@ absl::StatusOr<RequestOptions> ParseRequest(Api api, const Form& form, const std
   if (absl::Status st = ApplyBoolFields(form, &o); !st.ok()) return st;
   if (o.task_translate) o.decode.translate = true;
   if (o.decode.detect_language) o.decode.language = "auto";  // whisper-server: detect, then transcribe
+  // OpenAI's audio API detects the language when a request names none (its `language` field is
+  // optional), unless the operator started the server with -l; /inference keeps the server's
+  // language (default en), as whisper-server does.
+  if (api != Api::kWhisperServer && form.count("language") == 0 && !NamesLanguage(default_args)) {
+    o.decode.language = "auto";
+  }
   o.decode.detect_language = false;
   if (absl::Status st = ApplyResponseFields(api, form, &o); !st.ok()) return st;
   return o;

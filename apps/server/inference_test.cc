@@ -301,6 +301,26 @@ std::string Words(const std::string& text) {
 
 // vad=true: the server's -vm model (Silero v6) keeps jfk.wav's speech, so the words are
 // faster-whisper's (the trimmed audio decodes as one segment with punctuation).
+// OpenAI's audio API detects the language when a request has no `language` field; the server's
+// -l and the request's field win; whisper-server's /inference keeps the server's language (en).
+TEST(ParseRequest, OpenAiRequestsWithoutLanguageDetect) {
+  const std::vector<std::string> defaults = {"-bs", "1"};
+  const Form none = {{"model", FormValue{"whisper-1", "", false}}};
+  const Form de = {{"language", FormValue{"de", "", false}}};
+  auto language = [](Api api, const Form& form, const std::vector<std::string>& args) {
+    absl::StatusOr<RequestOptions> o = ParseRequest(api, form, args);
+    EXPECT_TRUE(o.ok()) << o.status();
+    return o.ok() ? o->decode.language : std::string("(error)");
+  };
+  EXPECT_EQ(language(Api::kOpenAiTranscription, none, defaults), "auto");
+  EXPECT_EQ(language(Api::kOpenAiTranslation, none, defaults), "auto");
+  EXPECT_EQ(language(Api::kOpenAiTranscription, de, defaults), "de");
+  EXPECT_EQ(language(Api::kOpenAiTranscription, none, {"-l", "fr"}), "fr");
+  EXPECT_EQ(language(Api::kOpenAiTranscription, none, {"--language", "ja"}), "ja");
+  EXPECT_EQ(language(Api::kWhisperServer, none, defaults), "en");
+  EXPECT_EQ(language(Api::kWhisperServer, de, defaults), "de");
+}
+
 TEST_F(InferenceTest, VadField) {
   const std::vector<std::string> defaults = {"-bs", "1", "-bo", "2", "-t", "2", "-vm",
                                              testdata::ModelPath("ggml-silero-v6.bin")};

@@ -8,8 +8,8 @@ Reference: faster-whisper 1.2.1 on the same weights (models/faster-whisper-base)
   - testdata/reference/base_zh_words.json (tools/reference/fw_words_zh.py): its
     word_timestamps=True words (each character, or a whole-character token, is a word).
 Checked: whisper-server's /inference (json, verbose_json, text, srt, vtt) and OpenAI's
-/v1/audio/transcriptions (json, verbose_json with word and segment granularities, and through the
-`openai` SDK): every body is strict UTF-8 (and JSON where it says so) and holds faster-whisper's
+/v1/audio/transcriptions (json, verbose_json with word and segment granularities, without a
+language field (detected, as OpenAI's API does), and through the `openai` SDK): every body is strict UTF-8 (and JSON where it says so) and holds faster-whisper's
 text; verbose_json's per-token "words" are whole characters (whisper-server 1.8.5 writes a token
 that ends inside a character as U+FFFD: 几 and 乎 here).
 """
@@ -77,6 +77,14 @@ class ServerBaseChineseTest(unittest.TestCase):
                     self.assertEqual("".join(s["text"].strip() for s in j["segments"]), self.want)
                     words = [w["word"] for s in j["segments"] for w in s["words"]]
                     self.assertEqual(words, self.want_pieces)  # 几 and 乎 whole, not U+FFFD twice each
+
+    def test_openai_route_without_language_detects_it(self):
+        # OpenAI's `language` is optional and the API detects it; faster-whisper (language=None)
+        # detects zh on this clip and transcribes the same text.
+        j = strict_json(self.post("/v1/audio/transcriptions", [("model", "whisper-1"),
+                                                                ("response_format", "verbose_json")]))
+        self.assertEqual(j["language"], "chinese")
+        self.assertEqual(j["text"], self.want)
 
     def test_openai_route_json_and_words(self):
         j = strict_json(self.post("/v1/audio/transcriptions", [("model", "whisper-1"), ("language", "zh"),
