@@ -2,7 +2,8 @@
 // whisper/vad_segments.h (whisper.cpp's rules), and the filtered audio + time map that
 // whisper_full transcribes with params.vad (whisper.cpp's whisper_vad: speech stretches joined
 // with samples_overlap seconds of overlap and 0.1 s of silence between, times mapped back by
-// linear interpolation between the stretches' edges).
+// linear interpolation between the stretches' edges; token times in the inserted part go to the
+// nearer edge, whisper.cpp 1.9.3's whisper_full_get_token_t0/t1).
 #include <algorithm>
 #include <cstring>
 #include <memory>
