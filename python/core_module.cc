@@ -226,14 +226,17 @@ class Transcription {
         s.tokens.push_back(d.id);
         s.token_logprobs.push_back(d.plog);
         if (!s.has_words) continue;
-        // A word: its first token's t0 to its last token's t1; probability: the mean of its tokens'.
+        // A word: its first token's t0 to its last token's t1 (in the input's time with VAD:
+        // whisper.cpp 1.9.3's getters); probability: the mean of its tokens'.
+        const int64_t t0 = whisper_full_get_token_t0_from_state(state, i, j);
+        const int64_t t1 = whisper_full_get_token_t1_from_state(state, i, j);
         if (whisper_ggml_full_get_token_word_start_from_state(state, i, j) == 1 || s.words.empty()) {
           if (!s.words.empty()) std::get<3>(s.words.back()) /= static_cast<float>(n_in_word);
-          s.words.emplace_back(d.t0, d.t1, std::string(), 0.0f);
+          s.words.emplace_back(t0, t1, std::string(), 0.0f);
           n_in_word = 0;
         }
         auto& w = s.words.back();
-        std::get<1>(w) = std::max(std::get<1>(w), d.t1);
+        std::get<1>(w) = std::max(std::get<1>(w), t1);
         std::get<2>(w) += whisper_token_to_str(ctx, d.id);
         std::get<3>(w) += d.p;
         ++n_in_word;

@@ -499,7 +499,7 @@ WHISPER_API int whisper_full_parallel(struct whisper_context* ctx, struct whispe
 
 /* ---- Results of the last whisper_full on a state (the default state without _from_state) -----
  * An index out of range, a NULL context/state, or a missing default state give a message and
- * 0 / NULL / false / a zeroed token (id -1). */
+ * 0 / NULL / false / a zeroed token (id -1) / -1 for token and VAD-segment times. */
 WHISPER_API int whisper_full_n_segments(struct whisper_context* ctx);
 WHISPER_API int whisper_full_n_segments_from_state(struct whisper_state* state);
 /* Language id used by (or detected in) the last whisper_full; 0 ("en") before any, as whisper.cpp. */
@@ -530,9 +530,38 @@ WHISPER_API whisper_token_data whisper_full_get_token_data_from_state(struct whi
                                                                       int i_token);
 WHISPER_API float whisper_full_get_token_p(struct whisper_context* ctx, int i_segment, int i_token);
 WHISPER_API float whisper_full_get_token_p_from_state(struct whisper_state* state, int i_segment, int i_token);
+/* Start / end of a token, centiseconds of the input (whisper.cpp 1.9.3). -1: no time (token
+ * times are computed with token_timestamps, and with VAD when it removed 2 s or more somewhere)
+ * or an index out of range. Without VAD, the
+ * token data's t0/t1. With VAD, whisper.cpp 1.9.3's mapping from the joined speech back to the
+ * input: linear inside a speech stretch; a time in the overlap + 0.1 s of silence inserted
+ * between two stretches goes to the nearer of the first's end and the second's start (the first
+ * at the midpoint); before the first / after the last stretch, to its edge. Unlike 1.9.3, the
+ * result is then kept within the token's segment's [t0, t1] (1.9.3 can put the first token of a
+ * segment that follows a removed silence at the end of the speech before it, and makes
+ * t1 >= t0 + 1, a centisecond past its segment's end); here t0 <= t1. And unlike whisper.cpp,
+ * where whisper_full_get_token_data's t0/t1 (and t_dtw) stay in the joined audio's time,
+ * whisper_full maps the token data (t_dtw too, by the same rule), so the two getters agree. */
+WHISPER_API int64_t whisper_full_get_token_t0(struct whisper_context* ctx, int i_segment, int i_token);
+WHISPER_API int64_t whisper_full_get_token_t0_from_state(struct whisper_state* state, int i_segment, int i_token);
+WHISPER_API int64_t whisper_full_get_token_t1(struct whisper_context* ctx, int i_segment, int i_token);
+WHISPER_API int64_t whisper_full_get_token_t1_from_state(struct whisper_state* state, int i_segment, int i_token);
 /* Probability of <|nospeech|> at the first step of the segment's window, in [0, 1]. */
 WHISPER_API float whisper_full_get_segment_no_speech_prob(struct whisper_context* ctx, int i_segment);
 WHISPER_API float whisper_full_get_segment_no_speech_prob_from_state(struct whisper_state* state, int i_segment);
+/* The speech stretches the last whisper_full's VAD (params.vad) joined, in order and
+ * non-overlapping, centiseconds of the input (whisper.cpp 1.9.3; whisper_vad_segments' times for
+ * the same audio and vad_params, less any that clamping to the audio left empty). The count is 0
+ * after a call without VAD, or whose VAD found no speech, or that failed before it. After
+ * whisper_full_parallel the default state holds every part's, shifted to the input's time (each
+ * part runs its own VAD; whisper.cpp runs one over the whole input). t0/t1 of an index out of
+ * range: -1 with a message. */
+WHISPER_API int whisper_full_n_vad_segments(struct whisper_context* ctx);
+WHISPER_API int whisper_full_n_vad_segments_from_state(struct whisper_state* state);
+WHISPER_API int64_t whisper_full_get_vad_segment_t0(struct whisper_context* ctx, int i);
+WHISPER_API int64_t whisper_full_get_vad_segment_t0_from_state(struct whisper_state* state, int i);
+WHISPER_API int64_t whisper_full_get_vad_segment_t1(struct whisper_context* ctx, int i);
+WHISPER_API int64_t whisper_full_get_vad_segment_t1_from_state(struct whisper_state* state, int i);
 
 /* ---- Voice activity detection ---------------------------------------------------------------
  * whisper.cpp 1.8.5's API on Silero VAD v6 (faster-whisper's silero_vad_v6.onnx converted by
@@ -540,9 +569,11 @@ WHISPER_API float whisper_full_get_segment_no_speech_prob_from_state(struct whis
  * 512-sample windows (the last zero-padded), speech segments by whisper.cpp's rules
  * (whisper_vad_params), times in centiseconds. With whisper_full_params.vad, whisper_full (and
  * _with_state) transcribes the speech joined with samples_overlap seconds of overlap and 0.1 s of
- * silence between, as whisper.cpp does, and maps segment and token times back to the audio;
- * unlike whisper.cpp, a segment never starts or ends inside removed silence, and one that spans a
- * removal of 2 s or more is split there. NULL arguments give 0 / NULL / false with a message. */
+ * silence between, as whisper.cpp does, and maps segment and token times back to the audio
+ * (token times as whisper_full_get_token_t0/t1 describe, in the token data too; the stretches:
+ * whisper_full_get_vad_segment_t0/t1); unlike whisper.cpp, a segment never starts or ends inside
+ * removed silence, and one that spans a removal of 2 s or more is split there. NULL arguments
+ * give 0 / NULL / false with a message. */
 struct whisper_vad_context;
 struct whisper_vad_segments;
 struct whisper_vad_context_params {

@@ -144,6 +144,7 @@ absl::Status CheckCall(whisper_context* ctx, whisper_state* state, const whisper
   if (!CheckPair(ctx, state, kFull)) return Logged();
   state->results.Clear();
   state->n_results_mapped = 0;
+  state->vad_state.speech.clear();  // whisper_full_n_vad_segments: 0 unless this call's VAD finds speech
   if (!CheckImplemented(params, kFull)) return Logged();
   if (n_samples < 0 || (n_samples > 0 && samples == nullptr)) {
     return SetupError(absl::StrFormat("n_samples = %d with %s samples", n_samples, samples == nullptr ? "NULL" : ""));
@@ -510,7 +511,8 @@ int RunParts(whisper_context* ctx, const whisper_full_params& params, const floa
 }
 
 // Appends a part's segments to the context's state, shifted by `shift` centiseconds, each
-// starting no earlier than the previous one ends, announced one by one.
+// starting no earlier than the previous one ends, announced one by one; the same for its VAD
+// speech stretches (whisper_full_get_vad_segment_t0/t1).
 void AppendPart(whisper_context* ctx, const whisper_full_params& params, const whisper_state& part, int64_t shift) {
   SegmentList& all = ctx->state->results;
   for (size_t k = 0; k < part.results.size(); ++k) {
@@ -532,6 +534,11 @@ void AppendPart(whisper_context* ctx, const whisper_full_params& params, const w
     }
   }
   ctx->state->n_results_mapped = all.size();
+  std::vector<VadState::Speech>& speech = ctx->state->vad_state.speech;
+  for (const VadState::Speech& v : part.vad_state.speech) {
+    const int64_t t0 = speech.empty() ? v.t0 + shift : std::max(v.t0 + shift, speech.back().t1);
+    speech.push_back({t0, std::max(v.t1 + shift, t0)});
+  }
 }
 
 void AddCounters(const whisper_state& s, whisper_state* d) {

@@ -48,6 +48,14 @@ struct VadState {
   };
   std::vector<Join> joins;
   std::vector<int64_t> gaps;  // each join's speech_end, next_start (TranscribeParams::gaps)
+  // The stretches joined (whisper.cpp 1.9.3's vad_segments: those not empty once clamped to the
+  // audio), centiseconds of the input, in order: whisper_full_n_vad_segments. Emptied by every
+  // whisper_full (so empty after one without VAD); whisper_full_parallel appends the other parts'
+  // (shifted) to the default state's.
+  struct Speech {
+    int64_t t0, t1;  // centiseconds of the input
+  };
+  std::vector<Speech> speech;
   bool active = false;  // the last whisper_full used VAD: its results are mapped back
   VadState() = default;
   VadState(const VadState&) = delete;
@@ -164,9 +172,17 @@ absl::Status FilterSpeech(whisper_state* state, const whisper_full_params& param
 // whisper.cpp's linear map, except across a join: a start there moves to the next stretch and an
 // end to the end of the stretch before (whisper.cpp would put either inside the removed silence).
 int64_t MapVadTime(const whisper_state* state, int64_t t, bool is_start);
+// A token time (centiseconds) of the joined audio in the original audio; t itself without VAD.
+// whisper.cpp 1.9.3's whisper_full_get_token_t0/t1 rule: inside a stretch, linear between its
+// edges; in the overlap + silence between two stretches, the nearer of the first's end and the
+// second's start (the first at the midpoint); before the first / after the last stretch, its edge.
+int64_t MapVadTokenTime(const whisper_state* state, int64_t t);
 // Maps state->results from n_results_mapped on back to the input's times (with VAD active;
-// nothing to do otherwise) and marks them mapped: segment ends at least 10 cs after their starts,
-// token t0/t1/t_dtw (-1 stays -1). whisper.cpp maps segment times only, in its getters.
+// nothing to do otherwise) and marks them mapped: segment times by MapVadTime, ends at least 10 cs
+// after starts; token t0/t1/t_dtw by MapVadTokenTime (-1 stays -1), then kept within the
+// segment's mapped [t0, t1], t1 >= t0. whisper.cpp maps only in its getters (segment times; token
+// times in 1.9.3's whisper_full_get_token_t0/t1, which also make t1 >= t0 + 1 and do not keep
+// tokens in their segment); its token data stays in the joined audio's time.
 void MapNewResults(whisper_state* state);
 
 // Whether `state` may be used with `ctx` (both non-null, state made for ctx); logs otherwise.

@@ -147,6 +147,60 @@ float whisper_full_get_token_p(struct whisper_context* ctx, int i, int j) {
   return whisper_full_get_token_p_from_state(DefaultState(ctx), i, j);
 }
 
+// whisper.cpp 1.9.3's token and VAD-segment times. The token data is already in the input's
+// time (MapNewResults mapped it by 1.9.3's token rule), so these read it; -1 out of range.
+int64_t whisper_full_get_token_t0_from_state(struct whisper_state* state, int i, int j) {
+  const whisper::TokenData* t = TokenAt(state, i, j, __func__);
+  return t != nullptr ? t->t0 : -1;
+}
+int64_t whisper_full_get_token_t0(struct whisper_context* ctx, int i, int j) {
+  return whisper_full_get_token_t0_from_state(DefaultState(ctx), i, j);
+}
+int64_t whisper_full_get_token_t1_from_state(struct whisper_state* state, int i, int j) {
+  const whisper::TokenData* t = TokenAt(state, i, j, __func__);
+  return t != nullptr ? t->t1 : -1;
+}
+int64_t whisper_full_get_token_t1(struct whisper_context* ctx, int i, int j) {
+  return whisper_full_get_token_t1_from_state(DefaultState(ctx), i, j);
+}
+
+static const whisper::VadState::Speech* VadSegmentAt(const whisper_state* state, int i, const char* func) {
+  if (state == nullptr) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_state is NULL\n", func);
+    return nullptr;
+  }
+  const auto& speech = state->vad_state.speech;
+  if (i < 0 || static_cast<size_t>(i) >= speech.size()) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: VAD segment %d is out of range [0, %zu)\n", func, i, speech.size());
+    return nullptr;
+  }
+  return &speech[static_cast<size_t>(i)];
+}
+int whisper_full_n_vad_segments_from_state(struct whisper_state* state) {
+  if (state == nullptr) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_state is NULL\n", __func__);
+    return 0;
+  }
+  return static_cast<int>(state->vad_state.speech.size());
+}
+int whisper_full_n_vad_segments(struct whisper_context* ctx) {
+  return whisper_full_n_vad_segments_from_state(DefaultState(ctx));
+}
+int64_t whisper_full_get_vad_segment_t0_from_state(struct whisper_state* state, int i) {
+  const whisper::VadState::Speech* v = VadSegmentAt(state, i, __func__);
+  return v != nullptr ? v->t0 : -1;
+}
+int64_t whisper_full_get_vad_segment_t0(struct whisper_context* ctx, int i) {
+  return whisper_full_get_vad_segment_t0_from_state(DefaultState(ctx), i);
+}
+int64_t whisper_full_get_vad_segment_t1_from_state(struct whisper_state* state, int i) {
+  const whisper::VadState::Speech* v = VadSegmentAt(state, i, __func__);
+  return v != nullptr ? v->t1 : -1;
+}
+int64_t whisper_full_get_vad_segment_t1(struct whisper_context* ctx, int i) {
+  return whisper_full_get_vad_segment_t1_from_state(DefaultState(ctx), i);
+}
+
 int whisper_ggml_full_get_token_word_start_from_state(struct whisper_state* state, int i, int j) {
   if (TokenAt(state, i, j, __func__) == nullptr) return -1;
   const whisper::Segment& s = state->results[i];

@@ -2,7 +2,8 @@
 // whisper/vad_segments.h (whisper.cpp's rules), and the filtered audio + time map that
 // whisper_full transcribes with params.vad (whisper.cpp's whisper_vad: speech stretches joined
 // with samples_overlap seconds of overlap and 0.1 s of silence between, times mapped back by
-// linear interpolation between the stretches' edges).
+// linear interpolation between the stretches' edges; token times in the inserted part go to the
+// nearer edge, whisper.cpp 1.9.3's whisper_full_get_token_t0/t1).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -89,6 +90,7 @@ absl::Status FilterSpeech(whisper_state* state, const whisper_full_params& param
   v.joins.clear();
   v.gaps.clear();
   v.filtered.clear();
+  v.speech.clear();
   v.active = false;
   const char* path = params.vad_model_path;
   if (path == nullptr || path[0] == '\0') {
@@ -124,6 +126,7 @@ absl::Status FilterSpeech(whisper_state* state, const whisper_full_params& param
   v.joins.reserve(most_spans);
   v.gaps.reserve(2 * most_spans);
   v.spans.reserve(most_spans);
+  v.speech.reserve(most_spans);
   for (size_t i = 0; i < v.spans.size(); ++i) {
     const int64_t orig_start = SamplesToCs(v.spans[i].start), orig_end = SamplesToCs(v.spans[i].end);
     const int64_t start = std::min(CsToSamples(orig_start), last);
@@ -131,6 +134,7 @@ absl::Status FilterSpeech(whisper_state* state, const whisper_full_params& param
     const int64_t end_with_overlap = i + 1 < v.spans.size() ? std::min(end + overlap, last) : end;
     if (end_with_overlap - start <= 0) continue;
     const int64_t offset = static_cast<int64_t>(v.filtered.size());
+    v.speech.push_back({orig_start, orig_end});
     v.map.push_back({SamplesToCs(offset), orig_start});
     v.map.push_back({SamplesToCs(offset + end - start), orig_end});
     v.filtered.insert(v.filtered.end(), samples + start, samples + end_with_overlap);
@@ -176,6 +180,18 @@ int64_t MapVadTime(const whisper_state* state, int64_t t, bool is_start) {
   return lower->original + (t - lower->processed) * (upper->original - lower->original) / dp;
 }
 
+int64_t MapVadTokenTime(const whisper_state* state, int64_t t) {
+  if (!state->vad_state.active || state->vad_state.map.empty()) return t;
+  for (const VadState::Join& j : state->vad_state.joins) {
+    if (t > j.speech_end && t < j.next_start) {
+      return t <= (j.speech_end + j.next_start) / 2 ? j.end_original : j.next_original;
+    }
+  }
+  // Elsewhere the map is linear between each stretch's edges (its points inside a join are
+  // never reached), as 1.9.3's per-stretch interpolation; outside, it clamps to the edges.
+  return MapVadTime(state, t, /*is_start=*/false);
+}
+
 void MapNewResults(whisper_state* state) {
   SegmentList& r = state->results;
   if (state->vad_state.active) {
@@ -184,10 +200,14 @@ void MapNewResults(whisper_state* state) {
       const int64_t t0 = MapVadTime(state, s.t0, /*is_start=*/true);
       s.t1 = std::max(MapVadTime(state, s.t1, /*is_start=*/false), t0 + 10);
       s.t0 = t0;
+      // A token time in removed silence goes to the nearer speech edge, but never outside its
+      // segment: the first token of a segment that starts after a removal stays in it, not at
+      // the end of the speech before (where 1.9.3 puts it).
+      auto token_time = [&](int64_t t) { return std::clamp(MapVadTokenTime(state, t), s.t0, s.t1); };
       for (TokenData& t : s.tokens) {
-        if (t.t0 >= 0) t.t0 = MapVadTime(state, t.t0, /*is_start=*/true);
-        if (t.t1 >= 0) t.t1 = MapVadTime(state, t.t1, /*is_start=*/false);
-        if (t.t_dtw >= 0) t.t_dtw = MapVadTime(state, t.t_dtw, /*is_start=*/false);
+        if (t.t0 >= 0) t.t0 = token_time(t.t0);
+        if (t.t1 >= 0) t.t1 = std::max(token_time(t.t1), t.t0);
+        if (t.t_dtw >= 0) t.t_dtw = token_time(t.t_dtw);
       }
     }
   }
