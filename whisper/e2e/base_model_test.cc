@@ -319,6 +319,11 @@ TEST_F(BaseModelTest, MultilingualWindowsMatchFasterWhisper) {
   ASSERT_EQ(whisper_ggml_set_decoding(ctx_, WHISPER_GGML_DECODING_OPENAI), 0);
   for (const auto& d : ref["decodes"]) {
     const std::string name = d["audio"], kind = d["decoding"];
+#if defined(__SANITIZE_ADDRESS__)
+    // Under ASan (5x slower) the 41 s clip's three decodes take the same code paths as the 60 s
+    // MP3's; the plain build checks both.
+    if (name == "multilingual.mp3") continue;
+#endif
     SCOPED_TRACE(name + " " + kind);
     const std::vector<float> pcm = MultilingualInput(ref, name);
     ASSERT_EQ(pcm.size(), d["samples"].get<size_t>());
