@@ -113,7 +113,7 @@ void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) 
     if (p.diarize && ps.stereo != nullptr && ps.stereo->size() == 2) {
       std::printf("(speaker %s)", EstimateSpeaker((*ps.stereo)[0], (*ps.stereo)[1], t0, t1).c_str());
     }
-    if (p.multilingual) std::printf("(%s) ", whisper_lang_str(whisper_ggml_full_get_segment_lang_id(ctx, i)));
+    if (p.multilingual) std::printf("(%s)", whisper_lang_str(whisper_ggml_full_get_segment_lang_id(ctx, i)));
     if (p.print_colors) {
       for (int j = 0; j < whisper_full_n_tokens(ctx, i); ++j) {
         if (!p.print_special && whisper_full_get_token_id(ctx, i, j) >= whisper_token_eot(ctx)) continue;
@@ -203,6 +203,7 @@ JsonInfo MakeJsonInfo(const CliParams& p, whisper_context* ctx) {
   info.params_language = p.language;  // after DecideLanguage: "en" on English-only models
   info.translate = p.translate;
   info.tinydiarize = p.tinydiarize;
+  info.segment_languages = p.multilingual;
   return info;
 }
 
@@ -226,6 +227,15 @@ bool PrintInfoRequest(const CliParams& p, const char* argv0) {
   return false;
 }
 
+// Whether whisper_lang_id knows `language` (a code or a name, as whisper-cli takes it), without
+// its error log for unknown ones.
+bool KnownLanguage(const std::string& language) {
+  for (int id = 0; id <= whisper_lang_max_id(); ++id) {
+    if (language == whisper_lang_str(id) || language == whisper_lang_str_full(id)) return true;
+  }
+  return false;
+}
+
 // The checks that need no model: an input file, no unimplemented flag, -owts's font; then the
 // notes on ignored flags. The exit code after printing the error, or nullopt when fine.
 std::optional<int> CheckUsage(const CliParams& p) {
@@ -239,6 +249,9 @@ std::optional<int> CheckUsage(const CliParams& p) {
       return Fail("-owts: font not found at '" + p.font_path + "', please specify a monospace font with -fp", 2);
     }
     std::fclose(font);
+  }
+  if (p.language != "auto" && !KnownLanguage(p.language)) {  // whisper-cli checks it before loading too
+    return Fail("-l: unknown language '" + p.language + "'", 2);
   }
   for (const std::string& flag : p.ignored_flags) {
     std::fprintf(stderr, "note: %s ignored: this is a CPU runtime\n", flag.c_str());
@@ -264,15 +277,12 @@ whisper_context* LoadModel(const CliParams& p, const LogSink& sink) {
   return ctx;
 }
 
-// -ac and -l against the loaded model: exit code 2 after printing the error, or nullopt when fine.
+// -ac against the loaded model: exit code 2 after printing the error, or nullopt when fine.
 std::optional<int> CheckAgainstModel(const CliParams& p, whisper_context* ctx) {
   if (p.audio_ctx > whisper_n_audio_ctx(ctx)) {
     return Fail("-ac " + std::to_string(p.audio_ctx) + " is larger than the model's n_audio_ctx " +
                     std::to_string(whisper_n_audio_ctx(ctx)),
                 2);
-  }
-  if (p.language != "auto" && whisper_lang_id(p.language.c_str()) < 0) {
-    return Fail("-l: unknown language '" + p.language + "'", 2);
   }
   return std::nullopt;
 }
@@ -288,6 +298,12 @@ void ApplyLanguageRule(bool multilingual, CliParams* p) {
   }
   p->language = language.language;
   p->translate = language.translate;
+  if (p->multilingual && !multilingual) {
+    // faster-whisper 1.2.1's warning (its text lacks the space before "True"), as Python's.
+    std::fprintf(stderr, "warning: The current model is English-only but the multilingual parameter is set to "
+                         "True; setting to False instead.\n");
+    p->multilingual = false;
+  }
 }
 
 // How one input file went: done, failed (Run goes on to the next file and exits 1), or failed so

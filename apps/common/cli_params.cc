@@ -485,7 +485,7 @@ std::string CliUsage(const char* argv0) {
                   "    prints one per line), as faster-whisper's word_timestamps=True;\n"
                   "  - -di transcribes the mean of the channels, as without it (whisper-cli: L + R);\n"
                   "  - --multilingual (faster-whisper's multilingual=True) detects each window's language\n"
-                  "    and prints it before each segment's text, \"(de) \";\n"
+                  "    and prints it before each segment's text, as -di its speaker: \"(de)\" (-oj: \"language\");\n"
                   "  - -m and --vad's -vm are checked before anything loads, and the wrong kind of file\n"
                   "    (VAD model, Whisper model, GGUF, CTranslate2, empty) is named (whisper-cli aborts or\n"
                   "    exits 3); -ot past the end of the audio is an error, exit 1 (whisper-cli: exit 0).\n\n");

@@ -303,6 +303,7 @@ std::string FormatJson(const std::vector<TranscriptSegment>& raw, const JsonInfo
     list.push_back({{"timestamps", {{"from", FormatTimestamp(s.t0, true)}, {"to", FormatTimestamp(s.t1, true)}}},
                     {"offsets", {{"from", CsToMs(s.t0)}, {"to", CsToMs(s.t1)}}},
                     {"text", s.text}});
+    if (info.segment_languages && s.lang_id >= 0) list.back()["language"] = whisper_lang_str(s.lang_id);
     if (token_text) {
       // whisper-cli's full JSON: every token of the segment (timestamps included), with adjacent
       // tokens merged while their bytes end inside a UTF-8 character (whisper.cpp #1798).

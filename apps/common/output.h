@@ -38,6 +38,9 @@ struct JsonInfo {
   bool translate = false;
   // whisper-cli -tdrz: every segment ends with "speaker_turn_next" (TranscriptSegment::speaker_turn_next).
   bool tinydiarize = false;
+  // --multilingual (faster-whisper's multilingual=True): every segment names its window's language
+  // after its text ("language": "de"; TranscriptSegment::lang_id). whisper-cli has no such field.
+  bool segment_languages = false;
   whisper_token eot = 0;  // whisper_token_eot: word lists (-ojf with -dtw) end their text there
 };
 

@@ -142,6 +142,25 @@ TEST(Output, JsonSpeakerTurns) {
   EXPECT_NE(j.find("Americans.\",\n\t\t\t\"speaker_turn_next\": false\n\t\t}"), std::string::npos) << j;
 }
 
+// --multilingual: "language" (the window's code, whisper.cpp's table: 0 en, 2 de) after each
+// segment's text; absent without it, and for a segment whose language is unknown (-1).
+TEST(Output, JsonSegmentLanguages) {
+  auto segs = TwoSegments();
+  segs[0].lang_id = 0;
+  segs[1].lang_id = 2;
+  JsonInfo info;
+  info.n_vocab = 51865;
+  info.eot = 50257;
+  EXPECT_EQ(FormatJson(segs, info).find("\"language\": \"de\""), std::string::npos);
+  info.segment_languages = true;
+  std::string j = FormatJson(segs, info);
+  EXPECT_NE(j.find("fellow\",\n\t\t\t\"language\": \"en\"\n\t\t}"), std::string::npos) << j;
+  EXPECT_NE(j.find("Americans.\",\n\t\t\t\"language\": \"de\"\n\t\t}"), std::string::npos) << j;
+  segs[1].lang_id = -1;
+  j = FormatJson(segs, info);
+  EXPECT_EQ(j.find("\"language\": \"de\""), std::string::npos) << j;
+}
+
 // Sums of |x| per channel over samples [t0 * 160, t1 * 160) clamped to [0, n - 1], against 1.1
 // times the other's.
 TEST(Output, EstimateSpeaker) {

@@ -14,6 +14,8 @@ std::vector<TranscriptSegment> CollectSegments(whisper_context* ctx, whisper_sta
     s.text = state != nullptr ? whisper_full_get_segment_text_from_state(state, i) : whisper_full_get_segment_text(ctx, i);
     s.speaker_turn_next = state != nullptr ? whisper_full_get_segment_speaker_turn_next_from_state(state, i)
                                            : whisper_full_get_segment_speaker_turn_next(ctx, i);
+    s.lang_id = state != nullptr ? whisper_ggml_full_get_segment_lang_id_from_state(state, i)
+                                 : whisper_ggml_full_get_segment_lang_id(ctx, i);
     s.no_speech_prob = state != nullptr ? whisper_full_get_segment_no_speech_prob_from_state(state, i)
                                         : whisper_full_get_segment_no_speech_prob(ctx, i);
     const int n_tokens = state != nullptr ? whisper_full_n_tokens_from_state(state, i) : whisper_full_n_tokens(ctx, i);

@@ -24,6 +24,9 @@ struct TranscriptSegment {
   std::vector<whisper_token_data> tokens;
   float no_speech_prob = 0.0f;     // of the window the segment came from
   bool speaker_turn_next = false;  // tinydiarize (-tdrz): a speaker turn follows the segment
+  // whisper_ggml_full_get_segment_lang_id: the language (whisper.cpp id) its window was decoded in
+  // (per window with whisper_full_params.ggml_multilingual); -1 when unknown.
+  int lang_id = -1;
   // whisper-cli -di: "0", "1" or "?" (EstimateSpeaker in apps/common/output.h), set by the CLI;
   // empty when not diarized. The writers label the segment with it.
   std::string speaker;

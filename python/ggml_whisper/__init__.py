@@ -355,8 +355,9 @@ class WhisperModel:
         """(language, translate, language_probability, all_language_probs) for transcribe: the
         requested language checked, faster-whisper's rule for English-only models applied (shared
         with the CLI and the server; its notes logged), then detected when none was requested."""
-        if language is not None and _core.lang_id(language) < 0:
-            raise ValueError("language=%r is not a Whisper language code" % language)
+        if language is not None and not _is_language_code(language):
+            # faster-whisper's Tokenizer accepts codes only ("en", not "english").
+            raise ValueError("language=%r is not a Whisper language code (e.g. 'en', 'zh', 'de')" % (language,))
         requested = "auto" if language is None else language
         language, translate, notes = _core.decide_language(self._model.multilingual, requested,
                                                            task == "translate")
@@ -457,6 +458,15 @@ class WhisperModel:
                                      "(n_vocab, n_audio_layer, n_text_layer)" % (self._model.dims,))
                 self._words = _core.Model(self.model_path, self._decoding, preset)
             return self._words
+
+
+def _is_language_code(language) -> bool:
+    """Whether `language` is one of Whisper's language codes ("en", "zh", ...): whisper.cpp's
+    whisper_lang_id also takes names ("english"), faster-whisper 1.2.1's Tokenizer does not."""
+    if not isinstance(language, str):
+        return False
+    lang = _core.lang_id(language)
+    return lang >= 0 and _core.lang_str(lang) == language
 
 
 class _Segments:

@@ -169,10 +169,28 @@ TEST_F(CliAudioErrorsTest, NonFiniteSamples) {
   ExpectOneErrorLine(RunWithAudio(audio), 1, {audio, "sample 1234", "not a finite number"});
 }
 
-TEST_F(CliAudioErrorsTest, FlagsCheckedAgainstTheModel) {
+TEST_F(CliAudioErrorsTest, FlagsCheckedBeforeAndAgainstTheModel) {
   const std::string jfk = testdata::SharedData("jfk.wav");
   ExpectOneErrorLine(RunWithAudio(jfk, {"-ac", "1501"}), 2, {"-ac 1501", "n_audio_ctx 1500"});
   ExpectOneErrorLine(RunWithAudio(jfk, {"-l", "xx"}), 2, {"-l", "unknown language 'xx'"});
+  // Before anything loads, as whisper-cli checks it: the model named does not exist.
+  ExpectOneErrorLine(RunCli({"-m", dir_ + "/no-such-model.bin", "-f", jfk, "-l", "xx"}, dir_), 2,
+                     {"-l", "unknown language 'xx'"});
+}
+
+// --multilingual on an English-only model: faster-whisper's warning, then one language and no
+// "(en)" label before each segment (stdout as without the flag).
+TEST_F(CliAudioErrorsTest, MultilingualOnEnglishOnlyModelIsTurnedOff) {
+  const std::string jfk = testdata::SharedData("jfk.wav");
+  const CliRun plain = RunWithAudio(jfk, {"-np"});
+  const CliRun run = RunWithAudio(jfk, {"-np", "--multilingual"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("warning: The current model is English-only but the multilingual parameter is set to "
+                         "True; setting to False instead."),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  EXPECT_EQ(run.out.find("(en)"), std::string::npos) << run.out;
 }
 
 TEST_F(CliAudioErrorsTest, BadFileAmongGoodOnes) {
