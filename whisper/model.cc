@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -18,12 +19,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "whisper/weight_convert.h"
 
 namespace whisper {
 namespace {
 
 // A read-only private mapping of a whole file, unmapped on destruction; the descriptor stays open
-// so that the tensors' bytes can be read with pread (ReadTensors) instead of through the mapping.
+// so that the tensors' bytes can be read with pread (RunAllJobs) instead of through the mapping.
 class MappedFile {
  public:
   ~MappedFile() {
@@ -85,38 +87,77 @@ class MappedFile {
   int fd_ = -1;
 };
 
-// One piece of a tensor's bytes: n bytes at file offset `offset` go to dst.
+// One piece of a tensor's bytes: n bytes at file offset `offset` go to dst, as they are when
+// type_in == type_out, else converted row by row (ConvertRow: n / ggml_row_size(type_in, ne0)
+// whole rows of ne0 elements; dst receives ggml_row_size(type_out, ne0) bytes per row).
 struct CopyJob {
   uint8_t* dst;
   size_t offset;
   size_t n;
   const std::string* name;  // the tensor's, for messages
+  ggml_type type_in;
+  ggml_type type_out;
+  int64_t ne0;
 };
 
-// pread of whole jobs, retrying short reads and EINTR. A read that ends early (the file shrank
-// while loading) or fails is an error naming the file, the tensor and the offset.
-absl::Status ReadJobs(int fd, const std::string& path, const CopyJob* jobs, size_t n_jobs) {
+// pread of n bytes at `offset` into dst, retrying short reads and EINTR. A read that ends early
+// (the file shrank while loading) or fails is an error naming the file, the tensor and the offset.
+absl::Status ReadFully(int fd, const std::string& path, const std::string& name, uint8_t* dst, size_t offset,
+                       size_t n) {
+  for (size_t done = 0; done < n;) {
+    const ssize_t r = pread(fd, dst + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      const std::string why = r == 0 ? std::string("end of file (the file shrank while loading)") : strerror(errno);
+      return absl::DataLossError(absl::StrFormat("%s: tensor '%s': cannot read %zu bytes at offset %zu: %s", path,
+                                                 name, n - done, offset + done, why));
+    }
+    done += static_cast<size_t>(r);
+  }
+  return absl::OkStatus();
+}
+
+// Runs whole jobs: the source bytes come from `fd` (pread; fd >= 0) or from the file image
+// `image`. Converted jobs read into a scratch buffer of this call (at most one job's bytes,
+// 4 MiB) and convert from there: the file's copy of a tensor is never resident whole.
+absl::Status RunJobs(int fd, const uint8_t* image, const std::string& path, const CopyJob* jobs, size_t n_jobs) {
+  std::vector<uint8_t> raw;
+  std::vector<float> row;
   for (size_t j = 0; j < n_jobs; ++j) {
     const CopyJob& job = jobs[j];
-    for (size_t done = 0; done < job.n;) {
-      const ssize_t r = pread(fd, job.dst + done, job.n - done, static_cast<off_t>(job.offset + done));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) {
-        const std::string why = r == 0 ? std::string("end of file (the file shrank while loading)") : strerror(errno);
-        return absl::DataLossError(absl::StrFormat("%s: tensor '%s': cannot read %zu bytes at offset %zu: %s", path,
-                                                   *job.name, job.n - done, job.offset + done, why));
+    if (job.type_in == job.type_out) {
+      if (fd < 0) {
+        memcpy(job.dst, image + job.offset, job.n);
+        continue;
       }
-      done += static_cast<size_t>(r);
+      absl::Status st = ReadFully(fd, path, *job.name, job.dst, job.offset, job.n);
+      if (!st.ok()) return st;
+      continue;
+    }
+    const uint8_t* src = image + job.offset;
+    if (fd >= 0) {
+      raw.resize(job.n);
+      absl::Status st = ReadFully(fd, path, *job.name, raw.data(), job.offset, job.n);
+      if (!st.ok()) return st;
+      src = raw.data();
+    }
+    row.resize(static_cast<size_t>(job.ne0));
+    const size_t row_in = ggml_row_size(job.type_in, job.ne0);
+    const size_t row_out = ggml_row_size(job.type_out, job.ne0);
+    for (size_t r = 0; r < job.n / row_in; ++r) {
+      absl::Status st =
+          ConvertRow(job.type_in, src + r * row_in, job.type_out, job.dst + r * row_out, job.ne0, row.data());
+      if (!st.ok()) return absl::InternalError(absl::StrCat(path, ": tensor '", *job.name, "': ", st.message()));
     }
   }
   return absl::OkStatus();
 }
 
-// Reads every job from fd, the second half of the bytes on a helper thread: the copy is bound by
-// page faults on the fresh weight buffer, and two threads fault in parallel (tiny.en F16, 77 MB:
-// 30 ms on one thread, 21 ms on two, AMD Zen 5 VM). If the thread cannot start, one thread
-// reads everything.
-absl::Status ReadTensors(int fd, const std::string& path, const std::vector<CopyJob>& jobs) {
+// Runs every job, the second half of the bytes on a helper thread: a plain copy is bound by
+// page faults on the fresh weight buffer, a conversion by the quantizer, and two threads do
+// either in parallel (tiny.en F16, 77 MB read as is: 30 ms on one thread, 21 ms on two, AMD Zen
+// 5 VM). If the thread cannot start, one thread runs everything.
+absl::Status RunAllJobs(int fd, const uint8_t* image, const std::string& path, const std::vector<CopyJob>& jobs) {
   size_t total = 0;
   for (const CopyJob& j : jobs) total += j.n;
   size_t split = 0, first_half = 0;
@@ -126,14 +167,14 @@ absl::Status ReadTensors(int fd, const std::string& path, const std::vector<Copy
   if (split < jobs.size() && std::thread::hardware_concurrency() > 1) {
     try {
       helper = std::thread(
-          [&] { helper_status = ReadJobs(fd, path, jobs.data() + split, jobs.size() - split); });
+          [&] { helper_status = RunJobs(fd, image, path, jobs.data() + split, jobs.size() - split); });
     } catch (const std::system_error&) {
-      split = jobs.size();  // no second thread: read everything here
+      split = jobs.size();  // no second thread: run everything here
     }
   } else {
     split = jobs.size();
   }
-  absl::Status status = ReadJobs(fd, path, jobs.data(), split);
+  absl::Status status = RunJobs(fd, image, path, jobs.data(), split);
   if (helper.joinable()) helper.join();
   return status.ok() ? helper_status : status;
 }
@@ -161,13 +202,24 @@ void BindMlp(ggml_context* ctx, const std::string& p, MlpWeights* m) {
   m->fc2_b = t("mlp.2.bias");
 }
 
-// One tensor per record in `ctx` (metadata only), named and marked as a parameter.
+// The type record r gets in memory: `weight_type` for the tensors //tools/quantize converts
+// (ShouldQuantize: the 2-D matrices and the token embedding) whose rows are whole blocks of it;
+// the stored type for every other tensor, and for all of them without a weight type.
+ggml_type MemoryType(const TensorRecord& r, std::optional<ggml_type> weight_type) {
+  if (!weight_type.has_value() || !ShouldQuantize(r.name, r.n_dims)) return r.type;
+  if (!ggml_row_size_ok(*weight_type, r.ne[0]) || !CanConvertRow(r.type, *weight_type)) return r.type;
+  return *weight_type;
+}
+
+// One tensor per record in `ctx` (metadata only) of its memory type, named and marked as a
+// parameter.
 absl::StatusOr<std::vector<ggml_tensor*>> NewWeightTensors(ggml_context* ctx, const std::vector<TensorRecord>& records,
+                                                           std::optional<ggml_type> weight_type,
                                                            const std::string& path) {
   std::vector<ggml_tensor*> tensors;
   tensors.reserve(records.size());
   for (const TensorRecord& r : records) {
-    ggml_tensor* t = ggml_new_tensor(ctx, r.type, 4, r.ne);
+    ggml_tensor* t = ggml_new_tensor(ctx, MemoryType(r, weight_type), 4, r.ne);
     if (t == nullptr) {
       return absl::InternalError(
           absl::StrCat(path, ": tensor '", r.name, "': ", ggml_last_error()));
@@ -179,25 +231,35 @@ absl::StatusOr<std::vector<ggml_tensor*>> NewWeightTensors(ggml_context* ctx, co
   return tensors;
 }
 
-// The copies of the records' bytes into their tensors, in pieces of at most 4 MiB; adds the
-// bytes to *file_bytes. Internal error when a tensor's size differs from its record's.
+// The copies of the records' bytes into their tensors, in pieces of at most 4 MiB of file bytes
+// (whole rows for a converted tensor); adds the file's bytes to *file_bytes and counts the
+// converted tensors in *n_converted. Internal error when a tensor's size differs from its
+// record's converted size.
 absl::StatusOr<std::vector<CopyJob>> PlanCopies(const std::vector<TensorRecord>& records,
                                                 const std::vector<ggml_tensor*>& tensors, const std::string& path,
-                                                size_t* file_bytes) {
+                                                size_t* file_bytes, int* n_converted) {
   constexpr size_t kChunk = size_t{4} << 20;
   std::vector<CopyJob> jobs;
   for (size_t i = 0; i < records.size(); ++i) {
     const TensorRecord& r = records[i];
-    if (ggml_nbytes(tensors[i]) != r.nbytes) {  // ParseTensorRecords sized both the same way
-      return absl::InternalError(absl::StrFormat("%s: tensor '%s': %zu bytes in the file, %zu in "
-                                                 "memory",
-                                                 path, r.name, r.nbytes, ggml_nbytes(tensors[i])));
+    const ggml_type type_out = tensors[i]->type;
+    const int64_t ne0 = r.ne[0];
+    const size_t row_in = ggml_row_size(r.type, ne0), row_out = ggml_row_size(type_out, ne0);
+    const size_t n_rows = row_in == 0 ? 0 : r.nbytes / row_in;
+    if (ggml_nbytes(tensors[i]) != n_rows * row_out || n_rows * row_in != r.nbytes) {
+      return absl::InternalError(absl::StrFormat("%s: tensor '%s': %zu bytes in the file (%s), %zu in memory (%s)",
+                                                 path, r.name, r.nbytes, ggml_type_name(r.type),
+                                                 ggml_nbytes(tensors[i]), ggml_type_name(type_out)));
     }
-    for (size_t done = 0; done < r.nbytes; done += kChunk) {
-      jobs.push_back(CopyJob{static_cast<uint8_t*>(tensors[i]->data) + done, r.data_offset + done,
-                             std::min(kChunk, r.nbytes - done), &r.name});
+    // A plain copy is cut anywhere; a conversion at row boundaries.
+    const size_t step = type_out == r.type ? kChunk : std::max<size_t>(1, kChunk / row_in) * row_in;
+    for (size_t done = 0; done < r.nbytes; done += step) {
+      const size_t out_at = type_out == r.type ? done : done / row_in * row_out;
+      jobs.push_back(CopyJob{static_cast<uint8_t*>(tensors[i]->data) + out_at, r.data_offset + done,
+                             std::min(step, r.nbytes - done), &r.name, r.type, type_out, ne0});
     }
     *file_bytes += r.nbytes;
+    *n_converted += type_out != r.type ? 1 : 0;
   }
   return jobs;
 }
@@ -241,6 +303,10 @@ size_t WhisperModel::weights_buffer_size() const {
   return buffer_ == nullptr ? 0 : ggml_backend_buffer_get_size(buffer_);
 }
 
+const ggml_tensor* WhisperModel::tensor(const std::string& name) const {
+  return ctx_ == nullptr ? nullptr : ggml_get_tensor(ctx_, name.c_str());
+}
+
 const char* WhisperModel::type_name() const {
   switch (hparams_.n_audio_layer) {
     case 4: return "tiny";
@@ -252,22 +318,37 @@ const char* WhisperModel::type_name() const {
   }
 }
 
-absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::Load(const std::string& path) {
-  MappedFile file;
-  absl::Status status = file.Open(path);
+absl::Status CheckWeightType(std::optional<ggml_type> weight_type) {
+  if (!weight_type.has_value() || IsWeightType(*weight_type)) return absl::OkStatus();
+  const int t = static_cast<int>(*weight_type);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "weight type ", t, " (", t >= 0 && t < GGML_TYPE_COUNT ? ggml_type_name(*weight_type) : "not a ggml_type",
+      ") is not a type the matrix kernels multiply: expected f32 (0), f16 (1), q4_0 (2), q4_1 (3), q5_0 (6), "
+      "q5_1 (7) or q8_0 (8)"));
+}
+
+absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::Load(const std::string& path,
+                                                                 std::optional<ggml_type> weight_type) {
+  absl::Status status = CheckWeightType(weight_type);
   if (!status.ok()) return status;
-  return LoadImage(file.data(), file.size(), path, &MappedFile::Release, &file, file.fd());
+  MappedFile file;
+  status = file.Open(path);
+  if (!status.ok()) return status;
+  return LoadImage(file.data(), file.size(), path, &MappedFile::Release, &file, file.fd(), weight_type);
 }
 
 absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::LoadFromBuffer(const void* data, size_t size,
-                                                                           const std::string& path) {
-  return LoadImage(data, size, path, nullptr, nullptr, -1);
+                                                                           const std::string& path,
+                                                                           std::optional<ggml_type> weight_type) {
+  absl::Status status = CheckWeightType(weight_type);
+  if (!status.ok()) return status;
+  return LoadImage(data, size, path, nullptr, nullptr, -1, weight_type);
 }
 
 absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::LoadImage(const void* data, size_t size,
                                                                       const std::string& path,
                                                                       ReleaseFn release, void* release_arg,
-                                                                      int fd) {
+                                                                      int fd, std::optional<ggml_type> weight_type) {
   if (data == nullptr && size > 0) return absl::InvalidArgumentError(absl::StrCat(path, ": NULL buffer"));
   static const uint8_t kEmpty = 0;
   struct Image {
@@ -299,26 +380,26 @@ absl::StatusOr<std::unique_ptr<WhisperModel>> WhisperModel::LoadImage(const void
   if (model->ctx_ == nullptr) {
     return absl::InternalError(absl::StrCat(path, ": ggml_init: ", ggml_last_error()));
   }
-  absl::StatusOr<std::vector<ggml_tensor*>> tensors = NewWeightTensors(model->ctx_, *records, path);
+  absl::StatusOr<std::vector<ggml_tensor*>> tensors = NewWeightTensors(model->ctx_, *records, weight_type, path);
   if (!tensors.ok()) return tensors.status();
+  // The arena: ggml_backend_alloc_ctx_tensors sizes the one buffer from the tensors as created
+  // above, i.e. in their memory types: sum over tensors of ggml_nbytes(t) (ne0 / block size *
+  // ggml_type_size(type) bytes per row of the converted type: Q8_0 34 bytes per 32 elements,
+  // F16 2 per element, F32 4), each rounded up to the buffer alignment. Nothing is sized from
+  // the file's types, so a converted model's buffer holds only the converted bytes (tiny.en
+  // F16 -> Q8_0: see weights_buffer_size()).
   model->buffer_ = ggml_backend_alloc_ctx_tensors(model->ctx_);
   if (model->buffer_ == nullptr) {
     return absl::InternalError(absl::StrCat(path, ": cannot allocate the weight buffer: ",
                                             ggml_last_error()));
   }
-  // The tensors' bytes: from a file (fd >= 0) read with pread on two threads (ReadTensors), from
-  // an image in memory copied.
-  absl::StatusOr<std::vector<CopyJob>> jobs = PlanCopies(*records, *tensors, path, &model->weights_file_bytes_);
+  // The tensors' bytes: from a file (fd >= 0) read with pread, from an image in memory copied;
+  // converted tensors a piece at a time through a per-thread scratch buffer. Two threads.
+  absl::StatusOr<std::vector<CopyJob>> jobs =
+      PlanCopies(*records, *tensors, path, &model->weights_file_bytes_, &model->n_converted_);
   if (!jobs.ok()) return jobs.status();
-  if (fd >= 0) {
-    absl::Status read = ReadTensors(fd, path, *jobs);
-    if (!read.ok()) return read;
-  } else {
-    for (const CopyJob& job : *jobs) {
-      memcpy(job.dst, file.data() + job.offset, job.n);
-      if (release != nullptr) release(release_arg, job.offset, job.n);
-    }
-  }
+  absl::Status read = RunAllJobs(fd, file.data(), path, *jobs);
+  if (!read.ok()) return read;
 
   BindWeights(model->ctx_, model->hparams_, &model->weights_);
   return model;

@@ -10,6 +10,7 @@
 #define GGML_WHISPER_WHISPER_MODEL_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,11 +85,24 @@ class WhisperModel {
   // and validation errors of whisper/model_file.h (DataLoss for a truncated file,
   // InvalidArgument otherwise, including the header-only file: "no tensors: ..."); Internal
   // when the weight buffer cannot be allocated.
-  static absl::StatusOr<std::unique_ptr<WhisperModel>> Load(const std::string& path);
+  //
+  // weight_type (faster-whisper's compute_type at load; whisper.h ggml_weight_type): when set,
+  // the tensors //tools/quantize converts (whisper/weight_convert.h ShouldQuantize: the 2-D
+  // matrices and the token embedding) whose ne0 is a multiple of the type's block size are
+  // converted to it as they are read, with //tools/quantize's row conversion (ConvertRow), so a
+  // model loaded as Q8_0 holds the bytes of the file `quantize ... q8_0` writes from the same
+  // F32/F16 file. Tensors already of that type are read as they are; others (conv kernels,
+  // biases, LayerNorms, positional embeddings) keep their stored type. A quantized source is
+  // dequantized first. Memory: the buffer is allocated in the converted types, and the file's
+  // bytes pass through one 4 MiB scratch buffer per loader thread (no second copy of the model).
+  // Errors: InvalidArgument naming the value when weight_type is not a weight type
+  // (IsWeightType: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0).
+  static absl::StatusOr<std::unique_ptr<WhisperModel>> Load(const std::string& path,
+                                                            std::optional<ggml_type> weight_type = std::nullopt);
   // The same from a file image in memory (`size` bytes at `data`, copied: the caller may free
   // it after); `path` names it in messages and path(). Errors as Load's after the file is open.
-  static absl::StatusOr<std::unique_ptr<WhisperModel>> LoadFromBuffer(const void* data, size_t size,
-                                                                      const std::string& path);
+  static absl::StatusOr<std::unique_ptr<WhisperModel>> LoadFromBuffer(
+      const void* data, size_t size, const std::string& path, std::optional<ggml_type> weight_type = std::nullopt);
 
   ~WhisperModel();
   WhisperModel(const WhisperModel&) = delete;
@@ -107,6 +121,10 @@ class WhisperModel {
   // Bytes of tensor data as stored in the file (tiny.en F16: 77,110,272).
   size_t weights_file_bytes() const { return weights_file_bytes_; }
   int n_tensors() const { return n_tensors_; }
+  // The weight tensor of this whisper.cpp name (e.g. "encoder.conv1.weight"), or nullptr.
+  const ggml_tensor* tensor(const std::string& name) const;
+  // Tensors converted at load to the weight type (0 without one).
+  int n_converted() const { return n_converted_; }
   // "tiny", "base", "small", "medium", "large" from n_audio_layer (whisper.cpp L1523-1547), or
   // "unknown".
   const char* type_name() const;
@@ -121,7 +139,7 @@ class WhisperModel {
   static absl::StatusOr<std::unique_ptr<WhisperModel>> LoadImage(const void* data, size_t size,
                                                                  const std::string& path,
                                                                  ReleaseFn release, void* release_arg,
-                                                                 int fd);
+                                                                 int fd, std::optional<ggml_type> weight_type);
 
   std::string path_;
   WhisperHparams hparams_;
@@ -133,6 +151,7 @@ class WhisperModel {
   ggml_backend_buffer_t buffer_ = nullptr;  // weight data
   size_t weights_file_bytes_ = 0;
   int n_tensors_ = 0;
+  int n_converted_ = 0;
 };
 
 }  // namespace whisper

@@ -104,6 +104,18 @@ struct whisper_context_params {
   int dtw_n_top;                                       /* default -1 */
   struct whisper_aheads dtw_aheads;                    /* default {0, NULL} */
   size_t dtw_mem_size;                                 /* default 128 MiB (unused: sized from the model) */
+  /* Extension (not in whisper.cpp): faster-whisper's compute_type at load. With
+   * ggml_convert_weights (default false: the file's types), the weight matrices are converted to
+   * ggml_weight_type as the model is read: exactly the tensors whisper.cpp's quantize
+   * (//tools/quantize) converts (every 2-D tensor but encoder.conv1/conv2.bias and the positional
+   * embeddings) whose rows are whole blocks of the type, with its kernels, so GGML_TYPE_Q8_0 gives
+   * the bytes `quantize ... q8_0` writes from the same F32/F16 file; the other tensors keep their
+   * types, and a quantized source is dequantized first. Accepted types: GGML_TYPE_F32, _F16,
+   * _Q4_0, _Q4_1, _Q5_0, _Q5_1, _Q8_0; init fails with a message naming the value otherwise.
+   * whisper_ggml_set_compute_type sets both from faster-whisper's names. A zero-initialised
+   * struct converts nothing. */
+  bool ggml_convert_weights;      /* default false */
+  enum ggml_type ggml_weight_type; /* default GGML_TYPE_F16 (used only with ggml_convert_weights) */
 };
 
 /* One decoded token (see whisper_full_get_token_data). */
@@ -695,6 +707,19 @@ enum whisper_ggml_model_file_kind {
 };
 WHISPER_API int whisper_ggml_check_model_file(const char* path, enum whisper_ggml_model_file_kind expected, char* msg,
                                               size_t msg_size);
+
+/* whisper_ggml_set_compute_type: sets params->ggml_convert_weights and ggml_weight_type for
+ * faster-whisper 1.2.1's (CTranslate2's) compute_type name: "default" and "auto" -> no conversion
+ * (the file's types); "int8", "int8_float32", "int8_float16", "int8_bfloat16" -> GGML_TYPE_Q8_0
+ * (8-bit weights, one fp16 scale per 32; activations stay F32 here); "float16" -> GGML_TYPE_F16;
+ * "float32" -> GGML_TYPE_F32; "bfloat16" -> GGML_TYPE_F16, as this runtime has no BF16 type.
+ * Returns 0, or 1 when the type is a substitute (bfloat16), with a note in msg; -1 for a NULL
+ * params or compute_type, and for "int16" (no ggml weight type) or any other name, with a message
+ * naming the value and listing the accepted names (params unchanged). msg as
+ * whisper_ggml_check_model_file (truncated to msg_size - 1 bytes, NUL-terminated; nothing
+ * written when msg is NULL or msg_size is 0). */
+WHISPER_API int whisper_ggml_set_compute_type(struct whisper_context_params* params, const char* compute_type,
+                                              char* msg, size_t msg_size);
 
 /* whisper_ggml_format_timestamp: t (centiseconds) as whisper.cpp's to_timestamp writes it,
  * "hh:mm:ss.mmm" ("hh:mm:ss,mmm" when comma != 0, SRT's form); negative t is 0, and t past

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "kernels/dispatch.h"
 #include "whisper/vocab.h"
+#include "whisper/weight_convert.h"
 #include "whisper/whisper_bench.h"
 #include "whisper/whisper_impl.h"
 
@@ -60,6 +62,32 @@ void ForwardGgml(ggml_log_level level, const char* text, void*) {
   Log(level, "ggml: %s\n", text);
 }
 
+// params.ggml_weight_type as WhisperModel::Load takes it: nullopt without ggml_convert_weights
+// (the file's types). A value that is not a weight type is an error naming the field.
+absl::StatusOr<std::optional<ggml_type>> WeightType(const whisper_context_params& params) {
+  if (!params.ggml_convert_weights) return std::optional<ggml_type>();
+  const int t = static_cast<int>(params.ggml_weight_type);
+  if (t < 0 || t >= GGML_TYPE_COUNT || !IsWeightType(static_cast<ggml_type>(t))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "whisper_context_params.ggml_weight_type = %d (%s) is not a weight type the matrix kernels multiply: "
+        "expected %d (f32), %d (f16), %d (q4_0), %d (q4_1), %d (q5_0), %d (q5_1) or "
+        "%d (q8_0)",
+        t, t >= 0 && t < GGML_TYPE_COUNT ? ggml_type_name(static_cast<ggml_type>(t)) : "not a ggml_type",
+        GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
+        GGML_TYPE_Q8_0));
+  }
+  return std::optional<ggml_type>(static_cast<ggml_type>(t));
+}
+
+// Loads the file at path (or the image at buffer when path is NULL) with the params' weight type.
+absl::StatusOr<std::unique_ptr<WhisperModel>> LoadModel(const char* path, const void* buffer, size_t size,
+                                                        const char* name, const whisper_context_params& params) {
+  absl::StatusOr<std::optional<ggml_type>> type = WeightType(params);
+  if (!type.ok()) return type.status();
+  if (path != nullptr) return WhisperModel::Load(path, *type);
+  return WhisperModel::LoadFromBuffer(buffer, size, name, *type);
+}
+
 whisper_context* InitFromModel(absl::StatusOr<std::unique_ptr<WhisperModel>> model, whisper_context_params params,
                                bool with_state, int64_t t_start, const char* func) {
   if (!model.ok()) {
@@ -100,6 +128,11 @@ whisper_context* InitFromModel(absl::StatusOr<std::unique_ptr<WhisperModel>> mod
       "buffer %.2f MB\n",
       ctx->model->path().c_str(), ctx->model->type_name(), hp.n_vocab, hp.n_audio_state, hp.n_text_layer,
       hp.ftype, ctx->model->weights_buffer_size() / 1e6);
+  if (params.ggml_convert_weights) {
+    Log(GGML_LOG_LEVEL_INFO, "whisper_model_load: %d of %d tensors converted to %s at load\n",
+        ctx->model->n_converted(), ctx->model->n_tensors(),
+        ggml_type_name(params.ggml_weight_type));
+  }
   if (with_state) {
     ctx->state = whisper_init_state(ctx);
     if (ctx->state == nullptr) {
@@ -127,8 +160,8 @@ whisper_context* InitFromLoader(whisper_model_loader* loader, whisper_context_pa
     n += got;
   }
   if (loader->close != nullptr) loader->close(loader->context);
-  return InitFromModel(WhisperModel::LoadFromBuffer(bytes.data(), n, "<whisper_model_loader>"), params, with_state,
-                       t0, func);
+  return InitFromModel(LoadModel(nullptr, bytes.data(), n, "<whisper_model_loader>", params), params, with_state, t0,
+                       func);
 }
 
 }  // namespace
@@ -202,6 +235,8 @@ struct whisper_context_params whisper_context_default_params(void) {
   p.dtw_aheads.n_heads = 0;
   p.dtw_aheads.heads = nullptr;
   p.dtw_mem_size = 1024 * 1024 * 128;
+  p.ggml_convert_weights = false;
+  p.ggml_weight_type = GGML_TYPE_F16;
   return p;
 }
 
@@ -218,13 +253,13 @@ struct whisper_context* whisper_init_from_file_with_params_no_state(const char* 
     Log(GGML_LOG_LEVEL_ERROR, "%s: path_model is NULL\n", __func__);
     return nullptr;
   }
-  return whisper::api::InitFromModel(whisper::WhisperModel::Load(path_model), params, false, t0, __func__);
+  return whisper::api::InitFromModel(whisper::api::LoadModel(path_model, nullptr, 0, nullptr, params), params, false, t0, __func__);
 }
 
 struct whisper_context* whisper_init_from_buffer_with_params_no_state(void* buffer, size_t buffer_size,
                                                                       struct whisper_context_params params) {
   const int64_t t0 = NowUs();
-  return whisper::api::InitFromModel(whisper::WhisperModel::LoadFromBuffer(buffer, buffer_size, "<buffer>"), params,
+  return whisper::api::InitFromModel(whisper::api::LoadModel(nullptr, buffer, buffer_size, "<buffer>", params), params,
                                      false, t0, __func__);
 }
 
@@ -240,13 +275,13 @@ struct whisper_context* whisper_init_from_file_with_params(const char* path_mode
     Log(GGML_LOG_LEVEL_ERROR, "%s: path_model is NULL\n", __func__);
     return nullptr;
   }
-  return whisper::api::InitFromModel(whisper::WhisperModel::Load(path_model), params, true, t0, __func__);
+  return whisper::api::InitFromModel(whisper::api::LoadModel(path_model, nullptr, 0, nullptr, params), params, true, t0, __func__);
 }
 
 struct whisper_context* whisper_init_from_buffer_with_params(void* buffer, size_t buffer_size,
                                                              struct whisper_context_params params) {
   const int64_t t0 = NowUs();
-  return whisper::api::InitFromModel(whisper::WhisperModel::LoadFromBuffer(buffer, buffer_size, "<buffer>"), params,
+  return whisper::api::InitFromModel(whisper::api::LoadModel(nullptr, buffer, buffer_size, "<buffer>", params), params,
                                      true, t0, __func__);
 }
 

@@ -7,9 +7,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ggml/fp16.h"
-#include "kernels/quant_ref.h"
-#include "kernels/quant_types.h"
 #include "whisper/model_file.h"
 
 namespace ggml_whisper::quantize {
@@ -18,14 +15,6 @@ namespace {
 constexpr QuantTarget kTargets[] = {
     {2, GGML_TYPE_Q4_0, "q4_0"}, {3, GGML_TYPE_Q4_1, "q4_1"}, {8, GGML_TYPE_Q5_0, "q5_0"},
     {9, GGML_TYPE_Q5_1, "q5_1"}, {7, GGML_TYPE_Q8_0, "q8_0"},
-};
-
-// whisper.cpp quantize.cpp's to_skip list (the regexes there match these whole names).
-constexpr const char* kSkipped[] = {
-    "encoder.conv1.bias",
-    "encoder.conv2.bias",
-    "encoder.positional_embedding",
-    "decoder.positional_embedding",
 };
 
 // Appends the little-endian bytes of `v` to `out`.
@@ -49,19 +38,6 @@ absl::Status WriteRecordHeader(const whisper::TensorRecord& r, ggml_type type, c
   return sink(h.data(), h.size());
 }
 
-// Widens one row of `k` F32 or F16 elements at `src` (any alignment) to floats.
-void RowToF32(ggml_type type, const uint8_t* src, int64_t k, float* dst) {
-  if (type == GGML_TYPE_F32) {
-    memcpy(dst, src, static_cast<size_t>(k) * sizeof(float));
-    return;
-  }
-  for (int64_t i = 0; i < k; ++i) {
-    ggml_fp16_t h;
-    memcpy(&h, src + 2 * i, 2);
-    dst[i] = ggml_fp16_to_fp32(h);
-  }
-}
-
 // Writes tensor `r` of the image converted to `type_out` (a quantized type, or F16 from F32),
 // row by row.
 absl::Status WriteConverted(const uint8_t* data, const whisper::TensorRecord& r, ggml_type type_out,
@@ -73,17 +49,9 @@ absl::Status WriteConverted(const uint8_t* data, const whisper::TensorRecord& r,
   std::vector<float> f32(static_cast<size_t>(ne0));
   std::vector<uint8_t> out(row_out);
   for (int64_t row = 0; row < nrows; ++row) {
-    RowToF32(r.type, data + r.data_offset + row * row_in, ne0, f32.data());
-    if (type_out == GGML_TYPE_F16) {
-      for (int64_t i = 0; i < ne0; ++i) {
-        const ggml_fp16_t h = ggml_fp32_to_fp16(f32[i]);
-        memcpy(out.data() + 2 * i, &h, 2);
-      }
-    } else {
-      absl::Status st = QuantizeRowRef(type_out, f32.data(), out.data(), ne0);
-      if (!st.ok()) return st;
-    }
-    absl::Status st = sink(out.data(), row_out);
+    absl::Status st =
+        whisper::ConvertRow(r.type, data + r.data_offset + row * row_in, type_out, out.data(), ne0, f32.data());
+    if (st.ok()) st = sink(out.data(), row_out);
     if (!st.ok()) return st;
   }
   *written += row_out * nrows;
@@ -109,29 +77,6 @@ absl::StatusOr<QuantTarget> ParseQuantTarget(absl::string_view arg) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown quantization type '", arg, "': valid types (ggml_ftype) are ", ValidTargets()));
-}
-
-bool ShouldQuantize(absl::string_view name, int n_dims) {
-  if (n_dims != 2) return false;
-  for (const char* skip : kSkipped) {
-    if (name == skip) return false;
-  }
-  return true;
-}
-
-absl::Status QuantizeRowRef(ggml_type type, const float* x, void* y, int64_t k) {
-  using namespace ggml_cpu;  // NOLINT: the five block types and their quantizers
-  switch (type) {
-    case GGML_TYPE_Q4_0: quantize_row_q4_0_ref(x, static_cast<block_q4_0*>(y), k); break;
-    case GGML_TYPE_Q4_1: quantize_row_q4_1_ref(x, static_cast<block_q4_1*>(y), k); break;
-    case GGML_TYPE_Q5_0: quantize_row_q5_0_ref(x, static_cast<block_q5_0*>(y), k); break;
-    case GGML_TYPE_Q5_1: quantize_row_q5_1_ref(x, static_cast<block_q5_1*>(y), k); break;
-    case GGML_TYPE_Q8_0: quantize_row_q8_0_ref(x, static_cast<block_q8_0*>(y), k); break;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat("QuantizeRowRef: ", ggml_type_name(type),
-                                                     " is not a weight quantization type"));
-  }
-  return absl::OkStatus();
 }
 
 namespace {

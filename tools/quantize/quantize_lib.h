@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ggml/types.h"
+#include "whisper/weight_convert.h"
 
 namespace ggml_whisper::quantize {
 
@@ -52,9 +53,10 @@ struct QuantTarget {
 // the float ftypes 0, 1 are not quantization targets here).
 absl::StatusOr<QuantTarget> ParseQuantTarget(absl::string_view arg);
 
-// whisper.cpp's selection rule: true when a tensor record with this name and n_dims is
-// quantized (n_dims == 2 and the name is not in the skip list above).
-bool ShouldQuantize(absl::string_view name, int n_dims);
+// whisper.cpp's selection rule and the reference row quantizer live in the library
+// (whisper/weight_convert.h), shared with the loader's compute_type conversion: one rule.
+using whisper::QuantizeRowRef;
+using whisper::ShouldQuantize;
 
 // One tensor as processed. Sizes in bytes of tensor data (record headers excluded).
 struct TensorReport {
@@ -97,11 +99,6 @@ absl::StatusOr<QuantizeSummary> QuantizeModelImage(const uint8_t* data, size_t s
                                                    absl::string_view file,
                                                    const QuantTarget& target, const ByteSink& sink,
                                                    const TensorCallback& on_tensor = nullptr);
-
-// Quantizes one row of `k` floats (k % 32 == 0) to `type` (Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0) with
-// the scalar reference quantizer; `y` receives ggml_row_size(type, k) bytes. InvalidArgument for
-// another type.
-absl::Status QuantizeRowRef(ggml_type type, const float* x, void* y, int64_t k);
 
 // One line per tensor in the manner of whisper.cpp's quantize, sizes in MiB:
 //   "  decoder.token_embedding.weight - [  384, 51864,     1], type =    f16 ->   q5_0, size =
