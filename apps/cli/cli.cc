@@ -266,7 +266,9 @@ whisper_context* LoadModel(const CliParams& p, const LogSink& sink) {
     Fail(bad);
     return nullptr;
   }
-  const whisper_context_params cparams = ToWhisperContextParams(p);
+  std::string note;
+  const whisper_context_params cparams = ToWhisperContextParams(p, &note);
+  if (!note.empty()) std::fprintf(stderr, "note: --compute-type %s\n", note.c_str());
   whisper_context* ctx = whisper_init_from_file_with_params(p.model.c_str(), cparams);
   if (ctx == nullptr) {
     FailFromLog(sink, "cannot load model '" + p.model + "'");

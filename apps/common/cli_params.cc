@@ -302,6 +302,22 @@ std::vector<Flag> OwnFlags() {
         };
         return f;
       }(),
+      [] {
+        Flag f = String(nullptr, "--compute-type", "NAME", &CliParams::compute_type,
+                        "faster-whisper's compute_type: convert the weights at load (int8, int8_float32, "
+                        "int8_float16, int8_bfloat16 -> q8_0; float16; float32; bfloat16 -> float16; default, "
+                        "auto: as stored)");
+        f.set = [](CliParams& p, const std::string& v) {
+          whisper_context_params c = whisper_context_default_params();
+          char msg[256] = "";
+          if (whisper_ggml_set_compute_type(&c, v.c_str(), msg, sizeof(msg)) < 0) {
+            return absl::InvalidArgumentError(msg);
+          }
+          p.compute_type = v;
+          return absl::OkStatus();
+        };
+        return f;
+      }(),
   };
 }
 
@@ -397,10 +413,14 @@ absl::StatusOr<CliParams> ParseCliParams(int argc, const char* const* argv) {
   return ParseArgs(args);
 }
 
-whisper_context_params ToWhisperContextParams(const CliParams& p) {
+whisper_context_params ToWhisperContextParams(const CliParams& p, std::string* note) {
   whisper_context_params c = whisper_context_default_params();
   c.use_gpu = false;
   c.flash_attn = p.flash_attn;
+  char msg[256] = "";
+  if (whisper_ggml_set_compute_type(&c, p.compute_type.c_str(), msg, sizeof(msg)) != 0 && note != nullptr) {
+    *note = msg;  // 1: a substitute (bfloat16); -1 cannot happen after the parser's check
+  }
   if (!p.dtw.empty()) {
     c.dtw_token_timestamps = true;
     c.dtw_aheads_preset = whisper_ggml_alignment_heads_preset_from_name(p.dtw.c_str());

@@ -128,6 +128,10 @@ struct CliParams {
   // --decoding: "openai" (OpenAI's transcribe.py rules, faster-whisper's results; the default) or
   // "whisper.cpp" (whisper.cpp 1.8.5's rules and results; see whisper_ggml_set_decoding).
   std::string decoding = "openai";
+  // --compute-type: faster-whisper's compute_type (default, auto, int8, int8_float32, int8_float16,
+  // int8_bfloat16, float16, bfloat16, float32): the weight matrices are converted at load
+  // (whisper_ggml_set_compute_type; int8* -> Q8_0). Checked by the parser.
+  std::string compute_type = "default";
 
   // GPU/OpenVINO-only flags given, as spelled, each once in first-seen order (for a one-line
   // "ignored on this CPU runtime" notice).
@@ -155,7 +159,9 @@ whisper_full_params ToWhisperFullParams(const CliParams& p);
 
 // whisper_context_params for these flags, as whisper-cli's main() fills them: -dtw MODEL turns
 // on DTW token timestamps with that model's alignment heads (whisper_alignment_heads_preset).
-whisper_context_params ToWhisperContextParams(const CliParams& p);
+// The context parameters of p (flash attention, -dtw, --compute-type). p.compute_type was checked
+// by the parser; a note about it (bfloat16 is loaded as float16) goes to *note when not NULL.
+whisper_context_params ToWhisperContextParams(const CliParams& p, std::string* note = nullptr);
 
 // The usage text: every flag with its default; flags this runtime accepts without acting on them
 // are marked "(ignored: CPU runtime)" or "(not implemented: the CLI exits 2 when set)".

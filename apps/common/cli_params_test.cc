@@ -673,5 +673,47 @@ TEST(CliParamsDecoding, OpenAiByDefaultWhisperCppOnRequestOthersRejected) {
   EXPECT_NE(p.status().message().find("fast"), std::string::npos) << p.status();
 }
 
+// --compute-type takes faster-whisper's names (whisper_ggml_set_compute_type's table) and sets
+// the context's weight conversion: int8* -> Q8_0, float16 -> F16, float32 -> F32, bfloat16 -> F16
+// with a note, default/auto -> none. int16 and other names are refused with the accepted list.
+TEST(CliParamsComputeType, FasterWhisperNamesToWeightTypes) {
+  const char* none[] = {"cli", "-f", "a.wav"};
+  auto p = ParseCliParams(3, none);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->compute_type, "default");
+  EXPECT_FALSE(ToWhisperContextParams(*p).ggml_convert_weights);
+  struct Case {
+    const char* name;
+    bool convert;
+    ggml_type type;
+  };
+  for (const Case& c : {Case{"int8", true, GGML_TYPE_Q8_0}, Case{"int8_float32", true, GGML_TYPE_Q8_0},
+                        Case{"int8_float16", true, GGML_TYPE_Q8_0}, Case{"int8_bfloat16", true, GGML_TYPE_Q8_0},
+                        Case{"float16", true, GGML_TYPE_F16}, Case{"float32", true, GGML_TYPE_F32},
+                        Case{"bfloat16", true, GGML_TYPE_F16}, Case{"auto", false, GGML_TYPE_F16},
+                        Case{"default", false, GGML_TYPE_F16}}) {
+    SCOPED_TRACE(c.name);
+    const char* argv[] = {"cli", "--compute-type", c.name, "-f", "a.wav"};
+    p = ParseCliParams(5, argv);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->compute_type, c.name);
+    std::string note;
+    const whisper_context_params cp = ToWhisperContextParams(*p, &note);
+    EXPECT_EQ(cp.ggml_convert_weights, c.convert);
+    if (c.convert) EXPECT_EQ(cp.ggml_weight_type, c.type);
+    EXPECT_EQ(note.empty(), std::string(c.name) != "bfloat16") << note;
+  }
+  for (const char* bad : {"int16", "q8_0", "INT8", ""}) {
+    SCOPED_TRACE(bad);
+    const char* argv[] = {"cli", "--compute-type", bad, "-f", "a.wav"};
+    p = ParseCliParams(5, argv);
+    ASSERT_FALSE(p.ok());
+    EXPECT_THAT(std::string(p.status().message()),
+                HasSubstr(std::string("--compute-type compute_type '") + bad + "' is not supported"));
+    EXPECT_THAT(std::string(p.status().message()),
+                HasSubstr("default, auto, int8, int8_float32, int8_float16, int8_bfloat16, float16, bfloat16, float32"));
+  }
+}
+
 }  // namespace
 }  // namespace whisper

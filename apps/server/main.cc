@@ -101,7 +101,7 @@ bool LoadRuntime(const ServerParams& sp, ServerRuntime* rt) {
   ErrorCapture errors;
   absl::StatusOr<std::unique_ptr<LoadedModel>> m =
       LoadedModel::Load(sp.decode.model, sp.parallel, sp.queue, decoding, sp.decode.n_threads,
-                        sp.decode.dtw, sp.decode.flash_attn);
+                        sp.decode.dtw, sp.decode.flash_attn, sp.decode.compute_type);
   if (!m.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(m.status().message()).c_str());
     return false;

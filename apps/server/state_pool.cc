@@ -1,5 +1,7 @@
 #include "apps/server/state_pool.h"
 
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
 #include "apps/server/log_capture.h"
 
@@ -7,7 +9,8 @@ namespace whisper::server {
 
 absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string& path, int parallel, int queue,
                                                                whisper_ggml_decoding decoding, int warmup_threads,
-                                                               const std::string& dtw, bool flash_attn) {
+                                                               const std::string& dtw, bool flash_attn,
+                                                               const std::string& compute_type) {
   if (parallel < 1 || queue < 0) {
     return absl::InvalidArgumentError(absl::StrCat("LoadedModel::Load: parallel = ", parallel, ", queue = ", queue,
                                                    ", expected parallel >= 1 and queue >= 0"));
@@ -19,6 +22,10 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
   whisper_context_params cparams = whisper_context_default_params();
   cparams.use_gpu = false;
   cparams.flash_attn = flash_attn;
+  char msg[256] = "";
+  const int ct = whisper_ggml_set_compute_type(&cparams, compute_type.c_str(), msg, sizeof(msg));
+  if (ct < 0) return absl::InvalidArgumentError(absl::StrCat("LoadedModel::Load: ", msg));
+  if (ct > 0) std::fprintf(stderr, "note: --compute-type %s\n", msg);
   whisper_alignment_heads_preset preset = WHISPER_AHEADS_NONE;
   if (!dtw.empty()) {
     preset = whisper_ggml_alignment_heads_preset_from_name(dtw.c_str());

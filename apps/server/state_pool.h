@@ -36,9 +36,12 @@ class LoadedModel {
   // asks for words (whisper_ggml_state_set_dtw), so other requests transcribe exactly as the CLI
   // does. A shape no preset fits has no word times. The model is read twice in that case (once
   // to learn its shape). `flash_attn` is whisper_context_params.flash_attn (-fa / -nfa).
+  // `compute_type` is faster-whisper's name (--compute-type, whisper_ggml_set_compute_type): the
+  // weights are converted at load, for /load's models too; InvalidArgument naming it if unknown.
   static absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const std::string& path, int parallel, int queue,
                                                           whisper_ggml_decoding decoding, int warmup_threads = 0,
-                                                          const std::string& dtw = "", bool flash_attn = true);
+                                                          const std::string& dtw = "", bool flash_attn = true,
+                                                          const std::string& compute_type = "default");
   ~LoadedModel();
   LoadedModel(const LoadedModel&) = delete;
   LoadedModel& operator=(const LoadedModel&) = delete;
