@@ -1,7 +1,7 @@
 // ggml_whisper._core: the C++ half of the Python package (python/ggml_whisper/__init__.py holds the
 // faster-whisper-shaped API on top). Built on whisper.h only, plus the audio decoder the CLI uses.
 //
-//   Model(path, n_threads, decoding)   one whisper_context (whisper_init_from_file_with_params)
+//   Model(path, decoding, dtw, compute_type)  one whisper_context (whisper_init_from_file_with_params)
 //   decode_audio_file(path)            -> float32 ndarray, ne = [n_samples] at 16 kHz (LoadAudio16kMono)
 //   decode_audio_bytes(data, name)     -> the same from an in-memory file image
 //   Model.detect_language(audio)       -> (lang_id, [p per language]) (whisper_lang_auto_detect)
@@ -315,12 +315,19 @@ class Model {
  public:
   // dtw: "" or a -dtw preset name (whisper_ggml_alignment_heads_preset_from_name): DTW token timestamps, and under OpenAI's rules
   // word times in every segment.
-  Model(const std::string& path, const std::string& decoding, const std::string& dtw)
+  // compute_type: faster-whisper's name (whisper_ggml_set_compute_type): ValueError naming it and
+  // listing the accepted names when unknown; bfloat16's substitution note is in compute_type_note.
+  Model(const std::string& path, const std::string& decoding, const std::string& dtw,
+        const std::string& compute_type)
       : holder_(std::make_shared<ContextHolder>()) {
     if (decoding != "openai" && decoding != "whisper.cpp") {
       throw py::value_error("decoding is '" + decoding + "', expected 'openai' or 'whisper.cpp'");
     }
     whisper_context_params cp = whisper_context_default_params();
+    char msg[256] = "";
+    const int ct = whisper_ggml_set_compute_type(&cp, compute_type.c_str(), msg, sizeof(msg));
+    if (ct < 0) throw py::value_error(msg);
+    if (ct > 0) compute_type_note_ = msg;
     if (!dtw.empty()) {
       const whisper_alignment_heads_preset preset = whisper_ggml_alignment_heads_preset_from_name(dtw.c_str());
       if (preset == WHISPER_AHEADS_NONE) throw py::value_error("dtw preset '" + dtw + "' is unknown");
@@ -345,6 +352,7 @@ class Model {
   }
 
   bool multilingual() const { return whisper_is_multilingual(holder_->ctx) != 0; }
+  const std::string& compute_type_note() const { return compute_type_note_; }
   // Languages the model has tokens for (ids 0 .. n - 1 of whisper.cpp's table): the tokens between
   // <|startoftranscript|> and <|translate|> (99 for base, 100 for large-v3); 1 (en) if English-only.
   int n_languages() const {
@@ -411,6 +419,7 @@ class Model {
 
  private:
   std::shared_ptr<ContextHolder> holder_;
+  std::string compute_type_note_;
 };
 
 }  // namespace
@@ -524,8 +533,9 @@ void DefineModel(py::module_& m) {
       .def("close", &Transcription::Close, "Stops the run and frees its state.");
 
   py::class_<Model>(m, "Model")
-      .def(py::init<const std::string&, const std::string&, const std::string&>(), py::arg("path"),
-           py::arg("decoding") = "openai", py::arg("dtw") = "")
+      .def(py::init<const std::string&, const std::string&, const std::string&, const std::string&>(),
+           py::arg("path"), py::arg("decoding") = "openai", py::arg("dtw") = "", py::arg("compute_type") = "default")
+      .def_property_readonly("compute_type_note", &Model::compute_type_note)
       .def_property_readonly("multilingual", &Model::multilingual)
       .def_property_readonly("n_languages", &Model::n_languages)
       .def_property_readonly("dims", &Model::Dims)

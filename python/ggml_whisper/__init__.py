@@ -12,8 +12,12 @@ A script written for faster-whisper's sequential API (faster_whisper.WhisperMode
 keyword arguments, the Segment and TranscriptionInfo fields) runs with its import changed, within
 the differences below; BatchedInferencePipeline does not exist yet. Differences:
   - the model is a whisper.cpp ggml file (tools/get_model.sh, tools:convert), not a CTranslate2
-    directory or a model size name; device must be "cpu" or "auto"; compute_type is accepted
-    and ignored (the file's own weight types are used);
+    directory or a model size name; device must be "cpu" or "auto";
+  - compute_type converts the weight matrices at load to a ggml type (the tensors and kernels of
+    whisper.cpp's quantize): int8, int8_float32, int8_float16, int8_bfloat16 -> q8_0 (8-bit
+    weights, activations stay float32); float16 -> f16; float32 -> f32; bfloat16 -> f16 (no
+    bfloat16 kernels; a warning says so); "default" and "auto" keep the file's types. int16 is
+    refused (ValueError). CTranslate2's int8 rounds differently, so int8 texts can differ a little;
   - decoding follows OpenAI's rules (as faster-whisper does) unless decoding="whisper.cpp";
   - vad_filter=True runs Silero VAD v6 (ggml-silero-v6.bin beside the model file, or
     $GGML_WHISPER_VAD_MODEL) through whisper_full's vad, which joins the speech as whisper.cpp
@@ -55,8 +59,9 @@ SAMPLE_RATE = 16000
 # Warnings about a request changed to fit the model (faster-whisper logs its own to "faster_whisper").
 _LOG = logging.getLogger("ggml_whisper")
 
-_COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16",
-                  "float16", "bfloat16", "float32")
+# faster-whisper's compute_type names this runtime has a ggml weight type for (int16 has none).
+_COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "float16", "bfloat16",
+                  "float32")
 
 
 @dataclass
@@ -227,10 +232,10 @@ class WhisperModel:
                  decoding: str = "openai"):
         if device not in ("auto", "cpu"):
             raise ValueError("device=%r: ggml_whisper runs on the CPU ('cpu' or 'auto')" % device)
-        # CTranslate2's compute types are accepted so faster-whisper scripts run unchanged; the ggml
-        # file's own types are used (quantize it with //tools/quantize for int8-like sizes).
+        # CTranslate2's compute types: the weights are converted at load (whisper_ggml_set_compute_type).
         if compute_type not in _COMPUTE_TYPES:
-            raise ValueError("compute_type=%r, expected one of %s" % (compute_type, ", ".join(_COMPUTE_TYPES)))
+            raise ValueError("compute_type=%r is not supported, expected one of %s"
+                             % (compute_type, ", ".join(_COMPUTE_TYPES)))
         if not isinstance(cpu_threads, numbers.Integral) or isinstance(cpu_threads, bool):
             raise TypeError("cpu_threads is %r, expected an int in 0..%d" % (cpu_threads, _core.MAX_THREADS))
         if not 0 <= cpu_threads <= _core.MAX_THREADS:
@@ -241,7 +246,10 @@ class WhisperModel:
             raise FileNotFoundError(
                 "model %r not found: ggml_whisper loads whisper.cpp ggml model files (run tools/get_model.sh, "
                 "or convert with //tools:convert); model size names are not downloaded" % path)
-        self._model = _core.Model(path, decoding)
+        self._model = _core.Model(path, decoding, "", compute_type)
+        if self._model.compute_type_note:
+            _LOG.warning("%s", self._model.compute_type_note)
+        self._compute_type = compute_type
         self._decoding = decoding
         self._words = None  # the context for word_timestamps=True, made when first needed
         self._words_lock = threading.Lock()
@@ -456,7 +464,7 @@ class WhisperModel:
                 if preset is None:
                     raise ValueError("word_timestamps=True: no alignment heads are known for a model of dims %s "
                                      "(n_vocab, n_audio_layer, n_text_layer)" % (self._model.dims,))
-                self._words = _core.Model(self.model_path, self._decoding, preset)
+                self._words = _core.Model(self.model_path, self._decoding, preset, self._compute_type)
             return self._words
 
 
