@@ -1,14 +1,20 @@
 #include "whisper/weight_convert.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "ggml/fp16.h"
+#include "kernels/quant_ops.h"
 #include "kernels/quant_ref.h"
 #include "kernels/quant_types.h"
+#include "kernels/vec.h"
 
 namespace whisper {
 namespace {
+
+using ggml_cpu::ConvertF16ToF32;
+using ggml_cpu::ConvertF32ToF16;
 
 // whisper.cpp quantize.cpp's to_skip list (the regexes there match these whole names).
 constexpr const char* kSkipped[] = {
@@ -72,6 +78,10 @@ absl::Status RowToF32(ggml_type type, const void* src, int64_t k, float* dst) {
       memcpy(dst, b, static_cast<size_t>(k) * sizeof(float));
       break;
     case GGML_TYPE_F16:
+      if (reinterpret_cast<uintptr_t>(b) % alignof(ggml_fp16_t) == 0) {
+        ConvertF16ToF32(static_cast<size_t>(k), reinterpret_cast<const ggml_fp16_t*>(b), dst);  // SIMD, exact
+        break;
+      }
       for (int64_t i = 0; i < k; ++i) {
         ggml_fp16_t h;
         memcpy(&h, b + 2 * i, 2);
@@ -109,12 +119,18 @@ absl::Status ConvertRow(ggml_type from, const void* src, ggml_type to, void* dst
   if (!st.ok()) return st;
   if (to == GGML_TYPE_F32) {
     memcpy(dst, scratch, static_cast<size_t>(k) * sizeof(float));
+  } else if (to == GGML_TYPE_F16 && reinterpret_cast<uintptr_t>(dst) % alignof(ggml_fp16_t) == 0) {
+    ConvertF32ToF16(static_cast<size_t>(k), scratch, static_cast<ggml_fp16_t*>(dst));  // SIMD, bit-exact
   } else if (to == GGML_TYPE_F16) {
     auto* out = static_cast<uint8_t*>(dst);
     for (int64_t i = 0; i < k; ++i) {
       const ggml_fp16_t h = ggml_fp32_to_fp16(scratch[i]);
       memcpy(out + 2 * i, &h, 2);
     }
+  } else if (to == GGML_TYPE_Q8_0) {
+    // The SIMD quantizer, bit-identical to quantize_row_q8_0_ref on every target (quant_ops.h;
+    // tiny_en_quantize_test checks the quantizer's files against QuantizeRowRef).
+    ggml_cpu::quantize_row_q8_0(scratch, static_cast<ggml_cpu::block_q8_0*>(dst), k);
   } else {
     return QuantizeRowRef(to, scratch, dst, k);
   }

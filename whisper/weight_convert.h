@@ -43,7 +43,8 @@ absl::Status RowToF32(ggml_type type, const void* src, int64_t k, float* dst);
 // Converts one row of `k` elements (ne0) from `from` at `src` to `to` at `dst`
 // (ggml_row_size(to, k) bytes), through floats in `scratch` (k floats): widened by RowToF32,
 // then stored as F32, rounded to F16 (nearest even, ggml_fp32_to_fp16) or quantized
-// (QuantizeRowRef). A quantized `from` equal to `to` is copied (never re-quantized).
+// (QuantizeRowRef's result; Q8_0 and the F16 conversions use the SIMD kernels of
+// kernels/quant_ops.h and vec.h, bit-identical to the scalar references on every target). A quantized `from` equal to `to` is copied (never re-quantized).
 // InvalidArgument when !CanConvertRow(from, to) or a quantized side's k is not a multiple of 32.
 absl::Status ConvertRow(ggml_type from, const void* src, ggml_type to, void* dst, int64_t k, float* scratch);
 
