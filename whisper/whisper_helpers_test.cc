@@ -99,4 +99,33 @@ TEST(FormatTimestamp, WhisperCppForm) {
   EXPECT_EQ(std::string(whisper_ggml_format_timestamp(1100, 0, tiny, sizeof(tiny))), "00:00");  // snprintf's cut
 }
 
+// faster-whisper 1.2.1's compute_type names (its documentation: default, auto, int8,
+// int8_float32, int8_float16, int8_bfloat16, int16, float16, bfloat16, float32): int16 has no
+// ggml weight type; an error leaves params as they were.
+TEST(SetComputeTypeTest, NamesNotesAndErrors) {
+  whisper_context_params p = whisper_context_default_params();
+  EXPECT_FALSE(p.ggml_convert_weights);
+  char msg[300] = "";
+  ASSERT_EQ(whisper_ggml_set_compute_type(&p, "int8_float16", msg, sizeof(msg)), 0);
+  EXPECT_TRUE(p.ggml_convert_weights);
+  EXPECT_EQ(p.ggml_weight_type, GGML_TYPE_Q8_0);
+  EXPECT_EQ(whisper_ggml_set_compute_type(&p, "int16", msg, sizeof(msg)), -1);
+  EXPECT_STREQ(msg,
+               "compute_type 'int16' is not supported (16-bit integer weights have no ggml type this runtime "
+               "multiplies): expected one of default, auto, int8, int8_float32, int8_float16, int8_bfloat16, "
+               "float16, bfloat16, float32");
+  EXPECT_TRUE(p.ggml_convert_weights);  // unchanged
+  EXPECT_EQ(p.ggml_weight_type, GGML_TYPE_Q8_0);
+  ASSERT_EQ(whisper_ggml_set_compute_type(&p, "bfloat16", msg, sizeof(msg)), 1);
+  EXPECT_EQ(p.ggml_weight_type, GGML_TYPE_F16);
+  EXPECT_NE(std::string(msg).find("no bfloat16 kernels"), std::string::npos) << msg;
+  ASSERT_EQ(whisper_ggml_set_compute_type(&p, "auto", nullptr, 0), 0);
+  EXPECT_FALSE(p.ggml_convert_weights);
+  char small[8];
+  EXPECT_EQ(whisper_ggml_set_compute_type(&p, "Float16", small, sizeof(small)), -1);
+  EXPECT_STREQ(small, "compute");  // 7 bytes and the NUL
+  EXPECT_EQ(whisper_ggml_set_compute_type(nullptr, "int8", msg, sizeof(msg)), -1);
+  EXPECT_EQ(whisper_ggml_set_compute_type(&p, nullptr, msg, sizeof(msg)), -1);
+}
+
 }  // namespace
