@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/quant_ref.h"
 #include "testdata/paths.h"
 #include "whisper/synthetic_model.h"
 
@@ -73,6 +74,72 @@ TEST(ModelTest, WeightsAreTheFileBytes) {
     EXPECT_GE(static_cast<const char*>(t->data), base);
     EXPECT_LE(static_cast<const char*>(t->data) + ggml_nbytes(t), base + w.weights_buffer_size());
     EXPECT_EQ(t->buffer, wt.conv1_w->buffer);
+  }
+}
+
+// A weight type at load converts only the matrices //tools/quantize selects whose ne0 is whole
+// blocks: with a width of 48 (not a multiple of 32) only the two fc2 matrices ([192, 48], ne0 192)
+// become Q8_0; the rest keep their types. The arena is the sum of the tensors' sizes in their
+// memory types, each padded to 64 bytes (GGML_BACKEND_CPU_ALIGNMENT).
+TEST(ModelTest, WeightTypeConvertsWholeBlockMatricesOnly) {
+  SyntheticModelOptions o;
+  o.hparams.n_audio_state = o.hparams.n_text_state = 48;
+  const SyntheticModel m = MakeSyntheticModel(o);
+  absl::StatusOr<std::unique_ptr<WhisperModel>> model =
+      WhisperModel::LoadFromBuffer(m.bytes.data(), m.bytes.size(), "w48.bin", GGML_TYPE_Q8_0);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const WhisperModel& w = **model;
+  EXPECT_EQ(w.n_converted(), 2);
+  const WhisperWeights& wt = w.weights();
+  EXPECT_EQ(wt.encoder[0].mlp.fc2_w->type, GGML_TYPE_Q8_0);
+  EXPECT_EQ(wt.decoder[0].mlp.fc2_w->type, GGML_TYPE_Q8_0);
+  EXPECT_EQ(wt.encoder[0].mlp.fc1_w->type, GGML_TYPE_F16);
+  EXPECT_EQ(wt.d_te->type, GGML_TYPE_F16);
+  EXPECT_EQ(wt.e_pe->type, GGML_TYPE_F32);
+  size_t arena = 0;
+  for (const TensorSpec& s : ExpectedTensors(w.hparams())) {
+    const ggml_tensor* t = w.tensor(s.name);
+    ASSERT_NE(t, nullptr) << s.name;
+    const bool q8 = s.name == "encoder.blocks.0.mlp.2.weight" || s.name == "decoder.blocks.0.mlp.2.weight";
+    // Q8_0: 34 bytes per 32 elements; F16 2 bytes; F32 4 bytes.
+    const size_t bytes = q8 ? static_cast<size_t>(s.ne[0] / 32 * 34 * s.ne[1])
+                            : ggml_nelements(t) * (t->type == GGML_TYPE_F32 ? 4 : 2);
+    EXPECT_EQ(ggml_nbytes(t), bytes) << s.name;
+    arena += (bytes + 63) / 64 * 64;
+  }
+  EXPECT_EQ(w.weights_buffer_size(), arena);
+}
+
+// Q5_1 matrices loaded as F32 are dequantized: q * d + m per element (kernels/quant_ref.h, the
+// same as ggml's dequantize_row_q5_1), read back from the file's blocks.
+TEST(ModelTest, QuantizedMatricesDequantizeToF32) {
+  SyntheticModelOptions o;
+  o.matrix_type = GGML_TYPE_Q5_1;
+  const SyntheticModel m = MakeSyntheticModel(o);
+  const std::string path = WriteTempFile("model_q51.bin", m.bytes);
+  absl::StatusOr<std::unique_ptr<WhisperModel>> q = WhisperModel::Load(path);
+  absl::StatusOr<std::unique_ptr<WhisperModel>> f = WhisperModel::Load(path, GGML_TYPE_F32);
+  ASSERT_TRUE(q.ok() && f.ok()) << q.status() << f.status();
+  const ggml_tensor* tq = (*q)->weights().decoder[0].cross.k_w;
+  const ggml_tensor* tf = (*f)->weights().decoder[0].cross.k_w;
+  ASSERT_EQ(tf->type, GGML_TYPE_F32);
+  std::vector<float> want(ggml_nelements(tq));
+  ggml_cpu::dequantize_row_q5_1(static_cast<const ggml_cpu::block_q5_1*>(tq->data), want.data(),
+                                static_cast<int64_t>(want.size()));
+  EXPECT_EQ(memcmp(tf->data, want.data(), want.size() * sizeof(float)), 0);
+  EXPECT_EQ((*q)->n_converted(), 0);
+  EXPECT_EQ((*f)->n_converted(), 17);  // 6 encoder and 10 decoder matrices, the token embedding
+}
+
+TEST(ModelTest, WeightTypeMustBeOneTheKernelsMultiply) {
+  const SyntheticModel m = MakeSyntheticModel({});
+  for (ggml_type t : {GGML_TYPE_Q8_1, GGML_TYPE_I8, static_cast<ggml_type>(-2)}) {
+    absl::StatusOr<std::unique_ptr<WhisperModel>> model =
+        WhisperModel::LoadFromBuffer(m.bytes.data(), m.bytes.size(), "m.bin", t);
+    ASSERT_FALSE(model.ok());
+    EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(model.status().message(), HasSubstr("is not a type the matrix kernels multiply"));
+    EXPECT_THAT(model.status().message(), HasSubstr("q8_0 (8)"));
   }
 }
 
