@@ -115,7 +115,9 @@ struct whisper_context_params {
    * whisper_ggml_set_compute_type sets both from faster-whisper's names. A zero-initialised
    * struct converts nothing. */
   bool ggml_convert_weights;      /* default false */
-  enum ggml_type ggml_weight_type; /* default GGML_TYPE_F16 (used only with ggml_convert_weights) */
+  /* A ggml_type value, default GGML_TYPE_F16 (used only with ggml_convert_weights). An int, not the
+   * enum: a value outside the enum is then an error init reports, not undefined behaviour. */
+  int ggml_weight_type;
 };
 
 /* One decoded token (see whisper_full_get_token_data). */

@@ -66,7 +66,7 @@ void ForwardGgml(ggml_log_level level, const char* text, void*) {
 // (the file's types). A value that is not a weight type is an error naming the field.
 absl::StatusOr<std::optional<ggml_type>> WeightType(const whisper_context_params& params) {
   if (!params.ggml_convert_weights) return std::optional<ggml_type>();
-  const int t = static_cast<int>(params.ggml_weight_type);
+  const int t = params.ggml_weight_type;
   if (t < 0 || t >= GGML_TYPE_COUNT || !IsWeightType(static_cast<ggml_type>(t))) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "whisper_context_params.ggml_weight_type = %d (%s) is not a weight type the matrix kernels multiply: "
@@ -131,7 +131,7 @@ whisper_context* InitFromModel(absl::StatusOr<std::unique_ptr<WhisperModel>> mod
   if (params.ggml_convert_weights) {
     Log(GGML_LOG_LEVEL_INFO, "whisper_model_load: %d of %d tensors converted to %s at load\n",
         ctx->model->n_converted(), ctx->model->n_tensors(),
-        ggml_type_name(params.ggml_weight_type));
+        ggml_type_name(static_cast<ggml_type>(params.ggml_weight_type)));
   }
   if (with_state) {
     ctx->state = whisper_init_state(ctx);

@@ -59,7 +59,7 @@ int whisper_ggml_set_compute_type(struct whisper_context_params* params, const c
   for (const ComputeType& c : kComputeTypes) {
     if (name != c.name) continue;
     params->ggml_convert_weights = c.weight_type >= 0;
-    if (c.weight_type >= 0) params->ggml_weight_type = static_cast<ggml_type>(c.weight_type);
+    if (c.weight_type >= 0) params->ggml_weight_type = c.weight_type;
     if (name == "bfloat16") {
       CopyMessage("compute_type 'bfloat16': this runtime has no bfloat16 kernels; the weights are converted to "
                   "float16 (f16) instead",

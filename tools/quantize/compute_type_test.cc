@@ -147,7 +147,7 @@ TEST_F(ComputeTypeTest, RefusesTypesTheKernelsCannotMultiply) {
   EXPECT_NE(log.find("ggml_weight_type = 9 (q8_1) is not a weight type"), std::string::npos) << log;
   EXPECT_NE(log.find("8 (q8_0)"), std::string::npos) << log;
   log.clear();
-  cp.ggml_weight_type = static_cast<ggml_type>(-3);
+  cp.ggml_weight_type = -3;
   EXPECT_EQ(whisper_init_from_file_with_params_no_state(f16_path_->c_str(), cp), nullptr);
   EXPECT_NE(log.find("ggml_weight_type = -3 (not a ggml_type)"), std::string::npos) << log;
   whisper_log_set(nullptr, nullptr);
