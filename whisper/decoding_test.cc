@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -257,19 +258,25 @@ TEST_F(DecodingTest, LowConfidenceFallsBackThroughEveryTemperature) {
       (*l)[s.eot] = 0.0f;
     }
   };
-  DecodingParams p = Params();
-  p.temperature_inc = 0.2f;
-  p.best_of = 3;
-  FakeBackend b(s, DecodersNeeded(p), 1, script);
-  WindowDecoder dec(s, 448, p);
-  WindowResult r;
-  ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
-  EXPECT_EQ(r.n_fallbacks, 5);  // 0.2, 0.4, 0.6, 0.8, 1.0
-  EXPECT_NEAR(r.temperature, 1.0f, 1e-5);
-  EXPECT_NEAR(r.avg_logprob, 3 * std::log(0.01) / 5, 1e-4);
-  EXPECT_FALSE(r.failed);
-  ASSERT_EQ(r.tokens.size(), 5u);
-  EXPECT_EQ(r.no_speech_prob, 0.0f);
+  for (const bool whisper_cpp : {false, true}) {
+    DecodingParams p = Params();
+    p.temperature_inc = 0.2f;
+    p.best_of = 3;
+    p.whisper_cpp = whisper_cpp;
+    FakeBackend b(s, DecodersNeeded(p), 1, script);
+    WindowDecoder dec(s, 448, p);
+    WindowResult r;
+    ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+    EXPECT_EQ(r.n_fallbacks, 5);  // 0.2, 0.4, 0.6, 0.8, 1.0
+    EXPECT_NEAR(r.temperature, 1.0f, 1e-5);
+    // 3 tokens at log(1/100) among <|0.00|> ... <|0.80|> <|endoftext|>: whisper.cpp divides by the
+    // 5 tokens up to the last timestamp; OpenAI (decoding.py, faster-whisper) by the 5 before
+    // <|endoftext|> plus one.
+    EXPECT_NEAR(r.avg_logprob, 3 * std::log(0.01) / (whisper_cpp ? 5 : 6), 1e-4) << whisper_cpp;
+    EXPECT_FALSE(r.failed);
+    ASSERT_EQ(r.tokens.size(), 5u);
+    EXPECT_EQ(r.no_speech_prob, 0.0f);
+  }
 }
 
 // OpenAI's compression-ratio rule: a confident window whose text repeats itself (" I'm sorry." 20
@@ -325,6 +332,116 @@ TEST_F(DecodingTest, RepetitiveTextFallsBackOnCompressionRatio) {
   EXPECT_GT(r.no_speech_prob, 0.6f);
   EXPECT_LT(r.avg_logprob, -0.5f);
   EXPECT_EQ(r.n_fallbacks, 0);
+}
+
+// Every temperature fails. Attempt k (temperature 0.2 k, best_of 1) emits <|0.00|>, reps[k] text
+// tokens (" I'm sorry." each, or distinct words), <|2.00|> and <|endoftext|>. <|2.00|> costs
+// log(1 / (1 + fillers[k] e^-0.01)): its raw logit is 0 beside fillers[k] text tokens at -0.01,
+// which the timestamp rule then suppresses (the timestamps outweigh any one text token), so every
+// attempt is deterministic at any temperature. avg_logprob = that cost / (reps[k] + 3) (OpenAI's
+// sum / (tokens before <|endoftext|> + 1)).
+class EveryTemperatureFails : public DecodingTest {
+ protected:
+  std::vector<int> reps, fillers;
+  std::vector<bool> distinct;  // attempt k's text is words 200.. (compression ratio < 1)
+  int attempt = -1;
+  FakeBackend::Script Script() {
+    return [this](const std::vector<Token>& g, std::vector<float>* l) {
+      if (g.empty()) {
+        (*l)[s.beg] = 0.0f;
+        return;
+      }
+      if (g.size() == 1) ++attempt;  // each attempt's first decode (one sequence per attempt)
+      const int r = reps[attempt];
+      const int p = static_cast<int>(g.size());
+      if (p <= r) {
+        (*l)[distinct[attempt] ? 200 + p : 100] = 0.0f;
+      } else if (p == r + 1) {
+        (*l)[s.beg + 100] = 0.0f;
+        for (int i = 0; i < fillers[attempt]; ++i) (*l)[1000 + i] = -0.01f;
+      } else {
+        (*l)[s.eot] = 0.0f;
+      }
+    };
+  }
+  std::vector<Token> Tokens(int k) const {
+    std::vector<Token> t = {s.beg};
+    for (int p = 1; p <= reps[k]; ++p) t.push_back(distinct[k] ? 200 + p : 100);
+    t.push_back(s.beg + 100);
+    return t;
+  }
+  double AvgLogprob(int k) const { return -std::log1p(fillers[k] * std::exp(-0.01)) / (reps[k] + 3); }
+  DecodingParams FallbackParams() {
+    DecodingParams p = Params();
+    p.temperature_inc = 0.2f;
+    p.best_of = 1;
+    p.compression_ratio_thold = 2.4f;
+    return p;
+  }
+  std::vector<std::string> vocab = MakeVocab();
+  std::vector<std::string> MakeVocab() const {
+    std::vector<std::string> v(s.n_vocab, "");
+    v[100] = " I'm sorry.";
+    for (int i = 1; i < 40; ++i) v[200 + i] = " word" + std::to_string(i);
+    return v;
+  }
+  WindowResult Run(const DecodingParams& p) {
+    attempt = -1;
+    FakeBackend b(s, DecodersNeeded(p), 1, Script());
+    WindowDecoder dec(s, 448, p, [this](Token t) -> const std::string& { return vocab[static_cast<size_t>(t)]; });
+    WindowResult r;
+    EXPECT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+    EXPECT_EQ(attempt, 5) << "temperatures 0, 0.2, ..., 1.0";
+    return r;
+  }
+};
+
+// faster-whisper 1.2.1 generate_with_fallback: every attempt is repetitive (20 x " I'm sorry.",
+// compression ratio 9.95 > 2.4), so the highest avg_logprob of all is kept -- attempt 2, sampled
+// at 0.4 -- reported at the final temperature 1.0. Its log-probabilities are the untempered ones.
+TEST_F(EveryTemperatureFails, KeepsTheHighestAverageLogprob) {
+  reps = {20, 20, 20, 20, 20, 20};
+  fillers = {200, 400, 50, 100, 300, 600};
+  distinct.assign(6, false);
+  const WindowResult r = Run(FallbackParams());
+  EXPECT_EQ(r.tokens, Tokens(2));
+  EXPECT_NEAR(r.avg_logprob, AvgLogprob(2), 1e-5);
+  EXPECT_NEAR(r.compression_ratio, 219.0f / 22.0f, 1e-4);
+  EXPECT_EQ(r.temperature, 1.0f);
+  EXPECT_EQ(r.n_fallbacks, 5);
+  EXPECT_EQ(r.seek_delta, 200);
+  EXPECT_FALSE(r.failed);
+}
+
+// An attempt under the compression-ratio threshold beats any above it: attempts 3 and 4 are
+// three distinct words (ratio < 1) with avg_logprob below -1 (their retry cause), the rest are
+// repetitive with -0.17 to -0.3; the better of 3 and 4 is kept.
+TEST_F(EveryTemperatureFails, PrefersAttemptsUnderTheCompressionThreshold) {
+  reps = {20, 20, 20, 3, 3, 20};
+  fillers = {200, 400, 50, 3000, 1000, 600};
+  distinct = {false, false, false, true, true, false};
+  ASSERT_LT(AvgLogprob(3), -1.0);
+  ASSERT_LT(AvgLogprob(4), -1.0);
+  const WindowResult r = Run(FallbackParams());
+  EXPECT_EQ(r.tokens, Tokens(4));
+  EXPECT_NEAR(r.avg_logprob, AvgLogprob(4), 1e-5);
+  EXPECT_LT(r.compression_ratio, 2.4f);
+  EXPECT_EQ(r.temperature, 1.0f);
+}
+
+// whisper.cpp 1.8.5 (whisper_full_with_state) keeps the last attempt's best, here T = 1.0's,
+// though attempt 2 scored higher (every attempt's avg_logprob is below -1).
+TEST_F(EveryTemperatureFails, WhisperCppKeepsTheLastAttempt) {
+  reps = {3, 3, 3, 3, 3, 3};
+  fillers = {2000, 4000, 1000, 3000, 3000, 6000};
+  distinct.assign(6, true);
+  DecodingParams p = FallbackParams();
+  p.whisper_cpp = true;
+  p.compression_ratio_thold = 0.0f;
+  const WindowResult r = Run(p);
+  EXPECT_EQ(r.tokens, Tokens(5));
+  EXPECT_EQ(r.temperature, 1.0f);
+  EXPECT_LT(r.avg_logprob, -1.0f);
 }
 
 TEST_F(DecodingTest, RepetitionLoopFailsAtTheTokenCap) {
