@@ -106,6 +106,7 @@ void WindowDecoder::FilterInto(const float* raw_logits, const Sequence& seq, flo
   fp.temperature = params_.whisper_cpp ? temperature : 0.0f;
   fp.max_text_tokens = params_.single_segment ? 0 : params_.max_tokens;
   fp.float_logsumexp = params_.whisper_cpp;
+  fp.renormalize_timestamps = !params_.whisper_cpp;
   ApplyLogitFilters(special_, fp, seq.tokens.data(), static_cast<int>(seq.tokens.size()), seq.has_ts,
                     seq.seek_delta, lane.logits.data(), lane.logprobs.data(), seq.data.data());
 }
@@ -647,10 +648,18 @@ void WindowDecoder::KeepIfBetter(const WindowResult& attempt, bool first) {
   // max(below_cr_threshold_results or all_results, key=avg_logprob): an attempt under the
   // threshold beats any above it; among equals the strictly higher average wins, so the first of
   // equal maxima stays (Python's max).
-  const bool better = first || (below && !kept_below_) || (below == kept_below_ && attempt.avg_logprob > kept_.avg_logprob);
+  // An attempt none of whose sequences completed (our token cap, the entropy rule, a segment
+  // without timestamps: rules CTranslate2 does not have, whose sequences run on to max_length)
+  // holds at most a cut of its text: any attempt that completed beats it.
+  const bool complete = !attempt.failed;
+  bool better = first || (complete && !kept_complete_);
+  if (!better && complete == kept_complete_) {
+    better = (below && !kept_below_) || (below == kept_below_ && attempt.avg_logprob > kept_.avg_logprob);
+  }
   if (!better) return;
   kept_ = attempt;  // capacity reserved in the constructor: no allocation
   kept_below_ = below;
+  kept_complete_ = complete;
 }
 
 void WindowDecoder::RestoreKept(float temperature, WindowResult* result) const {

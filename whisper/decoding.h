@@ -107,7 +107,8 @@ struct WindowResult {
   // No sequence of the result's attempt completed without failing (its sequence 0 is the
   // result). When every temperature fails, whisper.cpp's rules keep the last attempt; OpenAI's
   // keep faster-whisper's choice: the highest avg_logprob among the attempts whose compression
-  // ratio is at most compression_ratio_thold, or among all if none is.
+  // ratio is at most compression_ratio_thold, or among all if none is -- among the attempts that
+  // are not `failed`, if any (faster-whisper's engine has no such failure).
   bool failed = false;
   int n_fallbacks = 0;
   float compression_ratio = 0.0f;  // of the result's text (0 when the rule is off)
@@ -278,9 +279,10 @@ class WindowDecoder {
   // transcribe.py generate_with_fallback), its vectors reserved n_text_ctx in the constructor.
   WindowResult kept_;
   bool kept_below_ = false;  // kept_'s compression ratio is at most compression_ratio_thold
-  // Makes `attempt` the kept one if it is the first of the window or better: under the
-  // compression-ratio threshold where kept_ is not, else (on the same side) a strictly higher
-  // avg_logprob. No allocation.
+  bool kept_complete_ = false;  // kept_ is not `failed`
+  // Makes `attempt` the kept one if it is the first of the window or better: not failed where
+  // kept_ is, else under the compression-ratio threshold where kept_ is not, else a strictly
+  // higher avg_logprob. No allocation.
   void KeepIfBetter(const WindowResult& attempt, bool first);
   // *result = kept_, at the final `temperature`, keeping result's n_fallbacks and history_dropped.
   void RestoreKept(float temperature, WindowResult* result) const;

@@ -335,16 +335,20 @@ TEST_F(DecodingTest, RepetitiveTextFallsBackOnCompressionRatio) {
 }
 
 // Every temperature fails. Attempt k (temperature 0.2 k, best_of 1) emits <|0.00|>, reps[k] text
-// tokens (" I'm sorry." each, or distinct words), <|2.00|> and <|endoftext|>. <|2.00|> costs
-// log(1 / (1 + fillers[k] e^-0.01)): its raw logit is 0 beside fillers[k] text tokens at -0.01,
-// which the timestamp rule then suppresses (the timestamps outweigh any one text token), so every
-// attempt is deterministic at any temperature. avg_logprob = that cost / (reps[k] + 3) (OpenAI's
-// sum / (tokens before <|endoftext|> + 1)).
+// tokens (" I'm sorry." each, or distinct words), <|2.00|> and <|endoftext|>, or (loop[k]) repeats
+// one token up to the 220-token cap, which fails it. The first cost_steps[k] text tokens cost
+// kCost nats each: the token's raw logit is 0 beside kOthers text tokens at -kL. Costs are put on
+// attempts at temperature <= 0.4 only, where the others weigh kOthers e^(-kL / T) <= 1e-5 in the
+// sampling, so every attempt is deterministic. OpenAI's avg_logprob = cost_steps kCost /
+// (reps + 3) (the sum over every token, <|endoftext|>'s included, / (tokens before it + 1)).
 class EveryTemperatureFails : public DecodingTest {
  protected:
-  std::vector<int> reps, fillers;
-  std::vector<bool> distinct;  // attempt k's text is words 200.. (compression ratio < 1)
+  static constexpr int kOthers = 40000;
+  static constexpr float kL = 8.7442f;  // kOthers e^-kL = e^2 - 1: a cost of 2 nats
+  std::vector<int> reps, cost_steps;
+  std::vector<bool> distinct, loop;
   int attempt = -1;
+  static double Cost() { return std::log1p(kOthers * std::exp(-static_cast<double>(kL))); }
   FakeBackend::Script Script() {
     return [this](const std::vector<Token>& g, std::vector<float>* l) {
       if (g.empty()) {
@@ -352,13 +356,16 @@ class EveryTemperatureFails : public DecodingTest {
         return;
       }
       if (g.size() == 1) ++attempt;  // each attempt's first decode (one sequence per attempt)
-      const int r = reps[attempt];
       const int p = static_cast<int>(g.size());
-      if (p <= r) {
+      if (loop[attempt]) {
+        (*l)[100] = 0.0f;
+      } else if (p <= reps[attempt]) {
         (*l)[distinct[attempt] ? 200 + p : 100] = 0.0f;
-      } else if (p == r + 1) {
+        if (p <= cost_steps[attempt]) {
+          for (int i = 0; i < kOthers; ++i) (*l)[1000 + i] = -kL;
+        }
+      } else if (p == reps[attempt] + 1) {
         (*l)[s.beg + 100] = 0.0f;
-        for (int i = 0; i < fillers[attempt]; ++i) (*l)[1000 + i] = -0.01f;
       } else {
         (*l)[s.eot] = 0.0f;
       }
@@ -370,7 +377,7 @@ class EveryTemperatureFails : public DecodingTest {
     t.push_back(s.beg + 100);
     return t;
   }
-  double AvgLogprob(int k) const { return -std::log1p(fillers[k] * std::exp(-0.01)) / (reps[k] + 3); }
+  double AvgLogprob(int k) const { return -cost_steps[k] * Cost() / (reps[k] + 3); }
   DecodingParams FallbackParams() {
     DecodingParams p = Params();
     p.temperature_inc = 0.2f;
@@ -396,16 +403,18 @@ class EveryTemperatureFails : public DecodingTest {
   }
 };
 
-// faster-whisper 1.2.1 generate_with_fallback: every attempt is repetitive (20 x " I'm sorry.",
-// compression ratio 9.95 > 2.4), so the highest avg_logprob of all is kept -- attempt 2, sampled
-// at 0.4 -- reported at the final temperature 1.0. Its log-probabilities are the untempered ones.
+// faster-whisper 1.2.1 generate_with_fallback: the attempts at 0, 0.2 and 0.4 are repetitive (20 x
+// " I'm sorry.", compression ratio 9.95 > 2.4); the highest avg_logprob -- attempt 1's, sampled at
+// 0.2 -- is kept and reported at the final temperature 1.0. The attempts at 0.6 to 1.0 ran into
+// the token cap: they rank last (before, the one at 1.0 was kept).
 TEST_F(EveryTemperatureFails, KeepsTheHighestAverageLogprob) {
-  reps = {20, 20, 20, 20, 20, 20};
-  fillers = {200, 400, 50, 100, 300, 600};
+  reps = {20, 20, 20, 0, 0, 0};
+  cost_steps = {3, 1, 2, 0, 0, 0};
   distinct.assign(6, false);
+  loop = {false, false, false, true, true, true};
   const WindowResult r = Run(FallbackParams());
-  EXPECT_EQ(r.tokens, Tokens(2));
-  EXPECT_NEAR(r.avg_logprob, AvgLogprob(2), 1e-5);
+  EXPECT_EQ(r.tokens, Tokens(1));
+  EXPECT_NEAR(r.avg_logprob, AvgLogprob(1), 1e-5);
   EXPECT_NEAR(r.compression_ratio, 219.0f / 22.0f, 1e-4);
   EXPECT_EQ(r.temperature, 1.0f);
   EXPECT_EQ(r.n_fallbacks, 5);
@@ -413,35 +422,38 @@ TEST_F(EveryTemperatureFails, KeepsTheHighestAverageLogprob) {
   EXPECT_FALSE(r.failed);
 }
 
-// An attempt under the compression-ratio threshold beats any above it: attempts 3 and 4 are
-// three distinct words (ratio < 1) with avg_logprob below -1 (their retry cause), the rest are
-// repetitive with -0.17 to -0.3; the better of 3 and 4 is kept.
+// An attempt under the compression-ratio threshold beats any above it: attempts 1 and 2 are a few
+// distinct words (ratio < 1) with avg_logprob below -1 (their retry cause), attempt 0 is
+// repetitive with -0.26; the better of 1 and 2 is kept.
 TEST_F(EveryTemperatureFails, PrefersAttemptsUnderTheCompressionThreshold) {
-  reps = {20, 20, 20, 3, 3, 20};
-  fillers = {200, 400, 50, 3000, 1000, 600};
-  distinct = {false, false, false, true, true, false};
-  ASSERT_LT(AvgLogprob(3), -1.0);
-  ASSERT_LT(AvgLogprob(4), -1.0);
+  reps = {20, 5, 4, 0, 0, 0};
+  cost_steps = {3, 5, 4, 0, 0, 0};  // avg_logprob -6 / 23, -10 / 8, -8 / 7
+  distinct = {false, true, true, false, false, false};
+  loop = {false, false, false, true, true, true};
+  ASSERT_LT(AvgLogprob(1), -1.1);
+  ASSERT_LT(AvgLogprob(2), -1.1);
   const WindowResult r = Run(FallbackParams());
-  EXPECT_EQ(r.tokens, Tokens(4));
-  EXPECT_NEAR(r.avg_logprob, AvgLogprob(4), 1e-5);
+  EXPECT_EQ(r.tokens, Tokens(2));
+  EXPECT_NEAR(r.avg_logprob, AvgLogprob(2), 1e-5);
   EXPECT_LT(r.compression_ratio, 2.4f);
   EXPECT_EQ(r.temperature, 1.0f);
 }
 
-// whisper.cpp 1.8.5 (whisper_full_with_state) keeps the last attempt's best, here T = 1.0's,
-// though attempt 2 scored higher (every attempt's avg_logprob is below -1).
+// whisper.cpp 1.8.5 (whisper_full_with_state) keeps the last attempt: here the one at 1.0, which
+// ran into the token cap, though the attempt at 0 completed.
 TEST_F(EveryTemperatureFails, WhisperCppKeepsTheLastAttempt) {
-  reps = {3, 3, 3, 3, 3, 3};
-  fillers = {2000, 4000, 1000, 3000, 3000, 6000};
-  distinct.assign(6, true);
+  reps = {3, 0, 0, 0, 0, 0};
+  cost_steps = {3, 0, 0, 0, 0, 0};
+  distinct = {true, false, false, false, false, false};
+  loop = {false, true, true, true, true, true};
   DecodingParams p = FallbackParams();
   p.whisper_cpp = true;
   p.compression_ratio_thold = 0.0f;
+  p.logprob_thold = -0.5f;  // attempt 0: 3 x -2 / 5 (whisper.cpp's average) falls back
   const WindowResult r = Run(p);
-  EXPECT_EQ(r.tokens, Tokens(5));
+  EXPECT_TRUE(r.failed);
   EXPECT_EQ(r.temperature, 1.0f);
-  EXPECT_LT(r.avg_logprob, -1.0f);
+  EXPECT_TRUE(r.tokens.empty());
 }
 
 TEST_F(DecodingTest, RepetitionLoopFailsAtTheTokenCap) {
