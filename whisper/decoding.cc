@@ -77,6 +77,9 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
   for (int j = 0; j < n; ++j) rngs_.emplace_back(j);  // whisper.cpp seeds decoder j with j
   slot_kv_.resize(2 * static_cast<size_t>(std::max(width, 1)));  // >= DecodersNeeded for any temperature
   for (std::vector<Token>& v : slot_kv_) v.reserve(n_text_ctx);
+  kept_.tokens.reserve(n_text_ctx);
+  kept_.token_logprobs.reserve(n_text_ctx);
+  kept_.token_data.reserve(n_text_ctx);
 }
 
 void WindowDecoder::NoteDecoded(int slot, int n_past, Token token) {
@@ -96,9 +99,14 @@ void WindowDecoder::Reset(const DecodingParams& params) {
 void WindowDecoder::FilterInto(const float* raw_logits, const Sequence& seq, float temperature, Lane& lane) const {
   std::copy(raw_logits, raw_logits + special_.n_vocab, lane.logits.begin());
   LogitFilterParams fp = params_.filter;
-  fp.temperature = temperature;
+  // whisper.cpp divides the logits by the temperature before its rules and log-softmax, so its
+  // log-probabilities are the tempered ones. OpenAI's decoding.py (and CTranslate2's
+  // RandomSampler) apply the rules to the raw logits, sample from softmax(logits / T), and score
+  // with log_softmax(logits): SampleFromLogprobs applies the temperature there.
+  fp.temperature = params_.whisper_cpp ? temperature : 0.0f;
   fp.max_text_tokens = params_.single_segment ? 0 : params_.max_tokens;
   fp.float_logsumexp = params_.whisper_cpp;
+  fp.renormalize_timestamps = !params_.whisper_cpp;
   ApplyLogitFilters(special_, fp, seq.tokens.data(), static_cast<int>(seq.tokens.size()), seq.has_ts,
                     seq.seek_delta, lane.logits.data(), lane.logprobs.data(), seq.data.data());
 }
@@ -149,10 +157,14 @@ WindowDecoder::TsStats WindowDecoder::ComputeTsStats(const Lane& lane) const {
   return ts;
 }
 
-Token WindowDecoder::SampleFromLogprobs(const Lane& lane, std::mt19937& rng) {
+Token WindowDecoder::SampleFromLogprobs(const Lane& lane, float temperature, std::mt19937& rng) {
+  // exp((logprob - max) / T) is proportional to exp(logit / T) (logprob = logit - logsumexp);
+  // shifted by the maximum, the most probable token weighs 1 at any temperature.
+  const double inv_t = 1.0 / static_cast<double>(temperature);
+  const double mx = ggml_cpu::MaxF32(lane.logprobs.size(), lane.logprobs.data());
   double total = 0.0;
   for (int i = 0; i < special_.n_vocab; ++i) {
-    probs_[i] = std::exp(static_cast<double>(lane.logprobs[i]));
+    probs_[i] = std::exp((static_cast<double>(lane.logprobs[i]) - mx) * inv_t);
     total += probs_[i];
   }
   const double r = std::uniform_real_distribution<double>(0.0, total)(rng);
@@ -380,7 +392,7 @@ void WindowDecoder::StepSampled(DecoderBackend& backend, int width, int i, float
     if (temperature == 0.0f) {
       t = lane.argmax;
     } else {
-      t = params_.whisper_cpp ? SampleWhisperCpp(lane, rngs_[j]) : SampleFromLogprobs(lane, rngs_[j]);
+      t = params_.whisper_cpp ? SampleWhisperCpp(lane, rngs_[j]) : SampleFromLogprobs(lane, temperature, rngs_[j]);
     }
     StepRules(s, t, lane.logprobs[t], lane.ts, i, seek, seek_end);
   }
@@ -556,7 +568,16 @@ bool WindowDecoder::TakeBest(float temperature, WindowResult* result) {
   result->token_logprobs.resize(result->tokens.size());
   for (size_t k = 0; k < result->tokens.size(); ++k) result->token_logprobs[k] = s.data[k].plog;
   result->sum_logprob = static_cast<float>(s.sum_logprobs);
-  result->avg_logprob = s.result_len > 0 ? static_cast<float>(s.sum_logprobs / s.result_len) : -INFINITY;
+  if (params_.whisper_cpp) {
+    result->avg_logprob = s.result_len > 0 ? static_cast<float>(s.sum_logprobs / s.result_len) : -INFINITY;
+  } else {
+    // OpenAI decoding.py (avg_logprob = sum_logprob / (len(tokens) + 1)) and faster-whisper's
+    // generate_with_fallback (cum_logprob / (seq_len + 1)): every sampled token's log-probability,
+    // <|endoftext|>'s included, over the number of tokens before it plus one.
+    size_t n = s.tokens.size();
+    if (n > 0 && s.tokens.back() == special_.eot) --n;
+    result->avg_logprob = static_cast<float>(s.sum_logprobs_all / static_cast<double>(n + 1));
+  }
   result->temperature = temperature;
   result->seek_delta = s.seek_delta;
   result->failed = failed;
@@ -591,6 +612,7 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
   result->n_fallbacks = 0;
   result->history_dropped = false;
   float t = params_.temperature;
+  int n_attempts = 0;
   for (;;) {
     if (params_.whisper_cpp && n_history > 0 && !result->history_dropped && t >= kHistoryTemperatureCutoff) {
       // whisper.cpp re-prompts every attempt; past text only below the cutoff.
@@ -607,10 +629,46 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
     st = Attempt(backend, n_prompt, t, seek, seek_end);
     if (!st.ok()) return st;
     const bool retry = TakeBest(t, result);
-    if (!retry || last_temperature) break;
+    if (!params_.whisper_cpp) KeepIfBetter(*result, n_attempts++ == 0);
+    if (!retry) break;
+    if (last_temperature) {
+      // Every temperature failed. whisper.cpp (and openai-whisper) keep the last attempt;
+      // faster-whisper keeps the best one, reported at the final temperature.
+      if (!params_.whisper_cpp) RestoreKept(t, result);
+      break;
+    }
     t += params_.temperature_inc;
   }
   return absl::OkStatus();
+}
+
+void WindowDecoder::KeepIfBetter(const WindowResult& attempt, bool first) {
+  const bool below = params_.compression_ratio_thold > 0.0f && token_text_ &&
+                     attempt.compression_ratio <= params_.compression_ratio_thold;
+  // max(below_cr_threshold_results or all_results, key=avg_logprob): an attempt under the
+  // threshold beats any above it; among equals the strictly higher average wins, so the first of
+  // equal maxima stays (Python's max).
+  // An attempt none of whose sequences completed (our token cap, the entropy rule, a segment
+  // without timestamps: rules CTranslate2 does not have, whose sequences run on to max_length)
+  // holds at most a cut of its text: any attempt that completed beats it.
+  const bool complete = !attempt.failed;
+  bool better = first || (complete && !kept_complete_);
+  if (!better && complete == kept_complete_) {
+    better = (below && !kept_below_) || (below == kept_below_ && attempt.avg_logprob > kept_.avg_logprob);
+  }
+  if (!better) return;
+  kept_ = attempt;  // capacity reserved in the constructor: no allocation
+  kept_below_ = below;
+  kept_complete_ = complete;
+}
+
+void WindowDecoder::RestoreKept(float temperature, WindowResult* result) const {
+  const int n_fallbacks = result->n_fallbacks;
+  const bool history_dropped = result->history_dropped;
+  *result = kept_;
+  result->temperature = temperature;  // "to pass final temperature for prompt_reset_on_temperature"
+  result->n_fallbacks = n_fallbacks;
+  result->history_dropped = history_dropped;
 }
 
 }  // namespace whisper

@@ -96,11 +96,20 @@ struct WindowResult {
   std::vector<float> token_logprobs;
   std::vector<TokenData> token_data;  // per token: p, plog, tid, pt, ptsum (times -1)
   float sum_logprob = 0.0f;
+  // whisper.cpp's rules: sum_logprob / tokens.size(). OpenAI's (decoding.py, faster-whisper):
+  // the sum over every sampled token, <|endoftext|> included, / (tokens before it + 1).
   float avg_logprob = 0.0f;
   float no_speech_prob = 0.0f;  // softmax of the first logits at <|nospeech|>
-  float temperature = 0.0f;     // the temperature the result was decoded at
+  // The temperature the result was decoded at; when every temperature failed under OpenAI's
+  // rules, the last one tried (faster-whisper passes it on for prompt_reset_on_temperature).
+  float temperature = 0.0f;
   int seek_delta = 0;           // centiseconds (= mel frames) covered by the timestamps
-  bool failed = false;          // every temperature failed: the result is the last attempt's best
+  // No sequence of the result's attempt completed without failing (its sequence 0 is the
+  // result). When every temperature fails, whisper.cpp's rules keep the last attempt; OpenAI's
+  // keep faster-whisper's choice: the highest avg_logprob among the attempts whose compression
+  // ratio is at most compression_ratio_thold, or among all if none is -- among the attempts that
+  // are not `failed`, if any (faster-whisper's engine has no such failure).
+  bool failed = false;
   int n_fallbacks = 0;
   float compression_ratio = 0.0f;  // of the result's text (0 when the rule is off)
   // whisper.cpp's rules: the accepted attempt ran at temperature >= 0.5, so without the prompt's
@@ -127,7 +136,9 @@ class WindowDecoder {
   // are past text ([prev, past...]; 0 = none). Under whisper.cpp's rules an attempt at
   // temperature >= 0.5 is prompted without them (whisper.cpp's
   // WHISPER_HISTORY_CONDITIONING_TEMP_CUTOFF): the prompt pass, and with it no_speech_prob, is
-  // redone on the rest. Errors: InvalidArgument for a prompt that does not fit n_text_ctx or an
+  // redone on the rest. Attempts run at temperature, temperature + temperature_inc, ... up to 1.0
+  // until one passes the checks (see WindowResult::failed for which is kept when none does).
+  // Errors: InvalidArgument for a prompt that does not fit n_text_ctx or an
   // n_history outside [0, prompt size), or too few backend decoders; those of the backend.
   absl::Status Run(DecoderBackend& backend, const std::vector<Token>& prompt, int seek, int seek_end,
                    WindowResult* result, int n_history = 0);
@@ -218,7 +229,9 @@ class WindowDecoder {
   TsStats ComputeTsStats(const Lane& lane) const;
   void Score(Sequence& seq) const;
   void FilterInto(const float* raw_logits, const Sequence& seq, float temperature, Lane& lane) const;
-  Token SampleFromLogprobs(const Lane& lane, std::mt19937& rng);
+  // OpenAI's sampling at temperature > 0 (decoding.py GreedyDecoder: Categorical(logits /
+  // temperature)) from the lane's untempered log-probabilities.
+  Token SampleFromLogprobs(const Lane& lane, float temperature, std::mt19937& rng);
   // std::discrete_distribution<int>(probs)(rng) of libstdc++, without its allocation: probs are
   // whisper.cpp's floats expf(logprob) (0 for suppressed tokens).
   Token SampleWhisperCpp(const Lane& lane, std::mt19937& rng);
@@ -262,6 +275,17 @@ class WindowDecoder {
   std::function<const std::string&(Token)> token_text_;
   CompressionRatio compression_;
   std::string text_;  // TextCompressionRatio's buffer, reserved once
+  // OpenAI's rules: the best attempt of the current window so far (faster-whisper 1.2.1
+  // transcribe.py generate_with_fallback), its vectors reserved n_text_ctx in the constructor.
+  WindowResult kept_;
+  bool kept_below_ = false;  // kept_'s compression ratio is at most compression_ratio_thold
+  bool kept_complete_ = false;  // kept_ is not `failed`
+  // Makes `attempt` the kept one if it is the first of the window or better: not failed where
+  // kept_ is, else under the compression-ratio threshold where kept_ is not, else a strictly
+  // higher avg_logprob. No allocation.
+  void KeepIfBetter(const WindowResult& attempt, bool first);
+  // *result = kept_, at the final `temperature`, keeping result's n_fallbacks and history_dropped.
+  void RestoreKept(float temperature, WindowResult* result) const;
 };
 
 // Entropy (natural log) of the token frequency distribution of the last `n` tokens (whisper.cpp

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -257,19 +258,25 @@ TEST_F(DecodingTest, LowConfidenceFallsBackThroughEveryTemperature) {
       (*l)[s.eot] = 0.0f;
     }
   };
-  DecodingParams p = Params();
-  p.temperature_inc = 0.2f;
-  p.best_of = 3;
-  FakeBackend b(s, DecodersNeeded(p), 1, script);
-  WindowDecoder dec(s, 448, p);
-  WindowResult r;
-  ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
-  EXPECT_EQ(r.n_fallbacks, 5);  // 0.2, 0.4, 0.6, 0.8, 1.0
-  EXPECT_NEAR(r.temperature, 1.0f, 1e-5);
-  EXPECT_NEAR(r.avg_logprob, 3 * std::log(0.01) / 5, 1e-4);
-  EXPECT_FALSE(r.failed);
-  ASSERT_EQ(r.tokens.size(), 5u);
-  EXPECT_EQ(r.no_speech_prob, 0.0f);
+  for (const bool whisper_cpp : {false, true}) {
+    DecodingParams p = Params();
+    p.temperature_inc = 0.2f;
+    p.best_of = 3;
+    p.whisper_cpp = whisper_cpp;
+    FakeBackend b(s, DecodersNeeded(p), 1, script);
+    WindowDecoder dec(s, 448, p);
+    WindowResult r;
+    ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+    EXPECT_EQ(r.n_fallbacks, 5);  // 0.2, 0.4, 0.6, 0.8, 1.0
+    EXPECT_NEAR(r.temperature, 1.0f, 1e-5);
+    // 3 tokens at log(1/100) among <|0.00|> ... <|0.80|> <|endoftext|>: whisper.cpp divides by the
+    // 5 tokens up to the last timestamp; OpenAI (decoding.py, faster-whisper) by the 5 before
+    // <|endoftext|> plus one.
+    EXPECT_NEAR(r.avg_logprob, 3 * std::log(0.01) / (whisper_cpp ? 5 : 6), 1e-4) << whisper_cpp;
+    EXPECT_FALSE(r.failed);
+    ASSERT_EQ(r.tokens.size(), 5u);
+    EXPECT_EQ(r.no_speech_prob, 0.0f);
+  }
 }
 
 // OpenAI's compression-ratio rule: a confident window whose text repeats itself (" I'm sorry." 20
@@ -325,6 +332,128 @@ TEST_F(DecodingTest, RepetitiveTextFallsBackOnCompressionRatio) {
   EXPECT_GT(r.no_speech_prob, 0.6f);
   EXPECT_LT(r.avg_logprob, -0.5f);
   EXPECT_EQ(r.n_fallbacks, 0);
+}
+
+// Every temperature fails. Attempt k (temperature 0.2 k, best_of 1) emits <|0.00|>, reps[k] text
+// tokens (" I'm sorry." each, or distinct words), <|2.00|> and <|endoftext|>, or (loop[k]) repeats
+// one token up to the 220-token cap, which fails it. The first cost_steps[k] text tokens cost
+// kCost nats each: the token's raw logit is 0 beside kOthers text tokens at -kL. Costs are put on
+// attempts at temperature <= 0.4 only, where the others weigh kOthers e^(-kL / T) <= 1e-5 in the
+// sampling, so every attempt is deterministic. OpenAI's avg_logprob = cost_steps kCost /
+// (reps + 3) (the sum over every token, <|endoftext|>'s included, / (tokens before it + 1)).
+class EveryTemperatureFails : public DecodingTest {
+ protected:
+  static constexpr int kOthers = 40000;
+  static constexpr float kL = 8.7442f;  // kOthers e^-kL = e^2 - 1: a cost of 2 nats
+  std::vector<int> reps, cost_steps;
+  std::vector<bool> distinct, loop;
+  int attempt = -1;
+  static double Cost() { return std::log1p(kOthers * std::exp(-static_cast<double>(kL))); }
+  FakeBackend::Script Script() {
+    return [this](const std::vector<Token>& g, std::vector<float>* l) {
+      if (g.empty()) {
+        (*l)[s.beg] = 0.0f;
+        return;
+      }
+      if (g.size() == 1) ++attempt;  // each attempt's first decode (one sequence per attempt)
+      const int p = static_cast<int>(g.size());
+      if (loop[attempt]) {
+        (*l)[100] = 0.0f;
+      } else if (p <= reps[attempt]) {
+        (*l)[distinct[attempt] ? 200 + p : 100] = 0.0f;
+        if (p <= cost_steps[attempt]) {
+          for (int i = 0; i < kOthers; ++i) (*l)[1000 + i] = -kL;
+        }
+      } else if (p == reps[attempt] + 1) {
+        (*l)[s.beg + 100] = 0.0f;
+      } else {
+        (*l)[s.eot] = 0.0f;
+      }
+    };
+  }
+  std::vector<Token> Tokens(int k) const {
+    std::vector<Token> t = {s.beg};
+    for (int p = 1; p <= reps[k]; ++p) t.push_back(distinct[k] ? 200 + p : 100);
+    t.push_back(s.beg + 100);
+    return t;
+  }
+  double AvgLogprob(int k) const { return -cost_steps[k] * Cost() / (reps[k] + 3); }
+  DecodingParams FallbackParams() {
+    DecodingParams p = Params();
+    p.temperature_inc = 0.2f;
+    p.best_of = 1;
+    p.compression_ratio_thold = 2.4f;
+    return p;
+  }
+  std::vector<std::string> vocab = MakeVocab();
+  std::vector<std::string> MakeVocab() const {
+    std::vector<std::string> v(s.n_vocab, "");
+    v[100] = " I'm sorry.";
+    for (int i = 1; i < 40; ++i) v[200 + i] = " word" + std::to_string(i);
+    return v;
+  }
+  WindowResult Run(const DecodingParams& p) {
+    attempt = -1;
+    FakeBackend b(s, DecodersNeeded(p), 1, Script());
+    WindowDecoder dec(s, 448, p, [this](Token t) -> const std::string& { return vocab[static_cast<size_t>(t)]; });
+    WindowResult r;
+    EXPECT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+    EXPECT_EQ(attempt, 5) << "temperatures 0, 0.2, ..., 1.0";
+    return r;
+  }
+};
+
+// faster-whisper 1.2.1 generate_with_fallback: the attempts at 0, 0.2 and 0.4 are repetitive (20 x
+// " I'm sorry.", compression ratio 9.95 > 2.4); the highest avg_logprob -- attempt 1's, sampled at
+// 0.2 -- is kept and reported at the final temperature 1.0. The attempts at 0.6 to 1.0 ran into
+// the token cap: they rank last (before, the one at 1.0 was kept).
+TEST_F(EveryTemperatureFails, KeepsTheHighestAverageLogprob) {
+  reps = {20, 20, 20, 0, 0, 0};
+  cost_steps = {3, 1, 2, 0, 0, 0};
+  distinct.assign(6, false);
+  loop = {false, false, false, true, true, true};
+  const WindowResult r = Run(FallbackParams());
+  EXPECT_EQ(r.tokens, Tokens(1));
+  EXPECT_NEAR(r.avg_logprob, AvgLogprob(1), 1e-5);
+  EXPECT_NEAR(r.compression_ratio, 219.0f / 22.0f, 1e-4);
+  EXPECT_EQ(r.temperature, 1.0f);
+  EXPECT_EQ(r.n_fallbacks, 5);
+  EXPECT_EQ(r.seek_delta, 200);
+  EXPECT_FALSE(r.failed);
+}
+
+// An attempt under the compression-ratio threshold beats any above it: attempts 1 and 2 are a few
+// distinct words (ratio < 1) with avg_logprob below -1 (their retry cause), attempt 0 is
+// repetitive with -0.26; the better of 1 and 2 is kept.
+TEST_F(EveryTemperatureFails, PrefersAttemptsUnderTheCompressionThreshold) {
+  reps = {20, 5, 4, 0, 0, 0};
+  cost_steps = {3, 5, 4, 0, 0, 0};  // avg_logprob -6 / 23, -10 / 8, -8 / 7
+  distinct = {false, true, true, false, false, false};
+  loop = {false, false, false, true, true, true};
+  ASSERT_LT(AvgLogprob(1), -1.1);
+  ASSERT_LT(AvgLogprob(2), -1.1);
+  const WindowResult r = Run(FallbackParams());
+  EXPECT_EQ(r.tokens, Tokens(2));
+  EXPECT_NEAR(r.avg_logprob, AvgLogprob(2), 1e-5);
+  EXPECT_LT(r.compression_ratio, 2.4f);
+  EXPECT_EQ(r.temperature, 1.0f);
+}
+
+// whisper.cpp 1.8.5 (whisper_full_with_state) keeps the last attempt: here the one at 1.0, which
+// ran into the token cap, though the attempt at 0 completed.
+TEST_F(EveryTemperatureFails, WhisperCppKeepsTheLastAttempt) {
+  reps = {3, 0, 0, 0, 0, 0};
+  cost_steps = {3, 0, 0, 0, 0, 0};
+  distinct = {true, false, false, false, false, false};
+  loop = {false, true, true, true, true, true};
+  DecodingParams p = FallbackParams();
+  p.whisper_cpp = true;
+  p.compression_ratio_thold = 0.0f;
+  p.logprob_thold = -0.5f;  // attempt 0: 3 x -2 / 5 (whisper.cpp's average) falls back
+  const WindowResult r = Run(p);
+  EXPECT_TRUE(r.failed);
+  EXPECT_EQ(r.temperature, 1.0f);
+  EXPECT_TRUE(r.tokens.empty());
 }
 
 TEST_F(DecodingTest, RepetitionLoopFailsAtTheTokenCap) {

@@ -108,6 +108,10 @@ void ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
     if (ts_logprob > max_text) {
       Suppress(logits, 0, s.beg);
       Suppress(logprobs, 0, s.beg);
+      if (p.renormalize_timestamps) {
+        const float ts_lse = LogSumExp(logits, s.beg, n_vocab);
+        for (int i = s.beg; i < n_vocab; ++i) logprobs[i] = logits[i] - ts_lse;
+      }
     }
   }
 }

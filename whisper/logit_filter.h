@@ -25,6 +25,11 @@ struct LogitFilterParams {
   bool tdrz = false;
   // Log-softmax sums in float as whisper.cpp does (whisper_compute_logprobs), instead of double.
   bool float_logsumexp = false;
+  // When the timestamp rule suppresses text (step 10), log-softmax again over what is left, as
+  // OpenAI's decoding.py (ApplyTimestampRules sets the logits to -inf, the decoder then takes
+  // log_softmax) and CTranslate2 (logits processors before LogSoftMax) do; whisper.cpp keeps the
+  // log-probabilities it had (the timestamps' then sum to less than 1).
+  bool renormalize_timestamps = false;
   // Extra ids to suppress at every step (the non-speech symbol list of -sns, or a user list).
   const std::vector<Token>* suppress = nullptr;
   // Called after steps 1-4 of ApplyLogitFilters (temperature, blank, control and language

@@ -100,6 +100,24 @@ TEST_F(LogitFilterTest, LogprobsAreLogSoftmaxAndTimestampMassWins) {
   EXPECT_GT(logprobs[s.beg + 5], -5.0f);
 }
 
+// Text at logit 0 and ten timestamps at -0.5: the timestamps' mass (10 e^-0.5 = 6.07) outweighs
+// the text (1), which is suppressed. whisper.cpp keeps each timestamp's log-probability from before
+// (-0.5 - log(1 + 6.07)); OpenAI's decoding.py and CTranslate2 take log_softmax again over the
+// timestamps left: log(1/10) each.
+TEST_F(LogitFilterTest, TimestampRuleRenormalizesUnderOpenAiRules) {
+  for (const bool renormalize : {false, true}) {
+    std::fill(logits.begin(), logits.end(), kNegInf);
+    logits[100] = 0.0f;
+    for (int i = 0; i < 10; ++i) logits[s.beg + 5 + i] = -0.5f;
+    LogitFilterParams p;
+    p.renormalize_timestamps = renormalize;
+    Run({s.beg, 100, 101}, true, 0, p);
+    EXPECT_EQ(logprobs[100], kNegInf);
+    const double expected = renormalize ? std::log(0.1) : -0.5 - std::log(1.0 + 10.0 * std::exp(-0.5));
+    for (int i = 0; i < 10; ++i) EXPECT_NEAR(logprobs[s.beg + 5 + i], expected, 1e-5) << renormalize;
+  }
+}
+
 TEST_F(LogitFilterTest, TemperatureDividesLogits) {
   std::fill(logits.begin(), logits.end(), kNegInf);
   logits[100] = 1.0f;

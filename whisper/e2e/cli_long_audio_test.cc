@@ -4,6 +4,8 @@
 //     faster-whisper's transcript of the same samples (testdata/jfk_20s_jfk_faster_whisper_*.json,
 //     condition_on_previous_text on as in our CLI), greedy and beam 5; timestamps monotonic and
 //     inside the audio; both utterances; no repeated segment;
+//   - jfk.wav three times (33 s), beam 5: every temperature fails in window 1; faster-whisper's
+//     choice of attempt (testdata/jfk_x3_faster_whisper_beam5.json);
 //   - 30 s of zeros and a 0.5 s cut of jfk.wav: exit 0, at most one segment, no decoding loop.
 #include <regex>
 #include <string>
@@ -101,6 +103,29 @@ TEST_F(CliLongAudioTest, JfkSilenceJfkGreedy) {
 TEST_F(CliLongAudioTest, JfkSilenceJfkBeam5) {
   const CliRun run = Transcribe("jfk_20s_jfk", JfkSilenceJfk(jfk_), {});
   ExpectReferenceTranscript(run, "testdata/jfk_20s_jfk_faster_whisper_beam5.json");
+}
+
+// jfk.wav three times over (33 s), beam 5 (#37 part 1): in window 1 every temperature fails
+// (faster-whisper's attempts at 0, 0.2, ..., 1.0 all have a compression ratio above 2.4), and
+// faster-whisper keeps the attempt of the highest avg_logprob, the beam-search one at 0 (for every
+// seed: tools/reference/fw_fallback_repeat.py). Its segments, texts and times are ours: before,
+// we kept the attempt at 1.0 (6 segments, 60 of 66 text tokens in common).
+TEST_F(CliLongAudioTest, EveryTemperatureFailsKeepsFasterWhispersAttempt) {
+  std::vector<int16_t> samples;
+  for (int i = 0; i < 3; ++i) samples.insert(samples.end(), jfk_.begin(), jfk_.end());
+  const CliRun run = Transcribe("jfk_x3", samples, {"-bs", "5", "-sns"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<CliSegment> segs = ParseSegments(run.out);
+  const std::vector<ReferenceSegment> ref = LoadReference("testdata/jfk_x3_faster_whisper_beam5.json");
+  ASSERT_EQ(ref.size(), 7u);
+  ASSERT_EQ(segs.size(), ref.size()) << run.out;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    EXPECT_EQ(segs[i].text, ref[i].text) << "segment " << i;
+    EXPECT_EQ(segs[i].t0_ms, ref[i].t0_ms) << "segment " << i;
+    EXPECT_EQ(segs[i].t1_ms, ref[i].t1_ms) << "segment " << i;
+  }
+  // Window 1 fell back through 0.2, 0.4, 0.6, 0.8 and 1.0; window 2 (27-33 s) did not.
+  EXPECT_NE(run.err.find("fallbacks =   5 p"), std::string::npos) << run.err;
 }
 
 // 30 s of zeros, default (beam 5) and greedy: one window, at most one short segment. Without -sns
