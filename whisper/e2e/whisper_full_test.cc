@@ -12,49 +12,14 @@
 #include "gtest/gtest.h"
 #include "testdata/paths.h"
 #include "apps/common/audio.h"
+#include "whisper/e2e/tiny_en_jfk_fixture.h"
 #include "whisper/whisper.h"
 
 namespace whisper_e2e {
 namespace {
 
-struct ErrorLog {
-  std::vector<std::string> errors;
-};
 
-void Capture(ggml_log_level level, const char* text, void* user) {
-  if (level == GGML_LOG_LEVEL_ERROR) static_cast<ErrorLog*>(user)->errors.push_back(text);
-}
-
-class WhisperFullTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    whisper_log_set(Capture, &log_);
-    const std::string model = testdata::ModelPath("ggml-tiny.en.bin");
-    ctx_ = whisper_init_from_file_with_params(model.c_str(), whisper_context_default_params());
-    ASSERT_NE(ctx_, nullptr) << testdata::MissingModelHint(model);
-    auto jfk = whisper::LoadAudio16kMono(testdata::SharedData("jfk.wav"));
-    ASSERT_TRUE(jfk.ok()) << jfk.status();
-    jfk_ = new std::vector<float>(std::move(*jfk));
-  }
-  static void TearDownTestSuite() {
-    whisper_free(ctx_);
-    delete jfk_;
-    whisper_log_set(nullptr, nullptr);
-  }
-  void SetUp() override { log_.errors.clear(); }
-  static whisper_full_params Greedy() {
-    whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
-    p.n_threads = 2;
-    p.print_progress = false;
-    return p;
-  }
-  static whisper_context* ctx_;
-  static std::vector<float>* jfk_;
-  static ErrorLog log_;
-};
-whisper_context* WhisperFullTest::ctx_ = nullptr;
-std::vector<float>* WhisperFullTest::jfk_ = nullptr;
-ErrorLog WhisperFullTest::log_;
+class WhisperFullTest : public TinyEnJfkTest {};
 
 // Aborts at the n-th check (1: before the encoder, 2: before the prompt's decoder pass, 3: before
 // the first decoder step after it).

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "testdata/paths.h"
+#include "whisper/e2e/tiny_en_jfk_fixture.h"
 #include "whisper/whisper.h"
 
 namespace whisper_e2e {
@@ -20,48 +21,11 @@ namespace {
 
 constexpr int64_t kRate = 16000;
 
-struct ErrorLog {
-  std::vector<std::string> errors;
-};
-
-void Capture(ggml_log_level level, const char* text, void* user) {
-  if (level == GGML_LOG_LEVEL_ERROR) static_cast<ErrorLog*>(user)->errors.push_back(text);
-}
-
 struct Span {
   int64_t t0, t1;  // centiseconds
 };
 
-class WhisperFullTimesTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    whisper_log_set(Capture, &log_);
-    const std::string model = testdata::ModelPath("ggml-tiny.en.bin");
-    ctx_ = whisper_init_from_file_with_params(model.c_str(), whisper_context_default_params());
-    ASSERT_NE(ctx_, nullptr) << testdata::MissingModelHint(model);
-    auto jfk = whisper::LoadAudio16kMono(testdata::SharedData("jfk.wav"));
-    ASSERT_TRUE(jfk.ok()) << jfk.status();
-    jfk_ = new std::vector<float>(std::move(*jfk));
-  }
-  static void TearDownTestSuite() {
-    whisper_free(ctx_);
-    delete jfk_;
-    whisper_log_set(nullptr, nullptr);
-  }
-  void SetUp() override { log_.errors.clear(); }
-  static whisper_full_params Greedy() {
-    whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
-    p.n_threads = 2;
-    p.print_progress = false;
-    return p;
-  }
-  static whisper_context* ctx_;
-  static std::vector<float>* jfk_;
-  static ErrorLog log_;
-};
-whisper_context* WhisperFullTimesTest::ctx_ = nullptr;
-std::vector<float>* WhisperFullTimesTest::jfk_ = nullptr;
-ErrorLog WhisperFullTimesTest::log_;
+class WhisperFullTimesTest : public TinyEnJfkTest {};
 
 // faster-whisper's speech stretches of a clip of testdata/vad_onnxruntime.json under whisper.cpp's
 // VAD defaults (samples), in centiseconds as whisper.cpp rounds them (samples_to_cs), shifted by
