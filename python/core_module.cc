@@ -112,6 +112,7 @@ struct Options {
   float temperature_inc = 0.2f;
   float logprob_thold = -1.0f;
   float no_speech_thold = 0.6f;
+  float compression_ratio_thold = 2.4f;  // whisper_full_params.ggml_compression_ratio_thold (0: off)
   bool no_context = false;
   bool no_timestamps = false;
   bool suppress_blank = true;
@@ -260,6 +261,7 @@ class Transcription {
     p.temperature_inc = o.temperature_inc;
     p.logprob_thold = o.logprob_thold;
     p.no_speech_thold = o.no_speech_thold;
+    p.ggml_compression_ratio_thold = o.compression_ratio_thold;
     p.no_context = o.no_context;
     p.no_timestamps = o.no_timestamps;
     p.suppress_blank = o.suppress_blank;
@@ -497,6 +499,7 @@ void DefineOptions(py::module_& m) {
       .def_readwrite("temperature_inc", &Options::temperature_inc)
       .def_readwrite("logprob_thold", &Options::logprob_thold)
       .def_readwrite("no_speech_thold", &Options::no_speech_thold)
+      .def_readwrite("compression_ratio_thold", &Options::compression_ratio_thold)
       .def_readwrite("no_context", &Options::no_context)
       .def_readwrite("no_timestamps", &Options::no_timestamps)
       .def_readwrite("suppress_blank", &Options::suppress_blank)

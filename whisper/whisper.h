@@ -482,6 +482,13 @@ struct whisper_full_params {
    * whisper_ggml_full_get_segment_lang_id. Ignored, with a warning, on an English-only model (as
    * faster-whisper). Either decoding rule set (whisper_ggml_set_decoding). */
   bool ggml_multilingual;
+  /* Extension (not in whisper.cpp; default 2.4, openai/whisper's and faster-whisper 1.2.1's
+   * compression_ratio_threshold): under OpenAI's rules (whisper_ggml_set_decoding) an attempt
+   * whose text's zlib compression ratio is above it falls back to the next temperature, and when
+   * every temperature fails the kept attempt is chosen among those at or below it. 0 turns the
+   * check off (faster-whisper's None). whisper.cpp's rules do not use it (entropy_thold plays the
+   * part). A negative or NaN value makes whisper_full return -1, naming the field. */
+  float ggml_compression_ratio_thold;
 };
 
 WHISPER_API struct whisper_context_params* whisper_context_default_params_by_ref(void);

@@ -237,9 +237,15 @@ absl::Status FillDecoding(whisper_context* ctx, whisper_state* state, const whis
   dp->max_tokens = std::max(0, params.max_tokens);
   dp->single_segment = params.single_segment;
   dp->whisper_cpp = ctx->decoding.load() == WHISPER_GGML_DECODING_WHISPER_CPP;
-  // OpenAI's rules add its compression-ratio fallback (2.4, openai/whisper's and faster-whisper's
-  // default compression_ratio_threshold) beside the entropy rule; whisper.cpp has only the latter.
-  dp->compression_ratio_thold = dp->whisper_cpp ? 0.0f : kOpenAiCompressionRatioThold;
+  // OpenAI's rules add its compression-ratio fallback (params.ggml_compression_ratio_thold, 2.4 by
+  // default as faster-whisper's compression_ratio_threshold; 0: off) beside the entropy rule;
+  // whisper.cpp has only the latter.
+  if (!(params.ggml_compression_ratio_thold >= 0.0f)) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_compression_ratio_thold = %g: expected >= 0 "
+                                      "(0: no compression-ratio check)",
+                                      params.ggml_compression_ratio_thold));
+  }
+  dp->compression_ratio_thold = dp->whisper_cpp ? 0.0f : params.ggml_compression_ratio_thold;
   dp->filter.suppress_blank = params.suppress_blank;
   dp->filter.blank_token = model.vocab().id(" ");
   dp->filter.no_timestamps = params.no_timestamps;
@@ -658,6 +664,7 @@ struct whisper_full_params whisper_full_default_params(enum whisper_sampling_str
   p.vad_model_path = nullptr;
   p.vad_params = whisper_vad_default_params();
   p.ggml_multilingual = false;
+  p.ggml_compression_ratio_thold = 2.4f;  // faster-whisper's compression_ratio_threshold
   return p;
 }
 

@@ -289,6 +289,8 @@ std::vector<Flag> OwnFlags() {
       Switch(nullptr, "--list-languages", &CliParams::list_languages, "print the language codes and exit"),
       Switch(nullptr, "--multilingual", &CliParams::multilingual,
              "faster-whisper's multilingual=True: detect the language of every 30 s window"),
+      Float(nullptr, "--compression-ratio-threshold", "N", &CliParams::compression_ratio_threshold, 0.0f, FLT_MAX,
+            "faster-whisper's compression_ratio_threshold (openai rules): fall back above it; 0: off"),
       [] {
         Flag f = String(nullptr, "--decoding", "RULES", &CliParams::decoding,
                         "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)");
@@ -461,6 +463,7 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.initial_prompt = p.prompt.empty() ? nullptr : p.prompt.c_str();
   w.carry_initial_prompt = p.carry_initial_prompt;
   w.ggml_multilingual = p.multilingual;
+  w.ggml_compression_ratio_thold = p.compression_ratio_threshold;
   w.vad = p.vad;
   w.vad_model_path = p.vad_model.empty() ? kDefaultVadModel : p.vad_model.c_str();
   w.vad_params.threshold = p.vad_threshold;

@@ -47,6 +47,9 @@ struct CliParams {
 
   // --- decoding thresholds and temperature fallback ---
   float word_thold = 0.01f;       // -wt: token timestamp probability threshold (thold_pt)
+  // --compression-ratio-threshold: faster-whisper's compression_ratio_threshold under OpenAI's rules
+  // (whisper_full_params.ggml_compression_ratio_thold; 0: off).
+  float compression_ratio_threshold = 2.4f;
   float entropy_thold = 2.40f;    // -et: a window whose entropy is below this failed (repetition)
   float logprob_thold = -1.00f;   // -lpt: a window whose mean log probability is below this failed
   float no_speech_thold = 0.60f;  // -nth: no-speech probability above which a window is silence

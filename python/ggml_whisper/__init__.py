@@ -24,8 +24,8 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
     does (with 0.1 s of overlap) rather than faster-whisper's plain concatenation; word_timestamps=True
     loads a second context of the same (memory-mapped) file with the model's alignment heads;
   - options without an equivalent accept their default only (ValueError otherwise): patience 1,
-    length_penalty 1, repetition_penalty 1, no_repeat_ngram_size 0, compression_ratio_threshold
-    2.4, prompt_reset_on_temperature 0.5, suppress_tokens [-1] or [], prefix None;
+    length_penalty 1, repetition_penalty 1, no_repeat_ngram_size 0, prompt_reset_on_temperature
+    0.5, suppress_tokens [-1] or [], prefix None;
   - multilingual=True (a language per 30 s window, as faster-whisper's) also tells each segment's
     language in Segment.language, a field faster-whisper's Segment does not have (None without it);
   - Segment.avg_logprob is the mean log-probability of the segment's own text tokens, and
@@ -96,6 +96,7 @@ class TranscriptionOptions:
     temperatures: List[float]
     log_prob_threshold: Optional[float]
     no_speech_threshold: Optional[float]
+    compression_ratio_threshold: Optional[float]
     condition_on_previous_text: bool
     initial_prompt: Optional[Union[str, Iterable[int]]]
     suppress_blank: bool
@@ -328,7 +329,6 @@ class WhisperModel:
             task, beam_size, best_of, temperature, suppress_tokens, (
                 ("patience", patience, 1), ("length_penalty", length_penalty, 1),
                 ("repetition_penalty", repetition_penalty, 1), ("no_repeat_ngram_size", no_repeat_ngram_size, 0),
-                ("compression_ratio_threshold", compression_ratio_threshold, 2.4),
                 ("prompt_reset_on_temperature", prompt_reset_on_temperature, 0.5), ("prefix", prefix, None)))
 
         if multilingual and not self._model.multilingual:
@@ -344,6 +344,7 @@ class WhisperModel:
             beam_size=beam_size, best_of=best_of, temperatures=[t0 + i * t_inc for i in range(
                 1 + (int(round((1.0 - t0) / t_inc)) if t_inc > 0 else 0))],
             log_prob_threshold=log_prob_threshold, no_speech_threshold=no_speech_threshold,
+            compression_ratio_threshold=_compression_ratio_threshold(compression_ratio_threshold),
             condition_on_previous_text=condition_on_previous_text, initial_prompt=initial_prompt,
             suppress_blank=suppress_blank, suppress_tokens=tokens_to_suppress,
             without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
@@ -390,6 +391,8 @@ class WhisperModel:
         o.temperature_inc = t_inc
         o.logprob_thold = options.log_prob_threshold if options.log_prob_threshold is not None else -math.inf
         o.no_speech_thold = options.no_speech_threshold if options.no_speech_threshold is not None else math.inf
+        # whisper_full_params.ggml_compression_ratio_thold: None -> 0 (no check).
+        o.compression_ratio_thold = options.compression_ratio_threshold or 0.0
         o.no_context = not options.condition_on_previous_text
         o.no_timestamps = options.without_timestamps
         o.suppress_blank = options.suppress_blank
@@ -466,6 +469,15 @@ class WhisperModel:
                                      "(n_vocab, n_audio_layer, n_text_layer)" % (self._model.dims,))
                 self._words = _core.Model(self.model_path, self._decoding, preset, self._compute_type)
             return self._words
+
+
+def _compression_ratio_threshold(value) -> Optional[float]:
+    """faster-whisper's compression_ratio_threshold checked: None (no check) or a number >= 0."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
+        raise ValueError("compression_ratio_threshold=%r, expected a number >= 0 or None" % (value,))
+    return float(value)
 
 
 def _is_language_code(language) -> bool:

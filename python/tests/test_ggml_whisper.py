@@ -400,3 +400,20 @@ def test_compute_type_names(model):
             WhisperModel(MODEL, compute_type=bad)
     for name in ("default", "auto", "float32", "int8_float16"):
         WhisperModel(MODEL, compute_type=name)
+
+
+def test_compression_ratio_threshold_is_faster_whispers(model):
+    """compression_ratio_threshold=4 on jfk.wav three times over, beam 5: window 1's attempt at
+    T = 0 (ratio 3.01) is kept, and the segments equal faster-whisper 1.2.1's with the same option
+    (testdata/jfk_x3_faster_whisper_beam5_cr4.json, tools/reference/fw_fallback_repeat.py)."""
+    with open(os.path.join(ROOT, "testdata", "jfk_x3_faster_whisper_beam5_cr4.json")) as f:
+        ref = json.load(f)
+    assert ref["options"]["compression_ratio_threshold"] == 4
+    audio = np.tile(decode_audio(JFK), 3)
+    segments, info = model.transcribe(audio, beam_size=5, language="en", compression_ratio_threshold=4)
+    assert info.transcription_options.compression_ratio_threshold == 4.0
+    got = [(s.start, s.end, s.text) for s in segments]
+    assert got == [(s["start"], s["end"], s["text"]) for s in ref["segments"]]
+    for bad in (-1, float("nan"), "2.4", True):
+        with pytest.raises(ValueError, match="compression_ratio_threshold"):
+            model.transcribe(JFK, compression_ratio_threshold=bad)

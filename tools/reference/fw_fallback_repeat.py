@@ -20,6 +20,8 @@ temperature list 0, 0.2, ..., 1.0).
 
 Usage (from the repo root; needs `pip install faster-whisper==1.2.1`):
   python3 tools/reference/fw_fallback_repeat.py [--out testdata/jfk_x3_faster_whisper_beam5.json]
+  python3 tools/reference/fw_fallback_repeat.py --compression_ratio_threshold 4 \
+      --out testdata/jfk_x3_faster_whisper_beam5_cr4.json
 """
 
 import argparse
@@ -56,7 +58,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model_dir", default=os.path.join(REPO_ROOT, "models", "faster-whisper-tiny.en"))
     ap.add_argument("--out", default=os.path.join(REPO_ROOT, "testdata", "jfk_x3_faster_whisper_beam5.json"))
+    # Another value checks the option itself (issue #37 part 2): at 4.0 window 1's attempt at T = 0
+    # (ratio 3.01) passes and is kept -- testdata/jfk_x3_faster_whisper_beam5_cr4.json.
+    ap.add_argument("--compression_ratio_threshold", type=float, default=2.4)
     args = ap.parse_args()
+    threshold = args.compression_ratio_threshold
 
     model = WhisperModel(args.model_dir, device="cpu", compute_type="float32", cpu_threads=2)
     inner = model.model
@@ -87,7 +93,7 @@ def main():
     for seed in range(SEEDS):
         ctranslate2.set_random_seed(seed)
         calls.clear()
-        segments, _ = model.transcribe(audio, beam_size=5, language="en")
+        segments, _ = model.transcribe(audio, beam_size=5, language="en", compression_ratio_threshold=threshold)
         segs = [{"start": s.start, "end": s.end, "tokens": list(s.tokens), "text": s.text} for s in segments]
         windows = []
         for c in calls:
@@ -104,8 +110,8 @@ def main():
             raise SystemExit("faster-whisper keeps different tokens with different seeds: no reference")
     windows = runs[0][1]
     all_failed = [i for i, w in enumerate(windows) if len(w) == 6 and all(
-        a["compression_ratio"] > 2.4 or a["avg_logprob"] < -1.0 for a in w)]
-    if not all_failed:
+        a["compression_ratio"] > threshold or a["avg_logprob"] < -1.0 for a in w)]
+    if not all_failed and threshold == 2.4:
         raise SystemExit("no window where every temperature fails")
     out = {
         "source": "tools/reference/fw_fallback_repeat.py",
@@ -113,7 +119,8 @@ def main():
         "model": "tiny.en (models/faster-whisper-tiny.en)",
         "faster_whisper_version": faster_whisper.__version__,
         "ctranslate2_version": ctranslate2.__version__,
-        "options": {"language": "en", "beam_size": 5, "compute_type": "float32", "seeds": SEEDS},
+        "options": {"language": "en", "beam_size": 5, "compute_type": "float32", "seeds": SEEDS,
+                    "compression_ratio_threshold": threshold},
         "windows_every_temperature_failed": all_failed,
         "windows": [{"prompt": w[0]["prompt"], "tokens": min(w, key=lambda a: -a["avg_logprob"])["tokens"] if i in all_failed else w[-1]["tokens"],
                      "attempts": [{k: a[k] for k in ("temperature", "avg_logprob", "compression_ratio")} for a in w]}

@@ -128,6 +128,27 @@ TEST_F(CliLongAudioTest, EveryTemperatureFailsKeepsFasterWhispersAttempt) {
   EXPECT_NE(run.err.find("fallbacks =   5 p"), std::string::npos) << run.err;
 }
 
+// faster-whisper's compression_ratio_threshold at another value than 2.4 (issue #37 part 2):
+// --compression-ratio-threshold 4 keeps window 1's attempt at T = 0 (ratio 3.01), with no
+// fallback, and its 8 segments equal faster-whisper 1.2.1's with compression_ratio_threshold=4
+// (testdata/jfk_x3_faster_whisper_beam5_cr4.json; at 2.4, above, both give 7).
+TEST_F(CliLongAudioTest, CompressionRatioThresholdIsFasterWhispers) {
+  std::vector<int16_t> samples;
+  for (int i = 0; i < 3; ++i) samples.insert(samples.end(), jfk_.begin(), jfk_.end());
+  const CliRun run = Transcribe("jfk_x3_cr4", samples, {"-bs", "5", "-sns", "--compression-ratio-threshold", "4"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<CliSegment> segs = ParseSegments(run.out);
+  const std::vector<ReferenceSegment> ref = LoadReference("testdata/jfk_x3_faster_whisper_beam5_cr4.json");
+  ASSERT_EQ(ref.size(), 8u);
+  ASSERT_EQ(segs.size(), ref.size()) << run.out;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    EXPECT_EQ(segs[i].text, ref[i].text) << "segment " << i;
+    EXPECT_EQ(segs[i].t0_ms, ref[i].t0_ms) << "segment " << i;
+    EXPECT_EQ(segs[i].t1_ms, ref[i].t1_ms) << "segment " << i;
+  }
+  EXPECT_NE(run.err.find("fallbacks =   0 p"), std::string::npos) << run.err;
+}
+
 // 30 s of zeros, default (beam 5) and greedy: one window, at most one short segment. Without -sns
 // ours says " [BLANK_AUDIO]" from 0 to 10 s (the token sequence whisper.cpp also gives for silence);
 // faster-whisper, which suppresses non-speech tokens by default, says " you" / " You".

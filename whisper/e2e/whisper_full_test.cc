@@ -57,6 +57,21 @@ TEST_F(WhisperFullTest, AbortCodesAreWhisperCppsByStep) {
   EXPECT_EQ(AbortedRun(ctx_, *jfk_, 3, beam), -9);  // the batched step of 5 beams
 }
 
+// ggml_compression_ratio_thold (faster-whisper's compression_ratio_threshold): 2.4 by default; a
+// negative or NaN value is -1 with one message naming the field, before anything is decoded.
+TEST_F(WhisperFullTest, CompressionRatioThresholdIsChecked) {
+  EXPECT_FLOAT_EQ(Greedy().ggml_compression_ratio_thold, 2.4f);
+  for (float bad : {-1.0f, std::nanf("")}) {
+    whisper_full_params p = Greedy();
+    p.ggml_compression_ratio_thold = bad;
+    log_.errors.clear();
+    EXPECT_EQ(whisper_full(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size())), -1);
+    ASSERT_EQ(log_.errors.size(), 1u);
+    EXPECT_NE(log_.errors[0].find("whisper_full_params.ggml_compression_ratio_thold"), std::string::npos)
+        << log_.errors[0];
+  }
+}
+
 struct Times {
   int64_t t0, t1;
 };
