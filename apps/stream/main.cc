@@ -126,6 +126,10 @@ std::optional<int> LoadModel(StreamParams* p, whisper_context** ctx, whisper_sta
   whisper_context_params cparams = whisper_context_default_params();
   cparams.use_gpu = false;
   cparams.flash_attn = p->flash_attn;
+  char note[256] = "";
+  if (whisper_ggml_set_compute_type(&cparams, p->compute_type.c_str(), note, sizeof(note)) > 0) {
+    std::fprintf(stderr, "warning: --compute-type: %s\n", note);  // a substitute (bfloat16)
+  }
   *ctx = whisper_init_from_file_with_params_no_state(p->model.c_str(), cparams);
   if (*ctx == nullptr) return 1;  // the loader logged why
   *state = whisper_init_state(*ctx);

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "whisper/whisper.h"
 
 namespace whisper::stream {
 namespace {
@@ -113,6 +114,14 @@ std::optional<absl::Status> ParseOtherFlag(const std::string& arg, ArgReader* r,
     if (st.ok() && v != "-" && v != "sdl") st = Bad(arg, absl::StrCat("expected '-' (stdin) or 'sdl', got '", v, "'"));
     p->input = v;
     return st;
+  } else if (arg == "--compute-type") {
+    absl::Status st = r->Value(arg, &v);
+    if (!st.ok()) return st;
+    whisper_context_params c = whisper_context_default_params();
+    char msg[256] = "";
+    if (whisper_ggml_set_compute_type(&c, v.c_str(), msg, sizeof(msg)) < 0) return Bad(arg, msg);
+    p->compute_type = v;
+    return st;
   } else if (arg == "-tdrz" || arg == "--tinydiarize") {
     return Bad(arg, "tinydiarize is not implemented by this runtime yet");
   } else if (arg == "-tr" || arg == "--translate") {
@@ -209,6 +218,8 @@ std::string StreamUsage(const char* argv0) {
       {"-sa, --save-audio", "[false] save the audio to YYYYmmddHHMMSS.wav"},
       {"--input SRC", "[-] - (stdin) or sdl"},
       {"-rt, --real-time", "[false] live input on stdin: drop the oldest audio when behind (always on with sdl)"},
+      {"--compute-type NAME", "[default] faster-whisper's compute_type: convert the weights at load (int8* -> q8_0, "
+                              "float16, float32; default, auto: as stored)"},
       {"-tdrz, --tinydiarize", "[false] (not implemented: exits 2)"},
       {"-fa, --flash-attn", "[true] fused attention in the encoder"},
       {"-nfa, --no-flash-attn", "[false] blocked softmax attention in the encoder"},

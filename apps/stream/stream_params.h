@@ -34,6 +34,10 @@ struct StreamParams {
   std::string language = "en";  // -l
   std::string model = "models/ggml-tiny.en.bin";  // -m
   std::string fname_out;        // -f: append each committed line to this text file
+  // --compute-type: faster-whisper's compute_type (the CLI's flag: whisper_ggml_set_compute_type;
+  // int8* -> Q8_0 weights converted at load, float16, float32, default/auto: as stored). Checked
+  // by the parser.
+  std::string compute_type = "default";
   // --input: "-" (raw 16 kHz mono s16le PCM on stdin; the default) or "sdl" (the microphone,
   // in builds with SDL2: bazel build --define=stream_sdl2=1 //whisper:stream).
   std::string input = "-";
@@ -44,7 +48,8 @@ struct StreamParams {
 // Parses argv[1..argc). Errors (InvalidArgument naming the flag): unknown flag, missing or
 // malformed value, out of range (--length (0, 30000] and >= --step when --step > 0, --keep
 // [0, step], -vth [0, 1], -fth >= 0, -bs <= 8, -mt >= 0, -ac >= 0, -t [1, 512]), -tdrz (not
-// implemented), --input other than "-" or "sdl".
+// implemented), --input other than "-" or "sdl", --compute-type not one of
+// whisper_ggml_set_compute_type's names (its message).
 absl::StatusOr<StreamParams> ParseStreamParams(int argc, const char* const* argv);
 
 // How the input is read, from the flags and fstat(0)'s st_mode (`stdin_mode`):

@@ -68,6 +68,10 @@ TEST(StreamParams, Flags) {
   p = Parse({"--step", "0", "--length", "8000"});
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->step_ms, 0);
+  EXPECT_EQ(p->compute_type, "default");
+  p = Parse({"--compute-type", "int8_float32"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->compute_type, "int8_float32");
 }
 
 // A pipe or a file on stdin is read losslessly; a socket, a device, -rt and the microphone in real
@@ -105,6 +109,10 @@ TEST(StreamParams, Errors) {
   EXPECT_THAT(Error({"-m"}), HasSubstr("-m: missing value"));
   EXPECT_THAT(Error({"-tdrz"}), HasSubstr("not implemented"));
   EXPECT_THAT(Error({"--input", "alsa"}), HasSubstr("--input: expected '-' (stdin) or 'sdl'"));
+  // whisper_ggml_set_compute_type's message, with the accepted names.
+  EXPECT_THAT(Error({"--compute-type", "int16"}), HasSubstr("--compute-type: compute_type 'int16' is not supported"));
+  EXPECT_THAT(Error({"--compute-type", "int16"}), HasSubstr("int8, int8_float32"));
+  EXPECT_THAT(Error({"--compute-type"}), HasSubstr("--compute-type: missing value"));
   EXPECT_THAT(Error({"--bogus"}), HasSubstr("--bogus: unknown argument"));
   EXPECT_THAT(StreamUsage("whisper-stream"), HasSubstr("--step N"));
 }

@@ -88,15 +88,21 @@ double CheckLossless(const std::string& name, const Clip& clip, const std::strin
   return wer;
 }
 
-void CheckPipe(const std::string& name) {
+// Returns the program's stderr.
+std::string CheckPipe(const std::string& name, const std::vector<std::string>& extra_args = {}) {
   const Clip clip = LoadClip(name);
-  ASSERT_FALSE(clip.audio.empty());
+  EXPECT_FALSE(clip.audio.empty());
+  if (clip.audio.empty()) return "";
   const std::string tmp = ::testing::TempDir();
   const std::string text_path = tmp + "/pipe_" + name + ".txt", err_path = tmp + "/pipe_" + name + ".err";
-  absl::StatusOr<PacedRun> run = RunPaced("apps/stream/stream", Args(text_path), clip.audio, /*speed=*/0, err_path);
-  ASSERT_TRUE(run.ok()) << run.status();
+  std::vector<std::string> args = Args(text_path);
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  absl::StatusOr<PacedRun> run = RunPaced("apps/stream/stream", args, clip.audio, /*speed=*/0, err_path);
+  EXPECT_TRUE(run.ok()) << run.status();
+  if (!run.ok()) return "";
   const std::string err = ReadFile(err_path);
-  ASSERT_EQ(run->exit_code, 0) << err;
+  EXPECT_EQ(run->exit_code, 0) << err;
+  if (run->exit_code != 0) return err;
   // The feeding is unpaced, so a clip longer than the pipe (64 KiB, 2 s) and the buffer (--length,
   // 10 s) hold keeps the writer waiting (back-pressure) until the program has taken all but those
   // 12 s: for the 60 s clip, 15 steps of 3 s, each of which has redrawn the running line
@@ -116,9 +122,19 @@ void CheckPipe(const std::string& name) {
   CheckLossless(name, clip, err, text_path, "a pipe");
   // The terminal ends showing the committed text.
   EXPECT_EQ(VisibleText(run->out, run->out.size()), "[Start speaking]\n" + ReadFile(text_path));
+  return err;
 }
 
 TEST(StreamPipe, JfkFasterThanRealTimeIsLossless) { CheckPipe("jfk.wav"); }
+
+// --compute-type int8 (faster-whisper's name, as the CLI's flag): the weight matrices become Q8_0
+// at load (tiny.en: 65 of its 167 tensors: 4 encoder layers x 6 matrices (q, k, v, out, mlp.0, mlp.2),
+// 4 decoder layers x 10 (self and cross attention 4 each, 2 mlp) and the token embedding), and the
+// text stays within the same WER of faster-whisper's.
+TEST(StreamPipe, ComputeTypeInt8ConvertsTheWeightsAtLoad) {
+  const std::string err = CheckPipe("jfk.wav", {"--compute-type", "int8"});
+  EXPECT_THAT(err, HasSubstr("65 of 167 tensors converted to q8_0 at load")) << err;
+}
 
 TEST(StreamPipe, SixtySecondsFasterThanRealTimeIsLossless) { CheckPipe("long_speech.flac"); }
 
