@@ -133,8 +133,11 @@ struct Options {
 struct SegmentOut {
   int64_t t0 = 0, t1 = 0;  // centiseconds
   std::string text;
-  std::vector<whisper_token> tokens;  // text tokens (< eot)
+  // Text and timestamp tokens, as faster-whisper's Segment.tokens (its opening and closing
+  // timestamps included); token_logprobs: those of the text tokens (< eot) only.
+  std::vector<whisper_token> tokens;
   std::vector<float> token_logprobs;
+  whisper_ggml_segment_decoding window = {};  // the window's seek, temperature, avg_logprob, compression ratio
   float no_speech_prob = 0.0f;
   int lang_id = 0;  // whisper_ggml_full_get_segment_lang_id: its window's language
   // Word times (a context made with dtw): (t0, t1 centiseconds, bytes, mean token p) per word.
@@ -182,8 +185,10 @@ class Transcription {
       for (const auto& [t0, t1, text, p] : seg.words) list.append(py::make_tuple(t0, t1, py::bytes(text), p));
       words = std::move(list);
     }
+    const whisper_ggml_segment_decoding& w = seg.window;
     return py::make_tuple(seg.t0, seg.t1, py::bytes(seg.text), seg.tokens, seg.token_logprobs, seg.no_speech_prob,
-                          words, std::string(whisper_lang_str(seg.lang_id)));
+                          words, std::string(whisper_lang_str(seg.lang_id)),
+                          py::make_tuple(w.seek, w.temperature, w.avg_logprob, w.compression_ratio));
   }
 
   // Stops the run (abort callback) and waits for the worker; safe to call twice.
@@ -218,11 +223,15 @@ class Transcription {
       s.text = whisper_full_get_segment_text_from_state(state, i);
       s.no_speech_prob = whisper_full_get_segment_no_speech_prob_from_state(state, i);
       s.lang_id = whisper_ggml_full_get_segment_lang_id_from_state(state, i);
+      whisper_ggml_full_get_segment_decoding_from_state(state, i, &s.window);
+      if (s.window.opening_timestamp >= 0) s.tokens.push_back(s.window.opening_timestamp);
+      const whisper_token beg = whisper_token_beg(ctx);
       const int nt = whisper_full_n_tokens_from_state(state, i);
       s.has_words = nt > 0 && whisper_ggml_full_get_token_word_start_from_state(state, i, 0) >= 0;
       int n_in_word = 0;
       for (int j = 0; j < nt; ++j) {
         const whisper_token_data d = whisper_full_get_token_data_from_state(state, i, j);
+        if (d.id >= beg) s.tokens.push_back(d.id);
         if (d.id >= eot) continue;
         s.tokens.push_back(d.id);
         s.token_logprobs.push_back(d.plog);
@@ -531,7 +540,8 @@ void DefineOptions(py::module_& m) {
 void DefineModel(py::module_& m) {
   py::class_<Transcription>(m, "Transcription")
       .def("next", &Transcription::Next,
-           "The next segment (t0_cs, t1_cs, text_bytes, tokens, token_logprobs, no_speech_prob), or None at "
+           "The next segment (t0_cs, t1_cs, text_bytes, tokens, token_logprobs, no_speech_prob, words, language, "
+           "(seek, temperature, avg_logprob, compression_ratio) of its window), or None at "
            "the end; blocks without the GIL until it is decoded.")
       .def("close", &Transcription::Close, "Stops the run and frees its state.");
 

@@ -584,9 +584,9 @@ bool WindowDecoder::TakeBest(float temperature, WindowResult* result) {
   const bool low_logprob = result->avg_logprob < params_.logprob_thold;
   const bool silence = result->no_speech_prob > params_.no_speech_thold && low_logprob;
   bool repetitive = false;
-  result->compression_ratio = 0.0f;
+  // Computed whenever the text is known (faster-whisper reports it with or without its threshold).
+  result->compression_ratio = token_text_ ? static_cast<float>(TextCompressionRatio(s)) : 0.0f;
   if (params_.compression_ratio_thold > 0.0f && token_text_) {
-    result->compression_ratio = static_cast<float>(TextCompressionRatio(s));
     repetitive = result->compression_ratio > params_.compression_ratio_thold;
   }
   return failed || (low_logprob && result->no_speech_prob < params_.no_speech_thold) || (repetitive && !silence);

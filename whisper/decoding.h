@@ -111,7 +111,7 @@ struct WindowResult {
   // are not `failed`, if any (faster-whisper's engine has no such failure).
   bool failed = false;
   int n_fallbacks = 0;
-  float compression_ratio = 0.0f;  // of the result's text (0 when the rule is off)
+  float compression_ratio = 0.0f;  // of the result's text (0 without the decoder's token_text)
   // whisper.cpp's rules: the accepted attempt ran at temperature >= 0.5, so without the prompt's
   // past text (Run's n_history tokens).
   bool history_dropped = false;
@@ -121,8 +121,8 @@ struct WindowResult {
 // the params: Run() does no heap allocation once `result` has been used once (capacity reused).
 class WindowDecoder {
  public:
-  // token_text (the bytes of a token id; it must outlive the decoder) is needed only for
-  // params.compression_ratio_thold > 0.
+  // token_text (the bytes of a token id; it must outlive the decoder) is needed for
+  // params.compression_ratio_thold > 0 and WindowResult::compression_ratio.
   WindowDecoder(const SpecialTokens& special, int n_text_ctx, const DecodingParams& params,
                 std::function<const std::string&(Token)> token_text = nullptr);
 

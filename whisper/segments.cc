@@ -18,6 +18,8 @@ Segment& SegmentList::Append() {
   s.no_speech_prob = 0.0f;
   s.speaker_turn_next = false;
   s.language_id = 0;
+  s.opening_timestamp = -1;
+  s.window = Segment::Window();
   s.speaker.clear();
   return s;
 }
@@ -44,6 +46,7 @@ int AppendSegments(const SpecialTokens& s, const std::vector<TokenData>& tokens,
     cur->no_speech_prob = no_speech_prob;
     cur->speaker_turn_next = turn;
     cur->tokens.assign(tokens.begin() + i0, tokens.begin() + last + 1);
+    cur->opening_timestamp = i0 > 0 && s.IsTimestamp(tokens[i0 - 1].id) ? tokens[i0 - 1].id : -1;
     cur = &out->Append();
   };
   for (size_t i = 0; i < n; ++i) {
@@ -112,6 +115,7 @@ bool SplitLastSegmentAtGap(const SpecialTokens& s, int64_t gap_begin, int64_t ga
   next.no_speech_prob = head.no_speech_prob;
   next.speaker_turn_next = head.speaker_turn_next;
   next.language_id = head.language_id;
+  next.window = head.window;
   next.tokens.assign(head.tokens.begin() + at, head.tokens.end());
   if (head.word_begin.size() == head.tokens.size()) {
     next.word_begin.assign(head.word_begin.begin() + at, head.word_begin.end());
@@ -182,6 +186,8 @@ int WrapLastSegment(const SpecialTokens& s, int max_len, bool split_on_word,
       next.no_speech_prob = head.no_speech_prob;
       next.speaker_turn_next = head.speaker_turn_next;
       next.language_id = head.language_id;
+      next.window = head.window;
+  next.window = head.window;
       const auto cut = static_cast<std::ptrdiff_t>(i);
       next.tokens.assign(head.tokens.begin() + cut, head.tokens.end());
       int64_t head_end = tok.t0;

@@ -23,11 +23,26 @@ struct Segment {
   int64_t t1 = 0;  // centiseconds
   std::string text;  // UTF-8, as the tokens spell it (usually starts with a space)
   std::vector<TokenData> tokens;  // text tokens and the timestamp tokens among them (see above)
+  // The timestamp token just before tokens[0] that opened the segment ("<|t|>" of "... <|t|><|t|>
+  // text"), which whisper.cpp's rule leaves out of both segments and OpenAI's slicing
+  // (faster-whisper's Segment.tokens) puts first in this one; -1 when tokens[0] opens it.
+  Token opening_timestamp = -1;
   float no_speech_prob = 0.0f;    // of the window the segment came from
   bool speaker_turn_next = false;  // tinydiarize: the model predicts a speaker turn after it
   // whisper.cpp language id (0 = en) of the prompt the segment's window was decoded with: the
   // transcription's language, or its window's detected one (TranscribeParams::multilingual).
   int language_id = 0;
+  // The decoding attempt of the segment's window (faster-whisper 1.2.1's Segment.seek,
+  // temperature, avg_logprob and compression_ratio, which describe the window, not the segment):
+  // its start in mel frames (10 ms) of the decoded audio, the temperature of the kept attempt (the
+  // last one tried when every temperature failed under OpenAI's rules), WindowResult::avg_logprob
+  // and the zlib compression ratio of the attempt's text. Set by the Transcriber.
+  struct Window {
+    int64_t seek = 0;
+    float temperature = 0.0f;
+    float avg_logprob = 0.0f;
+    float compression_ratio = 0.0f;
+  } window;
   // whisper-cli -di: "0", "1" or "?" (EstimateSpeaker in apps/common/output.h), set by the CLI; empty
   // when not diarized. The writers label the segment with it.
   std::string speaker;

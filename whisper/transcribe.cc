@@ -28,6 +28,8 @@ void CopySegment(const Segment& src, Segment* dst) {
   dst->no_speech_prob = src.no_speech_prob;
   dst->speaker_turn_next = src.speaker_turn_next;
   dst->language_id = src.language_id;
+  dst->window = src.window;
+  dst->opening_timestamp = src.opening_timestamp;
 }
 
 // Whether -sow splits a window's text at whole characters: the window's language (language_id)
@@ -160,7 +162,7 @@ int Transcriber::BuildPrompt(const TranscribeParams& params, size_t max_past, si
   return n_history;
 }
 
-void Transcriber::AppendWindowSegments(const TranscribeParams& params, int seek_end, SegmentList* segments) {
+void Transcriber::AppendWindowSegments(const TranscribeParams& params, int seek, int seek_end, SegmentList* segments) {
   const TranscribeHooks& hooks = params.hooks;
   // Clamp to the audio: a timestamp may name a time past the end of short audio.
   int64_t end_cs = params.audio_duration_cs > 0 ? params.audio_duration_cs : seek_end;
@@ -173,6 +175,7 @@ void Transcriber::AppendWindowSegments(const TranscribeParams& params, int seek_
     Segment& s = segments->Append();
     CopySegment(w, &s);
     s.language_id = window_language_;
+    s.window = {seek, result_.temperature, result_.avg_logprob, result_.compression_ratio};
     s.t1 = std::min<int64_t>(w.t1, end_cs);
     s.t0 = std::min<int64_t>(w.t0, s.t1);
     int pieces = 1;
@@ -275,7 +278,7 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
         st = AlignWindow(backend, params, seek, seek_end, n_history, &advance);
         if (!st.ok()) return st;
       }
-      AppendWindowSegments(params, seek_end, segments);
+      AppendWindowSegments(params, seek, seek_end, segments);
     }
     UpdatePast(params, max_past, n_past_used, no_speech);
     seek += advance;

@@ -166,8 +166,9 @@ class Transcriber {
   // history part; *n_past_used = tokens of past_ in it.
   int BuildPrompt(const TranscribeParams& params, size_t max_past, size_t* n_past_used);
   // Moves window_segments_ into `segments`, clamped to the audio, each timed (token timestamps)
-  // and split (-ml, VAD gaps) while it is the list's last; calls hooks.new_segments.
-  void AppendWindowSegments(const TranscribeParams& params, int seek_end, SegmentList* segments);
+  // and split (-ml, VAD gaps) while it is the list's last, with the window's Segment::Window
+  // (its start `seek`, mel frames, and result_'s scores); calls hooks.new_segments.
+  void AppendWindowSegments(const TranscribeParams& params, int seek, int seek_end, SegmentList* segments);
   // past_ after a window: OpenAI's condition_on_previous_text rule, or whisper.cpp's prompt_past1.
   void UpdatePast(const TranscribeParams& params, size_t max_past, size_t n_past_used, bool no_speech);
   // Moves the list's last segment through SplitLastSegmentAtGap (each of params.gaps) and

@@ -670,6 +670,37 @@ WHISPER_API float whisper_ggml_full_get_segment_compression_ratio_from_state(str
                                                                               int i_segment);
 WHISPER_API float whisper_ggml_full_get_segment_compression_ratio(struct whisper_context* ctx, int i_segment);
 
+/* How a segment was decoded (extension): what faster-whisper 1.2.1's Segment reports as seek,
+ * temperature, avg_logprob and compression_ratio, all of them its 30 s window's (transcribe.py
+ * generate_segments / generate_with_fallback: every segment of a window has the same values), and
+ * the timestamp token that opened it.
+ * - seek: the window's start in 10 ms mel frames of the audio that was decoded (after offset_ms;
+ *   with vad, of the joined speech, as faster-whisper's with vad_filter).
+ * - temperature: of the attempt kept; when every temperature failed, OpenAI's rules report the
+ *   last one tried (faster-whisper's "final temperature"), whisper.cpp's the last attempt's.
+ * - avg_logprob: under OpenAI's rules the attempt's summed log-probability over every sampled
+ *   token, <|endoftext|> included, divided by (tokens before it + 1), faster-whisper's
+ *   cum_logprob / (seq_len + 1); under whisper.cpp's, its sum over its tokens / their number.
+ * - compression_ratio: of the attempt's text (tokens below whisper_token_eot, stripped of
+ *   whitespace): UTF-8 bytes / zlib level-6 bytes (faster-whisper get_compression_ratio).
+ * - opening_timestamp: in "<|a|> text <|b|><|b|> text <|c|>" the second <|b|>, which opens the
+ *   second segment: whisper.cpp's segments (whisper_full_get_token_*) leave it out, faster-whisper's
+ *   Segment.tokens start with it; -1 when the segment's first token is its opening one (the first
+ *   segment of a window) or it has none (a piece split off by max_len or at a VAD gap).
+ * Returns 0 and fills *out; -1 (and logs) for a NULL state/context or out, or a segment index out
+ * of range. */
+struct whisper_ggml_segment_decoding {
+  int64_t seek;
+  float temperature;
+  float avg_logprob;
+  float compression_ratio;
+  whisper_token opening_timestamp;
+};
+WHISPER_API int whisper_ggml_full_get_segment_decoding_from_state(struct whisper_state* state, int i_segment,
+                                                                  struct whisper_ggml_segment_decoding* out);
+WHISPER_API int whisper_ggml_full_get_segment_decoding(struct whisper_context* ctx, int i_segment,
+                                                       struct whisper_ggml_segment_decoding* out);
+
 /* Language of a segment (extension): the whisper.cpp language id (0 "en" .. whisper_lang_max_id())
  * in the prompt of the window the segment was decoded from: whisper_full_lang_id's, or with
  * whisper_full_params.ggml_multilingual the window's detected one (whisper_lang_str names it);

@@ -530,6 +530,7 @@ void AppendPart(whisper_context* ctx, const whisper_full_params& params, const w
     dst.t1 += shift;
     if (prev_t1 != INT64_MIN) dst.t0 = std::max(dst.t0, prev_t1);
     dst.t1 = std::max(dst.t1, dst.t0);  // whisper.cpp can leave t1 < t0 here
+    dst.window.seek += shift;
     for (TokenData& t : dst.tokens) {
       if (t.t0 >= 0) t.t0 += shift;
       if (t.t1 >= 0) t.t1 += shift;

@@ -238,6 +238,22 @@ float whisper_ggml_full_get_segment_compression_ratio(struct whisper_context* ct
   return whisper_ggml_full_get_segment_compression_ratio_from_state(DefaultState(ctx), i);
 }
 
+int whisper_ggml_full_get_segment_decoding_from_state(struct whisper_state* state, int i,
+                                                    struct whisper_ggml_segment_decoding* out) {
+  if (out == nullptr) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: out is NULL\n", __func__);
+    return -1;
+  }
+  const whisper::Segment* s = SegmentAt(state, i, __func__);
+  if (s == nullptr) return -1;
+  *out = {s->window.seek, s->window.temperature, s->window.avg_logprob, s->window.compression_ratio,
+          s->opening_timestamp};
+  return 0;
+}
+int whisper_ggml_full_get_segment_decoding(struct whisper_context* ctx, int i, struct whisper_ggml_segment_decoding* out) {
+  return whisper_ggml_full_get_segment_decoding_from_state(DefaultState(ctx), i, out);
+}
+
 int whisper_ggml_state_set_dtw(struct whisper_state* state, int enabled) {
   if (state == nullptr) {
     Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_state is NULL\n", __func__);

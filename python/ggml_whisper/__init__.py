@@ -28,9 +28,6 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
     0.5, suppress_tokens [-1] or [], prefix None;
   - multilingual=True (a language per 30 s window, as faster-whisper's) also tells each segment's
     language in Segment.language, a field faster-whisper's Segment does not have (None without it);
-  - Segment.avg_logprob is the mean log-probability of the segment's own text tokens, and
-    compression_ratio is computed from the segment's text (faster-whisper reports both per window);
-    Segment.seek is the segment's start in 10 ms frames; temperature is None;
   - an empty audio array raises ValueError (faster-whisper returns no segments).
 
 The GIL is released while audio decodes and while a segment is being decoded, so several threads
@@ -42,7 +39,6 @@ import math
 import numbers
 import os
 import threading
-import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -151,11 +147,6 @@ def decode_audio(audio: Union[str, os.PathLike, BinaryIO, np.ndarray]) -> np.nda
         return _core.decode_audio_bytes(bytes(data), str(name))
     raise TypeError("audio is a %s, expected a path, a binary file object or a float32 numpy array"
                     % type(audio).__name__)
-
-
-def _compression_ratio(text: str) -> float:
-    data = text.encode("utf-8")
-    return len(data) / len(zlib.compress(data)) if data else 0.0
 
 
 def _temperatures(temperature) -> Tuple[float, float]:
@@ -510,7 +501,8 @@ class _Segments:
             if item is None:
                 self.close()
                 raise StopIteration
-            t0, t1, text_bytes, tokens, logprobs, no_speech_prob, word_items, language = item
+            t0, t1, text_bytes, tokens, _, no_speech_prob, word_items, language, window = item
+            seek, temperature, avg_logprob, compression_ratio = window
             text = self._text(text_bytes)
             words = None
             if word_items is not None:
@@ -518,11 +510,11 @@ class _Segments:
                               word=wb.decode("utf-8", errors="replace"), probability=float(p))
                          for w0, w1, wb, p in word_items]
             self._id += 1
-            return Segment(id=self._id, seek=int(t0), start=t0 / 100.0, end=t1 / 100.0, text=text,
-                           tokens=list(tokens),
-                           avg_logprob=float(sum(logprobs) / len(logprobs)) if logprobs else 0.0,
-                           compression_ratio=_compression_ratio(text), no_speech_prob=float(no_speech_prob),
-                           words=words, temperature=None, language=language if self._multilingual else None)
+            return Segment(id=self._id, seek=int(seek), start=t0 / 100.0, end=t1 / 100.0, text=text,
+                           tokens=list(tokens), avg_logprob=float(avg_logprob),
+                           compression_ratio=float(compression_ratio), no_speech_prob=float(no_speech_prob),
+                           words=words, temperature=float(temperature),
+                           language=language if self._multilingual else None)
 
     def _text(self, text_bytes: bytes) -> str:
         # Token bytes can split a UTF-8 character across segments: keep an incomplete tail for the

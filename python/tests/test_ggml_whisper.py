@@ -100,12 +100,15 @@ def test_segment_fields(model):
     assert [s.id for s in segs] == list(range(1, len(segs) + 1))
     for s in segs:
         assert 0.0 <= s.start <= s.end <= 11.0
-        assert s.tokens and all(0 <= t < 50257 for t in s.tokens)
+        # Text tokens between the opening and closing timestamps (tiny.en: eot 50256, <|0.00|> 50363).
+        assert s.tokens[0] >= 50363 and s.tokens[-1] >= 50363, s.tokens
+        assert all(0 <= t < 50256 for t in s.tokens[1:-1]), s.tokens
+        assert s.seek == 0 and s.temperature == 0.0
         assert -5.0 < s.avg_logprob <= 0.0
         assert 0.0 <= s.no_speech_prob <= 1.0
         assert 0.5 < s.compression_ratio < 2.4
         assert s.words is None
-    assert "".join(model._model.token_text(t) for t in segs[0].tokens) == segs[0].text
+    assert "".join(model._model.token_text(t) for t in segs[0].tokens[1:-1]) == segs[0].text
 
 
 def test_path_file_object_and_array_agree(model):
@@ -182,7 +185,8 @@ def test_compute_type_int8_greedy_equals_faster_whisper_int8():
     # Greedy (beam_size=1) on jfk.wav, faster-whisper's other defaults: the same text tokens, texts
     # and segment times as faster-whisper 1.2.1 with compute_type="int8" on the same weights.
     segments, _ = WhisperModel(MODEL, compute_type="int8", cpu_threads=2).transcribe(JFK, beam_size=1)
-    got = [(s.start, s.end, s.text, s.tokens) for s in segments]
+    # The reference keeps the text tokens (< eot 50256) only.
+    got = [(s.start, s.end, s.text, [t for t in s.tokens if t < 50256]) for s in segments]
     assert got == [(s["start"], s["end"], s["text"], s["tokens"]) for s in _fw_int8_runs()[1]]
 
 
@@ -417,3 +421,26 @@ def test_compression_ratio_threshold_is_faster_whispers(model):
     for bad in (-1, float("nan"), "2.4", True):
         with pytest.raises(ValueError, match="compression_ratio_threshold"):
             model.transcribe(JFK, compression_ratio_threshold=bad)
+
+
+@pytest.mark.parametrize("reference, threshold", [("jfk_x3_faster_whisper_beam5.json", 2.4),
+                                                   ("jfk_x3_faster_whisper_beam5_cr4.json", 4)])
+def test_segment_window_fields_are_faster_whispers(model, reference, threshold):
+    """Segment.seek, temperature, avg_logprob and compression_ratio are the window's, as
+    faster-whisper 1.2.1 reports them, and tokens are its (timestamps included), on jfk.wav three
+    times over at beam 5 (tools/reference/fw_fallback_repeat.py). At 2.4 every temperature of
+    window 0 fails: the T = 0 attempt is kept and reported at the final temperature, 1.0."""
+    with open(os.path.join(ROOT, "testdata", reference)) as f:
+        ref = json.load(f)["segments"]
+    audio = np.tile(decode_audio(JFK), 3)
+    segments, _ = model.transcribe(audio, beam_size=5, language="en", compression_ratio_threshold=threshold)
+    segs = list(segments)
+    assert [(s.start, s.end, s.text, s.tokens) for s in segs] == [
+        (r["start"], r["end"], r["text"], r["tokens"]) for r in ref]
+    assert [(s.seek, s.temperature) for s in segs] == [(r["seek"], r["temperature"]) for r in ref]
+    for s, r in zip(segs, ref):
+        assert s.compression_ratio == pytest.approx(r["compression_ratio"], rel=1e-6)
+        # Measured: |ours - faster-whisper's| = 7e-5 in window 0, 1.7e-3 (2.4) and 3.7e-3 (4, with
+        # window 0's text as its prompt) in window 1 over the same tokens, also with float32
+        # weights: a difference in a few tokens' log-probabilities not yet explained.
+        assert s.avg_logprob == pytest.approx(r["avg_logprob"], abs=5e-3)

@@ -94,7 +94,11 @@ def main():
         ctranslate2.set_random_seed(seed)
         calls.clear()
         segments, _ = model.transcribe(audio, beam_size=5, language="en", compression_ratio_threshold=threshold)
-        segs = [{"start": s.start, "end": s.end, "tokens": list(s.tokens), "text": s.text} for s in segments]
+        # seek, temperature, avg_logprob and compression_ratio are the segment's window's
+        # (whisper_ggml_full_get_segment_window, Python Segment's fields).
+        segs = [{"start": s.start, "end": s.end, "tokens": list(s.tokens), "text": s.text, "seek": s.seek,
+                 "temperature": s.temperature, "avg_logprob": s.avg_logprob, "compression_ratio": s.compression_ratio}
+                for s in segments]
         windows = []
         for c in calls:
             if c["temperature"] == 0.0:

@@ -166,5 +166,46 @@ TEST_F(WhisperFullTest, SegmentScoresMatchTheirDefinitions) {
   EXPECT_EQ(whisper_ggml_full_get_segment_compression_ratio_from_state(nullptr, 0), 0.0f);
 }
 
+// whisper_ggml_full_get_segment_decoding on jfk.wav (one window): every segment reports the
+// window's seek (0), temperature (0: greedy succeeded), avg_logprob and compression ratio -- that of
+// the window's whole text, computed here from the segments' texts with zlib as in
+// SegmentScoresMatchTheirDefinitions -- and each later segment the timestamp that opened it, the
+// token of its start time (<|0.00|> + t0 / 2 cs, seek being 0). The Python test checks the same
+// fields against faster-whisper 1.2.1 (test_segment_window_fields_are_faster_whispers).
+TEST_F(WhisperFullTest, SegmentDecodingIsTheWindows) {
+  ASSERT_EQ(whisper_full(ctx_, Greedy(), jfk_->data(), static_cast<int>(jfk_->size())), 0);
+  const int n = whisper_full_n_segments(ctx_);
+  ASSERT_GE(n, 2);
+  std::string text;
+  for (int i = 0; i < n; ++i) text += whisper_full_get_segment_text(ctx_, i);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.erase(0, 1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  std::vector<Bytef> out(compressBound(text.size()));
+  uLongf n_out = out.size();
+  ASSERT_EQ(compress2(out.data(), &n_out, reinterpret_cast<const Bytef*>(text.data()), text.size(), 6), Z_OK);
+  whisper_ggml_segment_decoding first = {};
+  ASSERT_EQ(whisper_ggml_full_get_segment_decoding(ctx_, 0, &first), 0);
+  EXPECT_EQ(first.seek, 0);
+  EXPECT_EQ(first.temperature, 0.0f);
+  EXPECT_LT(first.avg_logprob, 0.0f);
+  EXPECT_GT(first.avg_logprob, -1.0f);
+  EXPECT_NEAR(first.compression_ratio, static_cast<double>(text.size()) / static_cast<double>(n_out), 1e-6);
+  EXPECT_EQ(first.opening_timestamp, -1);  // segment 0's tokens start with its <|0.00|>
+  EXPECT_EQ(whisper_full_get_token_id(ctx_, 0, 0), whisper_token_beg(ctx_));
+  for (int i = 1; i < n; ++i) {
+    whisper_ggml_segment_decoding d = {};
+    ASSERT_EQ(whisper_ggml_full_get_segment_decoding(ctx_, i, &d), 0);
+    EXPECT_EQ(d.seek, first.seek);
+    EXPECT_EQ(d.temperature, first.temperature);
+    EXPECT_EQ(d.avg_logprob, first.avg_logprob);
+    EXPECT_EQ(d.compression_ratio, first.compression_ratio);
+    EXPECT_EQ(d.opening_timestamp, whisper_token_beg(ctx_) + whisper_full_get_segment_t0(ctx_, i) / 2) << i;
+  }
+  whisper_ggml_segment_decoding d = {};
+  EXPECT_EQ(whisper_ggml_full_get_segment_decoding(ctx_, n, &d), -1);
+  EXPECT_EQ(whisper_ggml_full_get_segment_decoding(ctx_, 0, nullptr), -1);
+  EXPECT_EQ(whisper_ggml_full_get_segment_decoding_from_state(nullptr, 0, &d), -1);
+}
+
 }  // namespace
 }  // namespace whisper_e2e
