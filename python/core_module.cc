@@ -438,9 +438,12 @@ class Model {
 // Seconds of speech Silero VAD finds in `audio` (whisper_vad_segments_from_samples with `params`):
 // faster-whisper's TranscriptionInfo.duration_after_vad. Raises RuntimeError with the loader's
 // message when the model cannot be loaded.
-double SpeechSeconds(const std::string& vad_model_path,
-                     const py::array_t<float, py::array::c_style | py::array::forcecast>& audio,
-                     const whisper_vad_params& params, int n_threads) {
+// faster-whisper 1.2.1's get_speech_timestamps (whisper_ggml_vad_speech_faster_whisper): the speech
+// chunks of `audio` as (start, end) sample indices. neg_threshold < 0 is faster-whisper's None.
+std::vector<std::pair<int64_t, int64_t>> SpeechChunks(const std::string& vad_model_path,
+                                                      const py::array_t<float, py::array::c_style | py::array::forcecast>& audio,
+                                                      const whisper_vad_params& params, float neg_threshold,
+                                                      int n_threads) {
   if (audio.ndim() != 1) throw py::value_error("audio must be 1-D float32 samples at 16 kHz");
   t_error.clear();
   py::gil_scoped_release release;
@@ -448,21 +451,19 @@ double SpeechSeconds(const std::string& vad_model_path,
   cp.n_threads = n_threads;
   whisper_vad_context* vctx = whisper_vad_init_from_file_with_params(vad_model_path.c_str(), cp);
   if (vctx == nullptr) throw std::runtime_error(TakeError("cannot load VAD model '" + vad_model_path + "'"));
-  whisper_vad_segments* segs =
-      whisper_vad_segments_from_samples(vctx, params, audio.data(), static_cast<int>(audio.size()));
-  double seconds = 0.0;
-  std::string error;
-  if (segs == nullptr) {
-    error = TakeError("whisper_vad_segments_from_samples failed");
-  } else {
-    for (int i = 0; i < whisper_vad_segments_n_segments(segs); ++i) {
-      seconds += (whisper_vad_segments_get_segment_t1(segs, i) - whisper_vad_segments_get_segment_t0(segs, i)) * 0.01;
-    }
-    whisper_vad_free_segments(segs);
+  const int n = static_cast<int>(audio.size());
+  std::vector<int64_t> spans;
+  int found = whisper_ggml_vad_speech_faster_whisper(vctx, params, neg_threshold, audio.data(), n, nullptr, 0);
+  if (found > 0) {
+    spans.resize(2 * static_cast<size_t>(found));
+    found = whisper_ggml_vad_speech_faster_whisper(vctx, params, neg_threshold, audio.data(), n, spans.data(), found);
   }
+  const std::string error = found < 0 ? TakeError("whisper_ggml_vad_speech_faster_whisper failed") : "";
   whisper_vad_free(vctx);
   if (!error.empty()) throw std::runtime_error(error);
-  return seconds;
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  for (int i = 0; i < found; ++i) chunks.emplace_back(spans[2 * i], spans[2 * i + 1]);
+  return chunks;
 }
 
 namespace {
@@ -497,7 +498,7 @@ void DefineFunctions(py::module_& m) {
   m.attr("MAX_THREADS") = whisper::kMaxThreads;
 }
 
-// Options (whisper_full's parameters), VadParams and speech_seconds, the sampling strategies.
+// Options (whisper_full's parameters), VadParams and speech_chunks, the sampling strategies.
 void DefineOptions(py::module_& m) {
   py::class_<Options>(m, "Options")
       .def(py::init<>())
@@ -530,8 +531,10 @@ void DefineOptions(py::module_& m) {
       .def_readwrite("max_speech_duration_s", &whisper_vad_params::max_speech_duration_s)
       .def_readwrite("speech_pad_ms", &whisper_vad_params::speech_pad_ms)
       .def_readwrite("samples_overlap", &whisper_vad_params::samples_overlap);
-  m.def("speech_seconds", &SpeechSeconds, py::arg("vad_model_path"), py::arg("audio"), py::arg("params"),
-        py::arg("n_threads"), "Seconds of speech Silero VAD finds in audio (duration_after_vad).");
+  m.def("speech_chunks", &SpeechChunks, py::arg("vad_model_path"), py::arg("audio"), py::arg("params"),
+        py::arg("neg_threshold"), py::arg("n_threads"),
+        "faster-whisper's get_speech_timestamps: [(start, end)] sample indices of the speech in audio "
+        "(neg_threshold < 0: None).");
   m.attr("SAMPLING_GREEDY") = static_cast<int>(WHISPER_SAMPLING_GREEDY);
   m.attr("SAMPLING_BEAM_SEARCH") = static_cast<int>(WHISPER_SAMPLING_BEAM_SEARCH);
 }

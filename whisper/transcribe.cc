@@ -164,10 +164,10 @@ int Transcriber::BuildPrompt(const TranscribeParams& params, size_t max_past, si
 
 void Transcriber::AppendWindowSegments(const TranscribeParams& params, int seek, int seek_end, SegmentList* segments) {
   const TranscribeHooks& hooks = params.hooks;
-  // Clamp to the audio: a timestamp may name a time past the end of short audio.
-  int64_t end_cs = params.audio_duration_cs > 0 ? params.audio_duration_cs : seek_end;
-  if (params.duration_ms > 0) end_cs = std::min<int64_t>(end_cs, seek_end);
-  if (params.decoding.whisper_cpp) end_cs = INT64_MAX;  // whisper.cpp does not clamp
+  // A timestamp may name a time past the end of the audio: neither whisper.cpp nor faster-whisper
+  // 1.2.1 clamps it (on jfk.wav cut at 10.3 s both end the last segment at 10.34). Only
+  // duration_ms (whisper.cpp's, under OpenAI's rules) clamps to the end of the stretch decoded.
+  const int64_t end_cs = params.duration_ms > 0 && !params.decoding.whisper_cpp ? seek_end : INT64_MAX;
   // Each segment is appended, timed and split while it is the list's last, as whisper.cpp
   // does (the copies reuse the list's capacity).
   for (size_t k = 0; k < window_segments_.size(); ++k) {

@@ -98,9 +98,6 @@ struct TranscribeParams {
   // whisper.cpp carry_initial_prompt: the initial prompt opens every window's prompt (ahead of
   // the previous text) instead of only the first.
   bool carry_initial_prompt = false;
-  // Segment ends are clamped to this many centiseconds (the audio's duration; a timestamp token
-  // may name a time past the end of short audio). 0: clamp to the decoding end frame.
-  int64_t audio_duration_cs = 0;
   SegmentOptions segments;
   // Token-level timestamps (whisper.cpp token_timestamps): when set (Begin already called on the
   // audio), every new segment's tokens get times, then segments longer than max_len characters

@@ -625,6 +625,23 @@ WHISPER_API float whisper_vad_segments_get_segment_t1(struct whisper_vad_segment
 WHISPER_API void whisper_vad_free_segments(struct whisper_vad_segments* segments);
 WHISPER_API void whisper_vad_free(struct whisper_vad_context* ctx);
 
+/* Speech stretches by faster-whisper 1.2.1's rules (extension): its vad.py get_speech_timestamps
+ * with VadOptions (threshold, neg_threshold, min_speech_duration_ms, max_speech_duration_s,
+ * min_silence_duration_ms, speech_pad_ms; params.samples_overlap is not used), on the Silero VAD v6
+ * probabilities of `samples` (16 kHz mono) computed by vctx as whisper_vad_detect_speech does.
+ * Unlike whisper.cpp's rules (whisper_vad_segments_from_samples) the audio ends at n_samples, not
+ * at the last whole window, and close stretches are not merged afterwards. neg_threshold < 0 means
+ * faster-whisper's None: max(threshold - 0.15, 0.01). Writes up to max_spans stretches as sample
+ * indices, spans[2 i] = start and spans[2 i + 1] = end (exclusive), in order, and returns how many
+ * there are (more than max_spans: call again with room for them; spans may be NULL when max_spans
+ * is 0). faster-whisper's vad_filter concatenates audio[start:end] of each and restores times with
+ * SpeechTimestampsMap (the Python package does the same: ggml_whisper.WhisperModel.transcribe).
+ * Returns -1 with a message for a NULL vctx or samples, n_samples < 0, NULL spans with max_spans
+ * > 0, or a threshold outside (0, 1). */
+WHISPER_API int whisper_ggml_vad_speech_faster_whisper(struct whisper_vad_context* vctx, struct whisper_vad_params params,
+                                                       float neg_threshold, const float* samples, int n_samples,
+                                                       int64_t* spans, int max_spans);
+
 /* ---- Extension of this runtime (not in whisper.cpp) -------------------------------------------
  * Which decoding rules whisper_full follows on every state of ctx:
  *   WHISPER_GGML_DECODING_WHISPER_CPP (the default): whisper.cpp 1.8.5's, so results equal

@@ -342,7 +342,6 @@ void FillTranscribe(whisper_context* ctx, whisper_state* state, const whisper_fu
   }
   tp->translate = params.translate && ctx->model->special().multilingual;
   tp->carry_initial_prompt = params.carry_initial_prompt;
-  tp->audio_duration_cs = state->mel_n_samples > 0 ? (state->mel_n_samples + 159) / 160 : 0;
   tp->segments.print_special = params.print_special;
   tp->segments.single_segment = params.single_segment;
   tp->segments.tdrz = params.tdrz_enable;

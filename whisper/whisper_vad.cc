@@ -305,4 +305,25 @@ float whisper_vad_segments_get_segment_t1(struct whisper_vad_segments* segments,
 void whisper_vad_free_segments(struct whisper_vad_segments* segments) { delete segments; }
 void whisper_vad_free(struct whisper_vad_context* ctx) { delete ctx; }
 
+int whisper_ggml_vad_speech_faster_whisper(struct whisper_vad_context* vctx, struct whisper_vad_params params,
+                                           float neg_threshold, const float* samples, int n_samples, int64_t* spans,
+                                           int max_spans) {
+  if ((spans == nullptr && max_spans > 0) || !(params.threshold > 0.0f && params.threshold < 1.0f)) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: spans is NULL with max_spans %d, or threshold %g is outside (0, 1)\n", __func__,
+        max_spans, params.threshold);
+    return -1;
+  }
+  if (!whisper::api::DetectSpeech(vctx, samples, n_samples, /*reset=*/true, __func__)) return -1;
+  whisper::VadParams v = whisper::api::FromC(params);
+  v.neg_threshold = neg_threshold;
+  std::vector<whisper::SpeechSpan> found;
+  whisper::SpeechTimestamps(vctx->probs.data(), static_cast<int>(vctx->probs.size()), n_samples, v,
+                            whisper::VadRules::kFasterWhisper, &found);
+  for (size_t i = 0; i < found.size() && static_cast<int>(i) < max_spans; ++i) {
+    spans[2 * i] = found[i].start;
+    spans[2 * i + 1] = found[i].end;
+  }
+  return static_cast<int>(found.size());
+}
+
 }  // extern "C"

@@ -19,10 +19,10 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
     bfloat16 kernels; a warning says so); "default" and "auto" keep the file's types. int16 is
     refused (ValueError). CTranslate2's int8 rounds differently, so int8 texts can differ a little;
   - decoding follows OpenAI's rules (as faster-whisper does) unless decoding="whisper.cpp";
-  - vad_filter=True runs Silero VAD v6 (ggml-silero-v6.bin beside the model file, or
-    $GGML_WHISPER_VAD_MODEL) through whisper_full's vad, which joins the speech as whisper.cpp
-    does (with 0.1 s of overlap) rather than faster-whisper's plain concatenation; word_timestamps=True
-    loads a second context of the same (memory-mapped) file with the model's alignment heads;
+  - vad_filter=True needs the Silero VAD v6 model converted (ggml-silero-v6.bin beside the model
+    file, or $GGML_WHISPER_VAD_MODEL); it then works as faster-whisper's (speech chunks by its
+    rules, concatenated, times restored as its SpeechTimestampsMap); word_timestamps=True loads a
+    second context of the same (memory-mapped) file with the model's alignment heads;
   - options without an equivalent accept their default only (ValueError otherwise): patience 1,
     length_penalty 1, repetition_penalty 1, no_repeat_ngram_size 0, prompt_reset_on_temperature
     0.5, suppress_tokens [-1] or [], prefix None;
@@ -34,6 +34,7 @@ The GIL is released while audio decodes and while a segment is being decoded, so
 can transcribe with one model at once (each call has its own decoding state).
 """
 
+import bisect
 import logging
 import math
 import numbers
@@ -329,8 +330,12 @@ class WhisperModel:
             multilingual = False
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE
+        speech_map = None
+        if vad_filter:
+            samples, speech_map = self._speech_only(samples, vad_params)
         language, translate, language_probability, all_probs = self._language(
-            samples, language, task, language_detection_segments, language_detection_threshold)
+            samples if samples.size else np.zeros(SAMPLE_RATE, np.float32), language, task,
+            language_detection_segments, language_detection_threshold)
         options = TranscriptionOptions(
             beam_size=beam_size, best_of=best_of, temperatures=[t0 + i * t_inc for i in range(
                 1 + (int(round((1.0 - t0) / t_inc)) if t_inc > 0 else 0))],
@@ -340,16 +345,27 @@ class WhisperModel:
             suppress_blank=suppress_blank, suppress_tokens=tokens_to_suppress,
             without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
             word_timestamps=word_timestamps, multilingual=bool(multilingual))
-        o = self._core_options(options, t0, t_inc, language, translate, vad_params)
-        duration_after_vad = duration
-        if vad_filter:
-            duration_after_vad = _core.speech_seconds(o.vad_model_path, samples, o.vad_params, self._threads)
+        o = self._core_options(options, t0, t_inc, language, translate)
         info = TranscriptionInfo(language=language, language_probability=language_probability,
-                                 duration=duration, duration_after_vad=duration_after_vad,
+                                 duration=duration, duration_after_vad=samples.shape[0] / SAMPLE_RATE,
                                  all_language_probs=all_probs, transcription_options=options,
                                  vad_options=vad_params[1] if vad_filter else None)
+        if not samples.size:
+            return iter(()), info  # VAD found no speech: faster-whisper transcribes nothing
         run = (self._word_model() if word_timestamps else self._model).transcribe(samples, o)
-        return _Segments(run, bool(multilingual)), info
+        return _Segments(run, bool(multilingual), speech_map), info
+
+    def _speech_only(self, samples, vad_params):
+        """faster-whisper 1.2.1's vad_filter (transcribe.py): the speech chunks of get_speech_timestamps
+        (Silero VAD v6, faster-whisper's rules: whisper_ggml_vad_speech_faster_whisper) concatenated
+        with nothing between (collect_chunks), and the _SpeechTimestampsMap that restores times."""
+        params, opts = vad_params
+        neg = opts["neg_threshold"]
+        chunks = _core.speech_chunks(self._vad_model_path(), samples, params, -1.0 if neg is None else float(neg),
+                                     self._threads)
+        if not chunks:
+            return np.zeros(0, np.float32), None
+        return np.concatenate([samples[s:e] for s, e in chunks]), _SpeechTimestampsMap(chunks)
 
     def _language(self, samples, language, task, detection_segments, detection_threshold):
         """(language, translate, language_probability, all_language_probs) for transcribe: the
@@ -370,10 +386,9 @@ class WhisperModel:
             language_probability, all_probs = 1.0, None
         return language, translate, language_probability, all_probs
 
-    def _core_options(self, options, t0, t_inc, language, translate, vad_params):
+    def _core_options(self, options, t0, t_inc, language, translate):
         """whisper_full's parameters (_core.Options) for the checked TranscriptionOptions, the
-        temperature and its increment, the decided language and task, and vad_params (None: no
-        VAD; else _vad_params' pair)."""
+        temperature and its increment, the decided language and task."""
         o = _core.Options()
         o.strategy = _core.SAMPLING_BEAM_SEARCH if options.beam_size > 1 else _core.SAMPLING_GREEDY
         o.beam_size = options.beam_size
@@ -393,9 +408,6 @@ class WhisperModel:
         o.multilingual = options.multilingual
         o.language = language
         o.n_threads = self._threads
-        if vad_params is not None:
-            o.vad_model_path = self._vad_model_path()
-            o.vad_params = vad_params[0]
         if isinstance(options.initial_prompt, str):
             o.initial_prompt = options.initial_prompt
         elif options.initial_prompt is not None:
@@ -408,8 +420,7 @@ class WhisperModel:
 
     def _vad_params(self, vad_parameters):
         """(_core.VadParams, the options as a dict) from faster-whisper's vad_parameters: None, a
-        dict, or an object with VadOptions' attributes. neg_threshold must stay None (the
-        segmenter uses threshold - 0.15, as silero-vad and whisper.cpp do)."""
+        dict, or an object with VadOptions' attributes (neg_threshold None: max(threshold - 0.15, 0.01))."""
         given = {}
         if isinstance(vad_parameters, dict):
             given = dict(vad_parameters)
@@ -420,9 +431,9 @@ class WhisperModel:
             raise TypeError("vad_parameters: unknown option(s) %s (expected %s)"
                             % (", ".join(unknown), ", ".join(self._VAD_DEFAULTS)))
         opts = dict(self._VAD_DEFAULTS, **given)
-        if opts["neg_threshold"] is not None:
-            raise ValueError("vad_parameters neg_threshold=%r is not supported (only None: threshold - 0.15)"
-                             % opts["neg_threshold"])
+        neg = opts["neg_threshold"]
+        if neg is not None and (isinstance(neg, bool) or not isinstance(neg, numbers.Real) or not 0.0 <= neg < 1.0):
+            raise ValueError("vad_parameters neg_threshold=%r, expected None or 0 <= neg_threshold < 1" % (neg,))
         if not 0.0 < opts["threshold"] < 1.0:
             raise ValueError("vad_parameters threshold=%r, expected 0 < threshold < 1" % opts["threshold"])
         for k in ("min_speech_duration_ms", "min_silence_duration_ms", "speech_pad_ms"):
@@ -480,12 +491,52 @@ def _is_language_code(language) -> bool:
     return lang >= 0 and _core.lang_str(lang) == language
 
 
+class _SpeechTimestampsMap:
+    """faster-whisper 1.2.1's vad.py SpeechTimestampsMap: a time in the concatenated speech goes
+    back to the input by adding the silence removed before its chunk (rounded to 10 ms)."""
+
+    def __init__(self, chunks):
+        self.chunk_end_sample = []
+        self.total_silence_before = []
+        previous_end = silent = 0
+        for start, end in chunks:
+            silent += start - previous_end
+            previous_end = end
+            self.chunk_end_sample.append(end - silent)
+            self.total_silence_before.append(silent / SAMPLE_RATE)
+
+    def original_time(self, time, chunk_index=None, is_end=False):
+        if chunk_index is None:
+            chunk_index = self.chunk_index(time, is_end)
+        return round(self.total_silence_before[chunk_index] + time, 2)
+
+    def chunk_index(self, time, is_end=False):
+        sample = int(time * SAMPLE_RATE)
+        if is_end and sample in self.chunk_end_sample:
+            return self.chunk_end_sample.index(sample)
+        return min(bisect.bisect(self.chunk_end_sample, sample), len(self.chunk_end_sample) - 1)
+
+    def restore(self, segment):
+        """restore_speech_timestamps for one Segment: its words by their middle's chunk (and the
+        segment to its first and last word), else its start and end."""
+        if segment.words:
+            for w in segment.words:
+                i = self.chunk_index((w.start + w.end) / 2)
+                w.start, w.end = self.original_time(w.start, i), self.original_time(w.end, i)
+            segment.start, segment.end = segment.words[0].start, segment.words[-1].end
+        else:
+            segment.start = self.original_time(segment.start)
+            segment.end = self.original_time(segment.end, is_end=True)
+        return segment
+
+
 class _Segments:
     """The lazy segment iterator of one transcription; closing it (or dropping it) stops the run."""
 
-    def __init__(self, run, multilingual=False):
+    def __init__(self, run, multilingual=False, speech_map=None):
         self._run = run
         self._multilingual = multilingual
+        self._speech_map = speech_map  # vad_filter: times go back to the input
         self._id = 0
         self._lock = threading.Lock()
         self._pending = b""  # bytes of a character split across segments, carried to the next
@@ -510,11 +561,12 @@ class _Segments:
                               word=wb.decode("utf-8", errors="replace"), probability=float(p))
                          for w0, w1, wb, p in word_items]
             self._id += 1
-            return Segment(id=self._id, seek=int(seek), start=t0 / 100.0, end=t1 / 100.0, text=text,
+            segment = Segment(id=self._id, seek=int(seek), start=t0 / 100.0, end=t1 / 100.0, text=text,
                            tokens=list(tokens), avg_logprob=float(avg_logprob),
                            compression_ratio=float(compression_ratio), no_speech_prob=float(no_speech_prob),
                            words=words, temperature=float(temperature),
                            language=language if self._multilingual else None)
+            return self._speech_map.restore(segment) if self._speech_map else segment
 
     def _text(self, text_bytes: bytes) -> str:
         # Token bytes can split a UTF-8 character across segments: keep an incomplete tail for the

@@ -228,7 +228,7 @@ def test_bad_inputs_raise(model, tmp_path):
     with pytest.raises(TypeError, match="vad_parameters: unknown option"):
         model.transcribe(JFK, vad_filter=True, vad_parameters={"window_size_samples": 512})
     with pytest.raises(ValueError, match="neg_threshold"):
-        model.transcribe(JFK, vad_filter=True, vad_parameters={"neg_threshold": 0.2})
+        model.transcribe(JFK, vad_filter=True, vad_parameters={"neg_threshold": 1.5})
     with pytest.raises(ValueError, match="threshold=1.5"):
         model.transcribe(JFK, vad_filter=True, vad_parameters={"threshold": 1.5})
     with pytest.raises(TypeError, match="hotwords"):
@@ -297,6 +297,8 @@ def test_vad_filter(model, monkeypatch):
     assert info.vad_options["min_silence_duration_ms"] == 2000 and info.vad_options["speech_pad_ms"] == 400
     _, info = model.transcribe(audio, beam_size=1)
     assert info.duration_after_vad == info.duration and info.vad_options is None
+    segments, info = model.transcribe(np.zeros(3 * 16000, np.float32), vad_filter=True)
+    assert list(segments) == [] and info.duration_after_vad == 0.0  # as faster-whisper
     monkeypatch.setenv("GGML_WHISPER_VAD_MODEL", "/nonexistent/silero.bin")
     with pytest.raises(FileNotFoundError, match="/nonexistent/silero.bin"):
         model.transcribe(audio, vad_filter=True)
@@ -444,3 +446,32 @@ def test_segment_window_fields_are_faster_whispers(model, reference, threshold):
         # window 0's text as its prompt) in window 1 over the same tokens, also with float32
         # weights: a difference in a few tokens' log-probabilities not yet explained.
         assert s.avg_logprob == pytest.approx(r["avg_logprob"], abs=5e-3)
+
+
+def _vad_clip():
+    """tools/reference/fw_vad_filter.py's clip: 5 s zeros, jfk.wav, 3 s zeros, jfk.wav, 1 s zeros."""
+    jfk = decode_audio(JFK)
+    z = lambda sec: np.zeros(int(sec * 16000), np.float32)  # noqa: E731
+    return np.concatenate([z(5), jfk, z(3), jfk, z(1)])
+
+
+@pytest.mark.parametrize("case", ["defaults", "defaults_words", "options"])
+def test_vad_filter_is_faster_whispers(model, case):
+    """vad_filter=True as faster-whisper 1.2.1's (testdata/fw_vad_filter.json,
+    tools/reference/fw_vad_filter.py): the same speech chunks (so duration_after_vad), segments'
+    tokens, texts and restored times; with word_timestamps the words' times too (within DTW's
+    20 ms). "options" sets every VadOptions field to a value that is not its default (8 chunks)."""
+    with open(os.path.join(ROOT, "testdata", "fw_vad_filter.json")) as f:
+        ref = next(c for c in json.load(f)["cases"] if c["name"] == case)
+    audio = _vad_clip()
+    segments, info = model.transcribe(audio, language="en", beam_size=1, temperature=0.0, vad_filter=True,
+                                      vad_parameters=ref["vad_parameters"], word_timestamps=ref["word_timestamps"])
+    segs = list(segments)
+    assert info.duration_after_vad == pytest.approx(ref["duration_after_vad"], abs=1e-9)
+    assert [(s.text, s.tokens) for s in segs] == [(r["text"], r["tokens"]) for r in ref["segments"]]
+    tol = 0.021 if ref["word_timestamps"] else 1e-9
+    for s, r in zip(segs, ref["segments"]):
+        assert (s.start, s.end) == pytest.approx((r["start"], r["end"]), abs=tol), s.text
+        for w, rw in zip(s.words or [], r.get("words", [])):
+            assert w.word == rw["word"]
+            assert (w.start, w.end) == pytest.approx((rw["start"], rw["end"]), abs=tol), w

@@ -174,7 +174,6 @@ TEST_F(PipelineAllocTest, SecondFileComputesWithoutAllocation) {
     backend.Reset();
     std::vector<Segment> segments;
     TranscribeStats stats;
-    params_.audio_duration_cs = (static_cast<int64_t>(audio_[i].size()) + 159) / 160;
     const absl::Status st = Transcribe(backend, model_->special(), model_->hparams().n_text_ctx, token_text, mv.data,
                                        static_cast<int>(mv.n_len), n_valid(i), params_, &segments, &stats);
     ASSERT_TRUE(st.ok()) << st;
@@ -264,7 +263,6 @@ TEST_F(PipelineAllocTest, WordTimestampsRunWithoutAllocationAfterFirstUse) {
     int64_t mel_allocations = 0;
     const MelView mv = ComputeMel(i, &mel_allocations);
     ASSERT_NE(mv.data, nullptr);
-    params.audio_duration_cs = (static_cast<int64_t>(audio_[i].size()) + 159) / 160;
     words.Begin();
     AllocCounter::Start();
     const absl::Status st = transcriber.Run(backend, mv.data, static_cast<int>(mv.n_len), n_valid(i), params,
