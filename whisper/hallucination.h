@@ -44,7 +44,7 @@ struct HalWindow {
   int seek = 0;            // the window's first frame (10 ms frames)
   int segment_size = 0;    // its content frames (min(3000, frames left in the audio or clip))
   int content_frames = 0;  // frames of the whole audio (faster-whisper's content_frames)
-  double threshold = 0.0;  // hallucination_silence_threshold, seconds (> 0)
+  double threshold = 0.0;  // hallucination_silence_threshold, seconds (>= 0)
   double last_speech = 0.0;  // seconds: where the speech before this window ended
 };
 

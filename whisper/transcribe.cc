@@ -386,7 +386,7 @@ absl::Status Transcriber::AlignWindow(ModelBackend& backend, const TranscribePar
   if (seq.empty()) return absl::OkStatus();
   // The hallucination rule reads word probabilities: the alignment pass's logits from the
   // <|notimestamps|> position (sot_len) on.
-  const bool probs = !wcpp && params.hallucination_silence_thold > 0.0;
+  const bool probs = !wcpp && params.hallucination_silence_thold >= 0.0;
   absl::StatusOr<ModelBackend::AlignmentLogits> qk =
       backend.Align(seq.data(), static_cast<int>(seq.size()), probs ? sot_len : -1);
   if (!qk.ok()) return qk.status();
@@ -411,7 +411,7 @@ absl::Status Transcriber::AlignWindow(ModelBackend& backend, const TranscribePar
 
 bool Transcriber::CheckHallucinations(const TranscribeParams& params, int seek, int clip_end, int n_frames_audio,
                                       double last_speech, int* advance) {
-  if (params.decoding.whisper_cpp || !(params.hallucination_silence_thold > 0.0)) return true;
+  if (params.decoding.whisper_cpp || !(params.hallucination_silence_thold >= 0.0)) return true;
   WordTimestamps& words = *params.word_timestamps;
   // The window's segments and their words as faster-whisper's current_segments.
   hal_words_.clear();

@@ -131,10 +131,10 @@ struct TranscribeParams {
   // 100 ms are left), each hearing nothing after the clip's end under OpenAI's rules.
   const int* clip_frames = nullptr;
   int n_clips = 0;
-  // faster-whisper's hallucination_silence_threshold (seconds; 0: off): with word_timestamps under
+  // faster-whisper's hallucination_silence_threshold (seconds; negative: off): with word_timestamps under
   // OpenAI's rules, whisper/hallucination.h's rule after each window's words are timed (the
   // alignment pass then also computes the word probabilities it reads).
-  double hallucination_silence_thold = 0.0;
+  double hallucination_silence_thold = -1.0;
   float thold_pt = 0.01f;
   float thold_ptsum = 0.01f;
   int max_len = 0;

@@ -172,9 +172,9 @@ absl::Status CheckClips(whisper_state* state, const whisper_full_params& params)
         "vad_filter with clip_timestamps)\n", kFull);
   }
   const float h = params.ggml_hallucination_silence_thold;
-  if (!(h >= 0.0f) || std::isinf(h)) {
+  if (std::isnan(h) || std::isinf(h)) {
     return SetupError(absl::StrFormat("whisper_full_params.ggml_hallucination_silence_thold = %g: expected seconds "
-                                      ">= 0 (0: off)", h));
+                                      ">= 0, or negative for off", h));
   }
   return absl::OkStatus();
 }
@@ -424,7 +424,7 @@ void SetTimestamps(whisper_context* ctx, whisper_state* state, const whisper_ful
     tp->word_timestamps = state->word_timestamps.get();
   }
   // faster-whisper applies hallucination_silence_threshold only with word_timestamps=True.
-  if (params.ggml_hallucination_silence_thold > 0.0f) {
+  if (params.ggml_hallucination_silence_thold >= 0.0f) {
     if (tp->word_timestamps == nullptr || tp->decoding.whisper_cpp) {
       Log(GGML_LOG_LEVEL_WARN, "%s: whisper_full_params.ggml_hallucination_silence_thold = %g is ignored: it needs DTW "
           "word timestamps (dtw_token_timestamps) and OpenAI's decoding rules\n", kFull,
@@ -731,7 +731,7 @@ struct whisper_full_params whisper_full_default_params(enum whisper_sampling_str
   p.ggml_compression_ratio_thold = 2.4f;  // faster-whisper's compression_ratio_threshold
   p.ggml_clip_timestamps = nullptr;       // faster-whisper's clip_timestamps "0": everything
   p.ggml_n_clip_timestamps = 0;
-  p.ggml_hallucination_silence_thold = 0.0f;  // faster-whisper's None
+  p.ggml_hallucination_silence_thold = -1.0f;  // off: faster-whisper's None
   return p;
 }
 

@@ -323,7 +323,7 @@ std::vector<Flag> OwnFlags() {
             "faster-whisper's compression_ratio_threshold (openai rules): fall back above it; 0: off"),
       ClipTimestampsFlag(),
       Float(nullptr, "--hallucination-silence-threshold", "N", &CliParams::hallucination_silence_threshold, 0.0f,
-            FLT_MAX, "faster-whisper's hallucination_silence_threshold (s; with -dtw, openai rules); 0: off"),
+            FLT_MAX, "faster-whisper's hallucination_silence_threshold (s; with -dtw, openai rules); default off"),
       [] {
         Flag f = String(nullptr, "--decoding", "RULES", &CliParams::decoding,
                         "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)");
