@@ -338,7 +338,7 @@ class WhisperModel:
         clips = _clip_timestamps(clip_timestamps)
         hallucination = _hallucination_silence_threshold(hallucination_silence_threshold)
         # faster-whisper 1.2.1: "vad_filter will be ignored if clip_timestamps is used" (!= "0").
-        vad_filter = vad_filter and isinstance(clip_timestamps, str) and clip_timestamps == "0"
+        vad_filter = vad_filter and _is_default_clip(clip_timestamps)
         vad_params = self._vad_params(vad_parameters) if vad_filter else None
         tokens_to_suppress, t0, t_inc = _check_decoding_options(
             task, beam_size, best_of, temperature, suppress_tokens, (
@@ -353,11 +353,8 @@ class WhisperModel:
             multilingual = False
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE
-        # faster-whisper detects the language from the first clip's start (when inside the audio).
-        detect_from = int(clips[0] * 100) if clips else 0
-        detect_from = detect_from if detect_from < samples.shape[0] // 160 else 0
         language, translate, language_probability, all_probs = self._language(
-            samples[detect_from * 160:], language, task, language_detection_segments,
+            _from_first_clip(samples, clips), language, task, language_detection_segments,
             language_detection_threshold)
         options = TranscriptionOptions(
             beam_size=beam_size, best_of=best_of, temperatures=[t0 + i * t_inc for i in range(
@@ -416,7 +413,7 @@ class WhisperModel:
         # ggml_clip_timestamps: seconds; the default "0" (the whole audio) is no clip at all, which
         # keeps this runtime's rule for the end of the audio (no window starts with < 1 s left).
         clip = options.clip_timestamps
-        o.clip_timestamps = [] if isinstance(clip, str) and clip == "0" else _clip_timestamps(clip)
+        o.clip_timestamps = [] if _is_default_clip(clip) else _clip_timestamps(clip)
         # ggml_hallucination_silence_thold: None -> -1 (off); 0 is on, as in faster-whisper.
         if options.hallucination_silence_threshold is not None:
             o.hallucination_silence_thold = options.hallucination_silence_threshold
@@ -522,6 +519,18 @@ def _clip_timestamps(value) -> List[float]:
     if not all(math.isfinite(t) and t >= 0 for t in out):
         raise ValueError("clip_timestamps=%r: each time must be a finite number of seconds >= 0" % (value,))
     return out
+
+
+def _is_default_clip(clip_timestamps) -> bool:
+    """Whether clip_timestamps is faster-whisper's default, the string "0" (the whole audio)."""
+    return isinstance(clip_timestamps, str) and clip_timestamps == "0"
+
+
+def _from_first_clip(samples: np.ndarray, clips: List[float]) -> np.ndarray:
+    """The samples language detection reads: faster-whisper 1.2.1 transcribe() detects from frame
+    int(first clip start * 100) when it lies inside the audio, else from the start."""
+    frame = int(clips[0] * 100) if clips else 0
+    return samples[frame * 160:] if frame < samples.shape[0] // 160 else samples
 
 
 def _hallucination_silence_threshold(value) -> Optional[float]:
