@@ -440,7 +440,8 @@ bool Transcriber::CheckHallucinations(const TranscribeParams& params, int seek, 
   w.last_speech = last_speech;
   const HalDecision d = whisper::CheckHallucinations(hal_segments_.data(), hal_segments_.size(), w);
   if (d.action == HalDecision::kKeep) return true;
-  *advance = d.seek - seek;
+  // At least one frame on, whatever the times (faster-whisper would decode the same window again).
+  *advance = std::max(1, d.seek - seek);
   if (d.action == HalDecision::kSkipWindow) {
     words.set_last_speech(last_speech);  // faster-whisper `continue`s before updating it
     return false;

@@ -68,6 +68,8 @@ const std::vector<Token>& WordTimestamps::Sequence(const SpecialTokens& special,
                                                    int sot_len, const SegmentList& segments, size_t first,
                                                    size_t n) {
   sequence_.clear();
+  seg_words_.clear();  // no words until Compute (none at all when the segments hold no text)
+  seg_word_begin_.clear();
   split_on_unicode_ = special.multilingual && sot_len >= 2 && SplitsWordsOnUnicode(sot_sequence[1] - special.sot - 1);
   sequence_.insert(sequence_.end(), sot_sequence, sot_sequence + sot_len);
   sequence_.push_back(special.not_);

@@ -87,7 +87,7 @@ class WordTimestamps {
     double probability = -1.0;  // mean alignment-pass probability of its own tokens; -1 unknown
   };
   // The words of segments[first + i] of the last Compute (openai; none for a segment without
-  // text), in order: faster-whisper's segment["words"].
+  // text, and none after a Sequence without text), in order: faster-whisper's segment["words"].
   size_t n_segment_words(size_t i) const {
     return i + 1 < seg_word_begin_.size() ? seg_word_begin_[i + 1] - seg_word_begin_[i] : 0;
   }
