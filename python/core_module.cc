@@ -113,6 +113,10 @@ struct Options {
   float logprob_thold = -1.0f;
   float no_speech_thold = 0.6f;
   float compression_ratio_thold = 2.4f;  // whisper_full_params.ggml_compression_ratio_thold (0: off)
+  // whisper_full_params.ggml_clip_timestamps (seconds; empty: the whole audio) and
+  // ggml_hallucination_silence_thold (negative: off).
+  std::vector<float> clip_timestamps;
+  float hallucination_silence_thold = -1.0f;
   bool no_context = false;
   bool no_timestamps = false;
   bool suppress_blank = true;
@@ -271,6 +275,9 @@ class Transcription {
     p.logprob_thold = o.logprob_thold;
     p.no_speech_thold = o.no_speech_thold;
     p.ggml_compression_ratio_thold = o.compression_ratio_thold;
+    p.ggml_clip_timestamps = o.clip_timestamps.empty() ? nullptr : o.clip_timestamps.data();
+    p.ggml_n_clip_timestamps = static_cast<int>(o.clip_timestamps.size());
+    p.ggml_hallucination_silence_thold = o.hallucination_silence_thold;
     p.no_context = o.no_context;
     p.no_timestamps = o.no_timestamps;
     p.suppress_blank = o.suppress_blank;
@@ -510,6 +517,8 @@ void DefineOptions(py::module_& m) {
       .def_readwrite("logprob_thold", &Options::logprob_thold)
       .def_readwrite("no_speech_thold", &Options::no_speech_thold)
       .def_readwrite("compression_ratio_thold", &Options::compression_ratio_thold)
+      .def_readwrite("clip_timestamps", &Options::clip_timestamps)
+      .def_readwrite("hallucination_silence_thold", &Options::hallucination_silence_thold)
       .def_readwrite("no_context", &Options::no_context)
       .def_readwrite("no_timestamps", &Options::no_timestamps)
       .def_readwrite("suppress_blank", &Options::suppress_blank)

@@ -134,6 +134,7 @@ struct DecoderStep {
   int n_past = 0;
   const AlignmentHead* aheads = nullptr;
   int n_aheads = 0;
+  int n_logits = 1;  // logits of the last n_logits tokens (n_kvs == 1)
 };
 
 // The step's positions, audio context, KV caches (F16, large enough) and alignment heads against
@@ -162,6 +163,10 @@ absl::Status CheckStep(const WhisperHparams& h, const DecoderStep& st) {
             static_cast<long long>(self_need), static_cast<long long>(cross_need)));
       }
     }
+  }
+  if (st.n_kvs == 1 && (st.n_logits < 1 || st.n_logits > st.n_tokens)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("decoder: logits of the last %d tokens of %d (need 1 .. n_tokens)", st.n_logits, st.n_tokens));
   }
   if (st.n_aheads < 0 || (st.n_aheads > 0 && st.aheads == nullptr)) {
     return absl::InvalidArgumentError("decoder: alignment heads: a negative count or no array");
@@ -220,9 +225,10 @@ absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model,
     cur = MlpBlock(ctx, lw.mlp, cur);
     if (cur == nullptr) return BuildError(absl::StrCat("decoder layer ", il));
   }
-  // Only the last token's logits are needed (of each decoder's token in a batch): LN and the
-  // projection on those columns alone.
-  const int n_out = n_kvs > 1 ? n_tokens : 1;
+  // Only the last token's logits are needed (of each decoder's token in a batch; the last
+  // n_logits tokens' for the alignment pass's probabilities): LN and the projection on those
+  // columns alone.
+  const int n_out = n_kvs > 1 ? n_tokens : st.n_logits;
   ggml_tensor* last = ggml_view_2d(ctx, cur, s.S, n_out, cur->nb[1], cur->nb[1] * (n_tokens - n_out));
   last = LayerNorm(ctx, last, w.d_ln_w, w.d_ln_b);
   g.logits = ggml_mul_mat(ctx, w.d_te, last);
@@ -238,8 +244,9 @@ absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model,
 absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperModel& model,
                                                const DecoderKv& self_kv, const DecoderKv& cross_kv,
                                                int n_audio_ctx, int n_tokens, int n_past,
-                                               const AlignmentHead* aheads, int n_aheads) {
-  return Build(ctx, model, DecoderStep{&self_kv, 1, &cross_kv, n_audio_ctx, n_tokens, n_past, aheads, n_aheads});
+                                               const AlignmentHead* aheads, int n_aheads, int n_logits) {
+  return Build(ctx, model,
+               DecoderStep{&self_kv, 1, &cross_kv, n_audio_ctx, n_tokens, n_past, aheads, n_aheads, n_logits});
 }
 
 absl::StatusOr<DecoderGraph> BuildBatchedDecoderGraph(ggml_context* ctx, const WhisperModel& model,

@@ -45,7 +45,9 @@ struct DecoderKv {
 struct DecoderGraph {
   ggml_cgraph* graph = nullptr;
   ggml_tensor* tokens = nullptr;  // input (INPUT flag): I32 ne = [n_tokens]
-  ggml_tensor* logits = nullptr;  // output (OUTPUT flag): F32 ne = [n_vocab, 1] ([n_vocab, n_batch])
+  // output (OUTPUT flag): F32 ne = [n_vocab, 1] ([n_vocab, n_batch]; [n_vocab, n_logits] for
+  // BuildDecoderGraph's last n_logits tokens)
+  ggml_tensor* logits = nullptr;
   // With alignment heads (output, written by copies in the graph): each head's cross-attention
   // logits K^T Q / sqrt(d) before the softmax, F32 ne = [n_audio_ctx, n_tokens, n_aheads] (heads
   // in the order given).
@@ -60,11 +62,14 @@ struct DecoderGraph {
 // too small or not F16, or an alignment head outside the model; Internal (with
 // ggml_last_error()) when a constructor fails. aheads[0 .. n_aheads) (sorted by layer, see
 // whisper/dtw.h) adds the aheads_qk output for DTW timestamps; the context then needs
-// DecoderGraphSize(hparams, n_aheads).
+// DecoderGraphSize(hparams, n_aheads). n_logits (1 .. n_tokens; InvalidArgument otherwise): the
+// logits of the last n_logits tokens, ne = [n_vocab, n_logits] (the alignment pass's token
+// probabilities need every text position's, as CTranslate2's Whisper align).
 absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperModel& model,
                                                const DecoderKv& self_kv, const DecoderKv& cross_kv,
                                                int n_audio_ctx, int n_tokens, int n_past,
-                                               const AlignmentHead* aheads = nullptr, int n_aheads = 0);
+                                               const AlignmentHead* aheads = nullptr, int n_aheads = 0,
+                                               int n_logits = 1);
 
 // One sampling step of n_batch decoders at once (beam search, best-of): token b (input
 // tokens[b], ne = [n_batch]) is decoder self_kvs[b]'s token at position n_past, and logits column

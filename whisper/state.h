@@ -121,7 +121,13 @@ class InferenceState {
   // window and returns the alignment heads' cross-attention logits, F32 ne = [n_audio_ctx,
   // n_tokens, n_alignment_heads] contiguous, valid until the next Align. Errors:
   // FailedPrecondition before SetAlignmentHeads or the first Encode; the errors of Decode.
-  absl::StatusOr<const float*> Align(const int32_t* tokens, int n_tokens);
+  // logits_from in [0, n_tokens) also computes the logits of positions [logits_from, n_tokens),
+  // read with align_logits() (the allocator then grows to hold them on first use: n_vocab floats
+  // per position); -1: none. InvalidArgument for another value.
+  absl::StatusOr<const float*> Align(const int32_t* tokens, int n_tokens, int logits_from = -1);
+  // The logits of the last Align with logits_from >= 0: F32 ne = [n_vocab, n_tokens - logits_from]
+  // contiguous, valid until the next Align; nullptr otherwise.
+  const float* align_logits() const { return align_logits_; }
 
   // Longest sequence the alignment allocator is reserved for: a window's text (at most
   // n_text_ctx / 2 tokens are sampled) with the sot sequence, <|notimestamps|> and <|endoftext|>.
@@ -217,6 +223,7 @@ class InferenceState {
   ggml_gallocr_t dec_alloc_ = nullptr;
   ggml_context* align_ctx_ = nullptr;    // DTW: the alignment graph (made by SetAlignmentHeads)
   ggml_gallocr_t align_alloc_ = nullptr;
+  const float* align_logits_ = nullptr;  // Align's logits output (logits_from >= 0)
   std::vector<AlignmentHead> aheads_;
 
   EncoderGraph enc_graph_;

@@ -216,37 +216,94 @@ void Transcriber::UpdatePast(const TranscribeParams& params, size_t max_past, si
   if (!no_speech) past_.insert(past_.end(), result_.tokens.begin(), result_.tokens.end());
 }
 
+absl::Status Transcriber::MakeClips(const TranscribeParams& params, int n_frames_audio) {
+  clips_.clear();
+  if (params.n_clips < 0 || (params.n_clips > 0 && params.clip_frames == nullptr)) {
+    return absl::InvalidArgumentError(absl::StrCat("transcribe: ", params.n_clips, " clips with no data"));
+  }
+  if (params.n_clips == 0) {
+    absl::StatusOr<SeekRange> range = CheckParams(params, n_frames_audio);
+    if (!range.ok()) return range.status();
+    clips_.push_back(*range);
+    return absl::OkStatus();
+  }
+  if (params.offset_ms != 0 || params.duration_ms != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("transcribe: clips with offset ", params.offset_ms,
+                                                   " ms and duration ", params.duration_ms, " ms (need 0 and 0)"));
+  }
+  absl::StatusOr<SeekRange> checked = CheckParams(params, n_frames_audio);  // the prompt's checks
+  if (!checked.ok()) return checked.status();
+  for (int k = 0; k < params.n_clips; ++k) {
+    SeekRange r;
+    r.start = params.clip_frames[2 * k];
+    r.end = std::min(params.clip_frames[2 * k + 1], n_frames_audio);  // faster-whisper: min(end, content_frames)
+    if (params.clip_frames[2 * k] < 0 || params.clip_frames[2 * k + 1] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("transcribe: clip ", k, " is frames [", r.start, ", ",
+                                                     params.clip_frames[2 * k + 1], "): must not be negative"));
+    }
+    clips_.push_back(r);
+  }
+  return absl::OkStatus();
+}
+
+void Transcriber::ReportProgress(const TranscribeParams& params, int pct) {
+  pct = std::max(last_progress_, std::min(100, std::max(0, pct)));
+  if (params.hooks.progress != nullptr && pct != last_progress_) params.hooks.progress(params.hooks.user, pct);
+  last_progress_ = pct;
+}
+
 absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_frames_mel, int n_frames_audio,
                               const TranscribeParams& params, SegmentList* segments, TranscribeStats* stats) {
   segments->Clear();
   *stats = TranscribeStats();
-  absl::StatusOr<SeekRange> range = CheckParams(params, n_frames_audio);
-  if (!range.ok()) return range.status();
-  const int seek_start = range->start;
-  const int seek_end = range->end;
-  const DecodingParams& dp = params.decoding;
-  ResetDecoder(dp);
+  absl::Status st = MakeClips(params, n_frames_audio);
+  if (!st.ok()) return st;
+  ResetDecoder(params.decoding);
 
   // Past text budget: whisper.cpp's min(n_max_text_ctx, n_text_ctx / 2) including <|startofprev|>.
   const int max_prompt_ctx = std::min(params.max_text_ctx, n_text_ctx_ / 2);
   const size_t max_past = static_cast<size_t>(std::max(0, max_prompt_ctx - 1));
   SeedPast(params, max_past);
-  const TranscribeHooks& hooks = params.hooks;
-  int last_progress = -1;
-  auto report = [&](int pct) {
-    pct = std::max(last_progress, std::min(100, std::max(0, pct)));
-    if (hooks.progress != nullptr && pct != last_progress) hooks.progress(hooks.user, pct);
-    last_progress = pct;
-  };
+  last_progress_ = -1;
+  progress_done_ = 0;
+  progress_total_ = 0;
+  for (const SeekRange& c : clips_) progress_total_ += std::max(0, c.end - c.start);
 
+  // faster-whisper's seek_clips loop: each clip from its start (seek = seek_clips[clip_idx][0]).
+  int seek = 0;
+  for (const SeekRange& clip : clips_) {
+    seek = clip.start;
+    bool stop = false;
+    st = RunClip(backend, mel, n_frames_mel, n_frames_audio, params, clip, max_past, &seek, segments, stats, &stop);
+    if (!st.ok()) return st;
+    if (stop) break;
+    progress_done_ += std::max(0, clip.end - clip.start);
+  }
+  ReportProgress(params, 100);
+  return absl::OkStatus();
+}
+
+absl::Status Transcriber::RunClip(ModelBackend& backend, const float* mel, int n_frames_mel, int n_frames_audio,
+                                  const TranscribeParams& params, const SeekRange& clip, size_t max_past, int* seek_io,
+                                  SegmentList* segments, TranscribeStats* stats, bool* stop) {
+  const DecodingParams& dp = params.decoding;
   const bool wcpp = dp.whisper_cpp;
-  const int min_frames_left = wcpp ? kMinFramesLeftWhisperCpp : kMinFramesLeft;
-  int seek = seek_start;
+  const TranscribeHooks& hooks = params.hooks;
+  // Windows start while this many frames are left: whisper.cpp's 10; OpenAI's rules 100 on the
+  // whole audio (this runtime's rule before clips) and none in a clip (faster-whisper: seek < end).
+  const int min_frames_left = wcpp ? kMinFramesLeftWhisperCpp : (params.n_clips > 0 ? 0 : kMinFramesLeft);
+  const int seek_start = clip.start;
+  const int seek_end = clip.end;
+  int& seek = *seek_io;
   while (seek + min_frames_left < seek_end) {
-    report(static_cast<int>(100LL * (seek - seek_start) / std::max(1, seek_end - seek_start)));
-    if (hooks.encoder_begin != nullptr && !hooks.encoder_begin(hooks.user)) break;
-    // Frames past seek_end (the audio's end, or the end of -d) are 0.0 in the window, so
-    // nothing after the requested clip is heard (OpenAI's clip_timestamps cut the mel the same way).
+    ReportProgress(params, static_cast<int>(100 * (progress_done_ + seek - seek_start) /
+                                            std::max<int64_t>(1, progress_total_)));
+    if (hooks.encoder_begin != nullptr && !hooks.encoder_begin(hooks.user)) {
+      *stop = true;
+      break;
+    }
+    // Frames past seek_end (the audio's end, the end of -d or of the clip) are 0.0 in the window,
+    // so nothing after the requested range is heard (faster-whisper cuts the mel the same way).
     absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx, wcpp ? n_frames_mel : seek_end);
     if (!st.ok()) return st;
     st = ChooseWindowLanguage(backend, params);
@@ -275,15 +332,19 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
       AppendSegments(special_, result_.token_data, seek, result_.seek_delta, token_text_, params.segments,
                      result_.no_speech_prob, &window_segments_);
       if (params.word_timestamps != nullptr) {
+        const double last_speech = params.word_timestamps->last_speech();
         st = AlignWindow(backend, params, seek, seek_end, n_history, &advance);
         if (!st.ok()) return st;
+        if (!CheckHallucinations(params, seek, seek_end, n_frames_audio, last_speech, &advance)) {
+          seek += advance;  // faster-whisper's `continue`: no segments, the prompt as it was
+          continue;
+        }
       }
       AppendWindowSegments(params, seek, seek_end, segments);
     }
     UpdatePast(params, max_past, n_past_used, no_speech);
     seek += advance;
   }
-  report(100);
   return absl::OkStatus();
 }
 
@@ -326,15 +387,21 @@ absl::Status Transcriber::AlignWindow(ModelBackend& backend, const TranscribePar
   const std::vector<Token>& seq =
       words.Sequence(special_, prompt_.data() + n_history, sot_len, window_segments_, 0, window_segments_.size());
   if (seq.empty()) return absl::OkStatus();
-  absl::StatusOr<ModelBackend::AlignmentLogits> qk = backend.Align(seq.data(), static_cast<int>(seq.size()));
+  // The hallucination rule reads word probabilities: the alignment pass's logits from the
+  // <|notimestamps|> position (sot_len) on.
+  const bool probs = !wcpp && params.hallucination_silence_thold >= 0.0;
+  absl::StatusOr<ModelBackend::AlignmentLogits> qk =
+      backend.Align(seq.data(), static_cast<int>(seq.size()), probs ? sot_len : -1);
   if (!qk.ok()) return qk.status();
+  if (probs && qk->logits == nullptr) return absl::InternalError("word probabilities: the backend gave no logits");
   // The window's content frames (faster-whisper's segment_size; whisper.cpp also stops at the
   // window's last timestamp), halved by the encoder's stride-2 convolution.
   int n_frames = std::min(3000, seek_end - seek);
   if (wcpp) n_frames = std::min(n_frames, result_.seek_delta);
   n_frames = std::min(qk->n_audio_ctx, std::max(1, n_frames / 2));
   absl::Status st = words.Compute(special_, token_text_, qk->qk, qk->n_heads, qk->n_audio_ctx, n_frames, sot_len,
-                                  seek, !wcpp, &window_segments_, 0, window_segments_.size());
+                                  seek, !wcpp, &window_segments_, 0, window_segments_.size(),
+                                  probs ? qk->logits : nullptr, qk->n_vocab);
   if (!st.ok()) return st;
   // transcribe.py: unless the window ended on a single timestamp, the next starts at the last
   // word's end.
@@ -343,6 +410,69 @@ absl::Status Transcriber::AlignWindow(ModelBackend& backend, const TranscribePar
   const bool single_ending = n >= 2 && special_.IsTimestamp(t[n - 1]) && !special_.IsTimestamp(t[n - 2]);
   if (!wcpp && !single_ending && words.last_end() > seek) *advance = static_cast<int>(words.last_end() - seek);
   return absl::OkStatus();
+}
+
+bool Transcriber::CheckHallucinations(const TranscribeParams& params, int seek, int clip_end, int n_frames_audio,
+                                      double last_speech, int* advance) {
+  if (params.decoding.whisper_cpp || !(params.hallucination_silence_thold >= 0.0)) return true;
+  WordTimestamps& words = *params.word_timestamps;
+  // The window's segments and their words as faster-whisper's current_segments.
+  hal_words_.clear();
+  hal_segments_.clear();
+  for (size_t i = 0; i < window_segments_.size(); ++i) {
+    for (size_t k = 0; k < words.n_segment_words(i); ++k) {
+      const WordTimestamps::Word& w = words.segment_word(i, k);
+      hal_words_.push_back(HalWord{w.text, w.start, w.end, w.probability});
+    }
+  }
+  size_t next_word = 0;
+  for (size_t i = 0; i < window_segments_.size(); ++i) {
+    HalSegment h;
+    h.start = window_segments_[i].t0 / 100.0;
+    h.end = window_segments_[i].t1 / 100.0;
+    h.n_words = words.n_segment_words(i);
+    h.words = h.n_words > 0 ? &hal_words_[next_word] : nullptr;
+    next_word += h.n_words;
+    hal_segments_.push_back(h);
+  }
+  HalWindow w;
+  w.seek = seek;
+  w.segment_size = std::min(3000, clip_end - seek);  // min(nb_max_frames, content - seek, clip end - seek)
+  w.content_frames = n_frames_audio;
+  w.threshold = params.hallucination_silence_thold;
+  w.last_speech = last_speech;
+  const HalDecision d = whisper::CheckHallucinations(hal_segments_.data(), hal_segments_.size(), w);
+  if (d.action == HalDecision::kKeep) return true;
+  // At least one frame on, whatever the times (faster-whisper would decode the same window again).
+  *advance = std::max(1, d.seek - seek);
+  if (d.action == HalDecision::kSkipWindow) {
+    words.set_last_speech(last_speech);  // faster-whisper `continue`s before updating it
+    return false;
+  }
+  // Drop segments [first_dropped, ...): the past keeps the tokens through the last kept text
+  // token's closing timestamp (faster-whisper's slices of the kept segments); last_speech is
+  // get_end of the kept segments (unchanged when none is kept).
+  size_t n_text = 0;
+  for (size_t i = 0; i < d.first_dropped; ++i) {
+    for (const TokenData& t : window_segments_[i].tokens) n_text += special_.IsText(t.id);
+  }
+  size_t cut = 0;
+  for (size_t i = 0, seen = 0; i < result_.tokens.size() && seen < n_text; ++i) {
+    if (special_.IsText(result_.tokens[i]) && ++seen == n_text) {
+      cut = i + 1;
+      while (cut < result_.tokens.size() && !special_.IsTimestamp(result_.tokens[cut - 1])) ++cut;
+    }
+  }
+  result_.tokens.resize(cut);
+  window_segments_.Truncate(d.first_dropped);
+  double end = d.first_dropped > 0 ? hal_segments_[d.first_dropped - 1].end : last_speech;
+  for (size_t i = d.first_dropped; i-- > 0;) {
+    if (hal_segments_[i].n_words == 0) continue;
+    end = hal_segments_[i].words[hal_segments_[i].n_words - 1].end;
+    break;
+  }
+  words.set_last_speech(end);
+  return true;
 }
 
 absl::Status Transcribe(ModelBackend& backend, const SpecialTokens& special, int n_text_ctx,

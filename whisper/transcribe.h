@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "whisper/decoding.h"
+#include "whisper/hallucination.h"
 #include "whisper/segments.h"
 #include "whisper/token_timestamps.h"
 #include "whisper/tokens.h"
@@ -37,16 +38,21 @@ class ModelBackend : public DecoderBackend {
   virtual absl::Status Encode(const float* mel, int n_frames, int seek, int audio_ctx, int n_frames_valid) = 0;
 
   // DTW timestamps: the alignment pass over `tokens` against the last encoded window (see
-  // InferenceState::Align): qk has ne = [n_audio_ctx, n_tokens, n_heads]. The default has no
-  // alignment heads (FailedPrecondition).
+  // InferenceState::Align): qk has ne = [n_audio_ctx, n_tokens, n_heads]. logits_from >= 0 also
+  // gives the next-token logits of positions [logits_from, n_tokens) (ne = [n_vocab, n_tokens -
+  // logits_from]), from which word probabilities come (CTranslate2's align text_token_probs). The
+  // default has no alignment heads (FailedPrecondition).
   struct AlignmentLogits {
     const float* qk = nullptr;
     int n_heads = 0;
     int n_audio_ctx = 0;
+    const float* logits = nullptr;  // null unless logits_from >= 0
+    int n_vocab = 0;
   };
-  virtual absl::StatusOr<AlignmentLogits> Align(const Token* tokens, int n_tokens) {
+  virtual absl::StatusOr<AlignmentLogits> Align(const Token* tokens, int n_tokens, int logits_from = -1) {
     (void)tokens;
     (void)n_tokens;
+    (void)logits_from;
     return absl::FailedPreconditionError("this backend has no alignment heads (DTW timestamps)");
   }
 };
@@ -114,6 +120,18 @@ struct TranscribeParams {
   // segment covers a long removed silence.
   const int64_t* gaps = nullptr;  // 2 * n_gaps values: begin, end, begin, end, ...
   int n_gaps = 0;
+  // faster-whisper's clip_timestamps (transcribe.py generate_segments, seek_clips): n_clips
+  // clips of frames [clip_frames[2k], clip_frames[2k + 1]) (an end past the audio is its end; not
+  // owned), transcribed in order in place of [offset, offset + duration) (both must then be 0).
+  // Each clip starts at its start (after the previous clip, even one that went past it) and
+  // windows start while seek < its end (OpenAI's rules: no 1 s minimum; whisper.cpp's: while
+  // 100 ms are left), each hearing nothing after the clip's end under OpenAI's rules.
+  const int* clip_frames = nullptr;
+  int n_clips = 0;
+  // faster-whisper's hallucination_silence_threshold (seconds; negative: off): with word_timestamps under
+  // OpenAI's rules, whisper/hallucination.h's rule after each window's words are timed (the
+  // alignment pass then also computes the word probabilities it reads).
+  double hallucination_silence_thold = -1.0;
   float thold_pt = 0.01f;
   float thold_ptsum = 0.01f;
   int max_len = 0;
@@ -139,7 +157,8 @@ class Transcriber {
   // audio, possibly followed by padding up to n_frames_mel; use n_samples / 160, OpenAI's
   // content_frames) into `segments` (cleared first). Times are centiseconds from the start of the
   // audio. Errors: InvalidArgument for a negative offset/duration, an offset past the audio, a
-  // prompt that does not fit n_text_ctx; the backend's errors (e.g. Cancelled from an abort).
+  // prompt that does not fit n_text_ctx, clips with an offset or duration, a negative clip frame
+  // or count; the backend's errors (e.g. Cancelled from an abort).
   absl::Status Run(ModelBackend& backend, const float* mel, int n_frames_mel, int n_frames_audio,
                    const TranscribeParams& params, SegmentList* segments, TranscribeStats* stats);
 
@@ -153,6 +172,20 @@ class Transcriber {
   };
   // The frame range of params' offset and duration; the InvalidArgument errors of Run.
   absl::StatusOr<SeekRange> CheckParams(const TranscribeParams& params, int n_frames_audio) const;
+  // clips_ from params (its clips, ends capped to the audio) or the one range of CheckParams.
+  absl::Status MakeClips(const TranscribeParams& params, int n_frames_audio);
+  // The windows of one clip from *seek (moved on). *stop: encoder_begin said stop.
+  absl::Status RunClip(ModelBackend& backend, const float* mel, int n_frames_mel, int n_frames_audio,
+                       const TranscribeParams& params, const SeekRange& clip, size_t max_past, int* seek,
+                       SegmentList* segments, TranscribeStats* stats, bool* stop);
+  // Progress (hooks.progress) at frame `seek` of `clip`; 100 at the end.
+  void ReportProgress(const TranscribeParams& params, int pct);
+  // The hallucination_silence_threshold rule on the window at `seek` (after AlignWindow):
+  // returns false when the window is dropped (*advance moves to its first segment); otherwise
+  // drops its last segments when one is a likely hallucination (window_segments_, result_.tokens
+  // cut to match, last_speech as faster-whisper's get_end) and may move *advance.
+  bool CheckHallucinations(const TranscribeParams& params, int seek, int clip_end, int n_frames_audio,
+                           double last_speech, int* advance);
   // Makes decoder_ for dp's beam size and best-of (reused when they did not change), then resets it.
   void ResetDecoder(const DecodingParams& dp);
   // past0_ / past_ at the start of a run: cleared unless keep_past, then the initial prompt
@@ -178,6 +211,13 @@ class Transcriber {
   absl::Status AlignWindow(ModelBackend& backend, const TranscribeParams& params, int seek, int seek_end,
                            int n_history, int* advance);
 
+  std::vector<SeekRange> clips_;  // the clips of the current Run
+  // Progress over the clips' frames: done before the current clip, of total.
+  int64_t progress_done_ = 0;
+  int64_t progress_total_ = 0;
+  int last_progress_ = -1;
+  std::vector<HalWord> hal_words_;  // the window's words for CheckHallucinations
+  std::vector<HalSegment> hal_segments_;
   std::function<const std::string&(Token)> token_text_;
   std::unique_ptr<WindowDecoder> decoder_;
   int decoder_beam_size_ = -1;

@@ -489,6 +489,39 @@ struct whisper_full_params {
    * check off (faster-whisper's None). whisper.cpp's rules do not use it (entropy_thold plays the
    * part). A negative or NaN value makes whisper_full return -1, naming the field. */
   float ggml_compression_ratio_thold;
+  /* Extension (not in whisper.cpp; default NULL and 0: the whole audio, or offset_ms/duration_ms):
+   * faster-whisper 1.2.1's clip_timestamps, ggml_n_clip_timestamps values in seconds from the
+   * start of the input, start, end, start, end, ...; an odd count ends the last clip at the end of
+   * the audio. Only the clips are transcribed, in the order given: each window starts at or after
+   * its clip's start and hears nothing after the clip's end (its 30 s window is padded with
+   * silence there), and when the clip is done the next window starts at the next clip's start
+   * (faster-whisper's seek_clips: seek = round(t * 100) frames, ties to even; each clip begins
+   * at its start, even when the previous clip's last window went past it; an end past the audio
+   * is the audio's end; a clip of no length is skipped). The text of one clip prompts the next
+   * (condition_on_previous_text). Language detection (language "auto") reads the window at the
+   * first clip's start, as faster-whisper's. Under whisper.cpp's rules (whisper_ggml_set_decoding)
+   * each clip is decoded as an offset_ms/duration_ms range, with those rules' window loop (the
+   * window hears the audio after the clip's end, as whisper.cpp's duration_ms). With vad, VAD is
+   * ignored, with a warning (faster-whisper: "vad_filter will be ignored if clip_timestamps is
+   * used"). whisper_full returns -1, naming the field, for a negative count, a NULL array with a
+   * positive count, a value that is negative, NaN or infinite, clips combined with offset_ms or
+   * duration_ms, and whisper_full_parallel for clips with n_processors > 1. Not copied: the array must stay valid during whisper_full. */
+  const float* ggml_clip_timestamps;
+  int ggml_n_clip_timestamps;
+  /* Extension (not in whisper.cpp; default -1: off, faster-whisper's None; any value >= 0, 0
+   * included, is on as in faster-whisper): faster-whisper 1.2.1's
+   * hallucination_silence_threshold, in seconds. Only with word timestamps (DTW:
+   * whisper_context_params.dtw_token_timestamps) under OpenAI's rules, as faster-whisper applies it
+   * only with word_timestamps=True; otherwise ignored with a warning. After a window's words are
+   * timed, a segment whose first 8 words (punctuation left out) look anomalous (probability < 0.15
+   * from the alignment pass, shorter than 0.133 s or longer than 2 s: transcribe.py
+   * word_anomaly_score, is_segment_anomaly) is treated as a possible hallucination: when the
+   * window's first such segment starts more than this after the window's start, the window is
+   * dropped and decoded again from that segment's start; when a possible hallucination has more
+   * than this of silence (or the window's edge, or another anomaly) on both sides, it and the
+   * segments after it are dropped and the next window starts at its start. A NaN or infinite
+   * value makes whisper_full return -1, naming the field. */
+  float ggml_hallucination_silence_thold;
 };
 
 WHISPER_API struct whisper_context_params* whisper_context_default_params_by_ref(void);

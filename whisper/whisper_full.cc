@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cinttypes>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -139,6 +140,45 @@ absl::Status SetupError(const std::string& message) {
 }
 
 // The arguments whisper_full_with_state checks before touching the audio.
+// ggml_clip_timestamps into state->clip_frames (faster-whisper's seek_points: round(t * 100), an
+// odd count ended by the audio's end, which Transcriber caps to the audio) and
+// ggml_hallucination_silence_thold, each checked; VAD is off with clips (a warning).
+absl::Status CheckClips(whisper_state* state, const whisper_full_params& params) {
+  const int n = params.ggml_n_clip_timestamps;
+  state->clip_frames.clear();
+  if (n < 0 || (n > 0 && params.ggml_clip_timestamps == nullptr)) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_n_clip_timestamps = %d with %s ggml_clip_timestamps: "
+                                      "expected >= 0 values in an array", n,
+                                      params.ggml_clip_timestamps == nullptr ? "NULL" : "an"));
+  }
+  for (int i = 0; i < n; ++i) {
+    const float t = params.ggml_clip_timestamps[i];
+    if (!(t >= 0.0f) || std::isinf(t)) {
+      return SetupError(absl::StrFormat("whisper_full_params.ggml_clip_timestamps[%d] = %g: expected seconds >= 0", i,
+                                        t));
+    }
+    // Python's round(): to nearest, ties to even; at most ~116 days so the frame fits an int.
+    state->clip_frames.push_back(static_cast<int>(std::min(1e9, std::nearbyint(static_cast<double>(t) * 100.0))));
+  }
+  if (n % 2 == 1) state->clip_frames.push_back(INT_MAX);
+  if (n > 0 && (params.offset_ms != 0 || params.duration_ms != 0)) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_clip_timestamps with offset_ms %d / duration_ms %d: "
+                                      "expected offset_ms and duration_ms 0 (the clips say what to transcribe)",
+                                      params.offset_ms, params.duration_ms));
+  }
+  if (n > 0 && params.vad) {
+    // faster-whisper 1.2.1 transcribe(): "vad_filter will be ignored if clip_timestamps is used".
+    Log(GGML_LOG_LEVEL_WARN, "%s: vad is ignored with whisper_full_params.ggml_clip_timestamps (as faster-whisper's "
+        "vad_filter with clip_timestamps)\n", kFull);
+  }
+  const float h = params.ggml_hallucination_silence_thold;
+  if (std::isnan(h) || std::isinf(h)) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_hallucination_silence_thold = %g: expected seconds "
+                                      ">= 0, or negative for off", h));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckCall(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
                        const float* samples, int n_samples) {
   if (!CheckPair(ctx, state, kFull)) return Logged();
@@ -153,7 +193,7 @@ absl::Status CheckCall(whisper_context* ctx, whisper_state* state, const whisper
     return SetupError(absl::StrFormat("whisper_full_params.n_threads = %d, expected 1 .. %d", params.n_threads,
                                       GGML_THREADPOOL_MAX_THREADS));
   }
-  return absl::OkStatus();
+  return CheckClips(state, params);
 }
 
 // VAD (whisper.cpp's whisper_vad: only the speech stretches, joined; the results are mapped back
@@ -161,7 +201,7 @@ absl::Status CheckCall(whisper_context* ctx, whisper_state* state, const whisper
 absl::Status PrepareAudio(whisper_state* state, const whisper_full_params& params, const float* samples,
                           int n_samples, bool* done) {
   state->vad_state.active = false;
-  if (params.vad && n_samples > 0) {
+  if (params.vad && params.ggml_n_clip_timestamps == 0 && n_samples > 0) {
     const absl::Status st = FilterSpeech(state, params, samples, n_samples);
     if (!st.ok()) return SetupError(std::string(st.message()));
     if (state->vad_state.filtered.empty()) {  // no speech
@@ -282,8 +322,15 @@ absl::Status ChooseLanguage(whisper_context* ctx, whisper_state* state, const wh
   const bool detect = params.language == nullptr || params.language[0] == '\0' ||
                       std::strcmp(params.language, "auto") == 0 || params.detect_language;
   if (detect) {
+    // faster-whisper 1.2.1 transcribe(): from the first clip's start when it lies in the audio
+    // (int(start * frames_per_second) < content_frames), else from 0.
+    int offset_ms = 0;
+    if (!state->clip_frames.empty() && params.ggml_clip_timestamps != nullptr) {
+      const int frame = static_cast<int>(std::min(1e9, static_cast<double>(params.ggml_clip_timestamps[0]) * 100.0));
+      if (frame < state->mel_n_frames_audio) offset_ms = frame * 10;
+    }
     float probs[kMaxLanguages];
-    *lang_id = whisper_lang_auto_detect_with_state(ctx, state, 0, params.n_threads, probs);
+    *lang_id = whisper_lang_auto_detect_with_state(ctx, state, offset_ms, params.n_threads, probs);
     if (*lang_id < 0) return WithKind(absl::InternalError("failed to auto-detect language"), ErrorKind::kLanguage);
     Log(GGML_LOG_LEVEL_INFO, "%s: auto-detected language: %s (p = %f)\n", kFull, LanguageCode(*lang_id),
         probs[*lang_id]);
@@ -345,6 +392,8 @@ void FillTranscribe(whisper_context* ctx, whisper_state* state, const whisper_fu
   tp->segments.print_special = params.print_special;
   tp->segments.single_segment = params.single_segment;
   tp->segments.tdrz = params.tdrz_enable;
+  tp->clip_frames = state->clip_frames.empty() ? nullptr : state->clip_frames.data();
+  tp->n_clips = static_cast<int>(state->clip_frames.size() / 2);
   SetPrompt(ctx, state, params, tp);
 }
 
@@ -372,6 +421,16 @@ void SetTimestamps(whisper_context* ctx, whisper_state* state, const whisper_ful
   if (ctx->params.dtw_token_timestamps && state->word_timestamps != nullptr && state->dtw_enabled) {
     state->word_timestamps->Begin();
     tp->word_timestamps = state->word_timestamps.get();
+  }
+  // faster-whisper applies hallucination_silence_threshold only with word_timestamps=True.
+  if (params.ggml_hallucination_silence_thold >= 0.0f) {
+    if (tp->word_timestamps == nullptr || tp->decoding.whisper_cpp) {
+      Log(GGML_LOG_LEVEL_WARN, "%s: whisper_full_params.ggml_hallucination_silence_thold = %g is ignored: it needs DTW "
+          "word timestamps (dtw_token_timestamps) and OpenAI's decoding rules\n", kFull,
+          params.ggml_hallucination_silence_thold);
+    } else {
+      tp->hallucination_silence_thold = params.ggml_hallucination_silence_thold;
+    }
   }
 }
 
@@ -570,6 +629,11 @@ void LogSplits(const PartPlan& plan, int n_processors, int offset_ms) {
 
 int FullParallel(whisper_context* ctx, const whisper_full_params& params, const float* samples, int n_samples,
                  int n_processors) {
+  if (params.ggml_n_clip_timestamps != 0) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_full_params.ggml_clip_timestamps with n_processors = %d: expected "
+        "n_processors 1 (the clips are times in the whole audio)\n", kParallel, n_processors);
+    return -1;
+  }
   PartPlan plan;
   if (!PlanParts(ctx, samples, n_samples, params.offset_ms, n_processors, &plan)) return -1;
   std::vector<whisper_state*> states;
@@ -665,6 +729,9 @@ struct whisper_full_params whisper_full_default_params(enum whisper_sampling_str
   p.vad_params = whisper_vad_default_params();
   p.ggml_multilingual = false;
   p.ggml_compression_ratio_thold = 2.4f;  // faster-whisper's compression_ratio_threshold
+  p.ggml_clip_timestamps = nullptr;       // faster-whisper's clip_timestamps "0": everything
+  p.ggml_n_clip_timestamps = 0;
+  p.ggml_hallucination_silence_thold = -1.0f;  // off: faster-whisper's None
   return p;
 }
 

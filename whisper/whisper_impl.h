@@ -109,6 +109,9 @@ struct whisper_state {
   int lang_id = 0;  // whisper.cpp's initial value
   std::string prompt_text;                  // initial_prompt last tokenized
   std::vector<whisper::Token> prompt_ids;   // its tokens
+  // whisper_full_params.ggml_clip_timestamps in frames (round(t * 100), faster-whisper's seek_clips),
+  // start, end, ...; an odd count gets the audio's end.
+  std::vector<int> clip_frames;
   // suppress_regex's ids (plus a non-speech list with suppress_nst), for the regex and the
   // non-speech list (null: none) they were made from: a call with the same two reuses them.
   std::string suppress_regex;
@@ -153,7 +156,7 @@ class StateBackend : public ModelBackend {
   void CopyKv(int src, int dst, int begin, int end) override { s_->ws->CopyKvRange(src, dst, begin, end); }
   int n_decoders() const override { return s_->ws->n_decoders(); }
   void ParallelFor(int n, void (*fn)(void* arg, int i), void* arg) override { s_->ws->ParallelFor(n, fn, arg); }
-  absl::StatusOr<AlignmentLogits> Align(const Token* tokens, int n_tokens) override;
+  absl::StatusOr<AlignmentLogits> Align(const Token* tokens, int n_tokens, int logits_from = -1) override;
 
  private:
   absl::Status CheckAbort(const char* what) const;

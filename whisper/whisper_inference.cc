@@ -142,11 +142,12 @@ absl::Status StateBackend::DecodeBatch(const int* decoders, const Token* tokens,
   return WithKind(st, ErrorKind::kTokenDecode);
 }
 
-absl::StatusOr<ModelBackend::AlignmentLogits> StateBackend::Align(const Token* tokens, int n_tokens) {
+absl::StatusOr<ModelBackend::AlignmentLogits> StateBackend::Align(const Token* tokens, int n_tokens,
+                                                                   int logits_from) {
   absl::Status st = CheckAbort("alignment pass");
   if (!st.ok()) return st;
   const int64_t t0 = NowUs();
-  absl::StatusOr<const float*> qk = s_->ws->Align(tokens, n_tokens);
+  absl::StatusOr<const float*> qk = s_->ws->Align(tokens, n_tokens, logits_from);
   s_->t_prompt_us += NowUs() - t0;
   s_->n_prompt++;
   if (!qk.ok()) return qk.status();
@@ -154,6 +155,8 @@ absl::StatusOr<ModelBackend::AlignmentLogits> StateBackend::Align(const Token* t
   out.qk = *qk;
   out.n_heads = s_->ws->n_alignment_heads();
   out.n_audio_ctx = s_->ws->n_audio_ctx();
+  out.logits = s_->ws->align_logits();
+  out.n_vocab = s_->ctx->model->hparams().n_vocab;
   return out;
 }
 

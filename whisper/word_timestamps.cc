@@ -49,6 +49,9 @@ WordTimestamps::WordTimestamps(int max_tokens, int max_frames)
   for (Word& w : words_) w.text.reserve(32);
   piece_.reserve(64);
   durations_.reserve(max_tokens);
+  token_probs_.reserve(max_tokens);
+  seg_words_.reserve(max_tokens + 1);
+  seg_word_begin_.reserve(max_tokens + 2);
 }
 
 WordTimestamps::Word& WordTimestamps::NewWord() {
@@ -57,6 +60,7 @@ WordTimestamps::Word& WordTimestamps::NewWord() {
   w.text.clear();
   w.token_begin = w.token_end = 0;
   w.start = w.end = 0.0;
+  w.probability = -1.0;
   return w;
 }
 
@@ -64,6 +68,8 @@ const std::vector<Token>& WordTimestamps::Sequence(const SpecialTokens& special,
                                                    int sot_len, const SegmentList& segments, size_t first,
                                                    size_t n) {
   sequence_.clear();
+  seg_words_.clear();  // no words until Compute (none at all when the segments hold no text)
+  seg_word_begin_.clear();
   split_on_unicode_ = special.multilingual && sot_len >= 2 && SplitsWordsOnUnicode(sot_sequence[1] - special.sot - 1);
   sequence_.insert(sequence_.end(), sot_sequence, sot_sequence + sot_len);
   sequence_.push_back(special.not_);
@@ -119,6 +125,30 @@ size_t WordTimestamps::SplitWords(const std::function<const std::string&(Token)>
   }
   if (piece_begin < n_text) add_piece(n_text);  // an unfinished character before <|endoftext|>
   return n_words_;                                // the <|endoftext|> word is not timed
+}
+
+void WordTimestamps::SetWordProbabilities(const SpecialTokens& special, const float* text_logits, int n_vocab,
+                                          size_t n_words) {
+  // CTranslate2 WhisperReplica::align: SoftMax over the first eot logits of each position, then
+  // the probability of the token that follows; faster-whisper: a word's is the mean of its tokens'.
+  const int n_text = static_cast<int>(text_.size());
+  const int n_soft = std::min(special.eot, n_vocab);
+  token_probs_.resize(n_text);
+  for (int k = 0; k < n_text; ++k) {
+    const float* row = text_logits + static_cast<size_t>(k) * n_vocab;
+    const float mx = *std::max_element(row, row + n_soft);
+    double sum = 0.0;
+    for (int v = 0; v < n_soft; ++v) sum += std::exp(static_cast<double>(row[v] - mx));
+    const Token id = text_[k]->id;
+    token_probs_[k] = id < n_soft ? std::exp(static_cast<double>(row[id] - mx)) / sum : 0.0;
+  }
+  for (size_t i = 0; i < n_words; ++i) {
+    Word& w = words_[i];
+    if (w.token_end <= w.token_begin) continue;
+    double total = 0.0;
+    for (int k = w.token_begin; k < w.token_end; ++k) total += token_probs_[k];
+    w.probability = total / (w.token_end - w.token_begin);
+  }
 }
 
 WordTimestamps::DurationBounds WordTimestamps::TimeWordsAndBoundMarks(size_t n_words) {
@@ -219,6 +249,8 @@ double WordTimestamps::AssignWordsToSegments(const SpecialTokens& special, int64
   const double offset = static_cast<double>(seek) / 100.0;
   size_t wi = 0;
   double last_word_end = -1.0;
+  seg_words_.clear();
+  seg_word_begin_.assign(1, 0);
   for (size_t s = first; s < last; ++s) {
     Segment& seg = (*segments)[s];
     int seg_text = 0;
@@ -239,6 +271,7 @@ double WordTimestamps::AssignWordsToSegments(const SpecialTokens& special, int64
     Word* last_word = nullptr;
     for (size_t i = w_first; i < wi; ++i) {
       if (words_[i].text.empty()) continue;
+      seg_words_.push_back(i);
       if (first_word == nullptr) {
         first_word = &words_[i];
       } else if (second_word == nullptr) {
@@ -246,6 +279,7 @@ double WordTimestamps::AssignWordsToSegments(const SpecialTokens& special, int64
       }
       last_word = &words_[i];
     }
+    seg_word_begin_.push_back(seg_words_.size());
     if (first_word == nullptr) continue;
     BoundSegment(bounds, *first_word, second_word, *last_word, &seg);
     last_word_end = last_word->end;
@@ -281,8 +315,11 @@ void WordTimestamps::WriteTokenTimes(const SpecialTokens& special, int64_t seek,
 absl::Status WordTimestamps::Compute(const SpecialTokens& special,
                                      const std::function<const std::string&(Token)>& token_text, const float* qk,
                                      int n_heads, int row_stride, int n_frames, int sot_len, int64_t seek,
-                                     bool openai, SegmentList* segments, size_t first, size_t n) {
+                                     bool openai, SegmentList* segments, size_t first, size_t n,
+                                     const float* text_logits, int n_vocab) {
   last_end_ = -1;
+  seg_words_.clear();
+  seg_word_begin_.clear();
   const size_t last = std::min(first + n, segments->size());
   const int n_text = CollectTextTokens(special, segments, first, last);
   if (last > first) last_end_ = (*segments)[last - 1].t1;
@@ -299,6 +336,7 @@ absl::Status WordTimestamps::Compute(const SpecialTokens& special,
 
   // Steps 1-5 of the header comment, then the token times from the words.
   const size_t n_words = SplitWords(token_text, n_text);
+  if (text_logits != nullptr) SetWordProbabilities(special, text_logits, n_vocab, n_words);
   const DurationBounds bounds = TimeWordsAndBoundMarks(n_words);
   MergePunctuation(n_words);
   const double last_word_end = AssignWordsToSegments(special, seek, bounds, n_words, segments, first, last);

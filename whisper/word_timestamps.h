@@ -56,24 +56,47 @@ class WordTimestamps {
   // Times segments[first, first + n) (the window starting at `seek` centiseconds) from the
   // alignment logits of the last Sequence(): qk as DtwAligner::Align takes them (n_heads,
   // row_stride), n_frames = the window's content frames / 2. openai: the full word rules above,
-  // else t_dtw only. Errors: those of DtwAligner::Align.
+  // else t_dtw only. text_logits (optional, openai only): the alignment pass's next-token logits
+  // from the <|notimestamps|> position on, n_vocab floats per position (row k predicts the k-th
+  // text token): each word's probability is then the mean over its tokens of their softmax
+  // probability over the text vocabulary [0, eot) (CTranslate2's Whisper align text_token_probs,
+  // faster-whisper's find_alignment word_probabilities; a word keeps its own when punctuation
+  // merges into it); without them it is -1. Errors: those of DtwAligner::Align.
   absl::Status Compute(const SpecialTokens& special, const std::function<const std::string&(Token)>& token_text,
                        const float* qk, int n_heads, int row_stride, int n_frames, int sot_len, int64_t seek,
-                       bool openai, SegmentList* segments, size_t first, size_t n);
+                       bool openai, SegmentList* segments, size_t first, size_t n,
+                       const float* text_logits = nullptr, int n_vocab = 0);
 
   // faster-whisper's get_end after the last Compute: the end of the last word of those segments
   // (centiseconds), or the last segment's end if none has words; -1 when there were no segments.
   int64_t last_end() const { return last_end_; }
 
- private:
+  // faster-whisper's last_speech_timestamp (seconds): where the speech before the next window
+  // ended, which bounds its first word (step 5). Compute moves it; set_last_speech restores it
+  // when the caller drops a window or its last segments (hallucination_silence_threshold).
+  double last_speech() const { return last_speech_s_; }
+  void set_last_speech(double seconds) { last_speech_s_ = seconds; }
+
+  // A timed word of the last Compute (openai), as faster-whisper's word dict.
   struct Word {
-    std::string text;
+    std::string text;     // with its leading space and merged punctuation
     int token_begin = 0;  // text-token index range [token_begin, token_end) of the window
     int token_end = 0;
-    double start = 0.0;   // seconds from the window start
-    double end = 0.0;
+    double start = 0.0;   // seconds from the window start; from the audio start (rounded to
+    double end = 0.0;     // 10 ms) once assigned to a segment
+    double probability = -1.0;  // mean alignment-pass probability of its own tokens; -1 unknown
   };
+  // The words of segments[first + i] of the last Compute (openai; none for a segment without
+  // text, and none after a Sequence without text), in order: faster-whisper's segment["words"].
+  size_t n_segment_words(size_t i) const {
+    return i + 1 < seg_word_begin_.size() ? seg_word_begin_[i + 1] - seg_word_begin_[i] : 0;
+  }
+  const Word& segment_word(size_t i, size_t k) const { return words_[seg_words_[seg_word_begin_[i] + k]]; }
+
+ private:
   Word& NewWord();
+  // Word probabilities from the text tokens' probabilities (text_logits rows, see Compute).
+  void SetWordProbabilities(const SpecialTokens& special, const float* text_logits, int n_vocab, size_t n_words);
 
   // The median word duration (at most 0.7 s) and twice it, in seconds (steps 3 and 5).
   struct DurationBounds {
@@ -115,6 +138,9 @@ class WordTimestamps {
   std::vector<double> durations_;
   double last_speech_s_ = 0.0;
   int64_t last_end_ = -1;
+  std::vector<double> token_probs_;      // the text tokens' alignment-pass probabilities
+  std::vector<size_t> seg_words_;        // indices into words_ of each segment's words, in order
+  std::vector<size_t> seg_word_begin_;   // segment i's words: seg_words_[begin[i], begin[i + 1])
 };
 
 }  // namespace whisper

@@ -10,6 +10,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "apps/common/request_rules.h"
 
 namespace whisper {
@@ -281,6 +283,34 @@ std::vector<Flag> VadFlags() {
   };
 }
 
+// --clip-timestamps "START,END,...": faster-whisper 1.2.1's clip_timestamps string (transcribe.py
+// generate_segments: the values split at commas, each a number of seconds); "0" (faster-whisper's
+// default) and "" mean the whole audio. Each value must be finite and >= 0.
+Flag ClipTimestampsFlag() {
+  Flag f;
+  f.long_name = "--clip-timestamps";
+  f.value_name = "LIST";
+  f.help = "faster-whisper's clip_timestamps: transcribe only these clips, seconds start,end,... (odd: to the end)";
+  f.set = [](CliParams& p, const std::string& v) {
+    p.clip_timestamps.clear();
+    if (v.empty() || v == "0") return absl::OkStatus();
+    for (absl::string_view item : absl::StrSplit(v, ',')) {
+      float x;
+      if (!absl::SimpleAtof(item, &x) || !std::isfinite(x) || x < 0.0f) {
+        p.clip_timestamps.clear();
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", item, "' in '", v, "' is not a number of seconds >= 0 (expected START,END,...)"));
+      }
+      p.clip_timestamps.push_back(x);
+    }
+    return absl::OkStatus();
+  };
+  f.show = [](const CliParams& p) {
+    return p.clip_timestamps.empty() ? std::string("0") : absl::StrJoin(p.clip_timestamps, ",");
+  };
+  return f;
+}
+
 // This runtime's own options (a usage section of their own).
 std::vector<Flag> OwnFlags() {
   return {
@@ -291,6 +321,9 @@ std::vector<Flag> OwnFlags() {
              "faster-whisper's multilingual=True: detect the language of every 30 s window"),
       Float(nullptr, "--compression-ratio-threshold", "N", &CliParams::compression_ratio_threshold, 0.0f, FLT_MAX,
             "faster-whisper's compression_ratio_threshold (openai rules): fall back above it; 0: off"),
+      ClipTimestampsFlag(),
+      Float(nullptr, "--hallucination-silence-threshold", "N", &CliParams::hallucination_silence_threshold, 0.0f,
+            FLT_MAX, "faster-whisper's hallucination_silence_threshold (s; with -dtw, openai rules); default off"),
       [] {
         Flag f = String(nullptr, "--decoding", "RULES", &CliParams::decoding,
                         "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)");
@@ -388,6 +421,9 @@ absl::StatusOr<CliParams> ParseArgs(const std::vector<std::string>& args) {
         "' (expected tiny.en, tiny, base.en, base, small.en, small, medium.en, medium, large.v1, large.v2, "
         "large.v3 or large.v3.turbo)"));
   }
+  if (!p.clip_timestamps.empty() && (p.offset_t_ms != 0 || p.duration_ms != 0)) {
+    return absl::InvalidArgumentError("--clip-timestamps cannot be combined with -ot/--offset-t or -d/--duration");
+  }
   if (p.diarize && p.tinydiarize) {
     return absl::InvalidArgumentError("cannot use both -di/--diarize and -tdrz/--tinydiarize");
   }
@@ -464,6 +500,9 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.carry_initial_prompt = p.carry_initial_prompt;
   w.ggml_multilingual = p.multilingual;
   w.ggml_compression_ratio_thold = p.compression_ratio_threshold;
+  w.ggml_clip_timestamps = p.clip_timestamps.empty() ? nullptr : p.clip_timestamps.data();
+  w.ggml_n_clip_timestamps = static_cast<int>(p.clip_timestamps.size());
+  w.ggml_hallucination_silence_thold = p.hallucination_silence_threshold;
   w.vad = p.vad;
   w.vad_model_path = p.vad_model.empty() ? kDefaultVadModel : p.vad_model.c_str();
   w.vad_params.threshold = p.vad_threshold;

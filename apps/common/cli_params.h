@@ -50,6 +50,13 @@ struct CliParams {
   // --compression-ratio-threshold: faster-whisper's compression_ratio_threshold under OpenAI's rules
   // (whisper_full_params.ggml_compression_ratio_thold; 0: off).
   float compression_ratio_threshold = 2.4f;
+  // --clip-timestamps: faster-whisper's clip_timestamps, seconds start,end,start,end,... (an odd
+  // count ends at the audio's end; whisper_full_params.ggml_clip_timestamps); empty: the whole
+  // audio ("0", faster-whisper's default, is the same).
+  std::vector<float> clip_timestamps;
+  // --hallucination-silence-threshold: faster-whisper's hallucination_silence_threshold in seconds,
+  // with -dtw under OpenAI's rules (whisper_full_params.ggml_hallucination_silence_thold; -1: off).
+  float hallucination_silence_threshold = -1.0f;
   float entropy_thold = 2.40f;    // -et: a window whose entropy is below this failed (repetition)
   float logprob_thold = -1.00f;   // -lpt: a window whose mean log probability is below this failed
   float no_speech_thold = 0.60f;  // -nth: no-speech probability above which a window is silence

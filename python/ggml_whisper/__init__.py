@@ -28,6 +28,8 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
     0.5, suppress_tokens [-1] or [], prefix None;
   - multilingual=True (a language per 30 s window, as faster-whisper's) also tells each segment's
     language in Segment.language, a field faster-whisper's Segment does not have (None without it);
+  - Word.probability is the mean of its tokens' probabilities when they were decoded (faster-whisper's
+    come from the alignment pass; hallucination_silence_threshold does use those, as faster-whisper);
   - an empty audio array raises ValueError (faster-whisper returns no segments).
 
 The GIL is released while audio decodes and while a segment is being decoded, so several threads
@@ -102,6 +104,8 @@ class TranscriptionOptions:
     max_initial_timestamp: float
     word_timestamps: bool
     multilingual: bool = False
+    clip_timestamps: Union[str, List[float]] = "0"
+    hallucination_silence_threshold: Optional[float] = None
 
 
 @dataclass
@@ -298,7 +302,9 @@ class WhisperModel:
                    without_timestamps: bool = False, max_initial_timestamp: float = 1.0,
                    word_timestamps: bool = False, vad_filter: bool = False, vad_parameters=None,
                    language_detection_threshold: Optional[float] = 0.5, language_detection_segments: int = 1,
-                   multilingual: bool = False, **unsupported) -> Tuple[Iterator[Segment], TranscriptionInfo]:
+                   multilingual: bool = False, clip_timestamps: Union[str, List[float]] = "0",
+                   hallucination_silence_threshold: Optional[float] = None,
+                   **unsupported) -> Tuple[Iterator[Segment], TranscriptionInfo]:
         """Transcribes `audio` (a path, a binary file object or float32 samples at 16 kHz).
 
         Returns (segments, info) as faster-whisper does: `segments` is a lazy iterator (decoding
@@ -312,10 +318,19 @@ class WhisperModel:
         multilingual=True detects the language of every 30 s window from its encoder output and
         decodes the window in it, as faster-whisper 1.2.1 does (info.language stays the one
         detected, or given, for the whole audio; each Segment.language is its window's); on an
-        English-only model it is turned off with faster-whisper's warning.
+        English-only model it is turned off with faster-whisper's warning. clip_timestamps ("0":
+        all; "start,end,..." seconds or a list of them, an odd count ending at the audio's end)
+        transcribes only those clips, as faster-whisper's seek_clips (vad_filter is then ignored, as
+        in faster-whisper, and language detection starts at the first clip);
+        hallucination_silence_threshold (seconds, with word_timestamps=True) skips silence around
+        likely hallucinations with faster-whisper's rule (whisper_full_params.ggml_* in whisper.h).
         """
         if unsupported:
             raise TypeError("transcribe() got unsupported arguments: %s" % ", ".join(sorted(unsupported)))
+        clips = _clip_timestamps(clip_timestamps)
+        hallucination = _hallucination_silence_threshold(hallucination_silence_threshold)
+        # faster-whisper 1.2.1: "vad_filter will be ignored if clip_timestamps is used" (!= "0").
+        vad_filter = vad_filter and _is_default_clip(clip_timestamps)
         vad_params = self._vad_params(vad_parameters) if vad_filter else None
         tokens_to_suppress, t0, t_inc = _check_decoding_options(
             task, beam_size, best_of, temperature, suppress_tokens, (
@@ -334,8 +349,8 @@ class WhisperModel:
         if vad_filter:
             samples, speech_map = self._speech_only(samples, vad_params)
         language, translate, language_probability, all_probs = self._language(
-            samples if samples.size else np.zeros(SAMPLE_RATE, np.float32), language, task,
-            language_detection_segments, language_detection_threshold)
+            _from_first_clip(samples, clips) if samples.size else np.zeros(SAMPLE_RATE, np.float32), language,
+            task, language_detection_segments, language_detection_threshold)
         options = TranscriptionOptions(
             beam_size=beam_size, best_of=best_of, temperatures=[t0 + i * t_inc for i in range(
                 1 + (int(round((1.0 - t0) / t_inc)) if t_inc > 0 else 0))],
@@ -344,7 +359,8 @@ class WhisperModel:
             condition_on_previous_text=condition_on_previous_text, initial_prompt=initial_prompt,
             suppress_blank=suppress_blank, suppress_tokens=tokens_to_suppress,
             without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
-            word_timestamps=word_timestamps, multilingual=bool(multilingual))
+            word_timestamps=word_timestamps, multilingual=bool(multilingual), clip_timestamps=clip_timestamps,
+            hallucination_silence_threshold=hallucination)
         o = self._core_options(options, t0, t_inc, language, translate)
         info = TranscriptionInfo(language=language, language_probability=language_probability,
                                  duration=duration, duration_after_vad=samples.shape[0] / SAMPLE_RATE,
@@ -399,6 +415,13 @@ class WhisperModel:
         o.no_speech_thold = options.no_speech_threshold if options.no_speech_threshold is not None else math.inf
         # whisper_full_params.ggml_compression_ratio_thold: None -> 0 (no check).
         o.compression_ratio_thold = options.compression_ratio_threshold or 0.0
+        # ggml_clip_timestamps: seconds; the default "0" (the whole audio) is no clip at all, which
+        # keeps this runtime's rule for the end of the audio (no window starts with < 1 s left).
+        clip = options.clip_timestamps
+        o.clip_timestamps = [] if _is_default_clip(clip) else _clip_timestamps(clip)
+        # ggml_hallucination_silence_thold: None -> -1 (off); 0 is on, as in faster-whisper.
+        if options.hallucination_silence_threshold is not None:
+            o.hallucination_silence_thold = options.hallucination_silence_threshold
         o.no_context = not options.condition_on_previous_text
         o.no_timestamps = options.without_timestamps
         o.suppress_blank = options.suppress_blank
@@ -479,6 +502,44 @@ def _compression_ratio_threshold(value) -> Optional[float]:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
         raise ValueError("compression_ratio_threshold=%r, expected a number >= 0 or None" % (value,))
+    return float(value)
+
+
+def _clip_timestamps(value) -> List[float]:
+    """faster-whisper's clip_timestamps as seconds: a string split at commas ("" -> none) or a list
+    of numbers; each finite and >= 0 (ValueError otherwise, naming the option)."""
+    try:
+        if isinstance(value, str):
+            out = [float(t) for t in value.split(",")] if value else []
+        else:
+            out = [float(t) for t in value if not isinstance(t, bool) and isinstance(t, numbers.Real)]
+            if len(out) != len(value):
+                raise ValueError
+    except (TypeError, ValueError):
+        raise ValueError("clip_timestamps=%r, expected \"start,end,...\" seconds or a list of them" % (value,))
+    if not all(math.isfinite(t) and t >= 0 for t in out):
+        raise ValueError("clip_timestamps=%r: each time must be a finite number of seconds >= 0" % (value,))
+    return out
+
+
+def _is_default_clip(clip_timestamps) -> bool:
+    """Whether clip_timestamps is faster-whisper's default, the string "0" (the whole audio)."""
+    return isinstance(clip_timestamps, str) and clip_timestamps == "0"
+
+
+def _from_first_clip(samples: np.ndarray, clips: List[float]) -> np.ndarray:
+    """The samples language detection reads: faster-whisper 1.2.1 transcribe() detects from frame
+    int(first clip start * 100) when it lies inside the audio, else from the start."""
+    frame = int(clips[0] * 100) if clips else 0
+    return samples[frame * 160:] if frame < samples.shape[0] // 160 else samples
+
+
+def _hallucination_silence_threshold(value) -> Optional[float]:
+    """faster-whisper's hallucination_silence_threshold checked: None (off) or a finite number >= 0."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value >= 0):
+        raise ValueError("hallucination_silence_threshold=%r, expected seconds >= 0 or None" % (value,))
     return float(value)
 
 

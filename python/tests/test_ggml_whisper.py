@@ -475,3 +475,51 @@ def test_vad_filter_is_faster_whispers(model, case):
         for w, rw in zip(s.words or [], r.get("words", [])):
             assert w.word == rw["word"]
             assert (w.start, w.end) == pytest.approx((rw["start"], rw["end"]), abs=tol), w
+def _clip_reference(run, key="segments"):
+    """Run `run` of testdata/fw_clip_hallucination.json (tools/reference/fw_clip_hallucination.py)."""
+    with open(os.path.join(ROOT, "testdata", "fw_clip_hallucination.json")) as f:
+        return next(r for r in json.load(f)["runs"] if r["name"] == run)[key]
+
+
+def _text_tokens(tokens):
+    return [t for t in tokens if t < 50256]
+
+
+def test_clip_timestamps_are_faster_whispers(model):
+    """clip_timestamps "1.5,5,7" on jfk.wav and "5,40,100,150" on long_speech.flac, greedy: the
+    segments' text tokens and times equal faster-whisper 1.2.1's with the same option; a list is the
+    same as the string; bad values raise ValueError naming the option."""
+    for run, audio, clips in (("clip_jfk", JFK, "1.5,5,7"), ("clip_jfk", JFK, [1.5, 5, 7]),
+                              ("clip_long", LONG, "5,40,100,150")):
+        ref = _clip_reference(run)
+        segments, info = model.transcribe(audio, beam_size=1, language="en", clip_timestamps=clips)
+        got = [(s.start, s.end, _text_tokens(s.tokens)) for s in segments]
+        assert info.transcription_options.clip_timestamps == clips
+        assert got == [(round(s["start"], 2), round(s["end"], 2), _text_tokens(s["tokens"])) for s in ref], run
+    for bad in ("1,x", "-1,5", [1, "5"], [float("nan")], 5, [True]):
+        with pytest.raises(ValueError, match="clip_timestamps"):
+            model.transcribe(JFK, clip_timestamps=bad)
+
+
+def test_hallucination_silence_threshold_is_faster_whispers(model):
+    """hallucination_silence_threshold=2 with word_timestamps=True on 80 s of long_speech.flac with
+    25 s of zeros (85-100 s, zeros, 100-140 s): faster-whisper 1.2.1 drops the window after the
+    zeros and decodes again from its anomalous first segment; ours gives the same text tokens, times
+    within 40 ms (DTW puts that segment's first word 20 ms earlier), and without the option
+    faster-whisper's other (baseline) texts."""
+    samples = decode_audio(LONG)
+    r = 16000
+    audio = np.concatenate([samples[85 * r:100 * r], np.zeros(25 * r, np.float32), samples[100 * r:140 * r]])
+    ref = _clip_reference("hal_silence")
+    segments, info = model.transcribe(audio, beam_size=1, language="en", word_timestamps=True,
+                                      hallucination_silence_threshold=2)
+    got = list(segments)
+    assert info.transcription_options.hallucination_silence_threshold == 2.0
+    assert [_text_tokens(s.tokens) for s in got] == [_text_tokens(s["tokens"]) for s in ref]
+    for s, want in zip(got, ref):
+        assert abs(s.start - want["start"]) <= 0.04 and abs(s.end - want["end"]) <= 0.04, (s, want)
+    segments, _ = model.transcribe(audio, beam_size=1, language="en", word_timestamps=True)
+    assert [s.text for s in segments] == [s["text"] for s in _clip_reference("hal_silence", "baseline")]
+    for bad in (-1, float("nan"), float("inf"), "2", True):
+        with pytest.raises(ValueError, match="hallucination_silence_threshold"):
+            model.transcribe(JFK, hallucination_silence_threshold=bad)

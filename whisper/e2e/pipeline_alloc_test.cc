@@ -70,15 +70,17 @@ class CountingBackend : public ModelBackend {
     state_->ParallelFor(n, fn, arg);
     Stop();
   }
-  absl::StatusOr<AlignmentLogits> Align(const Token* tokens, int n) override {
+  absl::StatusOr<AlignmentLogits> Align(const Token* tokens, int n, int logits_from) override {
     Start();
-    absl::StatusOr<const float*> qk = state_->Align(tokens, n);
+    absl::StatusOr<const float*> qk = state_->Align(tokens, n, logits_from);
     Stop();
     if (!qk.ok()) return qk.status();
     AlignmentLogits out;
     out.qk = *qk;
     out.n_heads = state_->n_alignment_heads();
     out.n_audio_ctx = state_->n_audio_ctx();
+    out.logits = state_->align_logits();
+    out.n_vocab = state_->model().hparams().n_vocab;
     return out;
   }
 

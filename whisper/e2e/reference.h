@@ -21,6 +21,12 @@ struct ReferenceSegment {
 // missing or malformed.
 std::vector<ReferenceSegment> LoadReference(const std::string& path);
 
+// The segments of run `run` ("runs"[i] whose "name" is `run`) of a reference file holding several
+// (testdata/fw_clip_hallucination.json): its `list` ("segments", or "baseline": the same audio
+// without the option). Fails the test and returns {} when absent.
+std::vector<ReferenceSegment> LoadReferenceRun(const std::string& path, const std::string& run,
+                                               const std::string& list = "segments");
+
 // The raw token ids of each decoding window ("windows"[i]["tokens"]: timestamps included, eot
 // excluded, as CTranslate2 returns them). Fails the test and returns {} on a malformed file.
 std::vector<std::vector<int>> LoadReferenceWindows(const std::string& path);

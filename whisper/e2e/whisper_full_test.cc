@@ -72,6 +72,89 @@ TEST_F(WhisperFullTest, CompressionRatioThresholdIsChecked) {
   }
 }
 
+// ggml_clip_timestamps / ggml_n_clip_timestamps (faster-whisper's clip_timestamps) and
+// ggml_hallucination_silence_thold: off by default; a bad value is -1 with one message naming the
+// field, before anything is decoded.
+TEST_F(WhisperFullTest, ClipTimestampsAndHallucinationThresholdAreChecked) {
+  const whisper_full_params d = Greedy();
+  EXPECT_EQ(d.ggml_clip_timestamps, nullptr);
+  EXPECT_EQ(d.ggml_n_clip_timestamps, 0);
+  EXPECT_LT(d.ggml_hallucination_silence_thold, 0.0f);
+  const float negative[] = {1.0f, -2.0f};
+  const float nan[] = {std::nanf("")};
+  const float inf[] = {INFINITY};
+  const float fine[] = {1.0f, 2.0f};
+  struct Case {
+    const float* clips;
+    int n;
+    int offset_ms;
+    float hallucination;
+    const char* field;
+  };
+  const Case cases[] = {
+      {negative, 2, 0, -1.0f, "ggml_clip_timestamps[1] = -2"},
+      {nan, 1, 0, -1.0f, "ggml_clip_timestamps[0] = nan"},
+      {inf, 1, 0, -1.0f, "ggml_clip_timestamps[0] = inf"},
+      {nullptr, 2, 0, -1.0f, "ggml_n_clip_timestamps = 2 with NULL"},
+      {fine, -1, 0, -1.0f, "ggml_n_clip_timestamps = -1"},
+      {fine, 2, 500, -1.0f, "ggml_clip_timestamps with offset_ms 500"},
+      {nullptr, 0, 0, std::nanf(""), "ggml_hallucination_silence_thold = nan"},
+      {nullptr, 0, 0, INFINITY, "ggml_hallucination_silence_thold = inf"},
+  };
+  for (const Case& c : cases) {
+    whisper_full_params p = Greedy();
+    p.ggml_clip_timestamps = c.clips;
+    p.ggml_n_clip_timestamps = c.n;
+    p.offset_ms = c.offset_ms;
+    p.ggml_hallucination_silence_thold = c.hallucination;
+    log_.errors.clear();
+    EXPECT_EQ(whisper_full(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size())), -1) << c.field;
+    ASSERT_EQ(log_.errors.size(), 1u) << c.field;
+    EXPECT_NE(log_.errors[0].find(std::string("whisper_full_params.") + c.field), std::string::npos)
+        << log_.errors[0];
+  }
+  whisper_full_params p = Greedy();
+  p.ggml_clip_timestamps = fine;
+  p.ggml_n_clip_timestamps = 2;
+  log_.errors.clear();
+  EXPECT_EQ(whisper_full_parallel(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size()), 2), -1);
+  ASSERT_EQ(log_.errors.size(), 1u);
+  EXPECT_NE(log_.errors[0].find("ggml_clip_timestamps with n_processors = 2"), std::string::npos) << log_.errors[0];
+}
+
+// Clips of jfk.wav under both rule sets: only their text. OpenAI's rules: faster-whisper 1.2.1's
+// clip_timestamps "1.5,5,7" gives " All Americans ask not." (1.5-4.34 s) and " For you, ask what
+// you can do for your country." (7-11 s) (testdata/fw_clip_hallucination.json, clip_jfk; the CLI
+// test compares tokens). whisper.cpp's rules read each clip as offset/duration: no segment starts
+// before 1.5 s or in 5-7 s.
+TEST_F(WhisperFullTest, ClipTimestampsTranscribeOnlyTheClips) {
+  const float clips[] = {1.5f, 5.0f, 7.0f};
+  for (whisper_ggml_decoding rules : {WHISPER_GGML_DECODING_OPENAI, WHISPER_GGML_DECODING_WHISPER_CPP}) {
+    ASSERT_EQ(whisper_ggml_set_decoding(ctx_, rules), 0);
+    whisper_full_params p = Greedy();
+    p.ggml_clip_timestamps = clips;
+    p.ggml_n_clip_timestamps = 3;
+    p.suppress_nst = true;
+    p.no_context = rules == WHISPER_GGML_DECODING_WHISPER_CPP;  // OpenAI's: condition_on_previous_text
+    ASSERT_EQ(whisper_full(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size())), 0);
+    const int n = whisper_full_n_segments(ctx_);
+    ASSERT_GE(n, 2) << rules;
+    for (int i = 0; i < n; ++i) {
+      const int64_t t0 = whisper_full_get_segment_t0(ctx_, i);
+      EXPECT_GE(t0, 150) << rules << " segment " << i;
+      EXPECT_FALSE(t0 >= 500 && t0 < 700) << rules << " segment " << i << " starts at " << t0;
+    }
+    if (rules == WHISPER_GGML_DECODING_OPENAI) {
+      ASSERT_EQ(n, 2);
+      EXPECT_STREQ(whisper_full_get_segment_text(ctx_, 0), " All Americans ask not.");
+      EXPECT_EQ(whisper_full_get_segment_t1(ctx_, 0), 434);
+      EXPECT_STREQ(whisper_full_get_segment_text(ctx_, 1), " For you, ask what you can do for your country.");
+      EXPECT_EQ(whisper_full_get_segment_t0(ctx_, 1), 700);
+    }
+  }
+  whisper_ggml_set_decoding(ctx_, WHISPER_GGML_DECODING_WHISPER_CPP);  // the fixture's default
+}
+
 struct Times {
   int64_t t0, t1;
 };
