@@ -41,7 +41,8 @@ double TokenEntropy(const Token* tokens, int n_tokens, int n) {
 }
 
 int DecodersNeeded(const DecodingParams& p) {
-  const int beams = p.beam_size > 1 ? 2 * p.beam_size : 1;
+  const bool beam = p.beam_size > 1 || (p.whisper_cpp && p.beam_search);
+  const int beams = beam ? 2 * std::max(p.beam_size, 1) : 1;
   const int sampled = p.temperature_inc > 0.0f || p.temperature > 0.0f ? std::max(p.best_of, 1) : 1;
   return std::max(beams, sampled);
 }
@@ -107,8 +108,15 @@ void WindowDecoder::FilterInto(const float* raw_logits, const Sequence& seq, flo
   fp.max_text_tokens = params_.single_segment ? 0 : params_.max_tokens;
   fp.float_logsumexp = params_.whisper_cpp;
   fp.renormalize_timestamps = !params_.whisper_cpp;
-  ApplyLogitFilters(special_, fp, seq.tokens.data(), static_cast<int>(seq.tokens.size()), seq.has_ts,
-                    seq.seek_delta, lane.logits.data(), lane.logprobs.data(), seq.data.data());
+  const bool text = ApplyLogitFilters(special_, fp, seq.tokens.data(), static_cast<int>(seq.tokens.size()),
+                                      seq.has_ts, seq.seek_delta, lane.logits.data(), lane.logprobs.data(),
+                                      seq.data.data());
+  if (text && params_.grammar != nullptr && !seq.grammar.stacks.empty()) {
+    // whisper.cpp: the grammar's penalty only where text may follow, then log-softmax again.
+    params_.grammar->Penalize(seq.grammar, *params_.grammar_vocab, params_.grammar_penalty, lane.logits.data(),
+                              &lane.grammar);
+    LogSoftmax(lane.logits.data(), special_.n_vocab, params_.whisper_cpp, lane.logprobs.data());
+  }
 }
 
 void WindowDecoder::FilterLane(void* job, int k) {
@@ -251,6 +259,9 @@ void WindowDecoder::StepRules(Sequence& seq, Token token, float logprob, const T
     seq.result_len = i + 1;
     seq.has_ts = true;
   }
+  if (params_.grammar != nullptr) {
+    params_.grammar->AcceptToken(*params_.grammar_vocab, token, &seq.grammar, &grammar_scratch_);
+  }
   const int margin = params_.whisper_cpp ? kEndOfAudioMarginWhisperCpp : kEndOfAudioMargin;
   const bool at_audio_end = seq.has_ts && seek + seq.seek_delta + margin >= seek_end;
   const bool at_max_tokens = params_.max_tokens > 0 && i >= params_.max_tokens;
@@ -302,8 +313,12 @@ double WindowDecoder::TextCompressionRatio(const Sequence& seq) {
   return compression_.Of(absl::string_view(text_).substr(b, e - b));
 }
 
+bool WindowDecoder::BeamAt(float temperature) const {
+  return temperature == 0.0f && (params_.beam_size > 1 || (params_.whisper_cpp && params_.beam_search));
+}
+
 int WindowDecoder::AttemptWidth(float temperature) const {
-  const bool beam = temperature == 0.0f && params_.beam_size > 1;
+  const bool beam = BeamAt(temperature);
   return beam ? params_.beam_size : (temperature > 0.0f ? std::max(params_.best_of, 1) : 1);
 }
 
@@ -323,6 +338,7 @@ void WindowDecoder::StartSequences(DecoderBackend& backend, int width, int n_pro
     s.idle = beam && j > 0 && !params_.whisper_cpp;
     s.score = 0.0;
     s.slot = j;
+    if (params_.grammar != nullptr) params_.grammar->Start(&s.grammar);
   }
   // Slot 0 holds this attempt's prompt (the prompt pass); the others get it copied, and every
   // other slot's content is unknown.
@@ -432,7 +448,7 @@ absl::Status WindowDecoder::DecodeLive(DecoderBackend& backend, int width, int n
 
 absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float temperature, int seek,
                                     int seek_end) {
-  const bool beam = temperature == 0.0f && params_.beam_size > 1;
+  const bool beam = BeamAt(temperature);
   const int width = AttemptWidth(temperature);
   const int n_max = std::min(params_.max_tokens_per_window, n_text_ctx_ - n_prompt);
   // Beam search double-buffers its KV caches: slots [0, width) and [width, 2 width) alternate.
