@@ -41,10 +41,10 @@ double TokenEntropy(const Token* tokens, int n_tokens, int n) {
 }
 
 int DecodersNeeded(const DecodingParams& p) {
-  const bool beam = p.beam_size > 1 || (p.whisper_cpp && p.beam_search);
-  const int beams = beam ? 2 * std::max(p.beam_size, 1) : 1;
+  const bool cpp_beam = p.whisper_cpp && p.beam_search;  // a beam search at every temperature
+  const int beams = p.beam_size > 1 || cpp_beam ? 2 * std::max(p.beam_size, 1) : 1;
   const int sampled = p.temperature_inc > 0.0f || p.temperature > 0.0f ? std::max(p.best_of, 1) : 1;
-  return std::max(beams, sampled);
+  return std::max(beams, cpp_beam ? 2 * sampled : sampled);
 }
 
 WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const DecodingParams& params,
@@ -75,7 +75,9 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
   batch_seq_.resize(width);
   batch_slots_.resize(width);
   batch_tokens_.resize(width);
-  for (int j = 0; j < n; ++j) rngs_.emplace_back(j);  // whisper.cpp seeds decoder j with j
+  // whisper.cpp seeds decoder j with j; one per sequence of any attempt (a later Reset may turn
+  // temperature fallback on without a new decoder).
+  for (int j = 0; j < std::max(n, width); ++j) rngs_.emplace_back(j);
   slot_kv_.resize(2 * static_cast<size_t>(std::max(width, 1)));  // >= DecodersNeeded for any temperature
   for (std::vector<Token>& v : slot_kv_) v.reserve(n_text_ctx);
   kept_.tokens.reserve(n_text_ctx);
@@ -314,12 +316,12 @@ double WindowDecoder::TextCompressionRatio(const Sequence& seq) {
 }
 
 bool WindowDecoder::BeamAt(float temperature) const {
-  return temperature == 0.0f && (params_.beam_size > 1 || (params_.whisper_cpp && params_.beam_search));
+  return (temperature == 0.0f && params_.beam_size > 1) || (params_.whisper_cpp && params_.beam_search);
 }
 
 int WindowDecoder::AttemptWidth(float temperature) const {
-  const bool beam = BeamAt(temperature);
-  return beam ? params_.beam_size : (temperature > 0.0f ? std::max(params_.best_of, 1) : 1);
+  if (temperature > 0.0f) return std::max(params_.best_of, 1);  // whisper.cpp's beams too: best_of of them
+  return BeamAt(temperature) ? params_.beam_size : 1;
 }
 
 void WindowDecoder::StartSequences(DecoderBackend& backend, int width, int n_prompt, bool beam) {

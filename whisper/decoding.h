@@ -87,9 +87,11 @@ struct DecodingParams {
   // token_text; <= 0 disables it. whisper.cpp has no such rule (its entropy_thold plays the part).
   float compression_ratio_thold = 0.0f;
   LogitFilterParams filter;         // temperature inside is set per attempt
-  // whisper_full_params.strategy is WHISPER_SAMPLING_BEAM_SEARCH: under whisper.cpp's rules a
-  // beam_size of 1 is then still its beam search (one candidate sampled per step, as
-  // whisper_sample_token_topk), not greedy decoding.
+  // whisper_full_params.strategy is WHISPER_SAMPLING_BEAM_SEARCH. Under whisper.cpp's rules every
+  // attempt is then its beam search (whisper_full_with_state switches on the strategy, not the
+  // temperature): beam_size beams at temperature 0 (1 too: one candidate sampled per step, as
+  // whisper_sample_token_topk), best_of beams at a fallback temperature, each sampling beam_size
+  // candidates. OpenAI's rules sample best_of independent sequences there.
   bool beam_search = false;
   // Grammar-constrained sampling (whisper_full_params.grammar_rules; null: none): each sequence
   // tracks `grammar`'s state from the start of each attempt (whisper.cpp re-initialises every

@@ -136,7 +136,8 @@ Flag Ignored(Flag f) {
   return f;
 }
 
-Flag NotImplemented(Flag f) {
+// No flag uses it today (--grammar was the last); kept for features whisper-cli may add.
+[[maybe_unused]] Flag NotImplemented(Flag f) {
   f.support = Support::kNotImplemented;
   return f;
 }
@@ -251,7 +252,7 @@ std::vector<Flag> ModelFlags() {
       Switch("-sns", "--suppress-nst", &CliParams::suppress_nst, "suppress non-speech tokens"),
       String(nullptr, "--suppress-regex", "REGEX", &CliParams::suppress_regex,
              "regular expression matching tokens to suppress"),
-      NotImplemented(String(nullptr, "--grammar", "GRAMMAR", &CliParams::grammar, "GBNF grammar to guide decoding")),
+      String(nullptr, "--grammar", "GRAMMAR", &CliParams::grammar, "GBNF grammar to guide decoding (a file, or GBNF text)"),
       String(nullptr, "--grammar-rule", "RULE", &CliParams::grammar_rule,
              "top-level GBNF grammar rule name (only used with --grammar)"),
       Float(nullptr, "--grammar-penalty", "N", &CliParams::grammar_penalty, -FLT_MAX, FLT_MAX,

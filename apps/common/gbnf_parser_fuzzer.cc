@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "apps/common/gbnf_parser.h"
 #include "whisper/whisper.h"
@@ -20,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     return 0;
   }
-  const auto rules = g->CRules();
+  std::vector<const whisper_grammar_element*> rules = g->CRules();
   for (const auto& rule : g->rules) {
     if (rule.empty() || rule.back().type != WHISPER_GRETYPE_END) {
       fprintf(stderr, "gbnf_parser_fuzzer: a rule without its END\n");
