@@ -28,6 +28,7 @@ APT_PACKAGES=(
   sox                                               # the README's stream example: any audio file to raw 16 kHz s16le on a pipe
   g++-aarch64-linux-gnu                             # --config=aarch64: the cross compiler (//toolchain)
   qemu-user                                         # qemu-aarch64: runs the aarch64 tests (tools/test_aarch64.sh)
+  espeak-ng                                         # spoken chess/color/assistant clips: the --grammar section of tools/whisper_cpp/test_compat.sh
 )
 
 # The arm64 builds of the libraries above, for --config=aarch64 (Debian multiarch: their

@@ -41,9 +41,10 @@ double TokenEntropy(const Token* tokens, int n_tokens, int n) {
 }
 
 int DecodersNeeded(const DecodingParams& p) {
-  const int beams = p.beam_size > 1 ? 2 * p.beam_size : 1;
+  const bool cpp_beam = p.whisper_cpp && p.beam_search;  // a beam search at every temperature
+  const int beams = p.beam_size > 1 || cpp_beam ? 2 * std::max(p.beam_size, 1) : 1;
   const int sampled = p.temperature_inc > 0.0f || p.temperature > 0.0f ? std::max(p.best_of, 1) : 1;
-  return std::max(beams, sampled);
+  return std::max(beams, cpp_beam ? 2 * sampled : sampled);
 }
 
 WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const DecodingParams& params,
@@ -74,7 +75,9 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
   batch_seq_.resize(width);
   batch_slots_.resize(width);
   batch_tokens_.resize(width);
-  for (int j = 0; j < n; ++j) rngs_.emplace_back(j);  // whisper.cpp seeds decoder j with j
+  // whisper.cpp seeds decoder j with j; one per sequence of any attempt (a later Reset may turn
+  // temperature fallback on without a new decoder).
+  for (int j = 0; j < std::max(n, width); ++j) rngs_.emplace_back(j);
   slot_kv_.resize(2 * static_cast<size_t>(std::max(width, 1)));  // >= DecodersNeeded for any temperature
   for (std::vector<Token>& v : slot_kv_) v.reserve(n_text_ctx);
   kept_.tokens.reserve(n_text_ctx);
@@ -107,8 +110,15 @@ void WindowDecoder::FilterInto(const float* raw_logits, const Sequence& seq, flo
   fp.max_text_tokens = params_.single_segment ? 0 : params_.max_tokens;
   fp.float_logsumexp = params_.whisper_cpp;
   fp.renormalize_timestamps = !params_.whisper_cpp;
-  ApplyLogitFilters(special_, fp, seq.tokens.data(), static_cast<int>(seq.tokens.size()), seq.has_ts,
-                    seq.seek_delta, lane.logits.data(), lane.logprobs.data(), seq.data.data());
+  const bool text = ApplyLogitFilters(special_, fp, seq.tokens.data(), static_cast<int>(seq.tokens.size()),
+                                      seq.has_ts, seq.seek_delta, lane.logits.data(), lane.logprobs.data(),
+                                      seq.data.data());
+  if (text && params_.grammar != nullptr && !seq.grammar.stacks.empty()) {
+    // whisper.cpp: the grammar's penalty only where text may follow, then log-softmax again.
+    params_.grammar->Penalize(seq.grammar, *params_.grammar_vocab, params_.grammar_penalty, lane.logits.data(),
+                              &lane.grammar);
+    LogSoftmax(lane.logits.data(), special_.n_vocab, params_.whisper_cpp, lane.logprobs.data());
+  }
 }
 
 void WindowDecoder::FilterLane(void* job, int k) {
@@ -251,6 +261,9 @@ void WindowDecoder::StepRules(Sequence& seq, Token token, float logprob, const T
     seq.result_len = i + 1;
     seq.has_ts = true;
   }
+  if (params_.grammar != nullptr) {
+    params_.grammar->AcceptToken(*params_.grammar_vocab, token, &seq.grammar, &grammar_scratch_);
+  }
   const int margin = params_.whisper_cpp ? kEndOfAudioMarginWhisperCpp : kEndOfAudioMargin;
   const bool at_audio_end = seq.has_ts && seek + seq.seek_delta + margin >= seek_end;
   const bool at_max_tokens = params_.max_tokens > 0 && i >= params_.max_tokens;
@@ -302,9 +315,13 @@ double WindowDecoder::TextCompressionRatio(const Sequence& seq) {
   return compression_.Of(absl::string_view(text_).substr(b, e - b));
 }
 
+bool WindowDecoder::BeamAt(float temperature) const {
+  return (temperature == 0.0f && params_.beam_size > 1) || (params_.whisper_cpp && params_.beam_search);
+}
+
 int WindowDecoder::AttemptWidth(float temperature) const {
-  const bool beam = temperature == 0.0f && params_.beam_size > 1;
-  return beam ? params_.beam_size : (temperature > 0.0f ? std::max(params_.best_of, 1) : 1);
+  if (temperature > 0.0f) return std::max(params_.best_of, 1);  // whisper.cpp's beams too: best_of of them
+  return BeamAt(temperature) ? params_.beam_size : 1;
 }
 
 void WindowDecoder::StartSequences(DecoderBackend& backend, int width, int n_prompt, bool beam) {
@@ -323,6 +340,7 @@ void WindowDecoder::StartSequences(DecoderBackend& backend, int width, int n_pro
     s.idle = beam && j > 0 && !params_.whisper_cpp;
     s.score = 0.0;
     s.slot = j;
+    if (params_.grammar != nullptr) params_.grammar->Start(&s.grammar);
   }
   // Slot 0 holds this attempt's prompt (the prompt pass); the others get it copied, and every
   // other slot's content is unknown.
@@ -432,7 +450,7 @@ absl::Status WindowDecoder::DecodeLive(DecoderBackend& backend, int width, int n
 
 absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float temperature, int seek,
                                     int seek_end) {
-  const bool beam = temperature == 0.0f && params_.beam_size > 1;
+  const bool beam = BeamAt(temperature);
   const int width = AttemptWidth(temperature);
   const int n_max = std::min(params_.max_tokens_per_window, n_text_ctx_ - n_prompt);
   // Beam search double-buffers its KV caches: slots [0, width) and [width, 2 width) alternate.

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "whisper/compression_ratio.h"
+#include "whisper/grammar.h"
 #include "whisper/logit_filter.h"
 #include "whisper/tokens.h"
 
@@ -86,6 +87,22 @@ struct DecodingParams {
   // token_text; <= 0 disables it. whisper.cpp has no such rule (its entropy_thold plays the part).
   float compression_ratio_thold = 0.0f;
   LogitFilterParams filter;         // temperature inside is set per attempt
+  // whisper_full_params.strategy is WHISPER_SAMPLING_BEAM_SEARCH. Under whisper.cpp's rules every
+  // attempt is then its beam search (whisper_full_with_state switches on the strategy, not the
+  // temperature): beam_size beams at temperature 0 (1 too: one candidate sampled per step, as
+  // whisper_sample_token_topk), best_of beams at a fallback temperature, each sampling beam_size
+  // candidates. OpenAI's rules sample best_of independent sequences there.
+  bool beam_search = false;
+  // Grammar-constrained sampling (whisper_full_params.grammar_rules; null: none): each sequence
+  // tracks `grammar`'s state from the start of each attempt (whisper.cpp re-initialises every
+  // decoder's grammar per window and temperature); at a step where text may follow (not forced to
+  // a timestamp), the candidates the grammar rejects get grammar_penalty subtracted from their
+  // logits and the log-probabilities are recomputed (whisper.cpp whisper_process_logits); each
+  // sampled token then advances the state (whisper_grammar_accept_token), which a beam adopting
+  // another's sequence copies. Both must outlive the decoder's runs.
+  const Grammar* grammar = nullptr;
+  const GrammarVocab* grammar_vocab = nullptr;
+  float grammar_penalty = 100.0f;
 };
 
 // The number of backend decoders WindowDecoder::Run needs for `params` (beam search double-buffers).
@@ -161,6 +178,7 @@ class WindowDecoder {
     bool completed = false;
     bool failed = false;
     bool idle = false;  // a beam left without a distinct candidate; refilled at a later step
+    GrammarState grammar;  // with DecodingParams::grammar
     double score = 0.0;
     double sum_logprobs = 0.0;
     int slot = 0;  // backend decoder index
@@ -187,6 +205,8 @@ class WindowDecoder {
   // *result, with its compression ratio. Returns whether OpenAI's fallback rules ask for a retry
   // at a higher temperature (failed, low log-probability with speech, or repetitive).
   bool TakeBest(float temperature, WindowResult* result);
+  // Whether an attempt at `temperature` is a beam search (see DecodingParams::beam_search).
+  bool BeamAt(float temperature) const;
   // Sequences decoded at once at `temperature`: beam_size (beam search at 0), best_of (sampling), or 1.
   int AttemptWidth(float temperature) const;
   // One decoding attempt of up to n_text_ctx - n_prompt tokens, all sequences scored at the end.
@@ -216,6 +236,7 @@ class WindowDecoder {
     std::vector<float> logits;    // n_vocab
     std::vector<float> logprobs;  // n_vocab
     std::vector<Candidate> cands;  // reserved 16
+    GrammarScratch grammar;        // the grammar penalty's search
     TsStats ts;
     Token argmax = 0;
   };
@@ -272,6 +293,7 @@ class WindowDecoder {
   std::vector<int> batch_slots_;
   std::vector<Token> batch_tokens_;
   std::vector<std::mt19937> rngs_;
+  GrammarScratch grammar_scratch_;  // StepRules' grammar advance
   std::function<const std::string&(Token)> token_text_;
   CompressionRatio compression_;
   std::string text_;  // TextCompressionRatio's buffer, reserved once

@@ -41,7 +41,12 @@ float LogSumExp(const float* x, int begin, int end) {
   return mx + static_cast<float>(std::log(sum));
 }
 
-void ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const Token* tokens, int n_tokens,
+void LogSoftmax(const float* logits, int n, bool float_sum, float* logprobs) {
+  const float lse = float_sum ? LogSumExpFloat(logits, 0, n) : LogSumExp(logits, 0, n);
+  for (int i = 0; i < n; ++i) logprobs[i] = logits[i] - lse;
+}
+
+bool ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const Token* tokens, int n_tokens,
                        bool has_ts, int seek_delta, float* logits, float* logprobs,
                        const TokenData* token_data) {
   const int n_vocab = s.n_vocab;
@@ -112,8 +117,10 @@ void ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
         const float ts_lse = LogSumExp(logits, s.beg, n_vocab);
         for (int i = s.beg; i < n_vocab; ++i) logprobs[i] = logits[i] - ts_lse;
       }
+      return false;
     }
   }
+  return true;
 }
 
 }  // namespace whisper

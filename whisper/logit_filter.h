@@ -45,10 +45,16 @@ struct LogitFilterParams {
 // this window (after the prompt), `n_tokens` of them. `seek_delta` is twice the last timestamp
 // index seen in this window (centiseconds), for the monotonic-timestamp rule; `has_ts` says
 // whether one was seen. `token_data` (n_tokens entries, may be null) is what params.hook sees.
-// No allocation.
-void ApplyLogitFilters(const SpecialTokens& special, const LogitFilterParams& params, const Token* tokens,
+// No allocation. Returns false when step 10 left only timestamps (text suppressed because the
+// timestamps together are more likely), true otherwise: where whisper.cpp goes on to its grammar
+// penalty (whisper_process_logits, whisper_suppress_invalid_grammar).
+bool ApplyLogitFilters(const SpecialTokens& special, const LogitFilterParams& params, const Token* tokens,
                        int n_tokens, bool has_ts, int seek_delta, float* logits, float* logprobs,
                        const TokenData* token_data = nullptr);
+
+// logprobs[i] = logits[i] - log(sum(exp(logits))) over the n logits (-inf stays -inf): with
+// float_sum, whisper.cpp's float accumulation (whisper_compute_logprobs), else LogSumExp's double.
+void LogSoftmax(const float* logits, int n, bool float_sum, float* logprobs);
 
 // log(sum(exp(x[i]))) over [begin, end), stable (max subtracted). -inf when all are -inf.
 float LogSumExp(const float* x, int begin, int end);

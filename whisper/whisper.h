@@ -19,8 +19,7 @@
  *
  * Decoding follows whisper.cpp's rules by default, so a program gets whisper.cpp's transcript;
  * whisper_ggml_set_decoding (an extension, at the end) selects OpenAI's rules instead, which give
- * faster-whisper's. Differences from whisper.cpp are listed at each function; grammars are not
- * implemented yet (setting them is an error, see whisper_full). */
+ * faster-whisper's. Differences from whisper.cpp are listed at each function. */
 #ifndef WHISPER_H
 #define WHISPER_H
 
@@ -143,8 +142,13 @@ typedef struct whisper_model_loader {
   void (*close)(void* ctx);
 } whisper_model_loader;
 
-/* Grammar-constrained sampling (whisper.cpp's GBNF elements; not implemented: a non-NULL
- * grammar_rules makes whisper_full fail). */
+/* Grammar-constrained sampling (whisper.cpp 1.8.5's GBNF rules in binary form, as
+ * examples/grammar-parser.cpp writes them from GBNF text: this runtime's parser is the programs',
+ * apps/common/gbnf_parser.h). A rule is an array of elements ending in WHISPER_GRETYPE_END, its
+ * alternatives separated by WHISPER_GRETYPE_ALT; a character set is a CHAR (or CHAR_NOT for [^...])
+ * followed by CHAR_RNG_UPPER (the upper end of a range) and CHAR_ALT (further characters)
+ * elements; values are Unicode code points, or a rule index for RULE_REF. The values are
+ * whisper.cpp's. See whisper_full_params.grammar_rules. */
 enum whisper_gretype {
   WHISPER_GRETYPE_END = 0,
   WHISPER_GRETYPE_ALT = 1,
@@ -394,8 +398,8 @@ typedef void (*whisper_logits_filter_callback)(struct whisper_context* ctx, stru
 
 /* Parameters of whisper_full; same fields, order and defaults as whisper.cpp 1.8.5 (see
  * whisper_full_default_params), then this runtime's extension fields (ggml_*, at the end: a
- * program that starts from whisper_full_default_params gets their defaults). Not implemented yet,
- * and an error when set: grammar_rules; debug_mode is accepted (no dumps). */
+ * program that starts from whisper_full_default_params gets their defaults). debug_mode is
+ * accepted (no dumps). */
 struct whisper_full_params {
   enum whisper_sampling_strategy strategy;
   int n_threads;         /* default min(4, hardware threads) */
@@ -462,7 +466,24 @@ struct whisper_full_params {
   void* abort_callback_user_data;
   whisper_logits_filter_callback logits_filter_callback;
   void* logits_filter_callback_user_data;
-  const whisper_grammar_element** grammar_rules; /* not implemented (error when non-NULL) */
+  /* Grammar-constrained sampling, as whisper.cpp 1.8.5 (src/whisper.cpp whisper_grammar_*,
+   * whisper_suppress_invalid_grammar): grammar_rules[0 .. n_grammar_rules) are the rules (each
+   * ending in WHISPER_GRETYPE_END; read during the call only), decoding starts at rule
+   * i_start_rule. Every decoder (and beam: a beam that takes another's sequence takes its state)
+   * tracks the grammar's parse state from the start of each 30 s window and attempt; at a step
+   * where text may follow (the timestamp rule did not force a timestamp), every text token (id
+   * below whisper_token_eot) whose text no parse can continue with has grammar_penalty subtracted
+   * from its logit (after the temperature), and the log-probabilities are recomputed; <|endoftext|>
+   * and timestamps are never penalized, and tokens whose text starts with "[_" do not advance the
+   * state. Once a sampled token leaves no parse (the penalty is finite), the grammar constrains
+   * nothing more in that window. NULL grammar_rules: no grammar (n_grammar_rules ignored).
+   * whisper_full returns -1 with a message for n_grammar_rules = 0 with grammar_rules set, a
+   * non-finite grammar_penalty, i_start_rule >= n_grammar_rules, and rules
+   * whisper_ggml_check_grammar refuses (whisper.cpp asserts, reads out of bounds or recurses
+   * without end on those). The rules are compiled once per state and reused while they are the
+   * same. whisper-cli sets strategy WHISPER_SAMPLING_BEAM_SEARCH when it uses a grammar; with
+   * whisper.cpp's rules a beam_size of 1 then samples one candidate per step, as whisper.cpp. */
+  const whisper_grammar_element** grammar_rules;
   size_t n_grammar_rules;
   size_t i_start_rule;
   float grammar_penalty; /* default 100 */
@@ -534,8 +555,8 @@ WHISPER_API struct whisper_full_params whisper_full_default_params(enum whisper_
  * state (previous results are cleared). n_samples == 0 reuses the state's mel (from
  * whisper_pcm_to_mel / whisper_set_mel). Returns 0 on success (also when less than 100 ms lies
  * between offset_ms and the end: no segments, a warning, as whisper.cpp); negative on error, as
- * whisper.cpp: -1 bad arguments (n_threads not in 1 .. 512, ...) or an
- * unimplemented feature requested (named in the message), -2 mel failed, -3 language detection
+ * whisper.cpp: -1 bad arguments (n_threads not in 1 .. 512, bad grammar rules, ...; named in the
+ * message), -2 mel failed, -3 language detection
  * failed, -4 too many decoders (> 8 beams or best_of), -5 audio_ctx > n_audio_ctx, -6 encode
  * failed or aborted, -8/-9 decode failed or aborted. */
 WHISPER_API int whisper_full(struct whisper_context* ctx, struct whisper_full_params params, const float* samples,
@@ -816,6 +837,19 @@ WHISPER_API int whisper_ggml_set_compute_type(struct whisper_context_params* par
  * INT64_MAX / 10 is clamped there (whisper.cpp overflows). Writes at most size bytes, NUL included
  * (snprintf's truncation), to buf and returns buf; 32 bytes always suffice. */
 WHISPER_API const char* whisper_ggml_format_timestamp(int64_t t, int comma, char* buf, size_t size);
+
+/* whisper_ggml_check_grammar: whether whisper_full would take these grammar rules
+ * (whisper_full_params.grammar_rules, n_grammar_rules, i_start_rule), so a program can report a
+ * bad grammar before it loads a model. Returns 0 when they are fine; -1 when they are not, with
+ * the reason in msg (truncated to msg_size - 1 bytes, NUL-terminated; nothing written when msg is
+ * NULL or msg_size is 0) naming the rule and element index: no rules, i_start_rule out of range,
+ * a NULL rule, an element type outside whisper_gretype, a RULE_REF to no rule, a CHAR_RNG_UPPER or
+ * CHAR_ALT not after a character element, a left-recursive rule reachable from the start rule
+ * (one that can reach itself before matching a character), or a start rule that expands to more
+ * than 4096 parse stacks or 2^20 steps (an ambiguous grammar). Each rule must end in
+ * WHISPER_GRETYPE_END (it is read up to there). */
+WHISPER_API int whisper_ggml_check_grammar(const whisper_grammar_element** rules, size_t n_rules,
+                                           size_t i_start_rule, char* msg, size_t msg_size);
 
 /* Sets the log callback of this library and of the ggml layer under it (ggml's messages arrive
  * prefixed "ggml: " and newline-terminated, like whisper's). NULL restores the default (stderr;

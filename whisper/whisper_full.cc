@@ -86,15 +86,6 @@ void LogitsFilter(void* user, const TokenData* tokens, int n_tokens, float* logi
                                     logits, b->params->logits_filter_callback_user_data);
 }
 
-// The features of whisper.cpp that this runtime does not have yet: an error naming the field.
-bool CheckImplemented(const whisper_full_params& p, const char* func) {
-  const char* field = nullptr;
-  if (p.grammar_rules != nullptr && p.n_grammar_rules > 0) field = "grammar_rules (grammar-constrained sampling)";
-  if (field == nullptr) return true;
-  Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_full_params.%s is set but not implemented by this runtime\n", func, field);
-  return false;
-}
-
 // whisper.cpp's suppress_regex: every token whose text (whisper_token_to_str) matches the whole
 // ECMAScript regex is suppressed at every step, after the logits filter callback. The ids are
 // found once per regex (whisper.cpp matches the vocabulary at each step). False, with a message,
@@ -185,7 +176,6 @@ absl::Status CheckCall(whisper_context* ctx, whisper_state* state, const whisper
   state->results.Clear();
   state->n_results_mapped = 0;
   state->vad_state.speech.clear();  // whisper_full_n_vad_segments: 0 unless this call's VAD finds speech
-  if (!CheckImplemented(params, kFull)) return Logged();
   if (n_samples < 0 || (n_samples > 0 && samples == nullptr)) {
     return SetupError(absl::StrFormat("n_samples = %d with %s samples", n_samples, samples == nullptr ? "NULL" : ""));
   }
@@ -231,6 +221,7 @@ absl::Status CheckWindows(whisper_context* ctx, whisper_state* state, const whis
                           DecodingParams* dp, bool* done) {
   const WhisperHparams& hp = ctx->model->hparams();
   dp->beam_size = params.strategy == WHISPER_SAMPLING_BEAM_SEARCH ? std::max(1, params.beam_search.beam_size) : 1;
+  dp->beam_search = params.strategy == WHISPER_SAMPLING_BEAM_SEARCH;
   dp->best_of = std::max(1, params.greedy.best_of);
   if (dp->beam_size > WHISPER_GGML_MAX_DECODERS || dp->best_of > WHISPER_GGML_MAX_DECODERS) {
     return WithKind(absl::InvalidArgumentError(absl::StrFormat("too many decoders requested (%d), max = %d",
@@ -310,7 +301,7 @@ absl::Status FillDecoding(whisper_context* ctx, whisper_state* state, const whis
     dp->filter.hook = LogitsFilter;
     dp->filter.hook_user = bridge;
   }
-  return absl::OkStatus();
+  return PrepareGrammar(ctx, state, params, dp);
 }
 
 // The language: detected when asked (or unset) on multilingual models, else the code or name

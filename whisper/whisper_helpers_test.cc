@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "testdata/paths.h"
@@ -129,3 +130,58 @@ TEST(SetComputeTypeTest, NamesNotesAndErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+// root ::= "ab" | [a-c] rest; rest ::= "x" (two rules, as whisper.h's binary form).
+const whisper_grammar_element kRoot[] = {{WHISPER_GRETYPE_CHAR, 'a'},      {WHISPER_GRETYPE_CHAR, 'b'},
+                                         {WHISPER_GRETYPE_ALT, 0},         {WHISPER_GRETYPE_CHAR, 'a'},
+                                         {WHISPER_GRETYPE_CHAR_RNG_UPPER, 'c'}, {WHISPER_GRETYPE_RULE_REF, 1},
+                                         {WHISPER_GRETYPE_END, 0}};
+const whisper_grammar_element kRest[] = {{WHISPER_GRETYPE_CHAR, 'x'}, {WHISPER_GRETYPE_END, 0}};
+
+}  // namespace
+
+TEST(CheckGrammar, AcceptsGoodRulesAndNamesBadOnes) {
+  const whisper_grammar_element* rules[] = {kRoot, kRest};
+  char msg[200] = "untouched";
+  EXPECT_EQ(whisper_ggml_check_grammar(rules, 2, 0, msg, sizeof(msg)), 0);
+  EXPECT_STREQ(msg, "untouched");
+  EXPECT_EQ(whisper_ggml_check_grammar(rules, 1, 0, msg, sizeof(msg)), -1);  // rule 1 missing
+  EXPECT_NE(std::strstr(msg, "rule 0 element 5: WHISPER_GRETYPE_RULE_REF to rule 1, but there are 1 rules"), nullptr)
+      << msg;
+  EXPECT_EQ(whisper_ggml_check_grammar(rules, 2, 2, msg, sizeof(msg)), -1);
+  EXPECT_NE(std::strstr(msg, "start rule 2"), nullptr) << msg;
+  const whisper_grammar_element left[] = {{WHISPER_GRETYPE_RULE_REF, 0}, {WHISPER_GRETYPE_END, 0}};
+  const whisper_grammar_element* left_rules[] = {left};
+  EXPECT_EQ(whisper_ggml_check_grammar(left_rules, 1, 0, msg, 12), -1);
+  EXPECT_STREQ(msg, "rule 0 is l");  // truncated to msg_size - 1
+  EXPECT_EQ(whisper_ggml_check_grammar(nullptr, 3, 0, nullptr, 0), -1);
+}
+
+// whisper_full's grammar fields: errors named, and a grammar run on silence completes.
+TEST(FullGrammar, ErrorsAndARun) {
+  whisper_context* ctx = whisper_init_from_file_with_params(testdata::ModelPath("ggml-tiny.en.bin").c_str(),
+                                                            whisper_context_default_params());
+  ASSERT_NE(ctx, nullptr);
+  const std::vector<float> silence(16000, 0.0f);
+  const whisper_grammar_element* rules[] = {kRoot, kRest};
+  whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_BEAM_SEARCH);
+  p.n_threads = 1;
+  p.print_progress = false;
+  p.grammar_rules = rules;
+  p.n_grammar_rules = 0;
+  EXPECT_EQ(whisper_full(ctx, p, silence.data(), static_cast<int>(silence.size())), -1);
+  p.n_grammar_rules = 2;
+  p.grammar_penalty = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(whisper_full(ctx, p, silence.data(), static_cast<int>(silence.size())), -1);
+  p.grammar_penalty = 100.0f;
+  p.i_start_rule = 7;
+  EXPECT_EQ(whisper_full(ctx, p, silence.data(), static_cast<int>(silence.size())), -1);
+  p.i_start_rule = 0;
+  p.beam_search.beam_size = 1;
+  EXPECT_EQ(whisper_full(ctx, p, silence.data(), static_cast<int>(silence.size())), 0);
+  p.grammar_rules = nullptr;  // NULL: no grammar, whatever n_grammar_rules says (as whisper.cpp)
+  EXPECT_EQ(whisper_full(ctx, p, silence.data(), static_cast<int>(silence.size())), 0);
+  whisper_free(ctx);
+}

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "whisper/compression_ratio.h"
+#include "whisper/grammar.h"
 #include "whisper/mel.h"
 #include "whisper/model.h"
 #include "whisper/segments.h"
@@ -117,6 +118,14 @@ struct whisper_state {
   std::string suppress_regex;
   const std::vector<whisper::Token>* suppress_regex_nst = nullptr;
   std::vector<whisper::Token> suppress_ids;
+  // grammar_rules' grammar (whisper/whisper_grammar.cc PrepareGrammar), rebuilt only when the
+  // rules' elements (grammar_elems, each rule with its END) or the start rule change; the
+  // vocabulary's code points are decoded at the first grammar call.
+  whisper::Grammar grammar;
+  std::vector<whisper::GrammarElement> grammar_elems;
+  std::vector<whisper::GrammarElement> grammar_elems_new;  // the call's, compared with grammar_elems
+  size_t grammar_start = 0;
+  whisper::GrammarVocab grammar_vocab;
 
   // Abort check for the graph computes of the current call (whisper_full).
   ggml_abort_callback abort_callback = nullptr;
@@ -187,6 +196,13 @@ int64_t MapVadTokenTime(const whisper_state* state, int64_t t);
 // times in 1.9.3's whisper_full_get_token_t0/t1, which also make t1 >= t0 + 1 and do not keep
 // tokens in their segment); its token data stays in the joined audio's time.
 void MapNewResults(whisper_state* state);
+
+// whisper_full's grammar (whisper/whisper_grammar.cc): with params.grammar_rules set, dp gets the
+// state's grammar (built or reused), its vocabulary and grammar_penalty. Errors (InvalidArgument,
+// naming the field): n_grammar_rules = 0 with grammar_rules set, a non-finite grammar_penalty,
+// i_start_rule out of range, rules Grammar::Init refuses.
+absl::Status PrepareGrammar(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
+                            DecodingParams* dp);
 
 // Whether `state` may be used with `ctx` (both non-null, state made for ctx); logs otherwise.
 bool CheckPair(const whisper_context* ctx, const whisper_state* state, const char* func);

@@ -6,8 +6,9 @@
 //
 // Deliberate differences from whisper-cli, also listed in --help and the README: decoding follows
 // OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; an unknown flag is
-// exit 2 (whisper-cli prints usage and exits 0); grammars (not implemented yet) are exit 2 when
-// requested; -owts checks its font (-fp) before transcribing
+// exit 2 (whisper-cli prints usage and exits 0); a bad --grammar or unknown --grammar-rule is
+// exit 2 naming the line and column or the rule (whisper-cli: exit 4, or a warning and no
+// grammar); -owts checks its font (-fp) before transcribing
 // (whisper-cli, after, leaving an empty script) and single-quotes an input path the shell would
 // split; -dtw under OpenAI's rules also times words
 // (-ojf "words", -ml 1 -sow); --vad reads models/ggml-silero-v6.bin unless -vm names a model;
@@ -17,12 +18,15 @@
 // the wrong kind (whisper_ggml_check_model_file; whisper-cli aborts or exits 3); -ot past the end of the audio is
 // exit 1 (whisper-cli: a warning, exit 0).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +36,7 @@
 #include "apps/common/bazel_run.h"
 #include "apps/common/audio.h"
 #include "apps/common/cli_params.h"
+#include "apps/common/gbnf_parser.h"
 #include "apps/common/output.h"
 #include "apps/common/request_rules.h"
 #include "apps/common/utf8.h"
@@ -349,10 +354,81 @@ std::optional<std::vector<float>> LoadInput(const CliParams& p, const std::strin
   return *std::move(audio);
 }
 
+// --grammar, --grammar-rule, --grammar-penalty (whisper-cli 1.8.5): the parsed grammar and, when
+// both --grammar and --grammar-rule are given, the rules decoding follows.
+struct CliGrammar {
+  GbnfGrammar parsed;
+  std::vector<const whisper_grammar_element*> rules;
+  size_t start = 0;
+  bool use = false;
+};
+
+// " ('name')" after the first "rule N" of a library message, naming rule N.
+std::string NameRules(const std::string& msg, const GbnfGrammar& g) {
+  const size_t at = msg.find("rule ");
+  size_t end = at == std::string::npos ? at : at + 5;
+  while (end != std::string::npos && end < msg.size() && std::isdigit(static_cast<unsigned char>(msg[end]))) ++end;
+  if (at == std::string::npos || end == at + 5) return msg;
+  const uint32_t id = static_cast<uint32_t>(std::stoul(msg.substr(at + 5, end - at - 5)));
+  for (const auto& [name, i] : g.symbol_ids) {
+    if (i == id) return msg.substr(0, end) + " ('" + name + "')" + msg.substr(end);
+  }
+  return msg;
+}
+
+// Reads --grammar (a file when one exists at that path, else GBNF text, as whisper-cli), parses
+// and checks it and prints it (whisper-cli's "main: grammar:", unless -np). The exit code after
+// printing the error (2: a bad grammar, an unknown --grammar-rule), or nullopt when fine. Unlike
+// whisper-cli (exit 4 "failed to parse grammar"; a warning and no grammar for an unknown rule),
+// errors name the file, line and column, or the rule.
+std::optional<int> LoadGrammar(const CliParams& p, CliGrammar* g) {
+  if (p.grammar.empty()) return std::nullopt;
+  std::string text = p.grammar, what = "(GBNF text)";
+  std::ifstream in(p.grammar, std::ios::binary);
+  if (in.good()) {
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+    what = "'" + p.grammar + "'";
+  }
+  absl::StatusOr<GbnfGrammar> parsed = ParseGbnf(text);
+  if (!parsed.ok()) return Fail("--grammar " + what + ": " + std::string(parsed.status().message()), 2);
+  g->parsed = std::move(*parsed);
+  g->rules = g->parsed.CRules();
+  if (!p.no_prints) std::fprintf(stderr, "main: grammar:\n%s\n", FormatGbnf(g->parsed).c_str());
+  if (p.grammar_rule.empty()) {
+    if (!p.no_prints) std::fprintf(stderr, "note: --grammar without --grammar-rule: not used (as whisper-cli)\n");
+    return std::nullopt;
+  }
+  const int64_t id = g->parsed.RuleId(p.grammar_rule);
+  if (id < 0) {
+    std::string names;
+    for (const auto& [name, i] : g->parsed.symbol_ids) names += (names.empty() ? "" : ", ") + name;
+    return Fail("--grammar-rule '" + p.grammar_rule + "': no such rule in --grammar " + what + " (its rules: " +
+                    names + ")",
+                2);
+  }
+  char msg[256] = "";
+  if (whisper_ggml_check_grammar(g->rules.data(), g->rules.size(), static_cast<size_t>(id), msg, sizeof(msg)) != 0) {
+    return Fail("--grammar " + what + ": " + NameRules(msg, g->parsed), 2);
+  }
+  g->start = static_cast<size_t>(id);
+  g->use = true;
+  return std::nullopt;
+}
+
 // whisper_full's parameters for one file: segments printed as they come (PrintSegments) and -pp's
-// progress, unless the output file goes to stdout.
-whisper_full_params FullParams(const CliParams& p, bool to_stdout, PrintState* print) {
+// progress, unless the output file goes to stdout; the grammar, with which whisper-cli always
+// runs its beam search (-bs 1: one beam).
+whisper_full_params FullParams(const CliParams& p, bool to_stdout, PrintState* print, const CliGrammar& grammar) {
   whisper_full_params w = ToWhisperFullParams(p);
+  if (grammar.use) {
+    w.strategy = WHISPER_SAMPLING_BEAM_SEARCH;
+    w.grammar_rules = const_cast<const whisper_grammar_element**>(grammar.rules.data());  // only read
+    w.n_grammar_rules = grammar.rules.size();
+    w.i_start_rule = grammar.start;
+    w.grammar_penalty = p.grammar_penalty;
+  }
   if (!to_stdout) {
     w.new_segment_callback = PrintSegments;
     w.new_segment_callback_user_data = print;
@@ -457,7 +533,8 @@ bool WriteOutputs(const CliParams& p, const std::string& base, bool to_stdout, c
 
 // Transcribes input f of p.files with `ctx`: prints its segments as they come, then writes the
 // requested output files (or -dl's language).
-FileOutcome TranscribeFile(const CliParams& p, size_t f, whisper_context* ctx, LogSink* sink) {
+FileOutcome TranscribeFile(const CliParams& p, size_t f, whisper_context* ctx, LogSink* sink,
+                           const CliGrammar& grammar) {
   const std::string& file = p.files[f];
   std::vector<std::vector<float>> stereo;  // -di
   const std::optional<std::vector<float>> audio = LoadInput(p, file, &stereo);
@@ -467,7 +544,7 @@ FileOutcome TranscribeFile(const CliParams& p, size_t f, whisper_context* ctx, L
   // there (whisper-cli's fout_factory).
   const std::string base = f < p.output_files.size() && !p.output_files[f].empty() ? p.output_files[f] : file;
   const bool to_stdout = base == "-";
-  const whisper_full_params w = FullParams(p, to_stdout, &print);
+  const whisper_full_params w = FullParams(p, to_stdout, &print, grammar);
   PrintProcessing(p, file, audio->size());
   sink->Reset();
   const int ret = whisper_full_parallel(ctx, w, audio->data(), static_cast<int>(audio->size()), p.n_processors);
@@ -491,6 +568,8 @@ int Run(int argc, char** argv) {
   CliParams p = *parsed;
   if (PrintInfoRequest(p, argv[0])) return 0;
   if (const std::optional<int> code = CheckUsage(p)) return *code;
+  CliGrammar grammar;
+  if (const std::optional<int> code = LoadGrammar(p, &grammar)) return *code;
   if (p.n_threads == 0) p.n_threads = std::min(4, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
 
   LogSink sink;
@@ -519,7 +598,7 @@ int Run(int argc, char** argv) {
 
   int exit_code = 0;
   for (size_t f = 0; f < p.files.size(); ++f) {
-    const FileOutcome outcome = TranscribeFile(p, f, ctx, &sink);
+    const FileOutcome outcome = TranscribeFile(p, f, ctx, &sink, grammar);
     if (outcome == FileOutcome::kAbort) return 1;
     if (outcome == FileOutcome::kFailed) exit_code = 1;
   }

@@ -138,7 +138,8 @@ Flag Ignored(Flag f) {
   return f;
 }
 
-Flag NotImplemented(Flag f) {
+// No flag uses it today (--grammar was the last); kept for features whisper-cli may add.
+[[maybe_unused]] Flag NotImplemented(Flag f) {
   f.support = Support::kNotImplemented;
   return f;
 }
@@ -253,7 +254,7 @@ std::vector<Flag> ModelFlags() {
       Switch("-sns", "--suppress-nst", &CliParams::suppress_nst, "suppress non-speech tokens"),
       String(nullptr, "--suppress-regex", "REGEX", &CliParams::suppress_regex,
              "regular expression matching tokens to suppress"),
-      NotImplemented(String(nullptr, "--grammar", "GRAMMAR", &CliParams::grammar, "GBNF grammar to guide decoding")),
+      String(nullptr, "--grammar", "GRAMMAR", &CliParams::grammar, "GBNF grammar to guide decoding (a file, or GBNF text)"),
       String(nullptr, "--grammar-rule", "RULE", &CliParams::grammar_rule,
              "top-level GBNF grammar rule name (only used with --grammar)"),
       Float(nullptr, "--grammar-penalty", "N", &CliParams::grammar_penalty, -FLT_MAX, FLT_MAX,
@@ -541,7 +542,9 @@ std::string CliUsage(const char* argv0) {
                   "  - decoding follows OpenAI's transcribe.py (faster-whisper's transcripts) unless\n"
                   "    --decoding whisper.cpp (whisper.cpp's transcripts);\n"
                   "  - the model defaults to models/ggml-tiny.en.bin; an unknown flag exits 2;\n"
-                  "  - flags marked 'not implemented' exit 2, flags marked 'ignored' print a notice;\n"
+                  "  - flags marked 'ignored' print a notice;\n"
+                  "  - a bad --grammar exits 2 naming its line and column, an unknown --grammar-rule\n"
+                  "    exits 2 naming it (whisper-cli: exit 4; a warning and no grammar);\n"
                   "  - --vad without -vm reads models/ggml-silero-v6.bin (tools/setup.sh makes it);\n"
                   "  - -dtw MODEL under OpenAI's rules also times words (-ojf lists them; -ml 1 -sow\n"
                   "    prints one per line), as faster-whisper's word_timestamps=True;\n"

@@ -108,7 +108,7 @@ struct CliParams {
   // --- token suppression, grammar, token-level timestamps ---
   bool suppress_nst = false;      // -sns: suppress non-speech tokens
   std::string suppress_regex;     // --suppress-regex: suppress tokens whose text matches it
-  std::string grammar;            // --grammar: GBNF grammar text or file (not implemented)
+  std::string grammar;            // --grammar: GBNF grammar file (or text when no such file exists)
   std::string grammar_rule;       // --grammar-rule: top-level rule (only used with --grammar)
   float grammar_penalty = 100.0f;  // --grammar-penalty: logit scale (only used with --grammar)
   std::string dtw;                // -dtw: alignment-heads preset of DTW token timestamps ("" = off)

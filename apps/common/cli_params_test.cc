@@ -434,14 +434,14 @@ TEST(CliParams, GpuFlagsAreIgnoredAndRecordedAsSpelled) {
   EXPECT_EQ(ParseError({"-oved"}), "-oved needs a value (DNAME)");
 }
 
-TEST(CliParams, UnimplementedFeaturesAreRecordedAsSpelled) {
+TEST(CliParams, EveryFeatureFlagIsImplemented) {
   absl::StatusOr<CliParams> p = Parse({"--vad", "-vm", "v.bin", "-vt", "0.4", "-dtw", "tiny.en", "--grammar", "g.gbnf",
                                        "--grammar-rule", "root", "-owts", "-fp", "f.ttf", "-tdrz", "-pc",
                                        "--print-confidence", "--log-score", "--suppress-regex", "^x", "--vad"});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_THAT(p->unimplemented_flags, ElementsAre("--grammar"));
+  EXPECT_THAT(p->unimplemented_flags, IsEmpty());  // --grammar was the last one (#37 part 4)
   EXPECT_TRUE(ToWhisperFullParams(*p).tdrz_enable);
-  EXPECT_EQ(p->unimplemented, "--grammar");
+  EXPECT_EQ(p->unimplemented, "");
   // Implemented, so not in the list: --vad, -dtw, -pc, --print-confidence, --log-score, --suppress-regex.
   EXPECT_TRUE(p->print_colors);
   EXPECT_TRUE(p->print_confidence);
@@ -638,10 +638,7 @@ TEST(CliUsage, MarksIgnoredAndUnimplementedFlags) {
   for (const char* f : {"-ng", "-dev", "-oved"}) {
     EXPECT_THAT(UsageLine(u, f), HasSubstr("(ignored: CPU runtime)")) << f;
   }
-  for (const char* f : {"--grammar"}) {
-    EXPECT_THAT(UsageLine(u, f), HasSubstr("(not implemented: the CLI exits 2 when set)")) << f;
-  }
-  for (const char* f : {"-di", "-owts", "-tdrz", "-bs", "-p", "-ojf", "-of", "-ps", "-pc", "-sns", "-debug", "--carry-initial-prompt",
+  for (const char* f : {"--grammar", "--grammar-penalty", "-di", "-owts", "-tdrz", "-bs", "-p", "-ojf", "-of", "-ps", "-pc", "-sns", "-debug", "--carry-initial-prompt",
                         "-vt", "-fp", "--grammar-rule", "--version", "--list-languages", "--print-confidence", "-ls",
                         "--suppress-regex", "-dtw", "--vad", "-fa", "-nfa"}) {
     EXPECT_THAT(UsageLine(u, f), Not(HasSubstr("(ignored"))) << f;

@@ -238,6 +238,21 @@ def cli_seeds():
     return seeds
 
 
+# ---- GBNF grammars (apps/common/gbnf_parser.h) -------------------------------------------------------
+
+
+def gbnf_seeds():
+    return {k: v.encode() for k, v in {
+        "moves": 'root ::= first step step? "."\nfirst ::= " go"\n'
+                 'step ::= ", " ((unit | "king") " " "to "?)? [a-h] [1-8]\nunit ::= "rook" | "pawn"\n',
+        "lists": '# a comment\nroot ::= item ("," item)* [.!]?\nitem ::= [a-zA-Z0-9-]+ | "\\x41\\u00e9\\t"\n',
+        "classes": 'root ::= [^\\n"\\[\\]] ( "\u00e9\u65e5"\r\n | [\\x00-\\x1F] )+ other\r\nother ::= ""\r\n',
+        "errors": 'root ::= ( "a" | b\nb = "x"\n',
+        "left_recursive": 'root ::= opt root "x"\nopt ::= "y" |\n',
+        "undefined": 'root ::= missing "x"\n',
+    }.items()}
+
+
 # ---- tokenizer text -------------------------------------------------------------------------------
 
 
@@ -370,6 +385,7 @@ def main():
     write("quantize_fuzzer", q)
     write("audio_fuzzer", audio_seeds(shared))
     write("cli_params_fuzzer", cli_seeds())
+    write("gbnf_parser_fuzzer", gbnf_seeds())
     write("tokenizer_fuzzer", tokenizer_seeds())
     write("output_fuzzer", output_seeds())
     write("server_fuzzer", server_seeds())

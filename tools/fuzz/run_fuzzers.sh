@@ -34,13 +34,14 @@ declare -A LABELS=(
   [whisper_init_fuzzer]=//whisper:whisper_init_fuzzer
   [audio_fuzzer]=//apps/common:audio_fuzzer
   [cli_params_fuzzer]=//apps/common:cli_params_fuzzer
+  [gbnf_parser_fuzzer]=//apps/common:gbnf_parser_fuzzer
   [tokenizer_fuzzer]=//whisper:tokenizer_fuzzer
   [output_fuzzer]=//apps/common:output_fuzzer
   [quantize_fuzzer]=//tools/quantize:quantize_fuzzer
   [server_fuzzer]=//apps/server:server_fuzzer
 )
-ORDER=(model_file_fuzzer whisper_init_fuzzer audio_fuzzer cli_params_fuzzer tokenizer_fuzzer output_fuzzer
-       quantize_fuzzer server_fuzzer)
+ORDER=(model_file_fuzzer whisper_init_fuzzer audio_fuzzer cli_params_fuzzer gbnf_parser_fuzzer tokenizer_fuzzer
+       output_fuzzer quantize_fuzzer server_fuzzer)
 targets=("$@")
 ((${#targets[@]})) || targets=("${ORDER[@]}")
 labels=()

@@ -13,7 +13,7 @@
 # -olrc -ocsv for jfk.wav (whisper-cli's defaults) and for the 90 s clip (whisper-cli -nfa): each
 # file must be byte-identical. -ls, --print-confidence and --suppress-regex on jfk.wav, and -dtw
 # tiny.en's t_dtw on both clips, -di's speaker labels on a stereo clip, -owts's karaoke script and
-# -tdrz's output must agree too. On Whisper base (when models/ggml-base.bin exists): Chinese with
+# -tdrz's output must agree too, and --grammar's on whisper.cpp's grammars said by espeak-ng. On Whisper base (when models/ggml-base.bin exists): Chinese with
 # -l auto and German with -l de and -tr, every text file and -oj byte for byte, -ojf but for "p".
 # Usage: tools/whisper_cpp/test_compat.sh
 # Env: GGML_WHISPER_SHARED (default <repo>/../shared), BAZEL (default "bazel"), and
@@ -268,7 +268,44 @@ done
 # and -oj's "speaker_turn_next" fields against whisper-cli (stdout, and -oj but systeminfo).
 both_clis tdrz "$wav" -t 2 -bs 1 -tdrz -oj
 same_files tdrz stdout json.cmp
-# 10. Whisper base (multilingual; models/ggml-base.bin from tools/get_model.sh base, skipped with a
+# 10. Grammars (--grammar, --grammar-rule, --grammar-penalty) with whisper.cpp's own grammars/
+# (chess, colors, assistant; from the sdist build_whisper_cpp.sh unpacked) on clips espeak-ng says
+# (tools/setup.sh installs it): with a grammar and a rule whisper-cli always runs its beam search
+# (-bs 1: one beam, one candidate sampled per step), so both CLIs do; -nfa, as whisper.cpp's
+# sampled beams turn its flash attention's F16 differences (~1e-3 in p) into other samples. stdout
+# and .txt byte for byte: greedy-width and 5 beams per grammar, other penalties, a prompt (whose
+# window falls back to temperature 0.2: beams there too), jfk.wav under grammars it does not say
+# (colors: nothing passes; chess's rule 'move'), and --grammar without --grammar-rule (unused).
+grammars="$(dirname "$prefix")/src/pywhispercpp-1.5.1/whisper.cpp/grammars"
+[[ -f "$grammars/chess.gbnf" && -f "$grammars/colors.gbnf" && -f "$grammars/assistant.gbnf" ]] ||
+  die "no chess/colors/assistant.gbnf in $grammars (build_whisper_cpp.sh's sdist)"
+command -v espeak-ng >/dev/null || die "espeak-ng not found (Debian espeak-ng: run tools/setup.sh)"
+command -v sox >/dev/null || die "sox not found (Debian sox: run tools/setup.sh)"
+for clip in "chess:rook to b4, f3, bishop to c3, knight to e5." "colors:red, green, blue, green." \
+            "assistant:Ok Whisper, start listening for commands. Set thermostat to 22."; do
+  name="${clip%%:*}"
+  espeak-ng -v en-us -s 140 -w "$tmp/${name}_22k.wav" "${clip#*:}" || die "espeak-ng failed on '${clip#*:}'"
+  sox "$tmp/${name}_22k.wav" -r 16000 -c 1 -b 16 "$tmp/$name.wav" 2>"$tmp/sox.log" ||
+    die "sox ($name to 16 kHz) failed: $(cat "$tmp/sox.log")"
+done
+# grammar_case NAME AUDIO GRAMMAR FLAG...: both CLIs with --grammar GRAMMAR.gbnf and FLAG...
+grammar_case() {
+  local name="$1" audio="$2" grammar="$3"
+  shift 3
+  both_clis "gr_$name" "$audio" -t 2 -nfa -otxt --grammar "$grammars/$grammar.gbnf" "$@"
+  same_files "gr_$name" stdout txt
+}
+for name in chess colors assistant; do
+  for bs in 1 5; do grammar_case "${name}_b$bs" "$tmp/$name.wav" "$name" --grammar-rule root -bs "$bs"; done
+done
+grammar_case chess_p10 "$tmp/chess.wav" chess --grammar-rule root -bs 5 --grammar-penalty 10
+grammar_case assistant_p1 "$tmp/assistant.wav" assistant --grammar-rule root -bs 1 --grammar-penalty 1
+grammar_case chess_prompt "$tmp/chess.wav" chess --grammar-rule root -bs 1 --prompt "rook to b4, f3,"
+grammar_case jfk_colors "$wav" colors --grammar-rule root -bs 5
+grammar_case jfk_move "$wav" chess --grammar-rule move -bs 1
+grammar_case chess_norule "$tmp/chess.wav" chess -bs 1
+
+# 11. Whisper base (multilingual; models/ggml-base.bin from tools/get_model.sh base, skipped with a
 # note when absent), both CLIs with -nfa: the AISHELL clip with -l auto and the CLIs' defaults
 # (beam 5), and 20 s of multilingual.mp3's German (30-50 s; decoded by sndfile-convert, resampled
 # to 16 kHz by sox, so both read the same WAV) with -l de and -l de -tr, greedy. stdout and every
