@@ -11,7 +11,9 @@ namespace {
 
 // Expansions (Advance calls) one advance may take before it stops (see GrammarState::truncated):
 // a chain of n optional items can otherwise take 2^n.
-constexpr size_t kMaxExpansions = size_t{1} << 20;
+// 2^18 is 64x what the 4096 stacks themselves need, and keeps a worst case (a chain of nested
+// repetitions) near 0.1 s under ASan.
+constexpr size_t kMaxExpansions = size_t{1} << 18;
 
 bool IsCharElement(GrammarType t) {
   return t == GrammarType::kChar || t == GrammarType::kCharNot || t == GrammarType::kCharAlt ||
@@ -139,18 +141,46 @@ bool Grammar::MatchPartial(uint32_t pos, PartialUtf8 partial) const {
 
 namespace {
 
+uint64_t HashStack(const uint32_t* stack, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;  // FNV-1a-style mixing with a 64-bit odd multiplier
+  for (size_t i = 0; i < n; ++i) h = (h ^ stack[i]) * 0x100000001B3ull;
+  return h ^ (h >> 29);
+}
+
+}  // namespace
+
+bool GrammarStacks::Add(const uint32_t* stack, size_t n, size_t limit, bool* full) {
+  if (slots.size() < 2 * (size() + 1)) {  // keep the load under 1/2: rehash into twice the slots
+    std::fill(slots.begin(), slots.end(), 0u);
+    slots.resize(std::max<size_t>(64, 2 * slots.size()), 0u);
+    for (size_t i = 0; i < size(); ++i) {
+      size_t s = HashStack(pos.data() + begin_of(i), end[i] - begin_of(i)) & (slots.size() - 1);
+      while (slots[s] != 0) s = (s + 1) & (slots.size() - 1);
+      slots[s] = static_cast<uint32_t>(i + 1);
+      slot_of[i] = static_cast<uint32_t>(s);
+    }
+  }
+  size_t s = HashStack(stack, n) & (slots.size() - 1);
+  for (; slots[s] != 0; s = (s + 1) & (slots.size() - 1)) {
+    const size_t i = slots[s] - 1, b = begin_of(i);
+    if (end[i] - b == n && std::equal(stack, stack + n, pos.begin() + b)) return false;
+  }
+  if (size() >= limit) {
+    *full = true;
+    return false;
+  }
+  pos.insert(pos.end(), stack, stack + n);
+  end.push_back(static_cast<uint32_t>(pos.size()));
+  slots[s] = static_cast<uint32_t>(size());
+  slot_of.push_back(static_cast<uint32_t>(s));
+  return true;
+}
+
+namespace {
+
 // Appends `stack` to *out unless it holds it already or is full.
 void AddUnique(const std::vector<uint32_t>& stack, GrammarStacks* out, bool* truncated) {
-  for (size_t i = 0; i < out->size(); ++i) {
-    const uint32_t b = out->begin_of(i);
-    if (out->end[i] - b == stack.size() && std::equal(stack.begin(), stack.end(), out->pos.begin() + b)) return;
-  }
-  if (out->size() >= kMaxGrammarStacks) {
-    *truncated = true;
-    return;
-  }
-  out->pos.insert(out->pos.end(), stack.begin(), stack.end());
-  out->end.push_back(static_cast<uint32_t>(out->pos.size()));
+  out->Add(stack.data(), stack.size(), kMaxGrammarStacks, truncated);
 }
 
 }  // namespace

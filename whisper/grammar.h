@@ -68,14 +68,23 @@ struct PartialUtf8 {
 PartialUtf8 DecodeUtf8(const char* src, PartialUtf8 start, std::vector<uint32_t>* out);
 
 // A set of pushdown stacks: element positions (indices into Grammar's elements), stacks one
-// after the other, bottom first.
+// after the other, bottom first, without duplicates. An open-addressing index by content makes
+// adding a stack O(its length) however many the set holds (a linear scan made an ambiguous
+// grammar's 2^20 expansion steps cost 2^20 x 4096 comparisons).
 struct GrammarStacks {
   std::vector<uint32_t> pos;
   std::vector<uint32_t> end;  // end[i]: one past stack i's top in pos
+  std::vector<uint32_t> slots;    // the index: stack i + 1 per used slot, 0 free; power-of-two size
+  std::vector<uint32_t> slot_of;  // [size()]: stack i's slot
   size_t size() const { return end.size(); }
   bool empty() const { return end.empty(); }
   uint32_t begin_of(size_t i) const { return i == 0 ? 0 : end[i - 1]; }
+  // Appends stack[0, n) unless the set holds it already (false then, and when it holds `limit`
+  // stacks: *full is set). Allocates only while the vectors grow past their capacity.
+  bool Add(const uint32_t* stack, size_t n, size_t limit, bool* full);
   void clear() {
+    for (uint32_t s : slot_of) slots[s] = 0;
+    slot_of.clear();
     pos.clear();
     end.clear();
   }

@@ -259,5 +259,38 @@ TEST(GrammarTest, AmbiguousGrammarIsAnErrorNotAHang) {
   EXPECT_TRUE(r.Build(&g).ok());
 }
 
+// a ::= "a" a | "a"; r_1 ::= a r_1 | a; r_i ::= r_{i-1} r_i | r_{i-1}; root ::= r_k (the fuzzer's
+// [...]++++ nesting): every level either leaves its continuation on the stack or not, so the
+// start rule expands to 2^(k+1) distinct stacks, each with "a" on top.
+Rules NestedPlus(uint32_t k) {
+  Rules r;
+  r.rules.push_back({E(T::kRuleRef, 1), E(T::kEnd)});                                  // root ::= a
+  r.rules.push_back({C('a'), E(T::kRuleRef, 1), E(T::kAlt), C('a'), E(T::kEnd)});      // rule 1: a
+  for (uint32_t i = 2; i <= k + 1; ++i) {
+    r.rules.push_back({E(T::kRuleRef, i - 1), E(T::kRuleRef, i), E(T::kAlt), E(T::kRuleRef, i - 1), E(T::kEnd)});
+  }
+  r.rules[0] = {E(T::kRuleRef, k + 1), E(T::kEnd)};
+  return r;
+}
+
+TEST(GrammarTest, ManyDistinctStacksUpToTheLimit) {
+  Grammar g;
+  Rules r = NestedPlus(11);  // 2^12 = 4096 = kMaxGrammarStacks stacks: still fine
+  ASSERT_TRUE(r.Build(&g).ok());
+  GrammarState s;
+  g.Start(&s);
+  EXPECT_EQ(s.stacks.size(), kMaxGrammarStacks);
+  EXPECT_FALSE(s.truncated);
+  Vocab voc({"a", "b"});
+  GrammarScratch scratch;
+  EXPECT_FALSE(g.Rejects(s, voc.v, voc.id("a"), &scratch));
+  EXPECT_TRUE(g.Rejects(s, voc.v, voc.id("b"), &scratch));
+  Rules over = NestedPlus(12);  // 8192: an error
+  EXPECT_THAT(std::string(over.Build(&g).message()), HasSubstr("ambiguous grammar"));
+  // 90 levels (the fuzzer's input, once a 10 s timeout): 2^91 paths, cut at the step budget.
+  Rules deep = NestedPlus(90);
+  EXPECT_THAT(std::string(deep.Build(&g).message()), HasSubstr("ambiguous grammar"));
+}
+
 }  // namespace
 }  // namespace whisper
