@@ -846,7 +846,7 @@ WHISPER_API const char* whisper_ggml_format_timestamp(int64_t t, int comma, char
  * a NULL rule, an element type outside whisper_gretype, a RULE_REF to no rule, a CHAR_RNG_UPPER or
  * CHAR_ALT not after a character element, a left-recursive rule reachable from the start rule
  * (one that can reach itself before matching a character), or a start rule that expands to more
- * than 4096 parse stacks or 2^20 steps (an ambiguous grammar). Each rule must end in
+ * than 4096 parse stacks or 2^18 expansion steps (an ambiguous grammar). Each rule must end in
  * WHISPER_GRETYPE_END (it is read up to there). */
 WHISPER_API int whisper_ggml_check_grammar(const whisper_grammar_element** rules, size_t n_rules,
                                            size_t i_start_rule, char* msg, size_t msg_size);
