@@ -3,16 +3,23 @@
 // n_past, against the same B tokens decoded as B separate single-sequence steps (Decode), and
 // against DecodeBatch (B beams of one window, one cross-attention product), for B = 1, 2, 4, 8.
 // The three are measured interleaved, round after round, in one run, and each figure is the
-// median over the rounds, so a busy machine shifts all three alike; the ratios are printed.
-//   bazel run -c opt //whisper:decode_sequences_benchmark -- [n_threads=2] [rounds=40]
+// median over the rounds, so a busy machine shifts all three alike; the ratios are printed, of
+// wall time and of process CPU time (CLOCK_PROCESS_CPUTIME_ID: with 1 thread, the time the step
+// really ran, whatever else the machine runs; with 2, it includes the barrier spins).
+//   bazel run -c opt //whisper:decode_sequences_benchmark -- [n_threads=2] [rounds=40] [profile=0]
+// profile=1 then prints, per op, the nodes and thread-0 busy and barrier-wait time of one step of
+// 8 sequences and of 8 beams (cpu/graph_compute.h ggml_cpu_profile).
 // The mel of each window is constant (-0.5 + 0.01 w): the cost does not depend on the values.
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <vector>
 
+#include "cpu/graph_compute.h"
+#include "ggml/ggml.h"
 #include "testdata/paths.h"
 #include "whisper/model.h"
 #include "whisper/state.h"
@@ -27,17 +34,45 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Wall and process CPU time of one call, ms.
+struct Times {
+  double wall, cpu;
+};
+
+double CpuNowMs() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 template <typename Fn>
-double TimeMs(Fn fn) {
+Times TimeMs(Fn fn) {
   const Clock::time_point t0 = Clock::now();
+  const double c0 = CpuNowMs();
   if (!fn()) {
     fprintf(stderr, "step failed\n");
     exit(1);
   }
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  return {std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), CpuNowMs() - c0};
 }
 
-int Run(int n_threads, int rounds) {
+// Per op: nodes, thread-0 busy and wait ms per step, over `n` steps of `step`.
+template <typename Fn>
+void PrintProfile(InferenceState& st, const char* name, int n, Fn step) {
+  static ggml_cpu_profile prof;
+  prof = ggml_cpu_profile{};
+  st.set_profile(&prof);
+  for (int i = 0; i < n; ++i) step();
+  st.set_profile(nullptr);
+  printf("%s: %.3f ms wall per step\n", name, prof.wall_ns / 1e6 / n);
+  for (int op = 0; op < GGML_OP_COUNT; ++op) {
+    if (prof.n_nodes[op] == 0) continue;
+    printf("  %-16s %5lld nodes  busy %.3f ms  wait %.3f ms\n", ggml_op_name(static_cast<ggml_op>(op)),
+           static_cast<long long>(prof.n_nodes[op] / n), prof.busy_ns[op][0] / 1e6 / n, prof.wait_ns[op][0] / 1e6 / n);
+  }
+}
+
+int Run(int n_threads, int rounds, bool profile) {
   absl::StatusOr<std::unique_ptr<WhisperModel>> m = WhisperModel::Load(testdata::ModelPath("ggml-tiny.en.bin"));
   if (!m.ok()) {
     fprintf(stderr, "%s\n", testdata::MissingModelHint(testdata::ModelPath("ggml-tiny.en.bin")).c_str());
@@ -67,8 +102,10 @@ int Run(int n_threads, int rounds) {
     }
   }
   const int32_t token = 262;
-  printf("tiny.en, %d threads, %d rounds, median ms per step (B tokens)\n", n_threads, rounds);
-  printf("%3s %12s %12s %8s %12s %8s\n", "B", "separate", "sequences", "ratio", "beams(1 win)", "ratio");
+  printf("tiny.en, %d threads, %d rounds, median ms per step of B tokens: wall | process CPU time\n", n_threads,
+         rounds);
+  printf("%3s %10s %10s %6s %10s %6s | %10s %10s %6s %10s %6s\n", "B", "separate", "sequences", "ratio", "beams", "ratio",
+         "separate", "sequences", "ratio", "beams", "ratio");
   for (int B : {1, 2, 4, 8}) {
     std::vector<SequenceStep> steps(B);
     std::vector<int> decoders(B);
@@ -78,24 +115,34 @@ int Run(int n_threads, int rounds) {
       decoders[d] = d;
     }
     const int beam_past = n_past[0];
-    std::vector<double> sep, seq, beam;
+    std::vector<double> wall[3], cpu[3];  // separate, sequences, beams
     for (int r = 0; r < rounds + 2; ++r) {  // 2 warm-up rounds
-      const double a = TimeMs([&] {
-        for (int d = 0; d < B; ++d) {
-          if (!st.Decode(d, &token, 1, n_past[d], d).ok()) return false;
-        }
-        return true;
-      });
-      const double b = TimeMs([&] { return st.DecodeSequences(steps.data(), B).ok(); });
-      const double c = TimeMs([&] { return st.DecodeBatch(decoders.data(), tokens.data(), B, beam_past).ok(); });
-      if (r >= 2) {
-        sep.push_back(a);
-        seq.push_back(b);
-        beam.push_back(c);
+      const Times t[3] = {
+          TimeMs([&] {
+            for (int d = 0; d < B; ++d) {
+              if (!st.Decode(d, &token, 1, n_past[d], d).ok()) return false;
+            }
+            return true;
+          }),
+          TimeMs([&] { return st.DecodeSequences(steps.data(), B).ok(); }),
+          TimeMs([&] { return st.DecodeBatch(decoders.data(), tokens.data(), B, beam_past).ok(); })};
+      for (int i = 0; i < 3 && r >= 2; ++i) {
+        wall[i].push_back(t[i].wall);
+        cpu[i].push_back(t[i].cpu);
       }
     }
-    const double ms_sep = Median(sep), ms_seq = Median(seq), ms_beam = Median(beam);
-    printf("%3d %12.3f %12.3f %8.3f %12.3f %8.3f\n", B, ms_sep, ms_seq, ms_seq / ms_sep, ms_beam, ms_beam / ms_sep);
+    double w[3], c[3];
+    for (int i = 0; i < 3; ++i) {
+      w[i] = Median(wall[i]);
+      c[i] = Median(cpu[i]);
+    }
+    printf("%3d %10.3f %10.3f %6.3f %10.3f %6.3f | %10.3f %10.3f %6.3f %10.3f %6.3f\n", B, w[0], w[1], w[1] / w[0],
+           w[2], w[2] / w[0], c[0], c[1], c[1] / c[0], c[2], c[2] / c[0]);
+    if (profile && B == kMaxB) {
+      PrintProfile(st, "8 sequences", 20, [&] { return st.DecodeSequences(steps.data(), B).ok(); });
+      PrintProfile(st, "8 beams", 20, [&] { return st.DecodeBatch(decoders.data(), tokens.data(), B, beam_past).ok(); });
+      PrintProfile(st, "1 sequence", 20, [&] { return st.Decode(0, &token, 1, n_past[0], 0).ok(); });
+    }
   }
   return 0;
 }
@@ -106,5 +153,6 @@ int Run(int n_threads, int rounds) {
 int main(int argc, char** argv) {
   const int n_threads = argc > 1 ? atoi(argv[1]) : 2;
   const int rounds = argc > 2 ? atoi(argv[2]) : 40;
-  return whisper::Run(n_threads, rounds);
+  const bool profile = argc > 3 && atoi(argv[3]) != 0;
+  return whisper::Run(n_threads, rounds, profile);
 }
