@@ -138,7 +138,7 @@ TEST_F(DecodeSequencesTest, EachColumnIsItsSequenceAlone) {
   }
 }
 
-// 16 sequences (the most a state holds) over the 3 windows: from kMulMatPackedMinN = 16 columns
+// 16 sequences over the 3 windows: from kMulMatPackedMinN = 16 columns
 // the projections take the packed kernel (kernels/matmul.h), which sums each output's K terms in
 // another order than the dot products of a single step, so the columns are no longer the single
 // steps' bytes. Both orders are f32 sums of the same K products: each differs from the exact sum
@@ -146,7 +146,7 @@ TEST_F(DecodeSequencesTest, EachColumnIsItsSequenceAlone) {
 // 4e-6 here, carried through the layers. So each column is held to the plain-loop forward pass
 // with the tolerance of the single step (5e-4), and its distance to the single step is reported.
 TEST_F(DecodeSequencesTest, SixteenSequencesStayWithinTheSingleStepTolerance) {
-  const int n = InferenceState::kMaxStateDecoders;
+  const int n = 16;
   std::unique_ptr<InferenceState> st = NewState(n, 2, kSimd);
   std::unique_ptr<InferenceState> one = NewState(n, 2, kSimd);
   ASSERT_TRUE(st && one);

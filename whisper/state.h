@@ -73,8 +73,10 @@ struct SequenceStep {
 
 class InferenceState {
  public:
-  // Most decoders a state holds (beam search with beam_size 8 double-buffers 16).
-  static constexpr int kMaxStateDecoders = 16;
+  // Most decoders a state holds: beam search with beam_size 8 double-buffers 16, and a batch of
+  // sequences decoded together (DecodeSequences) may hold several windows' beams (8 windows of
+  // beam 5 double-buffered: 80 would need more; 64 covers 8 windows x 8 sequences).
+  static constexpr int kMaxStateDecoders = 64;
   // Most windows (cross K/V) a state holds.
   static constexpr int kMaxStateWindows = 16;
 
