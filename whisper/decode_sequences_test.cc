@@ -227,6 +227,26 @@ TEST_F(DecodeSequencesTest, SequencesJoinAndLeaveBetweenSteps) {
   EXPECT_THAT(batch.Step().message(), HasSubstr("decoder 2 has no token"));
 }
 
+// The alignment pass of window 1 in decoder 2's cache gives the bytes of the same pass on a
+// state whose window 0 holds the same window (the default window and decoder).
+TEST_F(DecodeSequencesTest, AlignChoosesTheWindowAndTheDecoder) {
+  std::unique_ptr<InferenceState> st = NewState(3, 2, kSimd);
+  absl::StatusOr<std::unique_ptr<InferenceState>> ref = InferenceState::Create(*model_, 1, 2);
+  ASSERT_TRUE(st && ref.ok());
+  const TestWindow& tw = kWindows[1];
+  ASSERT_TRUE((*ref)->Encode(mels_[tw.mel].data(), kFrames, tw.seek, tw.audio_ctx).ok());
+  const std::vector<AlignmentHead> heads = {{0, 1}, {1, 0}};
+  ASSERT_TRUE(st->SetAlignmentHeads(heads).ok());
+  ASSERT_TRUE((*ref)->SetAlignmentHeads(heads).ok());
+  const int32_t tokens[5] = {50257, 50363, 464, 2068, 50256};
+  absl::StatusOr<const float*> got = st->Align(tokens, 5, -1, 1, 2);
+  absl::StatusOr<const float*> want = (*ref)->Align(tokens, 5);
+  ASSERT_TRUE(got.ok() && want.ok());
+  EXPECT_EQ(0, memcmp(*got, *want, sizeof(float) * NCtx(1) * 5 * heads.size()));
+  EXPECT_THAT(st->Align(tokens, 5, -1, 3, 0).status().message(), HasSubstr("window 3, decoder 0"));
+  EXPECT_THAT(st->Align(tokens, 5, -1, 0, 3).status().message(), HasSubstr("window 0, decoder 3"));
+}
+
 TEST_F(DecodeSequencesTest, Errors) {
   absl::StatusOr<std::unique_ptr<InferenceState>> bad =
       InferenceState::Create(*model_, 2, 1, nullptr, EncoderOptions(), 0);

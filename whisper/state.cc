@@ -499,22 +499,30 @@ absl::Status InferenceState::SetAlignmentHeads(const std::vector<AlignmentHead>&
   return absl::OkStatus();
 }
 
-absl::StatusOr<const float*> InferenceState::Align(const int32_t* tokens, int n_tokens, int logits_from) {
+absl::StatusOr<const float*> InferenceState::Align(const int32_t* tokens, int n_tokens, int logits_from, int window,
+                                                   int decoder) {
   const Clock::time_point t0 = Clock::now();
   const WhisperHparams& h = model_.hparams();
   align_logits_ = nullptr;
   if (aheads_.empty()) return absl::FailedPreconditionError("Align: no alignment heads (SetAlignmentHeads)");
-  if (window_n_ctx_[0] == 0) return absl::FailedPreconditionError("Align: no window encoded yet (call Encode first)");
+  if (window < 0 || window >= n_windows() || decoder < 0 || decoder >= n_decoders()) {
+    return absl::InvalidArgumentError(absl::StrFormat("Align: window %d, decoder %d (need [0, %d), [0, %d))", window,
+                                                      decoder, n_windows(), n_decoders()));
+  }
+  if (window_n_ctx_[window] == 0) {
+    return absl::FailedPreconditionError("Align: no window encoded yet (call Encode first)");
+  }
   absl::Status valid = CheckTokens("Align", tokens, n_tokens, h.n_vocab);
   if (!valid.ok()) return valid;
   if (logits_from < -1 || logits_from >= n_tokens) {
     return absl::InvalidArgumentError(
         absl::StrCat("Align: logits_from ", logits_from, " is not -1 or in [0, n_tokens ", n_tokens, ")"));
   }
-  PrepareKv(0, 0, n_tokens);
+  PrepareKv(decoder, 0, n_tokens);
   ggml_reset(align_ctx_);
   absl::StatusOr<DecoderGraph> g =
-      BuildDecoderGraph(align_ctx_, model_, self_kv_[0], cross_kvs_[0], window_n_ctx_[0], n_tokens, 0, aheads_.data(),
+      BuildDecoderGraph(align_ctx_, model_, self_kv_[decoder], cross_kvs_[window], window_n_ctx_[window], n_tokens, 0,
+                        aheads_.data(),
                         static_cast<int>(aheads_.size()), logits_from < 0 ? 1 : n_tokens - logits_from);
   if (!g.ok()) return g.status();
   if (!ggml_gallocr_alloc_graph(align_alloc_, g->graph)) return GgmlError("Align: placing the alignment graph");

@@ -155,14 +155,18 @@ class InferenceState {
   int n_alignment_heads() const { return static_cast<int>(aheads_.size()); }
 
   // The alignment pass: decodes tokens[0 .. n_tokens) at positions 0 .. n_tokens - 1 of decoder
-  // 0's cache (overwriting it; call after the window's decoding) against the last Encode's
-  // window and returns the alignment heads' cross-attention logits, F32 ne = [n_audio_ctx,
+  // `decoder`'s cache (overwriting it; call after the window's decoding) against window
+  // `window` (by default the last Encode's) and returns the alignment heads' cross-attention logits, F32 ne = [n_audio_ctx,
   // n_tokens, n_alignment_heads] contiguous, valid until the next Align. Errors:
   // FailedPrecondition before SetAlignmentHeads or the first Encode; the errors of Decode.
   // logits_from in [0, n_tokens) also computes the logits of positions [logits_from, n_tokens),
   // read with align_logits() (the allocator then grows to hold them on first use: n_vocab floats
-  // per position); -1: none. InvalidArgument for another value.
-  absl::StatusOr<const float*> Align(const int32_t* tokens, int n_tokens, int logits_from = -1);
+  // per position); -1: none. InvalidArgument for another value. `window` and `decoder` (in
+  // [0, n_windows) and [0, n_decoders), else InvalidArgument; FailedPrecondition for a window
+  // never encoded) choose the window aligned to and the cache overwritten, so that a batch of
+  // windows (DecodeSequences) aligns each of its windows with a decoder it no longer uses.
+  absl::StatusOr<const float*> Align(const int32_t* tokens, int n_tokens, int logits_from = -1, int window = 0,
+                                     int decoder = 0);
   // The logits of the last Align with logits_from >= 0: F32 ne = [n_vocab, n_tokens - logits_from]
   // contiguous, valid until the next Align; nullptr otherwise.
   const float* align_logits() const { return align_logits_; }
