@@ -112,7 +112,8 @@ int Run(int n_threads, int rounds, bool profile) {
   const int32_t token = 262;
   printf("tiny.en, %d threads, %d rounds, median ms per step of B tokens: wall | process CPU time\n", n_threads,
          rounds);
-  printf("%3s %10s %10s %6s %10s %6s | %10s %10s %6s %10s %6s\n", "B", "separate", "sequences", "ratio", "beams", "ratio",
+  printf("%3s %10s %10s %6s %10s %6s | %10s %10s %6s %10s %6s\n", "B", "separate", "sequences", "ratio", "beams",
+         "ratio",
          "separate", "sequences", "ratio", "beams", "ratio");
   for (int B : {1, 2, 4, 8}) {
     std::vector<SequenceStep> steps(B);
@@ -155,7 +156,8 @@ int Run(int n_threads, int rounds, bool profile) {
     printf("    B = %d: build + place + copy, no compute: %.3f ms\n", B, Median(host));
     if (profile && B == kMaxB) {
       PrintProfile(st, "8 sequences", 20, [&] { return st.DecodeSequences(steps.data(), B).ok(); });
-      PrintProfile(st, "8 beams", 20, [&] { return st.DecodeBatch(decoders.data(), tokens.data(), B, beam_past).ok(); });
+      PrintProfile(st, "8 beams", 20,
+                   [&] { return st.DecodeBatch(decoders.data(), tokens.data(), B, beam_past).ok(); });
       PrintProfile(st, "1 sequence", 20, [&] { return st.Decode(0, &token, 1, n_past[0], 0).ok(); });
     }
   }

@@ -41,7 +41,8 @@ struct AudioWindow {
   int seek;
 };
 // jfk.wav, then long_speech.flac at 0, 30, 60, ... s.
-constexpr AudioWindow kWindows[8] = {{0, 0}, {1, 0}, {1, 3000}, {1, 6000}, {1, 9000}, {1, 12000}, {1, 15000}, {1, 18000}};
+constexpr AudioWindow kWindows[8] = {{0, 0},    {1, 0},     {1, 3000},  {1, 6000},
+                                     {1, 9000}, {1, 12000}, {1, 15000}, {1, 18000}};
 
 class DecodeSequencesTinyEnTest : public ::testing::Test {
  protected:
@@ -124,7 +125,8 @@ void DecodeSequencesTinyEnTest::GreedyBatchedEqualsAlone(int n) {
   for (int step = 0; joined < n || batch.size() > 0; ++step) {
     for (; joined < n && 3 * joined <= step; ++joined) {
       const int d = joined;
-      const std::vector<int32_t> prompt = d % 2 == 0 ? std::vector<int32_t>{sp.sot} : std::vector<int32_t>{sp.sot, sp.not_};
+      const std::vector<int32_t> prompt =
+          d % 2 == 0 ? std::vector<int32_t>{sp.sot} : std::vector<int32_t>{sp.sot, sp.not_};
       const int np = static_cast<int>(prompt.size());
       // The prompt pass: all but the last token (none for [sot]); the last is the batch's first step.
       if (np > 1) {

@@ -15,8 +15,9 @@
 //     reset and reused for every build;
 //   - the executor's work buffer, sized from the worst-case plans.
 // The encoder and cross graphs are built and placed once per audio_ctx and recomputed for each
-// window (the cross graph again when it writes another window). A decoder step is rebuilt (its views depend on n_past) in the reused metadata context
-// and placed by its reserved allocator. After Create, Encode, EncodeWindow, Decode, DecodeBatch
+// window (the cross graph again when it writes another window). A decoder step is rebuilt (its
+// views depend on n_past) in the reused metadata context and placed by its reserved allocator.
+// After Create, Encode, EncodeWindow, Decode, DecodeBatch
 // and DecodeSequences allocate no heap memory (tested with //testing:alloc_counter).
 //
 // Not thread-safe: one call at a time.
@@ -156,8 +157,9 @@ class InferenceState {
 
   // The alignment pass: decodes tokens[0 .. n_tokens) at positions 0 .. n_tokens - 1 of decoder
   // `decoder`'s cache (overwriting it; call after the window's decoding) against window
-  // `window` (by default the last Encode's) and returns the alignment heads' cross-attention logits, F32 ne = [n_audio_ctx,
-  // n_tokens, n_alignment_heads] contiguous, valid until the next Align. Errors:
+  // `window` (by default the last Encode's) and returns the alignment heads' cross-attention
+  // logits, F32 ne = [n_audio_ctx, n_tokens, n_alignment_heads] contiguous, valid until the next
+  // Align. Errors:
   // FailedPrecondition before SetAlignmentHeads or the first Encode; the errors of Decode.
   // logits_from in [0, n_tokens) also computes the logits of positions [logits_from, n_tokens),
   // read with align_logits() (the allocator then grows to hold them on first use: n_vocab floats
