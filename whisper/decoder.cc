@@ -127,12 +127,31 @@ bool CopyAlignmentHeads(ggml_context* ctx, ggml_cgraph* graph, ggml_tensor* Q, g
   return true;
 }
 
+// softmax(K^T Q * scale) V for the queries Q [d, n, n_head], heads not yet merged: [d, n,
+// n_head]. The products and softmax of BlockedAttention (whisper/encoder.h) on the same query
+// blocks (ceil(n / kDecoderQueryBlock) of equal size), joined along the queries: the same values,
+// without a permuted copy per block.
+ggml_tensor* RunAttention(ggml_context* ctx, ggml_tensor* Q, ggml_tensor* K, ggml_tensor* V, float scale) {
+  const int64_t d = Q->ne[0], n_q = Q->ne[1], n_head = Q->ne[2];
+  const int64_t n_blocks = (n_q + kDecoderQueryBlock - 1) / kDecoderQueryBlock;
+  ggml_tensor* out = nullptr;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const int64_t i0 = b * n_q / n_blocks;
+    const int64_t n = (b + 1) * n_q / n_blocks - i0;
+    ggml_tensor* Qb = n == n_q ? Q : ggml_view_3d(ctx, Q, d, n, n_head, Q->nb[1], Q->nb[2], i0 * Q->nb[1]);
+    ggml_tensor* kqv = ggml_mul_mat(ctx, V, ggml_soft_max_ext(ctx, ggml_mul_mat(ctx, K, Qb), nullptr, scale, 0.0f));
+    out = out == nullptr ? kqv : ggml_concat(ctx, out, kqv, 1);
+    if (out == nullptr) return nullptr;
+  }
+  return out;
+}
+
 // x + CrossAttn(LN(x)) for layer il. The columns are cut into runs of consecutive sequences that
 // share a window (SameWindow; one sequence's tokens are one run): each run's queries attend to
 // its window's n_audio_ctx encoder positions in blocks of at most kDecoderQueryBlock (a long
 // prompt's scores [n_audio_ctx, n_tokens, n_head] one block at a time), so the beams of one window
-// read its cross K/V once. The runs' outputs [S, n] are joined by concat. Alignment heads (one
-// sequence only): CopyAlignmentHeads.
+// read its cross K/V once. The runs' outputs are joined by concat (RunAttention). Alignment
+// heads (one sequence only): CopyAlignmentHeads.
 ggml_tensor* CrossAttention(ggml_context* ctx, ggml_cgraph* graph, const AttentionWeights& w, const DecoderStep& st,
                             int il, const StepShape& s, ggml_tensor* x, ggml_tensor* aheads_qk) {
   ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
@@ -157,12 +176,15 @@ ggml_tensor* CrossAttention(ggml_context* ctx, ggml_cgraph* graph, const Attenti
     ggml_tensor* Qr = n_cols == s.n_tokens ? Q
                                            : ggml_view_3d(ctx, Q, s.d, n_cols, s.n_head, Q->nb[1], Q->nb[2],
                                                           b0 * Q->nb[1]);
-    // softmax(K^T Q * d^-0.25) V (K was scaled by d^-0.25 in the cross graph), [S, n_cols].
-    ggml_tensor* run = BlockedAttention(ctx, Qr, K, V, scale, kDecoderQueryBlock);
+    // softmax(K^T Q * d^-0.25) V (K was scaled by d^-0.25 in the cross graph), [S, n_cols]; one
+    // token each: [d, n_cols, n_head], the runs joined before one permute for all.
+    ggml_tensor* run = st.one_token_each ? RunAttention(ctx, Qr, K, V, scale)
+                                         : BlockedAttention(ctx, Qr, K, V, scale, kDecoderQueryBlock);
     attn = attn == nullptr ? run : ggml_concat(ctx, attn, run, 1);
     if (attn == nullptr) return nullptr;
     b0 = b1;
   }
+  if (st.one_token_each) attn = ggml_cont_2d(ctx, ggml_permute(ctx, attn, 0, 2, 1, 3), s.S, s.n_tokens);
   cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, attn), w.o_b);
   return ggml_add(ctx, cur, x);
 }
