@@ -72,6 +72,74 @@ void PrintProfile(InferenceState& st, const char* name, int n, Fn step) {
   }
 }
 
+constexpr int kMaxB = 8;
+constexpr int32_t kToken = 262;
+
+// B sequences d = 0 .. B-1 (decoder d, window d, at n_past[d]) of `st`, measured as separate
+// steps, one DecodeSequences step and one DecodeBatch step (all at n_past[0]); one table row.
+// `idle` (no compute) gives the host cost of the step.
+void MeasureB(InferenceState& st, InferenceState& idle, const std::vector<int>& n_past, int B, int rounds,
+              bool profile) {
+  std::vector<SequenceStep> steps(B);
+  std::vector<int> decoders(B);
+  std::vector<int32_t> tokens(B, kToken);
+  for (int d = 0; d < B; ++d) {
+    steps[d] = SequenceStep{d, d, kToken, n_past[d]};
+    decoders[d] = d;
+  }
+  auto separate = [&] {
+    for (int d = 0; d < B; ++d) {
+      if (!st.Decode(d, &kToken, 1, n_past[d], d).ok()) return false;
+    }
+    return true;
+  };
+  auto sequences = [&] { return st.DecodeSequences(steps.data(), B).ok(); };
+  auto beams = [&] { return st.DecodeBatch(decoders.data(), tokens.data(), B, n_past[0]).ok(); };
+  std::vector<double> wall[3], cpu[3];
+  for (int r = 0; r < rounds + 2; ++r) {  // 2 warm-up rounds
+    const Times t[3] = {TimeMs(separate), TimeMs(sequences), TimeMs(beams)};
+    for (int i = 0; i < 3 && r >= 2; ++i) {
+      wall[i].push_back(t[i].wall);
+      cpu[i].push_back(t[i].cpu);
+    }
+  }
+  double w[3], c[3];
+  for (int i = 0; i < 3; ++i) {
+    w[i] = Median(wall[i]);
+    c[i] = Median(cpu[i]);
+  }
+  printf("%3d %10.3f %10.3f %6.3f %10.3f %6.3f | %10.3f %10.3f %6.3f %10.3f %6.3f\n", B, w[0], w[1], w[1] / w[0],
+         w[2], w[2] / w[0], c[0], c[1], c[1] / c[0], c[2], c[2] / c[0]);
+  // The step without its computation: graph build, placement by the allocator, copies.
+  std::vector<double> host;
+  for (int r = 0; r < rounds; ++r) {
+    host.push_back(TimeMs([&] { return idle.DecodeSequences(steps.data(), B).ok(); }).wall);
+  }
+  printf("    B = %d: build + place + copy, no compute: %.3f ms\n", B, Median(host));
+  if (profile && B == kMaxB) {
+    PrintProfile(st, "8 sequences", 20, sequences);
+    PrintProfile(st, "8 beams", 20, beams);
+    PrintProfile(st, "1 sequence", 20, [&] { return st.Decode(0, &kToken, 1, n_past[0], 0).ok(); });
+  }
+}
+
+// A state of kMaxB decoders and windows (constant mel -0.5 + 0.01 w in window w), or nullptr.
+std::unique_ptr<InferenceState> NewState(const WhisperModel& model, int n_threads, GraphComputeFn compute) {
+  absl::StatusOr<std::unique_ptr<InferenceState>> st =
+      InferenceState::Create(model, kMaxB, n_threads, compute, EncoderOptions(), kMaxB);
+  if (!st.ok()) {
+    fprintf(stderr, "%s\n", st.status().ToString().c_str());
+    return nullptr;
+  }
+  const int n_frames = 2 * model.hparams().n_audio_ctx;
+  std::vector<float> mel(static_cast<size_t>(model.hparams().n_mels) * n_frames);
+  for (int w = 0; w < kMaxB; ++w) {
+    std::fill(mel.begin(), mel.end(), -0.5f + 0.01f * w);
+    if (!(*st)->EncodeWindow(w, mel.data(), n_frames, 0).ok()) return nullptr;
+  }
+  return std::move(*st);
+}
+
 int Run(int n_threads, int rounds, bool profile) {
   absl::StatusOr<std::unique_ptr<WhisperModel>> m = WhisperModel::Load(testdata::ModelPath("ggml-tiny.en.bin"));
   if (!m.ok()) {
@@ -79,88 +147,23 @@ int Run(int n_threads, int rounds, bool profile) {
     return 1;
   }
   const WhisperModel& model = **m;
-  constexpr int kMaxB = 8;
-  absl::StatusOr<std::unique_ptr<InferenceState>> created =
-      InferenceState::Create(model, kMaxB, n_threads, nullptr, EncoderOptions(), kMaxB);
-  if (!created.ok()) {
-    fprintf(stderr, "%s\n", created.status().ToString().c_str());
-    return 1;
-  }
-  InferenceState& st = **created;
-  const int n_frames = 2 * model.hparams().n_audio_ctx;
-  std::vector<float> mel(static_cast<size_t>(model.hparams().n_mels) * n_frames);
+  std::unique_ptr<InferenceState> st = NewState(model, n_threads, nullptr);
+  // The same state shape with an executor that computes nothing.
+  std::unique_ptr<InferenceState> idle = NewState(model, n_threads, [](ggml_cgraph*) { return true; });
+  if (st == nullptr || idle == nullptr) return 1;
   // Sequence d: window d, a prompt of 48 + 5 d tokens (mid-window positions, all different).
   std::vector<int> n_past(kMaxB);
   for (int d = 0; d < kMaxB; ++d) {
-    std::fill(mel.begin(), mel.end(), -0.5f + 0.01f * d);
     n_past[d] = 48 + 5 * d;
     std::vector<int32_t> prompt(n_past[d], 220);
     prompt[0] = model.special().sot;
-    if (!st.EncodeWindow(d, mel.data(), n_frames, 0).ok() || !st.Decode(d, prompt.data(), n_past[d], 0, d).ok()) {
-      fprintf(stderr, "prompt failed\n");
-      return 1;
-    }
+    if (!st->Decode(d, prompt.data(), n_past[d], 0, d).ok()) return 1;
   }
-  // The same state shape with an executor that computes nothing (GraphComputeFn).
-  absl::StatusOr<std::unique_ptr<InferenceState>> idle_created = InferenceState::Create(
-      model, kMaxB, n_threads, [](ggml_cgraph*) { return true; }, EncoderOptions(), kMaxB);
-  if (!idle_created.ok()) return 1;
-  InferenceState& idle = **idle_created;
-  for (int d = 0; d < kMaxB; ++d) {
-    if (!idle.EncodeWindow(d, mel.data(), n_frames, 0).ok()) return 1;
-  }
-  const int32_t token = 262;
   printf("tiny.en, %d threads, %d rounds, median ms per step of B tokens: wall | process CPU time\n", n_threads,
          rounds);
   printf("%3s %10s %10s %6s %10s %6s | %10s %10s %6s %10s %6s\n", "B", "separate", "sequences", "ratio", "beams",
-         "ratio",
-         "separate", "sequences", "ratio", "beams", "ratio");
-  for (int B : {1, 2, 4, 8}) {
-    std::vector<SequenceStep> steps(B);
-    std::vector<int> decoders(B);
-    std::vector<int32_t> tokens(B, token);
-    for (int d = 0; d < B; ++d) {
-      steps[d] = SequenceStep{d, d, token, n_past[d]};
-      decoders[d] = d;
-    }
-    const int beam_past = n_past[0];
-    std::vector<double> wall[3], cpu[3];  // separate, sequences, beams
-    for (int r = 0; r < rounds + 2; ++r) {  // 2 warm-up rounds
-      const Times t[3] = {
-          TimeMs([&] {
-            for (int d = 0; d < B; ++d) {
-              if (!st.Decode(d, &token, 1, n_past[d], d).ok()) return false;
-            }
-            return true;
-          }),
-          TimeMs([&] { return st.DecodeSequences(steps.data(), B).ok(); }),
-          TimeMs([&] { return st.DecodeBatch(decoders.data(), tokens.data(), B, beam_past).ok(); })};
-      for (int i = 0; i < 3 && r >= 2; ++i) {
-        wall[i].push_back(t[i].wall);
-        cpu[i].push_back(t[i].cpu);
-      }
-    }
-    double w[3], c[3];
-    for (int i = 0; i < 3; ++i) {
-      w[i] = Median(wall[i]);
-      c[i] = Median(cpu[i]);
-    }
-    printf("%3d %10.3f %10.3f %6.3f %10.3f %6.3f | %10.3f %10.3f %6.3f %10.3f %6.3f\n", B, w[0], w[1], w[1] / w[0],
-           w[2], w[2] / w[0], c[0], c[1], c[1] / c[0], c[2], c[2] / c[0]);
-    // The step without its computation (a state whose executor does nothing): graph build,
-    // placement by the allocator, inputs and logits copies.
-    std::vector<double> host;
-    for (int r = 0; r < rounds; ++r) {
-      host.push_back(TimeMs([&] { return idle.DecodeSequences(steps.data(), B).ok(); }).wall);
-    }
-    printf("    B = %d: build + place + copy, no compute: %.3f ms\n", B, Median(host));
-    if (profile && B == kMaxB) {
-      PrintProfile(st, "8 sequences", 20, [&] { return st.DecodeSequences(steps.data(), B).ok(); });
-      PrintProfile(st, "8 beams", 20,
-                   [&] { return st.DecodeBatch(decoders.data(), tokens.data(), B, beam_past).ok(); });
-      PrintProfile(st, "1 sequence", 20, [&] { return st.Decode(0, &token, 1, n_past[0], 0).ok(); });
-    }
-  }
+         "ratio", "separate", "sequences", "ratio", "beams", "ratio");
+  for (int B : {1, 2, 4, 8}) MeasureB(*st, *idle, n_past, B, rounds, profile);
   return 0;
 }
 
