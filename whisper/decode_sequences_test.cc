@@ -250,7 +250,7 @@ TEST_F(DecodeSequencesTest, AlignChoosesTheWindowAndTheDecoder) {
 TEST_F(DecodeSequencesTest, Errors) {
   absl::StatusOr<std::unique_ptr<InferenceState>> bad =
       InferenceState::Create(*model_, 2, 1, nullptr, EncoderOptions(), 0);
-  EXPECT_THAT(bad.status().message(), HasSubstr("n_windows 0 is not in [1, 16]"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("n_windows 0 is not in [1, 64]"));
   absl::StatusOr<std::unique_ptr<InferenceState>> fresh =
       InferenceState::Create(*model_, 3, 1, nullptr, EncoderOptions(), 2);
   ASSERT_TRUE(fresh.ok());

@@ -79,7 +79,7 @@ class InferenceState {
   // beam 5 double-buffered: 80 would need more; 64 covers 8 windows x 8 sequences).
   static constexpr int kMaxStateDecoders = 64;
   // Most windows (cross K/V) a state holds.
-  static constexpr int kMaxStateWindows = 16;
+  static constexpr int kMaxStateWindows = 64;
 
   // Creates the state for `model` (which must outlive it). Graphs run on the SIMD executor with
   // n_threads threads, or, when `compute` is not null, on `compute` alone (no thread pool and no
