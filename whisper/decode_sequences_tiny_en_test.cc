@@ -5,10 +5,11 @@
 // greedy decoding of each window alone (one Decode per token), run in lockstep on a second state.
 //
 // Tolerance: zero. Each column of a batched step is computed by the same kernels in the same
-// summation order as the single step while the batch has fewer than 16 sequences
-// (kernels/matmul.h kMulMatPackedMinN: below it a product's outputs are dot products whose K
-// terms are summed in one order whatever the number of columns), and the attention is per
-// sequence. So the logits are compared byte for byte, and the tokens must be identical.
+// summation order as the single step: the products run on blocks of at most kDecoderColumnBlock
+// (15) columns (whisper/decoder.h), below kernels/matmul.h kMulMatPackedMinN, where a product's
+// outputs are dot products whose K terms are summed in one order whatever the number of columns;
+// and the attention is per sequence. So the logits are compared byte for byte, and the tokens
+// must be identical.
 #include <sys/stat.h>
 
 #include <algorithm>

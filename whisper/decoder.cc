@@ -32,7 +32,39 @@ struct DecoderStep {
 
 struct StepShape {
   int64_t S, n_head, d, n_text_ctx, n_tokens;
+  int64_t col_block;  // > 0: products of more columns are cut in blocks of at most this many
 };
+
+// ceil(n / block) blocks of equal size (+-1) covering [0, n): block i is [Cut(i), Cut(i + 1)).
+int64_t NumBlocks(int64_t n, int64_t block) { return (n + block - 1) / block; }
+int64_t Cut(int64_t i, int64_t n, int64_t n_blocks) { return i * n / n_blocks; }
+
+// w x for x [K, n] (contiguous columns): one product, or with s.col_block > 0 and more columns,
+// one product per block of columns joined by concat, so that every product takes the
+// matrix-vector kernel path (see kDecoderColumnBlock).
+ggml_tensor* Project(ggml_context* ctx, ggml_tensor* w, ggml_tensor* x, const StepShape& s) {
+  const int64_t n = x->ne[1];
+  if (s.col_block <= 0 || n <= s.col_block) return ggml_mul_mat(ctx, w, x);
+  const int64_t n_blocks = NumBlocks(n, s.col_block);
+  ggml_tensor* out = nullptr;
+  for (int64_t i = 0; i < n_blocks; ++i) {
+    const int64_t c0 = Cut(i, n, n_blocks), c1 = Cut(i + 1, n, n_blocks);
+    ggml_tensor* xb = ggml_view_2d(ctx, x, x->ne[0], c1 - c0, x->nb[1], c0 * x->nb[1]);
+    ggml_tensor* yb = ggml_mul_mat(ctx, w, xb);
+    out = out == nullptr ? yb : ggml_concat(ctx, out, yb, 1);
+    if (out == nullptr) return nullptr;
+  }
+  return out;
+}
+
+// x + MLP(LN(x)) (whisper/encoder.h MlpBlock) with the products cut as Project does.
+ggml_tensor* DecoderMlp(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x, const StepShape& s) {
+  if (s.col_block <= 0) return MlpBlock(ctx, w, x);
+  ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
+  cur = ggml_gelu(ctx, ggml_add(ctx, Project(ctx, w.fc1_w, cur, s), w.fc1_b));
+  cur = ggml_add(ctx, Project(ctx, w.fc2_w, cur, s), w.fc2_b);
+  return ggml_add(ctx, cur, x);
+}
 
 // Sequence b's new K column and V row (column b of k and v, [S, n_tokens]) are copied to position
 // n_past of its cache, then its query (column b of Q) attends to positions 0 .. n_past: no mask,
@@ -69,9 +101,9 @@ ggml_tensor* SelfAttention(ggml_context* ctx, ggml_cgraph* graph, const Attentio
   const size_t es = ggml_element_size(st.seqs[0].self_kv.k);
   const size_t layer = es * s.n_text_ctx * s.S * il;
   ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
-  ggml_tensor* q = ggml_scale(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w.q_w, cur), w.q_b), scale);
-  ggml_tensor* k = ggml_scale(ctx, ggml_mul_mat(ctx, w.k_w, cur), scale);
-  ggml_tensor* v = ggml_add(ctx, ggml_mul_mat(ctx, w.v_w, cur), w.v_b);
+  ggml_tensor* q = ggml_scale(ctx, ggml_add(ctx, Project(ctx, w.q_w, cur, s), w.q_b), scale);
+  ggml_tensor* k = ggml_scale(ctx, Project(ctx, w.k_w, cur, s), scale);
+  ggml_tensor* v = ggml_add(ctx, Project(ctx, w.v_w, cur, s), w.v_b);
   if (q == nullptr || k == nullptr || v == nullptr) return nullptr;
   ggml_tensor* Q = ggml_permute(ctx, ggml_reshape_3d(ctx, q, s.d, s.n_head, s.n_tokens), 0, 2, 1, 3);
 
@@ -99,7 +131,7 @@ ggml_tensor* SelfAttention(ggml_context* ctx, ggml_cgraph* graph, const Attentio
     }
   }
   cur = ggml_cont_2d(ctx, ggml_permute(ctx, kqv, 0, 2, 1, 3), s.S, s.n_tokens);
-  cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, cur), w.o_b);
+  cur = ggml_add(ctx, Project(ctx, w.o_w, cur, s), w.o_b);
   return ggml_add(ctx, cur, x);
 }
 
@@ -128,16 +160,16 @@ bool CopyAlignmentHeads(ggml_context* ctx, ggml_cgraph* graph, ggml_tensor* Q, g
 }
 
 // softmax(K^T Q * scale) V for the queries Q [d, n, n_head], heads not yet merged: [d, n,
-// n_head]. The products and softmax of BlockedAttention (whisper/encoder.h) on the same query
-// blocks (ceil(n / kDecoderQueryBlock) of equal size), joined along the queries: the same values,
-// without a permuted copy per block.
+// n_head]. The products and softmax of BlockedAttention (whisper/encoder.h), on query blocks of
+// at most kDecoderColumnBlock (equal sizes), joined along the queries: for each query the values
+// of a single query's attention (the matrix-vector kernel path), without a permuted copy per block.
 ggml_tensor* RunAttention(ggml_context* ctx, ggml_tensor* Q, ggml_tensor* K, ggml_tensor* V, float scale) {
   const int64_t d = Q->ne[0], n_q = Q->ne[1], n_head = Q->ne[2];
-  const int64_t n_blocks = (n_q + kDecoderQueryBlock - 1) / kDecoderQueryBlock;
+  const int64_t n_blocks = NumBlocks(n_q, kDecoderColumnBlock);
   ggml_tensor* out = nullptr;
   for (int64_t b = 0; b < n_blocks; ++b) {
-    const int64_t i0 = b * n_q / n_blocks;
-    const int64_t n = (b + 1) * n_q / n_blocks - i0;
+    const int64_t i0 = Cut(b, n_q, n_blocks);
+    const int64_t n = Cut(b + 1, n_q, n_blocks) - i0;
     ggml_tensor* Qb = n == n_q ? Q : ggml_view_3d(ctx, Q, d, n, n_head, Q->nb[1], Q->nb[2], i0 * Q->nb[1]);
     ggml_tensor* kqv = ggml_mul_mat(ctx, V, ggml_soft_max_ext(ctx, ggml_mul_mat(ctx, K, Qb), nullptr, scale, 0.0f));
     out = out == nullptr ? kqv : ggml_concat(ctx, out, kqv, 1);
@@ -155,7 +187,7 @@ ggml_tensor* RunAttention(ggml_context* ctx, ggml_tensor* Q, ggml_tensor* K, ggm
 ggml_tensor* CrossAttention(ggml_context* ctx, ggml_cgraph* graph, const AttentionWeights& w, const DecoderStep& st,
                             int il, const StepShape& s, ggml_tensor* x, ggml_tensor* aheads_qk) {
   ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
-  ggml_tensor* q = ggml_add(ctx, ggml_mul_mat(ctx, w.q_w, cur), w.q_b);
+  ggml_tensor* q = ggml_add(ctx, Project(ctx, w.q_w, cur, s), w.q_b);
   if (q == nullptr) return nullptr;
   ggml_tensor* Q = ggml_permute(ctx, ggml_reshape_3d(ctx, q, s.d, s.n_head, s.n_tokens), 0, 2, 1, 3);
   const float scale = std::pow(static_cast<float>(s.d), -0.25f);
@@ -185,7 +217,7 @@ ggml_tensor* CrossAttention(ggml_context* ctx, ggml_cgraph* graph, const Attenti
     b0 = b1;
   }
   if (st.one_token_each) attn = ggml_cont_2d(ctx, ggml_permute(ctx, attn, 0, 2, 1, 3), s.S, s.n_tokens);
-  cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, attn), w.o_b);
+  cur = ggml_add(ctx, Project(ctx, w.o_w, attn, s), w.o_b);
   return ggml_add(ctx, cur, x);
 }
 
@@ -194,7 +226,7 @@ ggml_tensor* CrossAttention(ggml_context* ctx, ggml_cgraph* graph, const Attenti
 int DecoderGraphSize(const WhisperHparams& h, int n_aheads, int n_batch) {
   const int blocks = (h.n_text_ctx + kDecoderQueryBlock - 1) / kDecoderQueryBlock;
   const int n = std::max(0, n_batch);
-  return 64 + 4 * n + (80 + 8 * blocks + 32 * n) * h.n_text_layer + 8 * std::max(0, n_aheads);
+  return 64 + 8 * n + (80 + 8 * blocks + 36 * n) * h.n_text_layer + 8 * std::max(0, n_aheads);
 }
 
 namespace {
@@ -288,7 +320,8 @@ absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model,
   absl::Status check = CheckStep(h, st);
   if (!check.ok()) return check;
   const int n_tokens = st.n_tokens;
-  const StepShape s{h.n_text_state, h.n_text_head, h.n_text_state / h.n_text_head, h.n_text_ctx, n_tokens};
+  const StepShape s{h.n_text_state, h.n_text_head, h.n_text_state / h.n_text_head, h.n_text_ctx, n_tokens,
+                    st.one_token_each ? kDecoderColumnBlock : 0};
 
   DecoderGraph g;
   g.graph = ggml_new_graph_custom(ctx, DecoderGraphSize(h, st.n_aheads, st.one_token_each ? st.n_seqs : 0));
@@ -309,7 +342,7 @@ absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model,
     const DecoderLayerWeights& lw = w.decoder[il];
     cur = SelfAttention(ctx, g.graph, lw.attn, st, il, s, cur);
     cur = CrossAttention(ctx, g.graph, lw.cross, st, il, s, cur, g.aheads_qk);
-    cur = MlpBlock(ctx, lw.mlp, cur);
+    cur = DecoderMlp(ctx, lw.mlp, cur, s);
     if (cur == nullptr) return BuildError(absl::StrCat("decoder layer ", il));
   }
   // Only the last token's logits are needed (of each sequence's token in a batch; the last
@@ -318,7 +351,7 @@ absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model,
   const int n_out = st.one_token_each ? n_tokens : st.n_logits;
   ggml_tensor* last = ggml_view_2d(ctx, cur, s.S, n_out, cur->nb[1], cur->nb[1] * (n_tokens - n_out));
   last = LayerNorm(ctx, last, w.d_ln_w, w.d_ln_b);
-  g.logits = ggml_mul_mat(ctx, w.d_te, last);
+  g.logits = Project(ctx, w.d_te, last, s);
   if (g.logits == nullptr) return BuildError("decoder logits");
   ggml_set_name(g.logits, "logits");
   ggml_set_output(g.logits);
