@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -16,101 +17,207 @@ absl::Status BuildError(const std::string& what) {
   return absl::InternalError(absl::StrCat(what, ": ", ggml_last_error()));
 }
 
-struct StepShape {
-  int64_t S, n_head, d, n_text_ctx, n_audio_ctx, n_tokens, n_past;
+// One decoder step's inputs. BuildDecoderGraph: one sequence, n_tokens consecutive tokens
+// (one_token_each false). BuildSequencesDecoderGraph: n_seqs sequences, one token each
+// (n_tokens == n_seqs, column b is sequence b's token).
+struct DecoderStep {
+  const DecoderSequence* seqs = nullptr;
+  int n_seqs = 1;
+  bool one_token_each = false;
+  int n_tokens = 0;
+  const AlignmentHead* aheads = nullptr;
+  int n_aheads = 0;
+  int n_logits = 1;  // logits of the last n_logits tokens (one sequence)
 };
 
-// x + SelfAttn(LN(x)) for layer il; appends the K/V cache writes to `graph` first so that they
-// run before the products that read the cache. With n_kvs == 1 the s.n_tokens columns of x are
-// consecutive positions n_past.. of kvs[0] (causal mask); with n_kvs == s.n_tokens > 1, column b is
-// one token of decoder kvs[b] at position n_past: the projections run on all columns at once and
-// each column attends to its own cache (one product pair per column, joined by concat).
-ggml_tensor* SelfAttention(ggml_context* ctx, ggml_cgraph* graph, const AttentionWeights& w,
-                           const DecoderKv* kvs, int n_kvs, int il, const StepShape& s, ggml_tensor* x) {
-  const float scale = std::pow(static_cast<float>(s.d), -0.25f);
-  const size_t es = ggml_element_size(kvs[0].k);
-  const size_t layer = es * s.n_text_ctx * s.S * il;
-  const int64_t n_kv = s.n_past + (n_kvs == 1 ? s.n_tokens : 1);
+struct StepShape {
+  int64_t S, n_head, d, n_text_ctx, n_tokens;
+  int64_t col_block;  // > 0: products of more columns are cut in blocks of at most this many
+};
+
+// ceil(n / block) blocks of equal size (+-1) covering [0, n): block i is [Cut(i), Cut(i + 1)).
+int64_t NumBlocks(int64_t n, int64_t block) { return (n + block - 1) / block; }
+int64_t Cut(int64_t i, int64_t n, int64_t n_blocks) { return i * n / n_blocks; }
+
+// w x for x [K, n] (contiguous columns): one product, or with s.col_block > 0 and more columns,
+// one product per block of columns joined by concat, so that every product takes the
+// matrix-vector kernel path (see kDecoderColumnBlock).
+ggml_tensor* Project(ggml_context* ctx, ggml_tensor* w, ggml_tensor* x, const StepShape& s) {
+  const int64_t n = x->ne[1];
+  if (s.col_block <= 0 || n <= s.col_block) return ggml_mul_mat(ctx, w, x);
+  const int64_t n_blocks = NumBlocks(n, s.col_block);
+  ggml_tensor* out = nullptr;
+  for (int64_t i = 0; i < n_blocks; ++i) {
+    const int64_t c0 = Cut(i, n, n_blocks), c1 = Cut(i + 1, n, n_blocks);
+    ggml_tensor* xb = ggml_view_2d(ctx, x, x->ne[0], c1 - c0, x->nb[1], c0 * x->nb[1]);
+    ggml_tensor* yb = ggml_mul_mat(ctx, w, xb);
+    out = out == nullptr ? yb : ggml_concat(ctx, out, yb, 1);
+    if (out == nullptr) return nullptr;
+  }
+  return out;
+}
+
+// x + MLP(LN(x)) (whisper/encoder.h MlpBlock) with the products cut as Project does.
+ggml_tensor* DecoderMlp(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x, const StepShape& s) {
+  if (s.col_block <= 0) return MlpBlock(ctx, w, x);
   ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
-  ggml_tensor* q = ggml_scale(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w.q_w, cur), w.q_b), scale);
-  ggml_tensor* k = ggml_scale(ctx, ggml_mul_mat(ctx, w.k_w, cur), scale);
-  ggml_tensor* v = ggml_add(ctx, ggml_mul_mat(ctx, w.v_w, cur), w.v_b);
+  cur = ggml_gelu(ctx, ggml_add(ctx, Project(ctx, w.fc1_w, cur, s), w.fc1_b));
+  cur = ggml_add(ctx, Project(ctx, w.fc2_w, cur, s), w.fc2_b);
+  return ggml_add(ctx, cur, x);
+}
+
+// Sequence b's new K column and V row (column b of k and v, [S, n_tokens]) are copied to position
+// n_past of its cache, then its query (column b of Q) attends to positions 0 .. n_past: no mask,
+// since one query at position n_past sees every key up to it. Returns [d, 1, n_head].
+ggml_tensor* SequenceSelfAttention(ggml_context* ctx, ggml_cgraph* graph, const DecoderSequence& sq, int b,
+                                   size_t layer, const StepShape& s, ggml_tensor* Q, ggml_tensor* k,
+                                   ggml_tensor* v) {
+  const DecoderKv& kv = sq.self_kv;
+  const size_t es = ggml_element_size(kv.k);
+  const int64_t n_kv = sq.n_past + 1;
+  ggml_tensor* k_dst = ggml_view_1d(ctx, kv.k, s.S, layer + es * s.S * sq.n_past);
+  ggml_tensor* v_dst = ggml_view_2d(ctx, kv.v, 1, s.S, es * s.n_text_ctx, layer + es * sq.n_past);
+  ggml_tensor* k_b = ggml_view_1d(ctx, k, s.S, b * k->nb[1]);
+  ggml_tensor* v_b = ggml_view_2d(ctx, v, 1, s.S, v->nb[0], b * v->nb[1]);
+  if (!ggml_build_forward_expand(graph, ggml_cpy(ctx, k_b, k_dst)) ||
+      !ggml_build_forward_expand(graph, ggml_cpy(ctx, v_b, v_dst))) {
+    return nullptr;
+  }
+  ggml_tensor* Q_b = ggml_view_3d(ctx, Q, s.d, 1, s.n_head, Q->nb[1], Q->nb[2], b * Q->nb[1]);
+  ggml_tensor* K = ggml_view_3d(ctx, kv.k, s.d, n_kv, s.n_head, es * s.S, es * s.d, layer);
+  ggml_tensor* kq = ggml_soft_max(ctx, ggml_mul_mat(ctx, K, Q_b));  // [n_kv, 1, n_head]
+  ggml_tensor* V = ggml_view_3d(ctx, kv.v, n_kv, s.d, s.n_head, es * s.n_text_ctx, es * s.n_text_ctx * s.d, layer);
+  return ggml_mul_mat(ctx, V, kq);  // [d, 1, n_head]
+}
+
+// x + SelfAttn(LN(x)) for layer il; appends the K/V cache writes to `graph` first so that they
+// run before the products that read the cache. One sequence: the s.n_tokens columns of x are
+// consecutive positions n_past.. of its cache (causal mask). One token each: column b is
+// sequence b's token; the projections run on all columns at once and each column attends to its
+// own cache (SequenceSelfAttention, joined by concat).
+ggml_tensor* SelfAttention(ggml_context* ctx, ggml_cgraph* graph, const AttentionWeights& w, const DecoderStep& st,
+                           int il, const StepShape& s, ggml_tensor* x) {
+  const float scale = std::pow(static_cast<float>(s.d), -0.25f);
+  const size_t es = ggml_element_size(st.seqs[0].self_kv.k);
+  const size_t layer = es * s.n_text_ctx * s.S * il;
+  ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
+  ggml_tensor* q = ggml_scale(ctx, ggml_add(ctx, Project(ctx, w.q_w, cur, s), w.q_b), scale);
+  ggml_tensor* k = ggml_scale(ctx, Project(ctx, w.k_w, cur, s), scale);
+  ggml_tensor* v = ggml_add(ctx, Project(ctx, w.v_w, cur, s), w.v_b);
   if (q == nullptr || k == nullptr || v == nullptr) return nullptr;
   ggml_tensor* Q = ggml_permute(ctx, ggml_reshape_3d(ctx, q, s.d, s.n_head, s.n_tokens), 0, 2, 1, 3);
 
   ggml_tensor* kqv = nullptr;  // [d, n_tokens, n_head]
-  if (n_kvs == 1) {
-    const DecoderKv& kv = kvs[0];
-    ggml_tensor* k_dst = ggml_view_1d(ctx, kv.k, s.n_tokens * s.S, layer + es * s.S * s.n_past);
-    ggml_tensor* v_dst = ggml_view_2d(ctx, kv.v, s.n_tokens, s.S, es * s.n_text_ctx, layer + es * s.n_past);
+  if (!st.one_token_each) {
+    const DecoderKv& kv = st.seqs[0].self_kv;
+    const int64_t n_past = st.seqs[0].n_past;
+    const int64_t n_kv = n_past + s.n_tokens;
+    ggml_tensor* k_dst = ggml_view_1d(ctx, kv.k, s.n_tokens * s.S, layer + es * s.S * n_past);
+    ggml_tensor* v_dst = ggml_view_2d(ctx, kv.v, s.n_tokens, s.S, es * s.n_text_ctx, layer + es * n_past);
     if (!ggml_build_forward_expand(graph, ggml_cpy(ctx, k, k_dst)) ||
         !ggml_build_forward_expand(graph, ggml_cpy(ctx, ggml_transpose(ctx, v), v_dst))) {
       return nullptr;
     }
     ggml_tensor* K = ggml_view_3d(ctx, kv.k, s.d, n_kv, s.n_head, es * s.S, es * s.d, layer);
     ggml_tensor* kq = ggml_mul_mat(ctx, K, Q);  // [n_kv, n_tokens, n_head]
-    kq = ggml_soft_max(ctx, ggml_diag_mask_inf(ctx, kq, static_cast<int>(s.n_past)));
+    kq = ggml_soft_max(ctx, ggml_diag_mask_inf(ctx, kq, static_cast<int>(n_past)));
     ggml_tensor* V = ggml_view_3d(ctx, kv.v, n_kv, s.d, s.n_head, es * s.n_text_ctx, es * s.n_text_ctx * s.d, layer);
     kqv = ggml_mul_mat(ctx, V, kq);
   } else {
-    for (int b = 0; b < n_kvs; ++b) {
-      const DecoderKv& kv = kvs[b];
-      // Column b of k ([S, n_tokens]) to position n_past of its cache; column b of v to the
-      // transposed cache as a [1, S] row.
-      ggml_tensor* k_dst = ggml_view_1d(ctx, kv.k, s.S, layer + es * s.S * s.n_past);
-      ggml_tensor* v_dst = ggml_view_2d(ctx, kv.v, 1, s.S, es * s.n_text_ctx, layer + es * s.n_past);
-      ggml_tensor* k_b = ggml_view_1d(ctx, k, s.S, b * k->nb[1]);
-      ggml_tensor* v_b = ggml_view_2d(ctx, v, 1, s.S, v->nb[0], b * v->nb[1]);
-      if (!ggml_build_forward_expand(graph, ggml_cpy(ctx, k_b, k_dst)) ||
-          !ggml_build_forward_expand(graph, ggml_cpy(ctx, v_b, v_dst))) {
-        return nullptr;
-      }
-      ggml_tensor* Q_b = ggml_view_3d(ctx, Q, s.d, 1, s.n_head, Q->nb[1], Q->nb[2], b * Q->nb[1]);
-      ggml_tensor* K = ggml_view_3d(ctx, kv.k, s.d, n_kv, s.n_head, es * s.S, es * s.d, layer);
-      // One query at position n_past sees every key 0..n_past: no mask.
-      ggml_tensor* kq = ggml_soft_max(ctx, ggml_mul_mat(ctx, K, Q_b));  // [n_kv, 1, n_head]
-      ggml_tensor* V = ggml_view_3d(ctx, kv.v, n_kv, s.d, s.n_head, es * s.n_text_ctx, es * s.n_text_ctx * s.d, layer);
-      ggml_tensor* kqv_b = ggml_mul_mat(ctx, V, kq);  // [d, 1, n_head]
+    for (int b = 0; b < st.n_seqs; ++b) {
+      ggml_tensor* kqv_b = SequenceSelfAttention(ctx, graph, st.seqs[b], b, layer, s, Q, k, v);
       kqv = b == 0 ? kqv_b : ggml_concat(ctx, kqv, kqv_b, 1);
+      if (kqv == nullptr) return nullptr;
     }
   }
   cur = ggml_cont_2d(ctx, ggml_permute(ctx, kqv, 0, 2, 1, 3), s.S, s.n_tokens);
-  cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, cur), w.o_b);
+  cur = ggml_add(ctx, Project(ctx, w.o_w, cur, s), w.o_b);
   return ggml_add(ctx, cur, x);
 }
 
-// x + CrossAttn(LN(x)) for layer il over the window's n_audio_ctx encoder positions, the tokens
-// in blocks of at most kDecoderQueryBlock (a long prompt's scores [n_audio_ctx, n_tokens, n_head]
-// one block at a time).
-// For each alignment head i of layer il (heads[i].layer == il), copies its logits
-// [n_audio_ctx, n_tokens] into slice i of aheads_qk (appending the copies to `graph`).
-ggml_tensor* CrossAttention(ggml_context* ctx, ggml_cgraph* graph, const AttentionWeights& w, const DecoderKv& kv,
-                            int il, const StepShape& s, ggml_tensor* x, const AlignmentHead* heads,
-                            int n_heads, ggml_tensor* aheads_qk) {
-  const size_t es = ggml_element_size(kv.k);
-  const size_t layer = es * s.n_audio_ctx * s.S * il;
-  ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
-  ggml_tensor* q = ggml_add(ctx, ggml_mul_mat(ctx, w.q_w, cur), w.q_b);
-  if (q == nullptr) return nullptr;
-  ggml_tensor* Q = ggml_permute(ctx, ggml_reshape_3d(ctx, q, s.d, s.n_head, s.n_tokens), 0, 2, 1, 3);
-  ggml_tensor* K = ggml_view_3d(ctx, kv.k, s.d, s.n_audio_ctx, s.n_head, es * s.d, es * s.d * s.n_audio_ctx, layer);
-  ggml_tensor* V = ggml_view_3d(ctx, kv.v, s.n_audio_ctx, s.d, s.n_head, es * s.n_audio_ctx,
-                                es * s.n_audio_ctx * s.d, layer);
+// True when sequences a and b attend to the same window (same cross K/V and n_audio_ctx).
+bool SameWindow(const DecoderSequence& a, const DecoderSequence& b) {
+  return a.cross_kv.k == b.cross_kv.k && a.cross_kv.v == b.cross_kv.v && a.n_audio_ctx == b.n_audio_ctx;
+}
+
+// Copies the logits K^T Q / sqrt(d) [n_audio_ctx, n_tokens] of each alignment head i of layer il
+// (heads[i].layer == il) into slice i of aheads_qk, appending the copies to `graph`.
+bool CopyAlignmentHeads(ggml_context* ctx, ggml_cgraph* graph, ggml_tensor* Q, ggml_tensor* K, int il,
+                        const StepShape& s, const DecoderStep& st, ggml_tensor* aheads_qk) {
   const float scale = std::pow(static_cast<float>(s.d), -0.25f);
-  for (int i = 0; i < n_heads; ++i) {
-    if (heads[i].layer != il) continue;
-    const size_t h = static_cast<size_t>(heads[i].head);
-    ggml_tensor* Kh = ggml_view_2d(ctx, K, s.d, s.n_audio_ctx, K->nb[1], h * K->nb[2]);
+  const int64_t n_audio_ctx = st.seqs[0].n_audio_ctx;
+  for (int i = 0; i < st.n_aheads; ++i) {
+    if (st.aheads[i].layer != il) continue;
+    const size_t h = static_cast<size_t>(st.aheads[i].head);
+    ggml_tensor* Kh = ggml_view_2d(ctx, K, s.d, n_audio_ctx, K->nb[1], h * K->nb[2]);
     ggml_tensor* Qh = ggml_view_2d(ctx, Q, s.d, s.n_tokens, Q->nb[1], h * Q->nb[2]);
     ggml_tensor* qk = ggml_scale(ctx, ggml_mul_mat(ctx, Kh, Qh), scale);  // [n_audio_ctx, n_tokens]
-    ggml_tensor* dst = ggml_view_2d(ctx, aheads_qk, s.n_audio_ctx, s.n_tokens, aheads_qk->nb[1],
+    ggml_tensor* dst = ggml_view_2d(ctx, aheads_qk, n_audio_ctx, s.n_tokens, aheads_qk->nb[1],
                                     static_cast<size_t>(i) * aheads_qk->nb[2]);
-    if (!ggml_build_forward_expand(graph, ggml_cpy(ctx, qk, dst))) return nullptr;
+    if (!ggml_build_forward_expand(graph, ggml_cpy(ctx, qk, dst))) return false;
   }
-  // softmax(K^T Q * d^-0.25) V (K was scaled by d^-0.25 in the cross graph), [S, n_tokens].
-  cur = BlockedAttention(ctx, Q, K, V, scale, kDecoderQueryBlock);
-  if (cur == nullptr) return nullptr;
-  cur = ggml_add(ctx, ggml_mul_mat(ctx, w.o_w, cur), w.o_b);
+  return true;
+}
+
+// softmax(K^T Q * scale) V for the queries Q [d, n, n_head], heads not yet merged: [d, n,
+// n_head]. The products and softmax of BlockedAttention (whisper/encoder.h), on query blocks of
+// at most kDecoderColumnBlock (equal sizes), joined along the queries: for each query the values
+// of a single query's attention (the matrix-vector kernel path), without a permuted copy per block.
+ggml_tensor* RunAttention(ggml_context* ctx, ggml_tensor* Q, ggml_tensor* K, ggml_tensor* V, float scale) {
+  const int64_t d = Q->ne[0], n_q = Q->ne[1], n_head = Q->ne[2];
+  const int64_t n_blocks = NumBlocks(n_q, kDecoderColumnBlock);
+  ggml_tensor* out = nullptr;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const int64_t i0 = Cut(b, n_q, n_blocks);
+    const int64_t n = Cut(b + 1, n_q, n_blocks) - i0;
+    ggml_tensor* Qb = n == n_q ? Q : ggml_view_3d(ctx, Q, d, n, n_head, Q->nb[1], Q->nb[2], i0 * Q->nb[1]);
+    ggml_tensor* kqv = ggml_mul_mat(ctx, V, ggml_soft_max_ext(ctx, ggml_mul_mat(ctx, K, Qb), nullptr, scale, 0.0f));
+    out = out == nullptr ? kqv : ggml_concat(ctx, out, kqv, 1);
+    if (out == nullptr) return nullptr;
+  }
+  return out;
+}
+
+// x + CrossAttn(LN(x)) for layer il. The columns are cut into runs of consecutive sequences that
+// share a window (SameWindow; one sequence's tokens are one run): each run's queries attend to
+// its window's n_audio_ctx encoder positions in blocks of at most kDecoderQueryBlock (a long
+// prompt's scores [n_audio_ctx, n_tokens, n_head] one block at a time), so the beams of one window
+// read its cross K/V once. The runs' outputs are joined by concat (RunAttention). Alignment
+// heads (one sequence only): CopyAlignmentHeads.
+ggml_tensor* CrossAttention(ggml_context* ctx, ggml_cgraph* graph, const AttentionWeights& w, const DecoderStep& st,
+                            int il, const StepShape& s, ggml_tensor* x, ggml_tensor* aheads_qk) {
+  ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
+  ggml_tensor* q = ggml_add(ctx, Project(ctx, w.q_w, cur, s), w.q_b);
+  if (q == nullptr) return nullptr;
+  ggml_tensor* Q = ggml_permute(ctx, ggml_reshape_3d(ctx, q, s.d, s.n_head, s.n_tokens), 0, 2, 1, 3);
+  const float scale = std::pow(static_cast<float>(s.d), -0.25f);
+  ggml_tensor* attn = nullptr;  // [S, columns so far]
+  const int n_runs_max = st.one_token_each ? st.n_seqs : 1;
+  for (int b0 = 0; b0 < n_runs_max;) {
+    int b1 = b0 + 1;
+    while (b1 < n_runs_max && SameWindow(st.seqs[b1], st.seqs[b0])) ++b1;
+    const DecoderSequence& sq = st.seqs[b0];
+    const DecoderKv& kv = sq.cross_kv;
+    const int64_t n_ctx = sq.n_audio_ctx;
+    const size_t es = ggml_element_size(kv.k);
+    const size_t layer = es * n_ctx * s.S * il;
+    ggml_tensor* K = ggml_view_3d(ctx, kv.k, s.d, n_ctx, s.n_head, es * s.d, es * s.d * n_ctx, layer);
+    ggml_tensor* V = ggml_view_3d(ctx, kv.v, n_ctx, s.d, s.n_head, es * n_ctx, es * n_ctx * s.d, layer);
+    if (st.n_aheads > 0 && !CopyAlignmentHeads(ctx, graph, Q, K, il, s, st, aheads_qk)) return nullptr;
+    const int64_t n_cols = st.one_token_each ? b1 - b0 : s.n_tokens;
+    ggml_tensor* Qr = n_cols == s.n_tokens ? Q
+                                           : ggml_view_3d(ctx, Q, s.d, n_cols, s.n_head, Q->nb[1], Q->nb[2],
+                                                          b0 * Q->nb[1]);
+    // softmax(K^T Q * d^-0.25) V (K was scaled by d^-0.25 in the cross graph), [S, n_cols]; one
+    // token each: [d, n_cols, n_head], the runs joined before one permute for all.
+    ggml_tensor* run = st.one_token_each ? RunAttention(ctx, Qr, K, V, scale)
+                                         : BlockedAttention(ctx, Qr, K, V, scale, kDecoderQueryBlock);
+    attn = attn == nullptr ? run : ggml_concat(ctx, attn, run, 1);
+    if (attn == nullptr) return nullptr;
+    b0 = b1;
+  }
+  if (st.one_token_each) attn = ggml_cont_2d(ctx, ggml_permute(ctx, attn, 0, 2, 1, 3), s.S, s.n_tokens);
+  cur = ggml_add(ctx, Project(ctx, w.o_w, attn, s), w.o_b);
   return ggml_add(ctx, cur, x);
 }
 
@@ -118,58 +225,62 @@ ggml_tensor* CrossAttention(ggml_context* ctx, ggml_cgraph* graph, const Attenti
 
 int DecoderGraphSize(const WhisperHparams& h, int n_aheads, int n_batch) {
   const int blocks = (h.n_text_ctx + kDecoderQueryBlock - 1) / kDecoderQueryBlock;
-  return 64 + (80 + 8 * blocks + 16 * std::max(0, n_batch)) * h.n_text_layer + 8 * std::max(0, n_aheads);
+  const int n = std::max(0, n_batch);
+  return 64 + 8 * n + (80 + 8 * blocks + 36 * n) * h.n_text_layer + 8 * std::max(0, n_aheads);
 }
 
 namespace {
 
-// One decoder step's inputs: BuildDecoderGraph's (n_kvs == 1) or BuildBatchedDecoderGraph's
-// (n_kvs == n_tokens decoders, one token each; see SelfAttention).
-struct DecoderStep {
-  const DecoderKv* self_kvs = nullptr;
-  int n_kvs = 1;
-  const DecoderKv* cross_kv = nullptr;
-  int n_audio_ctx = 0;
-  int n_tokens = 0;
-  int n_past = 0;
-  const AlignmentHead* aheads = nullptr;
-  int n_aheads = 0;
-  int n_logits = 1;  // logits of the last n_logits tokens (n_kvs == 1)
-};
+// One cache against the model: F16 with >= need elements in K and V.
+bool CacheFits(const DecoderKv& kv, int64_t need) {
+  for (const ggml_tensor* t : {kv.k, kv.v}) {
+    if (t == nullptr || t->type != GGML_TYPE_F16 || ggml_nelements(t) < need) return false;
+  }
+  return true;
+}
 
-// The step's positions, audio context, KV caches (F16, large enough) and alignment heads against
-// the model's hparams; InvalidArgument naming the first that does not fit.
-absl::Status CheckStep(const WhisperHparams& h, const DecoderStep& st) {
-  const int n_new = st.n_kvs > 1 ? 1 : st.n_tokens;  // positions appended to each cache
-  if (st.n_tokens < 1 || st.n_past < 0 || st.n_past + n_new > h.n_text_ctx) {
+// Sequence b's position, audio context and KV caches (F16, large enough) against the model's
+// hparams, for n_new tokens; InvalidArgument naming the first that does not fit.
+absl::Status CheckSequence(const WhisperHparams& h, const DecoderSequence& sq, int b, int n_new) {
+  if (n_new < 1 || sq.n_past < 0 || sq.n_past + n_new > h.n_text_ctx) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "decoder: %d tokens at n_past %d do not fit n_text_ctx %d (need n_tokens >= 1, "
-        "n_past >= 0, n_past + n_tokens <= n_text_ctx)",
-        n_new, st.n_past, h.n_text_ctx));
+        "n_past >= 0, n_past + n_tokens <= n_text_ctx; sequence %d)",
+        n_new, sq.n_past, h.n_text_ctx, b));
   }
-  if (st.n_audio_ctx < 1 || st.n_audio_ctx > h.n_audio_ctx) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "decoder: n_audio_ctx %d is not in [1, %d]", st.n_audio_ctx, h.n_audio_ctx));
+  if (sq.n_audio_ctx < 1 || sq.n_audio_ctx > h.n_audio_ctx) {
+    return absl::InvalidArgumentError(absl::StrFormat("decoder: n_audio_ctx %d is not in [1, %d] (sequence %d)",
+                                                      sq.n_audio_ctx, h.n_audio_ctx, b));
   }
   const int64_t self_need = static_cast<int64_t>(h.n_text_layer) * h.n_text_ctx * h.n_text_state;
-  const int64_t cross_need = static_cast<int64_t>(h.n_text_layer) * st.n_audio_ctx * h.n_text_state;
-  for (int b = 0; b <= st.n_kvs; ++b) {
-    const DecoderKv& kv = b < st.n_kvs ? st.self_kvs[b] : *st.cross_kv;
-    const int64_t need = b < st.n_kvs ? self_need : cross_need;
-    for (const ggml_tensor* t : {kv.k, kv.v}) {
-      if (t == nullptr || t->type != GGML_TYPE_F16 || ggml_nelements(t) < need) {
+  const int64_t cross_need = static_cast<int64_t>(h.n_text_layer) * sq.n_audio_ctx * h.n_text_state;
+  if (!CacheFits(sq.self_kv, self_need) || !CacheFits(sq.cross_kv, cross_need)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "decoder: KV caches must be F16 with >= %lld (self) / %lld (cross) elements (sequence %d)",
+        static_cast<long long>(self_need), static_cast<long long>(cross_need), b));
+  }
+  return absl::OkStatus();
+}
+
+// The step's sequences and alignment heads against the model's hparams; InvalidArgument naming
+// the first that does not fit.
+absl::Status CheckStep(const WhisperHparams& h, const DecoderStep& st) {
+  for (int b = 0; b < st.n_seqs; ++b) {
+    absl::Status s = CheckSequence(h, st.seqs[b], b, st.one_token_each ? 1 : st.n_tokens);
+    if (!s.ok()) return s;
+    for (int a = 0; a < b; ++a) {
+      if (st.seqs[a].self_kv.k == st.seqs[b].self_kv.k || st.seqs[a].self_kv.v == st.seqs[b].self_kv.v) {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "decoder: KV caches must be F16 with >= %lld (self) / %lld (cross) elements",
-            static_cast<long long>(self_need), static_cast<long long>(cross_need)));
+            "decoder: batch entries %d and %d share a KV cache (one token per decoder)", a, b));
       }
     }
   }
-  if (st.n_kvs == 1 && (st.n_logits < 1 || st.n_logits > st.n_tokens)) {
+  if (!st.one_token_each && (st.n_logits < 1 || st.n_logits > st.n_tokens)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("decoder: logits of the last %d tokens of %d (need 1 .. n_tokens)", st.n_logits, st.n_tokens));
   }
-  if (st.n_aheads < 0 || (st.n_aheads > 0 && st.aheads == nullptr)) {
-    return absl::InvalidArgumentError("decoder: alignment heads: a negative count or no array");
+  if (st.n_aheads < 0 || (st.n_aheads > 0 && (st.aheads == nullptr || st.one_token_each))) {
+    return absl::InvalidArgumentError("decoder: alignment heads: a negative count, no array, or a batched step");
   }
   for (int i = 0; i < st.n_aheads; ++i) {
     const AlignmentHead& a = st.aheads[i];
@@ -182,28 +293,41 @@ absl::Status CheckStep(const WhisperHparams& h, const DecoderStep& st) {
   return absl::OkStatus();
 }
 
+// token_embedding[tokens] + the positional rows, [S, n_tokens]. One sequence: rows n_past ..
+// n_past + n_tokens - 1, consecutive, so a view. One token each at the same n_past: that row,
+// broadcast by the add. At different n_past: rows gathered by the `positions` input (I32
+// [n_seqs], made here, filled by the caller).
+ggml_tensor* Embeddings(ggml_context* ctx, const WhisperWeights& w, const DecoderStep& st, DecoderGraph* g) {
+  bool same_past = true;
+  for (int b = 1; b < st.n_seqs; ++b) same_past = same_past && st.seqs[b].n_past == st.seqs[0].n_past;
+  ggml_tensor* pe = nullptr;
+  if (same_past) {
+    const int64_t n_rows = st.one_token_each ? 1 : st.n_tokens;
+    pe = ggml_view_2d(ctx, w.d_pe, w.d_pe->ne[0], n_rows, w.d_pe->nb[1], w.d_pe->nb[1] * st.seqs[0].n_past);
+  } else {
+    g->positions = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, st.n_seqs);
+    if (g->positions == nullptr) return nullptr;
+    ggml_set_name(g->positions, "positions");
+    ggml_set_input(g->positions);
+    pe = ggml_get_rows(ctx, w.d_pe, g->positions);
+  }
+  return ggml_add(ctx, ggml_get_rows(ctx, w.d_te, g->tokens), pe);
+}
+
 absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model, const DecoderStep& st) {
   const WhisperHparams& h = model.hparams();
   const WhisperWeights& w = model.weights();
   absl::Status check = CheckStep(h, st);
   if (!check.ok()) return check;
-  const int n_kvs = st.n_kvs;
   const int n_tokens = st.n_tokens;
-  StepShape s;
-  s.S = h.n_text_state;
-  s.n_head = h.n_text_head;
-  s.d = s.S / s.n_head;
-  s.n_text_ctx = h.n_text_ctx;
-  s.n_audio_ctx = st.n_audio_ctx;
-  s.n_tokens = n_tokens;
-  s.n_past = st.n_past;
-  const int n_new = n_kvs > 1 ? 1 : n_tokens;  // positions appended to each cache
+  const StepShape s{h.n_text_state, h.n_text_head, h.n_text_state / h.n_text_head, h.n_text_ctx, n_tokens,
+                    st.one_token_each ? kDecoderColumnBlock : 0};
 
   DecoderGraph g;
-  g.graph = ggml_new_graph_custom(ctx, DecoderGraphSize(h, st.n_aheads, n_kvs > 1 ? n_kvs : 0));
+  g.graph = ggml_new_graph_custom(ctx, DecoderGraphSize(h, st.n_aheads, st.one_token_each ? st.n_seqs : 0));
   if (g.graph == nullptr) return BuildError("decoder graph");
   if (st.n_aheads > 0) {
-    g.aheads_qk = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, st.n_audio_ctx, n_tokens, st.n_aheads);
+    g.aheads_qk = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, st.seqs[0].n_audio_ctx, n_tokens, st.n_aheads);
     if (g.aheads_qk == nullptr) return BuildError("decoder alignment heads output");
     ggml_set_name(g.aheads_qk, "aheads_qk");
     ggml_set_output(g.aheads_qk);
@@ -212,26 +336,22 @@ absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model,
   if (g.tokens == nullptr) return BuildError("decoder tokens input");
   ggml_set_name(g.tokens, "tokens");
   ggml_set_input(g.tokens);
-
-  // Positions n_past .. n_past + n_tokens - 1 are consecutive rows of the embedding: a view.
-  // (A batch's tokens all sit at n_past: one row, broadcast by the add.)
-  ggml_tensor* pe = ggml_view_2d(ctx, w.d_pe, s.S, n_new, w.d_pe->nb[1], w.d_pe->nb[1] * st.n_past);
-  ggml_tensor* cur = ggml_add(ctx, ggml_get_rows(ctx, w.d_te, g.tokens), pe);
+  ggml_tensor* cur = Embeddings(ctx, w, st, &g);
   if (cur == nullptr) return BuildError("decoder embeddings");
   for (int il = 0; il < h.n_text_layer; ++il) {
     const DecoderLayerWeights& lw = w.decoder[il];
-    cur = SelfAttention(ctx, g.graph, lw.attn, st.self_kvs, n_kvs, il, s, cur);
-    cur = CrossAttention(ctx, g.graph, lw.cross, *st.cross_kv, il, s, cur, st.aheads, st.n_aheads, g.aheads_qk);
-    cur = MlpBlock(ctx, lw.mlp, cur);
+    cur = SelfAttention(ctx, g.graph, lw.attn, st, il, s, cur);
+    cur = CrossAttention(ctx, g.graph, lw.cross, st, il, s, cur, g.aheads_qk);
+    cur = DecoderMlp(ctx, lw.mlp, cur, s);
     if (cur == nullptr) return BuildError(absl::StrCat("decoder layer ", il));
   }
-  // Only the last token's logits are needed (of each decoder's token in a batch; the last
+  // Only the last token's logits are needed (of each sequence's token in a batch; the last
   // n_logits tokens' for the alignment pass's probabilities): LN and the projection on those
   // columns alone.
-  const int n_out = n_kvs > 1 ? n_tokens : st.n_logits;
+  const int n_out = st.one_token_each ? n_tokens : st.n_logits;
   ggml_tensor* last = ggml_view_2d(ctx, cur, s.S, n_out, cur->nb[1], cur->nb[1] * (n_tokens - n_out));
   last = LayerNorm(ctx, last, w.d_ln_w, w.d_ln_b);
-  g.logits = ggml_mul_mat(ctx, w.d_te, last);
+  g.logits = Project(ctx, w.d_te, last, s);
   if (g.logits == nullptr) return BuildError("decoder logits");
   ggml_set_name(g.logits, "logits");
   ggml_set_output(g.logits);
@@ -245,8 +365,17 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
                                                const DecoderKv& self_kv, const DecoderKv& cross_kv,
                                                int n_audio_ctx, int n_tokens, int n_past,
                                                const AlignmentHead* aheads, int n_aheads, int n_logits) {
-  return Build(ctx, model,
-               DecoderStep{&self_kv, 1, &cross_kv, n_audio_ctx, n_tokens, n_past, aheads, n_aheads, n_logits});
+  const DecoderSequence seq{self_kv, cross_kv, n_audio_ctx, n_past};
+  return Build(ctx, model, DecoderStep{&seq, 1, false, n_tokens, aheads, n_aheads, n_logits});
+}
+
+absl::StatusOr<DecoderGraph> BuildSequencesDecoderGraph(ggml_context* ctx, const WhisperModel& model,
+                                                        const DecoderSequence* seqs, int n_seqs) {
+  if (seqs == nullptr || n_seqs < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat("decoder: a batch of %d sequences%s (need >= 1)", n_seqs,
+                                                      seqs == nullptr ? " and no sequence array" : ""));
+  }
+  return Build(ctx, model, DecoderStep{seqs, n_seqs, true, n_seqs, nullptr, 0, 1});
 }
 
 absl::StatusOr<DecoderGraph> BuildBatchedDecoderGraph(ggml_context* ctx, const WhisperModel& model,
@@ -256,15 +385,17 @@ absl::StatusOr<DecoderGraph> BuildBatchedDecoderGraph(ggml_context* ctx, const W
     return absl::InvalidArgumentError(absl::StrFormat("decoder: a batch of %d decoders%s (need >= 1)", n_batch,
                                                       self_kvs == nullptr ? " and no KV caches" : ""));
   }
-  for (int a = 0; a < n_batch; ++a) {
-    for (int b = 0; b < a; ++b) {
-      if (self_kvs[a].k == self_kvs[b].k || self_kvs[a].v == self_kvs[b].v) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("decoder: batch entries %d and %d share a KV cache (one token per decoder)", b, a));
-      }
-    }
+  // The sequences on the stack for the usual batch sizes (no heap allocation per step).
+  constexpr int kStackSeqs = 32;
+  DecoderSequence stack_seqs[kStackSeqs];
+  std::vector<DecoderSequence> heap_seqs;
+  DecoderSequence* seqs = stack_seqs;
+  if (n_batch > kStackSeqs) {
+    heap_seqs.resize(n_batch);
+    seqs = heap_seqs.data();
   }
-  return Build(ctx, model, DecoderStep{self_kvs, n_batch, &cross_kv, n_audio_ctx, n_batch, n_past, nullptr, 0});
+  for (int b = 0; b < n_batch; ++b) seqs[b] = DecoderSequence{self_kvs[b], cross_kv, n_audio_ctx, n_past};
+  return BuildSequencesDecoderGraph(ctx, model, seqs, n_batch);
 }
 
 }  // namespace whisper

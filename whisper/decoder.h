@@ -33,8 +33,20 @@ namespace whisper {
 // equal blocks of > 32, so every product keeps its summation order and the logits their bytes.
 inline constexpr int kDecoderQueryBlock = 64;
 
+// A step of one token per sequence (BuildSequencesDecoderGraph) computes each product in blocks
+// of at most this many columns (sequences), joined by concat. Below kernels/matmul.h
+// kMulMatPackedMinN (16) columns the CPU mul_mat takes its matrix-vector path, whose outputs sum
+// their K terms in one order for any number of columns, so each column is bit for bit the single
+// step's for every batch size. It is also faster there: the packed matrix-matrix path first
+// widens and packs the weights, which a decoder step does not amortize (tiny.en, 1 thread, one
+// window's beams, CPU time per step: 15 columns 20 ms, 16 columns in one product 51 ms, as two
+// blocks of 8 about 2 x 13 ms; whisper/decode_sequences_benchmark). Above 15 sequences the weights
+// are then read once per block.
+inline constexpr int kDecoderColumnBlock = 15;
+
 // Graph capacity (nodes, and separately leafs) of a decoder step of `hparams` that also outputs
-// n_aheads alignment heads, or of a batched step of n_batch decoders (BuildBatchedDecoderGraph).
+// n_aheads alignment heads, or of a step of n_batch sequences (BuildSequencesDecoderGraph,
+// BuildBatchedDecoderGraph).
 int DecoderGraphSize(const WhisperHparams& hparams, int n_aheads = 0, int n_batch = 0);
 
 struct DecoderKv {
@@ -42,9 +54,23 @@ struct DecoderKv {
   ggml_tensor* v = nullptr;  // F16, 1-D
 };
 
+// One sequence of a multi-sequence step (BuildSequencesDecoderGraph): its own self KV cache,
+// the cross K/V of its window (n_audio_ctx positions, layout of whisper/encoder.h) and the
+// position n_past of its one new token.
+struct DecoderSequence {
+  DecoderKv self_kv;
+  DecoderKv cross_kv;
+  int n_audio_ctx = 0;
+  int n_past = 0;
+};
+
 struct DecoderGraph {
   ggml_cgraph* graph = nullptr;
   ggml_tensor* tokens = nullptr;  // input (INPUT flag): I32 ne = [n_tokens]
+  // Input (INPUT flag) of a multi-sequence step whose sequences are not all at one n_past:
+  // I32 ne = [n_seqs], the caller writes sequence b's n_past at [b]. nullptr otherwise (the
+  // positional rows are then a view of the embedding).
+  ggml_tensor* positions = nullptr;
   // output (OUTPUT flag): F32 ne = [n_vocab, 1] ([n_vocab, n_batch]; [n_vocab, n_logits] for
   // BuildDecoderGraph's last n_logits tokens)
   ggml_tensor* logits = nullptr;
@@ -71,15 +97,36 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
                                                const AlignmentHead* aheads = nullptr, int n_aheads = 0,
                                                int n_logits = 1);
 
-// One sampling step of n_batch decoders at once (beam search, best-of): token b (input
+// One sampling step of n_seqs independent sequences in one graph: token b (input tokens[b],
+// ne = [n_seqs]) is sequence seqs[b]'s token at position seqs[b].n_past of seqs[b].self_kv, and
+// logits column b (ne = [n_vocab, n_seqs]) is its next-token logits against the window of
+// seqs[b].cross_kv (seqs[b].n_audio_ctx positions; windows may differ in n_audio_ctx). If the
+// sequences' n_past differ, fill g.positions too (see DecoderGraph).
+//   - Every projection (self and cross Q/K/V/O, MLP, the vocabulary) runs once on [S, n_seqs]
+//     (in blocks of kDecoderColumnBlock columns beyond that many), so each weight matrix is read
+//     once per step for up to 15 sequences (once per block beyond; whisper.cpp batches its
+//     decoders the same way, src/whisper.cpp whisper_build_graph_decoder with a whisper_batch;
+//     vLLM-style continuous batching mixes sequences of different requests).
+//   - Self-attention is per sequence: one query at n_past attends to positions 0 .. n_past of
+//     its own cache (views; no mask is needed, so sequences at different n_past share the graph).
+//   - Cross-attention is per run of consecutive sequences sharing a window (same cross K/V
+//     tensors and n_audio_ctx): the beams of one window are one product pair.
+// Each column's logits are bit for bit those of BuildDecoderGraph for that sequence alone with
+// n_tokens = 1, for any n_seqs: every product runs on blocks of at most kDecoderColumnBlock
+// columns, where each output sums its K terms in the same order for any number of columns.
+// Needs DecoderGraphSize(hparams, 0, n_seqs). Errors: InvalidArgument for a null
+// array or n_seqs < 1, a sequence whose n_past is not in [0, n_text_ctx), whose n_audio_ctx is not
+// in [1, hparams.n_audio_ctx], whose caches are too small or not F16, or two sequences that share
+// a self KV cache; Internal (with ggml_last_error()) when a constructor fails.
+absl::StatusOr<DecoderGraph> BuildSequencesDecoderGraph(ggml_context* ctx, const WhisperModel& model,
+                                                        const DecoderSequence* seqs, int n_seqs);
+
+// One sampling step of n_batch decoders of one window (beam search, best-of): the special case
+// of BuildSequencesDecoderGraph where every sequence has cross_kv, n_audio_ctx and n_past (so
+// g.positions is nullptr, and cross-attention is one product pair for all). Token b (input
 // tokens[b], ne = [n_batch]) is decoder self_kvs[b]'s token at position n_past, and logits column
-// b (ne = [n_vocab, n_batch]) is its next-token logits. Each column's values are what
-// BuildDecoderGraph gives for that decoder alone with n_tokens = 1; the weights are read once per
-// step instead of once per decoder, as whisper.cpp's batched whisper_decode of its decoders
-// (src/whisper.cpp whisper_full_with_state, one whisper_batch per step; here each decoder keeps its
-// own cache instead of sequence ids in a unified one). Needs DecoderGraphSize(hparams, 0,
-// n_batch). Errors: those of BuildDecoderGraph with n_tokens = 1, and InvalidArgument when
-// n_batch < 1 or two entries share a cache.
+// b (ne = [n_vocab, n_batch]) is its next-token logits. Needs DecoderGraphSize(hparams, 0,
+// n_batch). Errors: those of BuildSequencesDecoderGraph. Heap-allocates only for n_batch > 32.
 absl::StatusOr<DecoderGraph> BuildBatchedDecoderGraph(ggml_context* ctx, const WhisperModel& model,
                                                       const DecoderKv* self_kvs, int n_batch,
                                                       const DecoderKv& cross_kv, int n_audio_ctx, int n_past);

@@ -66,26 +66,31 @@ InferenceState::~InferenceState() {
 absl::StatusOr<std::unique_ptr<InferenceState>> InferenceState::Create(const WhisperModel& model,
                                                                    int n_decoders, int n_threads,
                                                                    GraphComputeFn compute,
-                                                                   const EncoderOptions& encoder) {
+                                                                   const EncoderOptions& encoder,
+                                                                   int n_windows) {
   if (n_decoders < 1 || n_decoders > kMaxStateDecoders) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "InferenceState: n_decoders %d is not in [1, %d]", n_decoders, kMaxStateDecoders));
+  }
+  if (n_windows < 1 || n_windows > kMaxStateWindows) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "InferenceState: n_windows %d is not in [1, %d]", n_windows, kMaxStateWindows));
   }
   if (n_threads < 1 || n_threads > GGML_THREADPOOL_MAX_THREADS) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "InferenceState: n_threads %d is not in [1, %d]", n_threads, GGML_THREADPOOL_MAX_THREADS));
   }
   std::unique_ptr<InferenceState> state(new InferenceState(model, n_threads, compute, encoder));
-  absl::Status s = state->Init(n_decoders);
+  absl::Status s = state->Init(n_decoders, n_windows);
   if (!s.ok()) return s;
   return state;
 }
 
-absl::Status InferenceState::AllocateStateBuffer(int n_decoders) {
+absl::Status InferenceState::AllocateStateBuffer(int n_decoders, int n_windows) {
   const WhisperHparams& h = model_.hparams();
   const int64_t S = h.n_text_state;
   // The state buffer: encoder output, cross K/V, self K/V per decoder.
-  const ggml_init_params kv_params = {(3 + 2 * static_cast<size_t>(n_decoders)) *
+  const ggml_init_params kv_params = {(1 + 2 * static_cast<size_t>(n_windows) + 2 * static_cast<size_t>(n_decoders)) *
                                           ggml_tensor_overhead(),
                                       nullptr, true};
   kv_ctx_ = ggml_init(kv_params);
@@ -94,10 +99,15 @@ absl::Status InferenceState::AllocateStateBuffer(int n_decoders) {
   ggml_set_name(embd_, "embd_enc");
   const int64_t cross_n = static_cast<int64_t>(h.n_text_layer) * h.n_audio_ctx * S;
   const int64_t self_n = static_cast<int64_t>(h.n_text_layer) * h.n_text_ctx * S;
-  cross_kv_.k = ggml_new_tensor_1d(kv_ctx_, GGML_TYPE_F16, cross_n);
-  cross_kv_.v = ggml_new_tensor_1d(kv_ctx_, GGML_TYPE_F16, cross_n);
-  ggml_set_name(cross_kv_.k, "cross_k");
-  ggml_set_name(cross_kv_.v, "cross_v");
+  cross_kvs_.resize(n_windows);
+  window_n_ctx_.assign(n_windows, 0);
+  for (int w = 0; w < n_windows; ++w) {
+    cross_kvs_[w].k = ggml_new_tensor_1d(kv_ctx_, GGML_TYPE_F16, cross_n);
+    cross_kvs_[w].v = ggml_new_tensor_1d(kv_ctx_, GGML_TYPE_F16, cross_n);
+    if (cross_kvs_[w].k == nullptr || cross_kvs_[w].v == nullptr) break;
+    ggml_format_name(cross_kvs_[w].k, w == 0 ? "cross_k" : "cross_k_%d", w);
+    ggml_format_name(cross_kvs_[w].v, w == 0 ? "cross_v" : "cross_v_%d", w);
+  }
   self_kv_.resize(n_decoders);
   for (int i = 0; i < n_decoders; ++i) {
     self_kv_[i].k = ggml_new_tensor_1d(kv_ctx_, GGML_TYPE_F16, self_n);
@@ -106,7 +116,7 @@ absl::Status InferenceState::AllocateStateBuffer(int n_decoders) {
     ggml_format_name(self_kv_[i].k, "self_k_%d", i);
     ggml_format_name(self_kv_[i].v, "self_v_%d", i);
   }
-  if (embd_ == nullptr || cross_kv_.v == nullptr || self_kv_.back().v == nullptr) {
+  if (embd_ == nullptr || cross_kvs_.back().v == nullptr || self_kv_.back().v == nullptr) {
     return GgmlError("InferenceState: state tensors");
   }
   kv_buffer_ = ggml_backend_alloc_ctx_tensors(kv_ctx_);
@@ -120,8 +130,10 @@ absl::Status InferenceState::AllocateStateBuffer(int n_decoders) {
   // never touched either, so they stay out of the resident set (tiny.en: 2.75 MB per decoder;
   // the buffer is a fresh mapping from aligned_alloc at this size).
   memset(embd_->data, 0, ggml_nbytes(embd_));
-  memset(cross_kv_.k->data, 0, ggml_nbytes(cross_kv_.k));
-  memset(cross_kv_.v->data, 0, ggml_nbytes(cross_kv_.v));
+  for (const DecoderKv& kv : cross_kvs_) {
+    memset(kv.k->data, 0, ggml_nbytes(kv.k));
+    memset(kv.v->data, 0, ggml_nbytes(kv.v));
+  }
   self_v_zeroed_.assign(self_kv_.size(), 0);
   self_k_rows_.assign(self_kv_.size(), 0);
   return absl::OkStatus();
@@ -161,7 +173,7 @@ absl::StatusOr<size_t> InferenceState::ReserveGraphs(int n_decoders) {
     }
   };
   // Encoder and cross graphs at the full window: reserved, placed and kept.
-  absl::Status s = BuildWindowGraphs(h.n_audio_ctx);
+  absl::Status s = BuildWindowGraphs(h.n_audio_ctx, 0);
   if (!s.ok()) return s;
   plan_size(enc_graph_.graph);
   plan_size(cross_graph_);
@@ -170,7 +182,7 @@ absl::StatusOr<size_t> InferenceState::ReserveGraphs(int n_decoders) {
   // attending to a full cache. Reserve with the first, plan both.
   for (int n_tokens : {h.n_text_ctx, 1}) {
     ggml_reset(dec_ctx_);
-    absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(dec_ctx_, model_, self_kv_[0], cross_kv_,
+    absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(dec_ctx_, model_, self_kv_[0], cross_kvs_[0],
                                                        h.n_audio_ctx, n_tokens,
                                                        h.n_text_ctx - n_tokens);
     if (!g.ok()) return g.status();
@@ -182,13 +194,19 @@ absl::StatusOr<size_t> InferenceState::ReserveGraphs(int n_decoders) {
     }
     plan_size(g->graph);
   }
-  // A batched step of every decoder at the last position (beam search, best-of): reserved too
-  // (more nodes than the n_text_ctx step, smaller activations).
-  if (n_decoders > 1) {
+  // A batched step of every decoder near the last position, reserved too (more nodes than the
+  // n_text_ctx step, smaller activations): all in window 0 at one n_past (beam search, best-of:
+  // one cross-attention product), and each in window b % n_windows at its own n_past
+  // (DecodeSequences: a cross-attention product per sequence, the positions input).
+  seqs_.resize(n_decoders);
+  for (bool distinct : {false, true}) {
+    if (distinct && n_windows() == 1) break;
+    for (int b = 0; b < n_decoders; ++b) {
+      seqs_[b] = DecoderSequence{self_kv_[b], cross_kvs_[distinct ? b % n_windows() : 0], h.n_audio_ctx,
+                                 h.n_text_ctx - 1 - (distinct ? b % 2 : 0)};
+    }
     ggml_reset(dec_ctx_);
-    std::vector<DecoderKv> kvs(self_kv_.begin(), self_kv_.end());
-    absl::StatusOr<DecoderGraph> g = BuildBatchedDecoderGraph(dec_ctx_, model_, kvs.data(), n_decoders, cross_kv_,
-                                                              h.n_audio_ctx, h.n_text_ctx - 1);
+    absl::StatusOr<DecoderGraph> g = BuildSequencesDecoderGraph(dec_ctx_, model_, seqs_.data(), n_decoders);
     if (!g.ok()) return g.status();
     if (!ggml_gallocr_reserve(dec_alloc_, g->graph) || !ggml_gallocr_alloc_graph(dec_alloc_, g->graph)) {
       return GgmlError("InferenceState: placing the batched decoder graph");
@@ -198,29 +216,30 @@ absl::StatusOr<size_t> InferenceState::ReserveGraphs(int n_decoders) {
   return work_size;
 }
 
-absl::Status InferenceState::Init(int n_decoders) {
+absl::Status InferenceState::Init(int n_decoders, int n_windows) {
   const WhisperHparams& h = model_.hparams();
-  absl::Status s = AllocateStateBuffer(n_decoders);
+  absl::Status s = AllocateStateBuffer(n_decoders, n_windows);
   if (!s.ok()) return s;
   s = CreateGraphAllocators(n_decoders);
   if (!s.ok()) return s;
   absl::StatusOr<size_t> work_size = ReserveGraphs(n_decoders);
   if (!work_size.ok()) return work_size.status();
-  batch_kvs_.resize(n_decoders);
+  step_decoders_.resize(n_decoders);
+  step_tokens_.resize(n_decoders);
   ggml_reset(dec_ctx_);
   work_.resize(*work_size);
   logits_.assign(n_decoders, std::vector<float>(h.n_vocab, 0.0f));
   return absl::OkStatus();
 }
 
-absl::Status InferenceState::BuildWindowGraphs(int n_ctx) {
+absl::Status InferenceState::BuildWindowGraphs(int n_ctx, int window) {
   graphs_n_ctx_ = 0;
   ggml_reset(enc_ctx_);
   ggml_reset(cross_ctx_);
   absl::StatusOr<EncoderGraph> enc = BuildEncoderGraph(enc_ctx_, model_, n_ctx, embd_, encoder_options_);
   if (!enc.ok()) return enc.status();
   absl::StatusOr<ggml_cgraph*> cross =
-      BuildCrossGraph(cross_ctx_, model_, n_ctx, embd_, cross_kv_.k, cross_kv_.v);
+      BuildCrossGraph(cross_ctx_, model_, n_ctx, embd_, cross_kvs_[window].k, cross_kvs_[window].v);
   if (!cross.ok()) return cross.status();
   // The first build (the full window) sizes the buffer; smaller windows fit in it. Encode places
   // both graphs again before computing them (the buffer is shared with the decoder).
@@ -231,6 +250,7 @@ absl::Status InferenceState::BuildWindowGraphs(int n_ctx) {
   }
   enc_graph_ = *enc;
   cross_graph_ = *cross;
+  cross_graph_window_ = window;
   graphs_n_ctx_ = n_ctx;
   return absl::OkStatus();
 }
@@ -250,8 +270,17 @@ absl::Status InferenceState::Compute(ggml_cgraph* graph, const char* what) {
 
 absl::Status InferenceState::Encode(const float* mel, int n_frames_total, int seek, int audio_ctx,
                                   int n_frames_valid) {
+  return EncodeWindow(0, mel, n_frames_total, seek, audio_ctx, n_frames_valid);
+}
+
+absl::Status InferenceState::EncodeWindow(int window, const float* mel, int n_frames_total, int seek, int audio_ctx,
+                                          int n_frames_valid) {
   const Clock::time_point t0 = Clock::now();
   const WhisperHparams& h = model_.hparams();
+  if (window < 0 || window >= n_windows()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("Encode: window %d is not in [0, n_windows = %d)", window, n_windows()));
+  }
   if (mel == nullptr || n_frames_total < 0 || seek < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "Encode: mel %s, n_frames_total %d, seek %d (need a mel, n_frames_total >= 0, "
@@ -263,9 +292,9 @@ absl::Status InferenceState::Encode(const float* mel, int n_frames_total, int se
         "Encode: audio_ctx %d is not in [0, n_audio_ctx = %d]", audio_ctx, h.n_audio_ctx));
   }
   const int n_ctx = audio_ctx == 0 ? h.n_audio_ctx : audio_ctx;
-  encoded_n_ctx_ = 0;
-  if (graphs_n_ctx_ != n_ctx) {
-    absl::Status s = BuildWindowGraphs(n_ctx);
+  window_n_ctx_[window] = 0;
+  if (graphs_n_ctx_ != n_ctx || cross_graph_window_ != window) {
+    absl::Status s = BuildWindowGraphs(n_ctx, window);
     if (!s.ok()) return s;
   }
 
@@ -287,16 +316,20 @@ absl::Status InferenceState::Encode(const float* mel, int n_frames_total, int se
   if (!ggml_gallocr_alloc_graph(cross_alloc_, cross_graph_)) return GgmlError("Encode: placing the cross graph");
   s = Compute(cross_graph_, "Encode: cross K/V graph");
   if (!s.ok()) return s;
-  encoded_n_ctx_ = n_ctx;
+  window_n_ctx_[window] = n_ctx;
   timings_.encode_ms += MsSince(t0);
   timings_.n_encode++;
   return absl::OkStatus();
 }
 
-absl::Status InferenceState::Decode(int decoder, const int32_t* tokens, int n_tokens, int n_past) {
+absl::Status InferenceState::Decode(int decoder, const int32_t* tokens, int n_tokens, int n_past, int window) {
   const Clock::time_point t0 = Clock::now();
   const WhisperHparams& h = model_.hparams();
-  if (encoded_n_ctx_ == 0) {
+  if (window < 0 || window >= n_windows()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("Decode: window %d is not in [0, n_windows = %d)", window, n_windows()));
+  }
+  if (window_n_ctx_[window] == 0) {
     return absl::FailedPreconditionError("Decode: no window encoded yet (call Encode first)");
   }
   if (decoder < 0 || decoder >= n_decoders()) {
@@ -307,8 +340,8 @@ absl::Status InferenceState::Decode(int decoder, const int32_t* tokens, int n_to
   if (!valid.ok()) return valid;
   PrepareKv(decoder, n_past, n_tokens);
   ggml_reset(dec_ctx_);
-  absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(dec_ctx_, model_, self_kv_[decoder],
-                                                     cross_kv_, encoded_n_ctx_, n_tokens, n_past);
+  absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(dec_ctx_, model_, self_kv_[decoder], cross_kvs_[window],
+                                                     window_n_ctx_[window], n_tokens, n_past);
   if (!g.ok()) return g.status();
   if (!ggml_gallocr_alloc_graph(dec_alloc_, g->graph)) {
     return GgmlError("Decode: placing the decoder graph");
@@ -332,7 +365,7 @@ absl::Status InferenceState::DecodeBatch(const int* decoders, const int32_t* tok
   if (n == 1) return Decode(decoders[0], tokens, 1, n_past);
   const Clock::time_point t0 = Clock::now();
   const WhisperHparams& h = model_.hparams();
-  if (encoded_n_ctx_ == 0) {
+  if (window_n_ctx_[0] == 0) {
     return absl::FailedPreconditionError("DecodeBatch: no window encoded yet (call Encode first)");
   }
   for (int b = 0; b < n; ++b) {
@@ -355,25 +388,86 @@ absl::Status InferenceState::DecodeBatch(const int* decoders, const int32_t* tok
   }
   for (int b = 0; b < n; ++b) {
     PrepareKv(decoders[b], n_past, 1);
-    batch_kvs_[b] = self_kv_[decoders[b]];
+    seqs_[b] = DecoderSequence{self_kv_[decoders[b]], cross_kvs_[0], window_n_ctx_[0], n_past};
   }
+  absl::Status s = RunSequences("DecodeBatch", decoders, tokens, n);
+  if (!s.ok()) return s;
+  timings_.decode_ms += MsSince(t0);
+  timings_.n_decode++;
+  timings_.n_decode_tokens += n;
+  return absl::OkStatus();
+}
+
+absl::Status InferenceState::CheckSequenceSteps(const SequenceStep* steps, int n) const {
+  const WhisperHparams& h = model_.hparams();
+  if (steps == nullptr || n < 1 || n > n_decoders()) {
+    return absl::InvalidArgumentError(absl::StrFormat("DecodeSequences: %d sequences (need 1..%d)%s", n,
+                                                      n_decoders(), steps == nullptr ? ", and a step array" : ""));
+  }
+  for (int b = 0; b < n; ++b) {
+    const SequenceStep& st = steps[b];
+    if (st.decoder < 0 || st.decoder >= n_decoders() || st.window < 0 || st.window >= n_windows()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("DecodeSequences: steps[%d] has decoder %d, window %d (need [0, %d), [0, %d))", b,
+                          st.decoder, st.window, n_decoders(), n_windows()));
+    }
+    if (window_n_ctx_[st.window] == 0) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("DecodeSequences: steps[%d]: window %d was never encoded (EncodeWindow)", b, st.window));
+    }
+    if (st.token < 0 || st.token >= h.n_vocab || st.n_past < 0 || st.n_past >= h.n_text_ctx) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("DecodeSequences: steps[%d] has token %d at n_past %d (need [0, %d), [0, %d))", b,
+                          st.token, st.n_past, h.n_vocab, h.n_text_ctx));
+    }
+    for (int a = 0; a < b; ++a) {
+      if (steps[a].decoder == st.decoder) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("DecodeSequences: decoder %d appears twice (steps %d and %d)", st.decoder, a, b));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InferenceState::DecodeSequences(const SequenceStep* steps, int n) {
+  const Clock::time_point t0 = Clock::now();
+  absl::Status s = CheckSequenceSteps(steps, n);
+  if (!s.ok()) return s;
+  for (int b = 0; b < n; ++b) {
+    const SequenceStep& st = steps[b];
+    PrepareKv(st.decoder, st.n_past, 1);
+    seqs_[b] = DecoderSequence{self_kv_[st.decoder], cross_kvs_[st.window], window_n_ctx_[st.window], st.n_past};
+    step_decoders_[b] = st.decoder;
+    step_tokens_[b] = st.token;
+  }
+  s = RunSequences("DecodeSequences", step_decoders_.data(), step_tokens_.data(), n);
+  if (!s.ok()) return s;
+  timings_.decode_ms += MsSince(t0);
+  timings_.n_decode++;
+  timings_.n_decode_tokens += n;
+  return absl::OkStatus();
+}
+
+absl::Status InferenceState::RunSequences(const char* what, const int* decoders, const int32_t* tokens, int n) {
+  const WhisperHparams& h = model_.hparams();
   ggml_reset(dec_ctx_);
-  absl::StatusOr<DecoderGraph> g =
-      BuildBatchedDecoderGraph(dec_ctx_, model_, batch_kvs_.data(), n, cross_kv_, encoded_n_ctx_, n_past);
+  absl::StatusOr<DecoderGraph> g = BuildSequencesDecoderGraph(dec_ctx_, model_, seqs_.data(), n);
   if (!g.ok()) return g.status();
   if (!ggml_gallocr_alloc_graph(dec_alloc_, g->graph)) {
-    return GgmlError("DecodeBatch: placing the decoder graph");
+    return GgmlError(absl::StrCat(what, ": placing the decoder graph"));
   }
   memcpy(g->tokens->data, tokens, sizeof(int32_t) * n);
-  absl::Status s = Compute(g->graph, "DecodeBatch: decoder graph");
+  if (g->positions != nullptr) {
+    int32_t* pos = static_cast<int32_t*>(g->positions->data);
+    for (int b = 0; b < n; ++b) pos[b] = seqs_[b].n_past;
+  }
+  absl::Status s = Compute(g->graph, what);
   if (!s.ok()) return s;
   for (int b = 0; b < n; ++b) {
     memcpy(logits_[decoders[b]].data(), static_cast<const char*>(g->logits->data) + b * g->logits->nb[1],
            sizeof(float) * h.n_vocab);
   }
-  timings_.decode_ms += MsSince(t0);
-  timings_.n_decode++;
-  timings_.n_decode_tokens += n;
   return absl::OkStatus();
 }
 
@@ -389,7 +483,7 @@ absl::Status InferenceState::SetAlignmentHeads(const std::vector<AlignmentHead>&
   align_ctx_ = NewMetaContext(DecoderGraphSize(h, n_heads));
   align_alloc_ = ggml_gallocr_new();
   if (align_ctx_ == nullptr || align_alloc_ == nullptr) return GgmlError("SetAlignmentHeads: graph context");
-  absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(align_ctx_, model_, self_kv_[0], cross_kv_, h.n_audio_ctx,
+  absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(align_ctx_, model_, self_kv_[0], cross_kvs_[0], h.n_audio_ctx,
                                                      MaxAlignTokens(h), 0, heads.data(), n_heads);
   if (!g.ok()) return g.status();
   if (!ggml_gallocr_reserve(align_alloc_, g->graph) || !ggml_gallocr_alloc_graph(align_alloc_, g->graph)) {
@@ -405,22 +499,30 @@ absl::Status InferenceState::SetAlignmentHeads(const std::vector<AlignmentHead>&
   return absl::OkStatus();
 }
 
-absl::StatusOr<const float*> InferenceState::Align(const int32_t* tokens, int n_tokens, int logits_from) {
+absl::StatusOr<const float*> InferenceState::Align(const int32_t* tokens, int n_tokens, int logits_from, int window,
+                                                   int decoder) {
   const Clock::time_point t0 = Clock::now();
   const WhisperHparams& h = model_.hparams();
   align_logits_ = nullptr;
   if (aheads_.empty()) return absl::FailedPreconditionError("Align: no alignment heads (SetAlignmentHeads)");
-  if (encoded_n_ctx_ == 0) return absl::FailedPreconditionError("Align: no window encoded yet (call Encode first)");
+  if (window < 0 || window >= n_windows() || decoder < 0 || decoder >= n_decoders()) {
+    return absl::InvalidArgumentError(absl::StrFormat("Align: window %d, decoder %d (need [0, %d), [0, %d))", window,
+                                                      decoder, n_windows(), n_decoders()));
+  }
+  if (window_n_ctx_[window] == 0) {
+    return absl::FailedPreconditionError("Align: no window encoded yet (call Encode first)");
+  }
   absl::Status valid = CheckTokens("Align", tokens, n_tokens, h.n_vocab);
   if (!valid.ok()) return valid;
   if (logits_from < -1 || logits_from >= n_tokens) {
     return absl::InvalidArgumentError(
         absl::StrCat("Align: logits_from ", logits_from, " is not -1 or in [0, n_tokens ", n_tokens, ")"));
   }
-  PrepareKv(0, 0, n_tokens);
+  PrepareKv(decoder, 0, n_tokens);
   ggml_reset(align_ctx_);
   absl::StatusOr<DecoderGraph> g =
-      BuildDecoderGraph(align_ctx_, model_, self_kv_[0], cross_kv_, encoded_n_ctx_, n_tokens, 0, aheads_.data(),
+      BuildDecoderGraph(align_ctx_, model_, self_kv_[decoder], cross_kvs_[window], window_n_ctx_[window], n_tokens, 0,
+                        aheads_.data(),
                         static_cast<int>(aheads_.size()), logits_from < 0 ? 1 : n_tokens - logits_from);
   if (!g.ok()) return g.status();
   if (!ggml_gallocr_alloc_graph(align_alloc_, g->graph)) return GgmlError("Align: placing the alignment graph");

@@ -339,7 +339,8 @@ TEST_F(StateTest, BufferSizes) {
 
 TEST_F(StateTest, Errors) {
   EXPECT_EQ(InferenceState::Create(*model_, 0, 1).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(InferenceState::Create(*model_, 17, 1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(InferenceState::Create(*model_, InferenceState::kMaxStateDecoders + 1, 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(InferenceState::Create(*model_, 1, 0).status().code(), absl::StatusCode::kInvalidArgument);
   std::unique_ptr<InferenceState> st = NewState(*model_, 2, 1, kSimd);
   ASSERT_NE(st, nullptr);
