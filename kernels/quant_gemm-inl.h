@@ -69,27 +69,37 @@ HWY_INLINE void Tile(size_t nb, const uint8_t* w, size_t pstride, const uint8_t*
   const hn::Full512<uint8_t> du8;
   const hn::Full512<float> df;
   hn::Vec512<float> sum[kR][kC];
+  HWY_UNROLL(8)
   for (size_t r = 0; r < kR; ++r) {
+    HWY_UNROLL(8)
     for (size_t c = 0; c < kC; ++c) sum[r][c] = hn::Zero(df);
   }
   for (size_t i = 0; i < nb; ++i) {
     const uint8_t* wi = w + i * kPanelBlock;
     const uint8_t* yi = y + i * sizeof(QuantGemmBlockB);
     hn::Vec512<int32_t> acc[kR][kC];
+    HWY_UNROLL(8)
     for (size_t c = 0; c < kC; ++c) {
       const auto corr = hn::Set(di, LoadI32(yi + c * ystride + offsetof(QuantGemmBlockB, corr)));
+      HWY_UNROLL(8)
       for (size_t r = 0; r < kR; ++r) acc[r][c] = corr;
     }
+    HWY_UNROLL(8)
     for (size_t q = 0; q < 8; ++q) {
       hn::Vec512<uint8_t> wq[kR];
+      HWY_UNROLL(8)
       for (size_t r = 0; r < kR; ++r) wq[r] = hn::LoadU(du8, wi + r * pstride + 64 * q);
+      HWY_UNROLL(8)
       for (size_t c = 0; c < kC; ++c) {
         const auto yq = hn::Set(di, LoadI32(yi + c * ystride + offsetof(QuantGemmBlockB, qs) + 4 * q));
+        HWY_UNROLL(8)
         for (size_t r = 0; r < kR; ++r) acc[r][c] = Dpbusd(acc[r][c], wq[r], yq);
       }
     }
+    HWY_UNROLL(8)
     for (size_t r = 0; r < kR; ++r) {
       const auto dx = hn::LoadU(df, reinterpret_cast<const float*>(wi + r * pstride + kScaleOffset));
+      HWY_UNROLL(8)
       for (size_t c = 0; c < kC; ++c) {
         float dyf;
         memcpy(&dyf, yi + c * ystride, sizeof(dyf));
@@ -98,7 +108,9 @@ HWY_INLINE void Tile(size_t nb, const uint8_t* w, size_t pstride, const uint8_t*
       }
     }
   }
+  HWY_UNROLL(8)
   for (size_t c = 0; c < kC; ++c) {
+    HWY_UNROLL(8)
     for (size_t r = 0; r < kR; ++r) hn::StoreU(sum[r][c], df, out + c * ldo + r * kPanel);
   }
 }
