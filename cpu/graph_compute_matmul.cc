@@ -4,16 +4,19 @@
 // b [K, N, ne12, ne13] F32 or F16 with any strides, dst [M, N, ne12, ne13] F32; a is broadcast
 // over b's dims 2 and 3 (a batch = b batch / (ne12 / ne02), ...).
 //   Phase 1 (only when needed; rows of b split across threads, then a barrier): b rows are
-//   brought to what the kernel reads. F32/F16 a, and quantized a with N >= kMulMatPackedMinN
-//   (dequantized into the kernel's packed panels, MulMatDequant): contiguous F32 rows (needed
-//   when b is F16 or its rows are strided). Quantized a with smaller N (decoder steps): every b
+//   brought to what the kernel reads. Q8_0/Q4_0/Q5_0 a with N >= kInt8GemmMinN on a target with
+//   VNNI: b rows quantized to Q8_0 (QuantGemmQuantizeB) and a packed into 16-row panels
+//   (QuantGemmPackA), both split across threads. F32/F16 a, and other quantized a with N >=
+//   kMulMatPackedMinN (dequantized into the kernel's packed panels, MulMatDequant): contiguous
+//   F32 rows (needed when b is F16 or its rows are strided). Quantized a otherwise: every b
 //   row quantized once to the type's vec_dot_type (Q8_0/Q8_1) with the from_float of
 //   kernels/quant_matmul.h QuantMulMatRowOps, as ggml does for every N.
 //   Phase 2: the output is cut into units of (batch, block of a rows, block of b rows) with block
 //   edges at multiples of 64, about 4 units per thread; thread ith takes a contiguous range of
 //   units. Each unit is one kernels/matmul.h call (MulMatF32 / MulMatF16 / MulMatDequant with
-//   the thread's MulMatWorkSize() scratch, or MulMatConverted).
-// Work buffer: [phase-1 rows, 64-byte aligned][nth x per-thread scratch, 64-byte aligned].
+//   the thread's MulMatWorkSize() scratch, or MulMatConverted), or one QuantGemm call.
+// Work buffer: [phase-1 rows, 64-byte aligned][packed a panels (int8 GEMM), 64-byte aligned]
+// [nth x per-thread scratch, 64-byte aligned].
 #include <stdio.h>
 #include <string.h>
 
@@ -40,21 +43,21 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool IsFloatType(ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16; }
 
-// Q8_0, Q4_0 or Q5_0 a with at least kInt8GemmMinN b rows per batch, on a target with an int8
-// dot-product instruction (QuantGemmFast): b rows quantized to Q8_0 once, a packed into 16-row
-// panels once, then the register-tiled int8 GEMM (kernels/quant_gemm.h). Measured on AVX3_DL
-// (//kernels:quant_gemm_benchmark and the encoder): from 16 columns on, it beats both the
-// dequantizing path and the vec_dot path.
-constexpr int64_t kInt8GemmMinN = 16;
-bool Int8Path(const ggml_tensor* node) {
-  return QuantGemmSupports(node->src[0]->type) && node->src[1]->ne[1] >= kInt8GemmMinN && QuantGemmFast();
-}
+// Q8_0, Q4_0 or Q5_0 a on a target with an int8 dot-product instruction (QuantGemmFast): b rows
+// are quantized to Q8_0 for every N, as ggml does. From kInt8GemmMinN b rows per batch on, a is
+// packed into 16-row panels once and the register-tiled int8 GEMM runs (kernels/quant_gemm.h);
+// fewer rows take the vec_dot path (MulMatConverted). //kernels:quant_gemm_benchmark on AVX3_DL,
+// 1 thread, M = 384, K = 384: N = 16: GEMM 99 us, vec_dot 68 us (dequantizing: 247 us); N = 32:
+// 115 us against 130 us; M = 1536, N = 64: 509 us against 1001 us.
+constexpr int64_t kInt8GemmMinN = 32;
+bool Int8Types(const ggml_tensor* node) { return QuantGemmSupports(node->src[0]->type) && QuantGemmFast(); }
+bool Int8Path(const ggml_tensor* node) { return Int8Types(node) && node->src[1]->ne[1] >= kInt8GemmMinN; }
 
 // Other quantized a with at least kMulMatPackedMinN b rows per batch: a is dequantized into the
 // packed panels (MulMatDequant) and b read as F32, as for F16 a; fewer rows quantize b to the
 // type's vec_dot_type and run integer dot products (MulMatConverted), reading a once.
 bool DequantPath(const ggml_tensor* node) {
-  return !IsFloatType(node->src[0]->type) && !Int8Path(node) &&
+  return !IsFloatType(node->src[0]->type) && !Int8Types(node) &&
          node->src[1]->ne[1] >= static_cast<int64_t>(kMulMatPackedMinN);
 }
 

@@ -4,7 +4,8 @@
 //            weight packing included in the timed product, as the executor pays them);
 //   Dequant: MulMatDequant (Q8_0 weights dequantized into the F32 GEMM's panels; the path the
 //            executor took before);
-//   F16:     MulMatF16 on the same weights in F16 (the F16 model's product).
+//   F16:     MulMatF16 on the same weights in F16 (the F16 model's product);
+//   VecDot:  MulMatConverted (the executor's path for fewer than 16 columns), small N only.
 //
 //   bazel run -c opt //kernels:quant_gemm_benchmark -- --benchmark_repetitions=3
 #include <stddef.h>
@@ -35,8 +36,13 @@ struct Shape {
 
 // tiny.en (n_state 384) and base (512) encoder products at n_ctx 1500: attention projections
 // (n_state x n_state), fc1 (4 n_state x n_state), fc2 (n_state x 4 n_state).
+// Then few columns (a prompt of 16-64 tokens), where the graph executor's threshold between the
+// vec_dot path (VecDot: MulMatConverted, activations quantized, each weight block read once
+// per 4 columns) and the GEMMs was measured.
 const Shape kShapes[] = {{384, 1500, 384}, {1536, 1500, 384}, {384, 1500, 1536},
-                         {512, 1500, 512}, {2048, 1500, 512}, {512, 1500, 2048}};
+                         {512, 1500, 512}, {2048, 1500, 512}, {512, 1500, 2048},
+                         {384, 8, 384},    {384, 16, 384},    {1536, 16, 384},
+                         {384, 32, 384},   {1536, 64, 384}};
 
 BenchPool& Pool(int nth) {
   static std::map<int, std::unique_ptr<BenchPool>> pools;
@@ -77,7 +83,7 @@ void ThreadRows(size_t m, int ith, int nth, size_t* m0, size_t* m1) {
   *m1 = std::min(m, units * (ith + 1) / nth * 64);
 }
 
-enum Kind { kInt8, kDequant, kF16 };
+enum Kind { kInt8, kDequant, kF16, kVecDot };
 
 void BM_Gemm(benchmark::State& state, size_t shape, Kind kind, int nth) {
   Data& d = GetData(shape);
@@ -102,6 +108,15 @@ void BM_Gemm(benchmark::State& state, size_t shape, Kind kind, int nth) {
         }
         (void)QuantGemm(GGML_TYPE_Q8_0, s.k, d.packed.data(), d.packed.size(), s.m, d.qb.data(), s.n * rb,
                         d.c.data(), s.m, m0, m1, 0, s.n);
+      } else if (kind == kVecDot) {
+        const MulMatRowOps& ops = *QuantMulMatRowOps(GGML_TYPE_Q8_0);
+        const size_t n0 = s.n * ith / n_th, n1 = s.n * (ith + 1) / n_th;
+        (void)MulMatConvertB(ops, s.k, d.b.data(), s.k, n0, n1, d.qb.data(), d.qb.size());
+        barrier.fetch_add(1);
+        while (barrier.load() < n_th) {
+        }
+        (void)MulMatConverted(ops, s.k, d.aq.data(), s.k / 32 * sizeof(block_q8_0), d.qb.data(), d.qb.size(),
+                              d.c.data(), s.m, m0, m1, 0, s.n);
       } else if (kind == kDequant) {
         (void)MulMatDequant(*QuantMulMatDequantOps(GGML_TYPE_Q8_0), s.k, d.aq.data(),
                             s.k / 32 * sizeof(block_q8_0), d.b.data(), s.k, d.c.data(), s.m, m0, m1, 0, s.n,
@@ -118,10 +133,11 @@ void BM_Gemm(benchmark::State& state, size_t shape, Kind kind, int nth) {
 }
 
 void Register() {
-  const char* kinds[] = {"Int8", "Dequant", "F16"};
+  const char* kinds[] = {"Int8", "Dequant", "F16", "VecDot"};
   for (size_t i = 0; i < sizeof(kShapes) / sizeof(kShapes[0]); ++i) {
     for (int nth : {1, 2}) {
-      for (int kind = 0; kind < 3; ++kind) {
+      for (int kind = 0; kind < 4; ++kind) {
+        if (kind == kVecDot && kShapes[i].n > 64) continue;  // hundreds of ms per product
         const Shape& s = kShapes[i];
         const std::string name = std::string(kinds[kind]) + "/" + std::to_string(s.m) + "x" + std::to_string(s.n) +
                                  "x" + std::to_string(s.k) + "/threads:" + std::to_string(nth);
