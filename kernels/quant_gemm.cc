@@ -12,6 +12,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels/quant_gemm-inl.h"
+#include "kernels/quant_ops-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ggml_cpu {
@@ -23,6 +24,33 @@ void QuantGemmBlock(bool q8_order, size_t k, const uint8_t* packed, const uint8_
     qgemm::GemmBlock<true>(k, packed, qb, c, ldc, m_begin, m_end, n_begin, n_end);
   } else {
     qgemm::GemmBlock<false>(k, packed, qb, c, ldc, m_begin, m_end, n_begin, n_end);
+  }
+}
+
+// One b row of k floats to k / 32 QuantGemmBlockB: quant_ops-inl.h's Q8_0 quantizer (bit-identical
+// to quantize_row_q8_0_ref), then each block's scale widened and its code sum taken as unsigned
+// bytes (code + 128) with SumsOf8.
+void QuantizeRowB(const float* x, uint8_t* out, size_t k) {
+  constexpr size_t kChunk = 16;  // blocks per quantizer call
+  const hn::CappedTag<uint8_t, 32> d8;
+  const hn::Repartition<uint64_t, decltype(d8)> d64;
+  block_q8_0 tmp[kChunk];
+  for (size_t i0 = 0; i0 < k / 32; i0 += kChunk) {
+    const size_t cnt = k / 32 - i0 < kChunk ? k / 32 - i0 : kChunk;
+    QuantizeRowQ8</*kWithSum=*/false>(x + i0 * 32, tmp, static_cast<int64_t>(cnt * 32));
+    for (size_t j = 0; j < cnt; ++j) {
+      QuantGemmBlockB y;
+      y.d = ggml_fp16_to_fp32(tmp[j].d);
+      auto sums = hn::Zero(d64);
+      for (size_t e = 0; e < 32; e += hn::Lanes(d8)) {
+        const auto u = hn::Xor(hn::LoadU(d8, reinterpret_cast<const uint8_t*>(tmp[j].qs) + e), hn::Set(d8, 0x80));
+        sums = hn::Add(sums, hn::SumsOf8(u));
+      }
+      const int32_t sum = static_cast<int32_t>(hn::GetLane(hn::SumOfLanes(d64, sums))) - 32 * 128;
+      y.corr = -128 * sum;
+      memcpy(y.qs, tmp[j].qs, sizeof(y.qs));
+      memcpy(out + (i0 + j) * sizeof(y), &y, sizeof(y));
+    }
   }
 }
 
@@ -39,13 +67,13 @@ HWY_AFTER_NAMESPACE();
 #include "absl/strings/str_format.h"
 #include "ggml/fp16.h"
 #include "kernels/dispatch.h"
-#include "kernels/quant_ops.h"
 #include "kernels/quant_types.h"
 
 namespace ggml_cpu {
 
 HWY_EXPORT(QuantGemmBlock);
 HWY_EXPORT(QuantGemmHasIntDot);
+HWY_EXPORT(QuantizeRowB);
 
 namespace {
 
@@ -160,23 +188,9 @@ absl::Status QuantGemmQuantizeB(size_t k, const float* b, size_t ldb, size_t n_b
   if (ldb < k) return Invalid(fn, absl::StrFormat("ldb=%zu < k=%zu", ldb, k));
   const size_t rb = QuantGemmRowBytesB(k);
   if (qb_size < n_end * rb) return Invalid(fn, absl::StrFormat("qb_size=%zu < n_end * row bytes = %zu", qb_size, n_end * rb));
-  constexpr size_t kChunk = 16;  // blocks quantized per quantize_row_q8_0 call
-  block_q8_0 tmp[kChunk];
+  InitDispatchOnce();
   for (size_t n = n_begin; n < n_end; ++n) {
-    uint8_t* row = static_cast<uint8_t*>(qb) + n * rb;
-    for (size_t i0 = 0; i0 < k / kBlock; i0 += kChunk) {
-      const size_t cnt = k / kBlock - i0 < kChunk ? k / kBlock - i0 : kChunk;
-      quantize_row_q8_0(b + n * ldb + i0 * kBlock, tmp, static_cast<int64_t>(cnt * kBlock));
-      for (size_t j = 0; j < cnt; ++j) {
-        QuantGemmBlockB y;
-        y.d = ggml_fp16_to_fp32(tmp[j].d);
-        int32_t sum = 0;
-        for (size_t e = 0; e < kBlock; ++e) sum += tmp[j].qs[e];
-        y.corr = -128 * sum;
-        memcpy(y.qs, tmp[j].qs, kBlock);
-        memcpy(row + (i0 + j) * sizeof(y), &y, sizeof(y));
-      }
-    }
+    HWY_DYNAMIC_DISPATCH(QuantizeRowB)(b + n * ldb, static_cast<uint8_t*>(qb) + n * rb, k);
   }
   return absl::OkStatus();
 }
