@@ -180,6 +180,30 @@ bool PackA(const ComputeParams& p, const ggml_tensor* dst, const MulMatLayout& l
   return true;
 }
 
+// Phase 1 for b: this thread's share of the b rows, converted into `converted` (row r at r *
+// row_bytes): quantized for the int8 GEMM (int8) or the vec_dot path (qops), else F32.
+void ConvertBRows(const ComputeParams& p, const ggml_tensor* dst, const MulMatLayout& l, uint8_t* converted,
+                  uint8_t* scratch, bool int8, const MulMatRowOps* qops) {
+  const ggml_tensor* b = dst->src[1];
+  const int64_t K = b->ne[0];
+  int64_t begin, end;
+  SplitRange(b->ne[1] * b->ne[2] * b->ne[3], p.ith, p.nth, &begin, &end);
+  for (int64_t r = begin; r < end; ++r) {
+    int64_t n, i2, i3;
+    RowIndex(b->ne, r, &n, &i2, &i3);
+    uint8_t* out = converted + static_cast<size_t>(r) * l.row_bytes;
+    if (int8) {
+      const float* row = BRowF32(b, n, i2, i3, reinterpret_cast<float*>(scratch));
+      (void)QuantGemmQuantizeB(static_cast<size_t>(K), row, static_cast<size_t>(K), 0, 1, out, l.row_bytes);
+    } else if (qops != nullptr) {
+      qops->from_float(BRowF32(b, n, i2, i3, reinterpret_cast<float*>(scratch)), out, K);
+    } else {
+      const float* row = BRowF32(b, n, i2, i3, reinterpret_cast<float*>(out));
+      if (row != reinterpret_cast<const float*>(out)) memcpy(out, row, l.row_bytes);
+    }
+  }
+}
+
 }  // namespace
 
 bool CheckMulMat(const ggml_tensor* node, CheckMessage* msg) {
@@ -239,22 +263,7 @@ void ForwardMulMat(const ComputeParams& p, ggml_tensor* dst) {
   const MulMatRowOps* qops = quant ? QuantMulMatRowOps(a->type) : nullptr;
 
   if (l.convert) {  // phase 1
-    int64_t begin, end;
-    SplitRange(N * b->ne[2] * b->ne[3], p.ith, p.nth, &begin, &end);
-    for (int64_t r = begin; r < end; ++r) {
-      int64_t n, i2, i3;
-      RowIndex(b->ne, r, &n, &i2, &i3);
-      uint8_t* out = converted + static_cast<size_t>(r) * l.row_bytes;
-      if (int8) {
-        const float* row = BRowF32(b, n, i2, i3, reinterpret_cast<float*>(scratch));
-        (void)QuantGemmQuantizeB(static_cast<size_t>(K), row, static_cast<size_t>(K), 0, 1, out, l.row_bytes);
-      } else if (quant) {
-        qops->from_float(BRowF32(b, n, i2, i3, reinterpret_cast<float*>(scratch)), out, K);
-      } else {
-        const float* row = BRowF32(b, n, i2, i3, reinterpret_cast<float*>(out));
-        if (row != reinterpret_cast<const float*>(out)) memcpy(out, row, l.row_bytes);
-      }
-    }
+    ConvertBRows(p, dst, l, converted, scratch, int8, qops);
     // (Argument errors are reported; every thread still reaches the barrier.)
     const bool packed_ok = !int8 || PackA(p, dst, l, packed);
     ggml_threadpool_barrier(p.tp);
