@@ -128,7 +128,9 @@ using DI = hn::CappedTag<int32_t, kPanel>;
 #endif
 
 // As the VNNI Tile for one panel and one column: the same unsigned codes and correction, each
-// code byte extracted to an int32 lane and multiplied by the activation code.
+// code byte extracted to an int32 lane and multiplied by the activation code; on SVE targets
+// sdot instead. (Not register-tiled: QuantGemmFast() is false here, so the graph executor keeps
+// its other paths; SVE's sdot tile is checked under qemu only, not measured on hardware.)
 template <bool kQ8, size_t kR, size_t kC>
 HWY_INLINE void Tile(size_t nb, const uint8_t* w, size_t pstride, const uint8_t* y,
                      size_t ystride, float* out, size_t ldo) {
@@ -146,6 +148,17 @@ HWY_INLINE void Tile(size_t nb, const uint8_t* w, size_t pstride, const uint8_t*
     QuantGemmBlockB yb;
     memcpy(&yb, y + i * sizeof(QuantGemmBlockB), sizeof(yb));
     for (size_t v = 0; v < kPanel; v += N) {
+#if HWY_ARCH_ARM_A64 && (HWY_TARGET & (HWY_SVE | HWY_SVE2 | HWY_SVE_256 | HWY_SVE2_128))
+      // SVE's sdot (base SVE): the codes back to signed (byte ^ 0x80) times the activations'
+      // 4 bytes broadcast to every int32 lane, 4 exact products per lane; no correction.
+      const hn::Repartition<int8_t, DI> d8;
+      const hn::Repartition<uint8_t, DI> du8;
+      auto isum = hn::Zero(di);
+      for (size_t q = 0; q < 8; ++q) {
+        const auto ws = hn::BitCast(d8, hn::Xor(hn::LoadU(du8, wi + 64 * q + 4 * v), hn::Set(du8, 0x80)));
+        isum = svdot_s32(isum, ws, hn::BitCast(d8, hn::Set(di, LoadI32(yb.qs + 4 * q))));
+      }
+#else
       auto isum = hn::Set(di, yb.corr);
       for (size_t q = 0; q < 8; ++q) {
         const auto wq = hn::LoadU(du, reinterpret_cast<const uint32_t*>(wi + 64 * q + 4 * v));
@@ -159,6 +172,7 @@ HWY_INLINE void Tile(size_t nb, const uint8_t* w, size_t pstride, const uint8_t*
         isum = hn::Add(isum, hn::Mul(w2, hn::Set(di, yb.qs[4 * q + 2])));
         isum = hn::Add(isum, hn::Mul(w3, hn::Set(di, yb.qs[4 * q + 3])));
       }
+#endif
       const auto dx = hn::LoadU(df, reinterpret_cast<const float*>(wi + kScaleOffset) + v);
       const auto term = BlockTerm<kQ8>(hn::ConvertTo(df, isum), dx, hn::Set(df, yb.d));
       hn::Store(hn::Add(hn::Load(df, sum + v), term), df, sum + v);

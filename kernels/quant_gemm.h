@@ -22,9 +22,12 @@
 // Integer core: per block, each output's code products are summed exactly as int32:
 //   - AVX3_DL: vpdpbusd (AVX512-VNNI), 4 products per int32 lane, one lane per weight row:
 //     sum_j (w_j + 128) y_j, started at -128 sum_j y_j (QuantGemmBlockB::corr), so exact;
-//   - every other target (SSSE3..AVX3, NEON, SVE, SCALAR): the same sum from the same packed
-//     bytes with int32 lane multiplies (correct, not fast: QuantGemmFast() is false there and
-//     the graph executor keeps its dequantizing path).
+//   - SVE, SVE2, SVE_256, SVE2_128: sdot on the codes made signed again (byte ^ 0x80), one panel
+//     and one column at a time;
+//   - every other target (SSSE3..AVX3, NEON, SCALAR): the same sum from the same packed bytes
+//     with int32 lane multiplies.
+//   Only AVX3_DL's kernel is register-tiled and measured: QuantGemmFast() is false elsewhere,
+//   and the graph executor keeps its other paths there.
 // Each block's integer sum is then scaled and added to the output's float sum in block order
 // with the reference's expression (Q8_0: isum * (dx * dy); Q4_0, Q5_0: isum * dx * dy), lane by
 // lane, so every output has the bits of the reference and of quant_ops.h's vec_dot.
