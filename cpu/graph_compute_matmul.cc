@@ -4,16 +4,19 @@
 // b [K, N, ne12, ne13] F32 or F16 with any strides, dst [M, N, ne12, ne13] F32; a is broadcast
 // over b's dims 2 and 3 (a batch = b batch / (ne12 / ne02), ...).
 //   Phase 1 (only when needed; rows of b split across threads, then a barrier): b rows are
-//   brought to what the kernel reads. F32/F16 a, and quantized a with N >= kMulMatPackedMinN
-//   (dequantized into the kernel's packed panels, MulMatDequant): contiguous F32 rows (needed
-//   when b is F16 or its rows are strided). Quantized a with smaller N (decoder steps): every b
+//   brought to what the kernel reads. Q8_0/Q4_0/Q5_0 a with N >= kInt8GemmMinN on a target with
+//   VNNI: b rows quantized to Q8_0 (QuantGemmQuantizeB) and a packed into 16-row panels
+//   (QuantGemmPackA), both split across threads. F32/F16 a, and other quantized a with N >=
+//   kMulMatPackedMinN (dequantized into the kernel's packed panels, MulMatDequant): contiguous
+//   F32 rows (needed when b is F16 or its rows are strided). Quantized a otherwise: every b
 //   row quantized once to the type's vec_dot_type (Q8_0/Q8_1) with the from_float of
 //   kernels/quant_matmul.h QuantMulMatRowOps, as ggml does for every N.
 //   Phase 2: the output is cut into units of (batch, block of a rows, block of b rows) with block
 //   edges at multiples of 64, about 4 units per thread; thread ith takes a contiguous range of
 //   units. Each unit is one kernels/matmul.h call (MulMatF32 / MulMatF16 / MulMatDequant with
-//   the thread's MulMatWorkSize() scratch, or MulMatConverted).
-// Work buffer: [phase-1 rows, 64-byte aligned][nth x per-thread scratch, 64-byte aligned].
+//   the thread's MulMatWorkSize() scratch, or MulMatConverted), or one QuantGemm call.
+// Work buffer: [phase-1 rows, 64-byte aligned][packed a panels (int8 GEMM), 64-byte aligned]
+// [nth x per-thread scratch, 64-byte aligned].
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +26,7 @@
 #include "ggml/ops.h"
 #include "kernels/conv.h"
 #include "kernels/matmul.h"
+#include "kernels/quant_gemm.h"
 #include "kernels/quant_matmul.h"
 #include "kernels/quant_traits.h"
 #include "kernels/vec.h"
@@ -39,11 +43,22 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool IsFloatType(ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16; }
 
-// Quantized a with at least kMulMatPackedMinN b rows per batch: a is dequantized into the packed
-// panels (MulMatDequant) and b read as F32, as for F16 a; fewer rows quantize b to the type's
-// vec_dot_type and run integer dot products (MulMatConverted), reading a once.
+// Q8_0, Q4_0 or Q5_0 a on a target with an int8 dot-product instruction (QuantGemmFast): b rows
+// are quantized to Q8_0 for every N, as ggml does. From kInt8GemmMinN b rows per batch on, a is
+// packed into 16-row panels once and the register-tiled int8 GEMM runs (kernels/quant_gemm.h);
+// fewer rows take the vec_dot path (MulMatConverted). //kernels:quant_gemm_benchmark on AVX3_DL,
+// 1 thread, M = 384, K = 384: N = 16: GEMM 99 us, vec_dot 68 us (dequantizing: 247 us); N = 32:
+// 115 us against 130 us; M = 1536, N = 64: 509 us against 1001 us.
+constexpr int64_t kInt8GemmMinN = 32;
+bool Int8Types(const ggml_tensor* node) { return QuantGemmSupports(node->src[0]->type) && QuantGemmFast(); }
+bool Int8Path(const ggml_tensor* node) { return Int8Types(node) && node->src[1]->ne[1] >= kInt8GemmMinN; }
+
+// Other quantized a with at least kMulMatPackedMinN b rows per batch: a is dequantized into the
+// packed panels (MulMatDequant) and b read as F32, as for F16 a; fewer rows quantize b to the
+// type's vec_dot_type and run integer dot products (MulMatConverted), reading a once.
 bool DequantPath(const ggml_tensor* node) {
-  return !IsFloatType(node->src[0]->type) && node->src[1]->ne[1] >= static_cast<int64_t>(kMulMatPackedMinN);
+  return !IsFloatType(node->src[0]->type) && !Int8Types(node) &&
+         node->src[1]->ne[1] >= static_cast<int64_t>(kMulMatPackedMinN);
 }
 
 // True when b rows can be handed to the F32 kernels in place: F32, contiguous rows, and row
@@ -66,6 +81,8 @@ struct MulMatLayout {
   size_t row_bytes;     // bytes of one converted b row
   size_t convert_bytes; // all converted rows (aligned)
   size_t thread_bytes;  // per-thread scratch (aligned)
+  size_t packed_bytes;  // Int8Path: a's packed panels, per a matrix (aligned); 0 otherwise
+  size_t packed_total;  // ... for all ne02 * ne03 a matrices
 };
 
 MulMatLayout Layout(const ggml_tensor* node, int nth) {
@@ -74,7 +91,13 @@ MulMatLayout Layout(const ggml_tensor* node, int nth) {
   const int64_t K = a->ne[0];
   const int64_t rows = b->ne[1] * b->ne[2] * b->ne[3];
   MulMatLayout l{};
-  if (IsFloatType(a->type) || DequantPath(node)) {
+  if (Int8Path(node)) {
+    l.convert = true;
+    l.row_bytes = QuantGemmRowBytesB(static_cast<size_t>(K));
+    l.thread_bytes = AlignUp(static_cast<size_t>(K) * sizeof(float));  // a b row as F32 (F16 or strided b)
+    l.packed_bytes = AlignUp(QuantGemmPackedBytesA(static_cast<size_t>(K), static_cast<size_t>(a->ne[1])));
+    l.packed_total = l.packed_bytes * static_cast<size_t>(a->ne[2] * a->ne[3]);
+  } else if (IsFloatType(a->type) || DequantPath(node)) {
     l.convert = !BDirect(b);
     l.row_bytes = static_cast<size_t>(K) * sizeof(float);
     l.thread_bytes = AlignUp(MulMatWorkSize());
@@ -134,6 +157,53 @@ Split Partition(int64_t batches, int64_t M, int64_t N, int nth) {
   return s;
 }
 
+// Int8Path's phase 1 for a: the 16-row panels of every a matrix (ne02 * ne03 of them), split
+// across threads. False (after ReportError) if the kernel rejects the arguments.
+bool PackA(const ComputeParams& p, const ggml_tensor* dst, const MulMatLayout& l, uint8_t* packed) {
+  const ggml_tensor* a = dst->src[0];
+  const size_t K = static_cast<size_t>(a->ne[0]), M = static_cast<size_t>(a->ne[1]);
+  const int64_t panels = static_cast<int64_t>((M + kQuantGemmPanelRows - 1) / kQuantGemmPanelRows);
+  int64_t begin, end;
+  SplitRange(panels * a->ne[2] * a->ne[3], p.ith, p.nth, &begin, &end);
+  for (int64_t u = begin; u < end;) {  // one call per a matrix's run of panels
+    const int64_t ia = u / panels, p0 = u % panels, p1 = std::min(panels, p0 + (end - u));
+    const char* ap = static_cast<const char*>(a->data) + (ia % a->ne[2]) * a->nb[2] + (ia / a->ne[2]) * a->nb[3];
+    const absl::Status st = QuantGemmPackA(a->type, K, ap, a->nb[1], M, static_cast<size_t>(p0),
+                                           static_cast<size_t>(p1), packed + static_cast<size_t>(ia) * l.packed_bytes,
+                                           l.packed_bytes);
+    if (!st.ok()) {
+      ReportError(p, dst, "int8 gemm packing: %.*s", static_cast<int>(st.message().size()), st.message().data());
+      return false;
+    }
+    u += p1 - p0;
+  }
+  return true;
+}
+
+// Phase 1 for b: this thread's share of the b rows, converted into `converted` (row r at r *
+// row_bytes): quantized for the int8 GEMM (int8) or the vec_dot path (qops), else F32.
+void ConvertBRows(const ComputeParams& p, const ggml_tensor* dst, const MulMatLayout& l, uint8_t* converted,
+                  uint8_t* scratch, bool int8, const MulMatRowOps* qops) {
+  const ggml_tensor* b = dst->src[1];
+  const int64_t K = b->ne[0];
+  int64_t begin, end;
+  SplitRange(b->ne[1] * b->ne[2] * b->ne[3], p.ith, p.nth, &begin, &end);
+  for (int64_t r = begin; r < end; ++r) {
+    int64_t n, i2, i3;
+    RowIndex(b->ne, r, &n, &i2, &i3);
+    uint8_t* out = converted + static_cast<size_t>(r) * l.row_bytes;
+    if (int8) {
+      const float* row = BRowF32(b, n, i2, i3, reinterpret_cast<float*>(scratch));
+      (void)QuantGemmQuantizeB(static_cast<size_t>(K), row, static_cast<size_t>(K), 0, 1, out, l.row_bytes);
+    } else if (qops != nullptr) {
+      qops->from_float(BRowF32(b, n, i2, i3, reinterpret_cast<float*>(scratch)), out, K);
+    } else {
+      const float* row = BRowF32(b, n, i2, i3, reinterpret_cast<float*>(out));
+      if (row != reinterpret_cast<const float*>(out)) memcpy(out, row, l.row_bytes);
+    }
+  }
+}
+
 }  // namespace
 
 bool CheckMulMat(const ggml_tensor* node, CheckMessage* msg) {
@@ -171,7 +241,8 @@ bool CheckMulMat(const ggml_tensor* node, CheckMessage* msg) {
 
 size_t MulMatWorkSizeFor(const ggml_tensor* node, int nth) {
   const MulMatLayout l = Layout(node, nth);
-  return l.convert_bytes + static_cast<size_t>(nth) * l.thread_bytes + (l.convert_bytes + l.thread_bytes > 0 ? kAlign : 0);
+  return l.convert_bytes + l.packed_total + static_cast<size_t>(nth) * l.thread_bytes +
+         (l.convert_bytes + l.thread_bytes > 0 ? kAlign : 0);
 }
 
 void ForwardMulMat(const ComputeParams& p, ggml_tensor* dst) {
@@ -182,27 +253,21 @@ void ForwardMulMat(const ComputeParams& p, ggml_tensor* dst) {
   uint8_t* base = p.wdata == nullptr ? nullptr
                                      : reinterpret_cast<uint8_t*>(AlignUp(reinterpret_cast<uintptr_t>(p.wdata)));
   uint8_t* converted = base;
-  uint8_t* scratch = base == nullptr ? nullptr : base + l.convert_bytes + static_cast<size_t>(p.ith) * l.thread_bytes;
+  uint8_t* packed = base == nullptr ? nullptr : base + l.convert_bytes;
+  uint8_t* scratch =
+      base == nullptr ? nullptr : base + l.convert_bytes + l.packed_total + static_cast<size_t>(p.ith) * l.thread_bytes;
   const int64_t K = a->ne[0], M = a->ne[1], N = b->ne[1];
+  const bool int8 = Int8Path(dst);
   const bool dequant = DequantPath(dst);
-  const bool quant = !IsFloatType(a->type) && !dequant;
+  const bool quant = !IsFloatType(a->type) && !dequant && !int8;
   const MulMatRowOps* qops = quant ? QuantMulMatRowOps(a->type) : nullptr;
 
   if (l.convert) {  // phase 1
-    int64_t begin, end;
-    SplitRange(N * b->ne[2] * b->ne[3], p.ith, p.nth, &begin, &end);
-    for (int64_t r = begin; r < end; ++r) {
-      int64_t n, i2, i3;
-      RowIndex(b->ne, r, &n, &i2, &i3);
-      uint8_t* out = converted + static_cast<size_t>(r) * l.row_bytes;
-      if (quant) {
-        qops->from_float(BRowF32(b, n, i2, i3, reinterpret_cast<float*>(scratch)), out, K);
-      } else {
-        const float* row = BRowF32(b, n, i2, i3, reinterpret_cast<float*>(out));
-        if (row != reinterpret_cast<const float*>(out)) memcpy(out, row, l.row_bytes);
-      }
-    }
+    ConvertBRows(p, dst, l, converted, scratch, int8, qops);
+    // (Argument errors are reported; every thread still reaches the barrier.)
+    const bool packed_ok = !int8 || PackA(p, dst, l, packed);
     ggml_threadpool_barrier(p.tp);
+    if (!packed_ok) return;
   }
 
   const int64_t ne12 = b->ne[2];
@@ -228,7 +293,11 @@ void ForwardMulMat(const ComputeParams& p, ggml_tensor* dst) {
                                 : reinterpret_cast<const float*>(RowPtr(b, 0, i12, i13));
     const size_t ldb = l.convert ? static_cast<size_t>(K) : RowStride(N, K, b->nb[1], sizeof(float));
     absl::Status st;
-    if (quant) {
+    if (int8) {
+      const size_t ia = static_cast<size_t>((i12 / r2) + (i13 / r3) * a->ne[2]);
+      st = QuantGemm(a->type, static_cast<size_t>(K), packed + ia * l.packed_bytes, l.packed_bytes,
+                     static_cast<size_t>(M), bconv, static_cast<size_t>(N) * l.row_bytes, c, ldc, m0, m1, n0, n1);
+    } else if (quant) {
       st = MulMatConverted(*qops, static_cast<size_t>(K), ap, a->nb[1], bconv, static_cast<size_t>(N) * l.row_bytes, c,
                            ldc, m0, m1, n0, n1);
     } else if (dequant) {

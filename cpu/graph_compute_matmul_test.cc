@@ -9,8 +9,11 @@
 //   d): add 0.57 d sum_k |a_k| per block; Q4_1/Q5_1 also use the fp16 block sum s = d sum q,
 //   adding max|a_block| sum_block |b| 2^-10;
 //   quantized a, larger N: a is dequantized exactly and b stays f32, so the f32 bound applies
-//   (on the dequantized a, which is also what the reference reads).
+//   (on the dequantized a, which is also what the reference reads); except Q8_0, Q4_0 and Q5_0
+//   on targets with the int8 GEMM (QuantGemmFast: AVX3_DL), where b is quantized as for small N
+//   (and Int8PathEqualsReferenceBits checks those results bit for bit).
 #include <math.h>
+#include <string.h>
 
 #include <string>
 #include <vector>
@@ -22,8 +25,12 @@
 #include "ggml/ops.h"
 #include "gtest/gtest.h"
 #include "hwy/tests/hwy_gtest.h"
+#include "kernels/dispatch.h"
 #include "kernels/matmul.h"
+#include "kernels/quant_gemm.h"
+#include "kernels/quant_ref.h"
 #include "kernels/quant_traits.h"
+#include "kernels/quant_types.h"
 #include "kernels/test_util.h"
 
 namespace ggml_cpu {
@@ -74,7 +81,8 @@ std::vector<double> Bounds(const ggml_tensor* a, const ggml_tensor* b) {
   const Reader ar(a), br(b);
   const int64_t K = a->ne[0], M = a->ne[1], N = b->ne[1];
   const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-  const bool quant = ggml_is_quantized(a->type) && N < static_cast<int64_t>(kMulMatPackedMinN);
+  const bool quant = ggml_is_quantized(a->type) && (N < static_cast<int64_t>(kMulMatPackedMinN) ||
+                                                    (QuantGemmSupports(a->type) && QuantGemmFast()));
   const bool with_sum = a->type == GGML_TYPE_Q4_1 || a->type == GGML_TYPE_Q5_1;
   const double u = ldexp(1.0, -24), gamma = K * u / (1.0 - K * u);
   std::vector<double> bounds;
@@ -178,6 +186,51 @@ TEST_P(GraphComputeMatMulTest, QuantizedA) {
       }
     }
   }
+}
+
+// The int8 GEMM path (Q8_0/Q4_0/Q5_0 a, N >= 16, targets with QuantGemmFast): every element
+// bit-identical to ggml's scalar reference, vec_dot_*_q8_0_ref of the a row with the b row
+// quantized by quantize_row_q8_0_ref, for M and N off the 16-row panels and 6-column tiles, a
+// batch broadcast over b, with 1, 2, 3 and 8 threads (RunAndReference asserts they agree).
+template <class Block>
+void CheckInt8Path(ggml_type type, float (*ref)(int64_t, const Block*, const block_q8_0*)) {
+  const int64_t kShapes[][3] = {{64, 33, 17}, {96, 70, 40}, {384, 130, 101}, {32, 16, 16}};
+  for (const auto& sh : kShapes) {
+    const int64_t K = sh[0], M = sh[1], N = sh[2];
+    Ctx c;
+    ggml_tensor* a = RandomTensor(c.ctx, type, {K, M, 2}, 90);
+    ggml_tensor* b = RandomTensor(c.ctx, GGML_TYPE_F32, {K, N, 4}, 91);
+    const std::string what = absl::StrCat(ggml_type_name(type), " K=", K, " M=", M, " N=", N);
+    // Quantized b rows, computed before the graph runs (the reference evaluator overwrites nodes,
+    // not leaves, but take no chances).
+    std::vector<block_q8_0> yq(static_cast<size_t>(N * 4 * K / 32));
+    for (int64_t r = 0; r < N * 4; ++r) {
+      quantize_row_q8_0_ref(reinterpret_cast<const float*>(static_cast<const char*>(b->data) + r * b->nb[1]),
+                            yq.data() + r * (K / 32), K);
+    }
+    const test::Outcome o = RunAndReference(&Exec(), c.ctx, ggml_mul_mat(c.ctx, a, b), what);
+    ASSERT_EQ(o.exec.size(), static_cast<size_t>(M * N * 4)) << what;
+    for (int64_t i2 = 0; i2 < 4; ++i2) {
+      for (int64_t n = 0; n < N; ++n) {
+        for (int64_t m = 0; m < M; ++m) {
+          const auto* row = reinterpret_cast<const Block*>(static_cast<const char*>(a->data) + m * a->nb[1] +
+                                                           (i2 / 2) * a->nb[2]);
+          const float want = ref(K, row, yq.data() + (i2 * N + n) * (K / 32));
+          const float got = o.exec[static_cast<size_t>((i2 * N + n) * M + m)];
+          ASSERT_TRUE(memcmp(&want, &got, 4) == 0 || (isnan(want) && isnan(got)))
+              << what << " m=" << m << " n=" << n << " i2=" << i2 << ": " << got << " vs " << want;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(GraphComputeMatMulTest, Int8PathEqualsReferenceBits) {
+  test::ExpectDispatchedTo(GetParam());
+  if (!QuantGemmFast()) GTEST_SKIP() << "no int8 GEMM on " << ggml_cpu_target_name() << ": dequantizing path";
+  CheckInt8Path<block_q8_0>(GGML_TYPE_Q8_0, vec_dot_q8_0_q8_0_ref);
+  CheckInt8Path<block_q4_0>(GGML_TYPE_Q4_0, vec_dot_q4_0_q8_0_ref);
+  CheckInt8Path<block_q5_0>(GGML_TYPE_Q5_0, vec_dot_q5_0_q8_0_ref);
 }
 
 }  // namespace
