@@ -404,6 +404,12 @@ TEST_F(InferenceTest, FieldsChangeTheDecode) {
 // -> "1", else "?"): a quarter-gain copy makes the ratio 4 in every segment, equal channels 1.
 TEST_F(InferenceTest, DiarizeAndTinydiarizeAreWhisperServers) {
   const json ref = json::parse(ReadFile(testdata::RepoRoot() + "/testdata/whisper_server_diarize.json"));
+  // whisper.cpp's decoding rules (the server's --decoding whisper.cpp), as whisper-server decodes.
+  absl::StatusOr<std::unique_ptr<LoadedModel>> model =
+      LoadedModel::Load(testdata::ModelPath("ggml-tiny.en.bin"), 1, 0, WHISPER_GGML_DECODING_WHISPER_CPP);
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<std::string> args = kDefaults;
+  args.insert(args.end(), {"--decoding", "whisper.cpp"});
   const std::vector<int16_t> x = WavSamples(*jfk_);
   ASSERT_EQ(x.size(), 176000u);
   const std::map<std::string, std::string> clips = {
@@ -423,7 +429,7 @@ TEST_F(InferenceTest, DiarizeAndTinydiarizeAreWhisperServers) {
     }
     const bool diarize = f.count("diarize") > 0;
     SCOPED_TRACE(clip + ": " + fields);
-    const Reply r = Run(Api::kWhisperServer, f);
+    const Reply r = HandleTranscription(Api::kWhisperServer, f, args, **model);
     ASSERT_EQ(r.status, 200) << r.body;
     const std::string want = c["body"];
     if (format != "verbose_json") {
