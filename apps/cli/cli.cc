@@ -466,9 +466,7 @@ struct OutputFile {
 std::vector<OutputFile> FormatOutputs(const CliParams& p, whisper_context* ctx, const std::string& file,
                                       size_t n_samples, const std::vector<std::vector<float>>& stereo) {
   std::vector<TranscriptSegment> segments = CollectSegments(ctx, nullptr);
-  if (p.diarize && stereo.size() == 2) {
-    for (TranscriptSegment& s : segments) s.speaker = EstimateSpeaker(stereo[0], stereo[1], s.t0, s.t1);
-  }
+  if (p.diarize) LabelSpeakers(stereo, &segments);
   const JsonInfo info = MakeJsonInfo(p, ctx);
   std::function<const std::string&(whisper_token)> json_tokens;  // -ojf: segments list their tokens
   std::vector<std::string> token_texts;

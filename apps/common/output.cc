@@ -68,10 +68,12 @@ std::string EstimateSpeaker(const std::vector<float>& ch0, const std::vector<flo
   return e0 > 1.1 * e1 ? "0" : (e1 > 1.1 * e0 ? "1" : "?");
 }
 
-namespace {
-// "(speaker X)" before a segment's text in txt, srt and lrc; nothing without a speaker.
+void LabelSpeakers(const std::vector<std::vector<float>>& stereo, std::vector<TranscriptSegment>* segments) {
+  if (stereo.size() != 2) return;
+  for (TranscriptSegment& s : *segments) s.speaker = EstimateSpeaker(stereo[0], stereo[1], s.t0, s.t1);
+}
+
 std::string SpeakerPrefix(const TranscriptSegment& s) { return s.speaker.empty() ? "" : "(speaker " + s.speaker + ")"; }
-}  // namespace
 
 std::string FormatTxt(const std::vector<TranscriptSegment>& raw) {
   const std::vector<TranscriptSegment> segments = Repaired(raw);

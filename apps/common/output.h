@@ -52,6 +52,16 @@ struct JsonInfo {
 // different lengths or empty ones give "?".
 std::string EstimateSpeaker(const std::vector<float>& ch0, const std::vector<float>& ch1, int64_t t0, int64_t t1);
 
+// Sets every segment's speaker to EstimateSpeaker over its [t0, t1), as whisper-cli and
+// whisper-server 1.8.5 label each segment under -di / `diarize`. `stereo` holds channels 0 and 1
+// (AudioOptions::stereo); with any other number of channels the segments are left unlabelled, as
+// both programs label only when pcmf32s.size() == 2.
+void LabelSpeakers(const std::vector<std::vector<float>>& stereo, std::vector<TranscriptSegment>* segments);
+
+// "(speaker X)" for a segment with a speaker (the label txt, srt and lrc put before its text,
+// whisper.cpp 1.8.5's estimate_diarization_speaker without id_only); "" without one.
+std::string SpeakerPrefix(const TranscriptSegment& s);
+
 // Each returns the whole file's contents. A segment with a speaker (TranscriptSegment::speaker, -di) is
 // labelled as whisper-cli 1.8.5 labels it: "(speaker 0)" before the text in txt, srt and lrc,
 // "<v Speaker0>" in vtt, a "speaker" field last in each JSON segment, and a speaker column in

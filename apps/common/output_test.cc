@@ -188,6 +188,26 @@ TEST(Output, EstimateSpeaker) {
   EXPECT_EQ(EstimateSpeaker(a, b, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()), "?");
 }
 
+// LabelSpeakers: EstimateSpeaker per segment over two channels, nothing with another count.
+TEST(Output, LabelSpeakersAndSpeakerPrefix) {
+  std::vector<std::vector<float>> stereo(2, std::vector<float>(1000, 0.0f));
+  for (int i = 0; i < 160; ++i) stereo[0][i] = 1.0f;        // [0, 1) cs: channel 0
+  for (int i = 160; i < 320; ++i) stereo[1][i] = 1.0f;      // [1, 2) cs: channel 1
+  std::vector<TranscriptSegment> segs(3);
+  segs[0].t0 = 0, segs[0].t1 = 1;
+  segs[1].t0 = 1, segs[1].t1 = 2;
+  segs[2].t0 = 3, segs[2].t1 = 4;  // silence
+  LabelSpeakers(stereo, &segs);
+  EXPECT_EQ(segs[0].speaker, "0");
+  EXPECT_EQ(segs[1].speaker, "1");
+  EXPECT_EQ(segs[2].speaker, "?");
+  EXPECT_EQ(SpeakerPrefix(segs[1]), "(speaker 1)");
+  std::vector<TranscriptSegment> none(1);
+  LabelSpeakers({stereo[0]}, &none);  // one channel: unlabelled, as whisper-cli's pcmf32s.size() == 2 check
+  EXPECT_EQ(none[0].speaker, "");
+  EXPECT_EQ(SpeakerPrefix(none[0]), "");
+}
+
 // A character split across two segments (a timestamp between its bytes) and stray bytes: every
 // writer's file is valid UTF-8, the character whole in the later segment.
 TEST(Output, SplitCharacterMovesToTheLaterSegment) {

@@ -48,10 +48,11 @@ constexpr BoolField kBoolFields[] = {
     {"detect_language", &CliParams::detect_language},
     {"debug_mode", &CliParams::debug_mode},
     {"vad", &CliParams::vad},
+    // whisper-server 1.8.5 reads both per request, with no check that they exclude each other
+    // (only its -di -tdrz flags do).
+    {"diarize", &CliParams::diarize},
+    {"tinydiarize", &CliParams::tinydiarize},
 };
-
-// Fields of features not implemented yet: true is an error, false is accepted.
-constexpr const char* kUnimplementedBools[] = {"diarize", "tinydiarize"};
 
 absl::Status FieldError(const std::string& name, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("field '", name, "' ", what));
@@ -69,7 +70,6 @@ absl::StatusOr<bool> ParseBool(const std::string& name, const std::string& value
 bool IsKnownField(const std::string& name) {
   for (const FlagField& f : kFlagFields) if (name == f.name) return true;
   for (const BoolField& f : kBoolFields) if (name == f.name) return true;
-  for (const char* f : kUnimplementedBools) if (name == f) return true;
   return name == "file" || name == "response_format" || name == "model" || name == "token_timestamps" ||
          name == "no_language_probabilities" || name == "timestamp_granularities[]" ||
          name == "timestamp_granularities";
@@ -104,8 +104,8 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 Reply FormatWhisperServer(const RequestOptions& o, const std::vector<TranscriptSegment>& segments, whisper_context* ctx,
                           whisper_state* state, double duration_s) {
-  std::string text;  // whisper-server's output_str: each segment's text and a newline
-  for (const TranscriptSegment& s : segments) absl::StrAppend(&text, s.text, "\n");
+  // whisper-server's output_str: each segment's "(speaker N)" (diarize) and text, and a newline.
+  const std::string text = FormatTxt(segments);
   const std::string& f = o.response_format;
   if (f == "text") return Ok("text/plain; charset=utf-8", text);
   if (f == "srt") return Ok("application/x-subrip", FormatSrt(segments, o.decode.offset_n));
@@ -144,6 +144,7 @@ Reply FormatWhisperServer(const RequestOptions& o, const std::vector<TranscriptS
       seg["start"] = Rounded(s.t0 * 0.01);
       seg["end"] = Rounded(s.t1 * 0.01);
     }
+    if (!s.speaker.empty()) seg["speaker"] = s.speaker;  // diarize: "0", "1" or "?"
     json tokens = json::array(), words = json::array();
     std::vector<whisper_token_data> text_tokens;
     for (const whisper_token_data& t : s.tokens) {
@@ -179,8 +180,8 @@ Reply FormatWhisperServer(const RequestOptions& o, const std::vector<TranscriptS
 
 Reply FormatOpenAi(const RequestOptions& o, const std::vector<TranscriptSegment>& segments, whisper_context* ctx,
                    whisper_state* state, double duration_s) {
-  std::string joined;
-  for (const TranscriptSegment& s : segments) joined += s.text;
+  std::string joined;  // with diarize, each segment's text follows its "(speaker N)"
+  for (const TranscriptSegment& s : segments) absl::StrAppend(&joined, SpeakerPrefix(s), s.text);
   const std::string text = Trimmed(joined);
   const std::string& f = o.response_format;
   // OpenAI's subtitle writers (openai/whisper utils.py) strip each segment's text.
@@ -237,6 +238,7 @@ Reply FormatOpenAi(const RequestOptions& o, const std::vector<TranscriptSegment>
                              {"compression_ratio", Rounded(whisper_ggml_full_get_segment_compression_ratio_from_state(
                                                        state, static_cast<int>(i)))},
                              {"no_speech_prob", Rounded(s.no_speech_prob)}});
+    if (!s.speaker.empty()) j["segments"].back()["speaker"] = s.speaker;  // diarize, as /inference's
   }
   return Ok("application/json", Dump(j));
 }
@@ -298,8 +300,7 @@ absl::Status AppendFlagFields(const Form& form, std::vector<std::string>* args) 
   return absl::OkStatus();
 }
 
-// The boolean fields: kBoolFields into o->decode, kUnimplementedBools (true is an error),
-// token_timestamps and no_language_probabilities.
+// The boolean fields: kBoolFields into o->decode, token_timestamps and no_language_probabilities.
 absl::Status ApplyBoolFields(const Form& form, RequestOptions* o) {
   absl::Status error;
   for (const BoolField& f : kBoolFields) {
@@ -309,14 +310,6 @@ absl::Status ApplyBoolFields(const Form& form, RequestOptions* o) {
     absl::StatusOr<bool> b = ParseBool(f.name, *v);
     if (!b.ok()) return b.status();
     o->decode.*(f.field) = *b;
-  }
-  for (const char* name : kUnimplementedBools) {
-    const std::string* v = Single(form, name, &error);
-    if (!error.ok()) return error;
-    if (v == nullptr) continue;
-    absl::StatusOr<bool> b = ParseBool(name, *v);
-    if (!b.ok()) return b.status();
-    if (*b) return FieldError(name, "asks for speaker diarization, which this runtime does not implement");
   }
   for (const auto& [name, field] : {std::pair<const char*, bool*>{"token_timestamps", &o->token_timestamps}}) {
     const std::string* v = Single(form, name, &error);
@@ -438,8 +431,13 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   whisper_context* ctx = model.ctx();
 
   ErrorCapture errors;
+  // diarize: channels 0 and 1 too, as whisper-server 1.8.5 decodes the upload as stereo
+  // (read_audio_data with stereo; a mono file gives its channel twice, so every label is "?").
+  std::vector<std::vector<float>> stereo;
+  AudioOptions audio_options;
+  if (o.decode.diarize) audio_options.stereo = &stereo;
   absl::StatusOr<std::vector<float>> audio =
-      LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), name);
+      LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), name, audio_options);
   if (!audio.ok()) {
     const int status = audio.status().code() == absl::StatusCode::kResourceExhausted ? 413 : 400;
     return ErrorReply(api, status, std::string(audio.status().message()), "file");
@@ -485,6 +483,7 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   }
   std::vector<TranscriptSegment> segments = CollectSegments(ctx, state);
   RepairSegmentTexts(&segments);
+  if (o.decode.diarize) LabelSpeakers(stereo, &segments);
   const double duration_s = static_cast<double>(audio->size()) / kSampleRate;
   Reply reply = api == Api::kWhisperServer ? FormatWhisperServer(o, segments, ctx, state, duration_s)
                                            : FormatOpenAi(o, segments, ctx, state, duration_s);

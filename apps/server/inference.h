@@ -6,8 +6,14 @@
 //    audio_ctx, word_thold, entropy_thold, logprob_thold, no_speech_thold, temperature,
 //    temperature_inc, language, prompt, translate, no_timestamps, token_timestamps,
 //    split_on_word, suppress_nst (or suppress_non_speech), carry_initial_prompt,
-//    detect_language, no_language_probabilities, debug_mode, response_format = json | text |
-//    srt | vtt | verbose_json; errors are {"error": "<message>"}.
+//    detect_language, no_language_probabilities, debug_mode, diarize, tinydiarize,
+//    response_format = json | text | srt | vtt | verbose_json; errors are {"error": "<message>"}.
+//    diarize (or the server's -di) decodes the file's first two channels too and labels each
+//    segment with the louder one, as whisper-server 1.8.5 does (EstimateSpeaker in
+//    apps/common/output.h): "(speaker 0)" before its text in text, json's "text", srt and
+//    verbose_json's "text", "<v Speaker0>" in vtt, "speaker": "0" in each verbose_json segment;
+//    "1" or "?" likewise. tinydiarize (or -tdrz) sets whisper_full_params.tdrz_enable and, as in
+//    whisper-server 1.8.5, shows in no reply (speaker_turn_next is not written).
 //  - OpenAI's `POST /v1/audio/transcriptions` and `/v1/audio/translations` (the API reference of
 //    platform.openai.com, "Create transcription"): file, model (accepted, any value), language,
 //    prompt, response_format = json | text | srt | verbose_json | vtt, temperature,
@@ -15,6 +21,9 @@
 //    (Transcription {"text"}, TranscriptionVerbose {"task", "language", "duration", "text",
 //    "segments" and/or "words": [{"word", "start", "end"}]}: faster-whisper's word times), and
 //    errors as {"error": {"message", "type", "param", "code"}}, so the `openai` SDK reads them.
+//    diarize and tinydiarize (not OpenAI's fields) act as on /inference: "(speaker N)" before each
+//    segment's text in text, json, srt, verbose_json's "text", "<v SpeakerN>" in vtt, and
+//    "speaker" in verbose_json's segments.
 //
 // Form values are checked with the CLI's ranges (apps/common/cli_params.h): a bad value is a 400 that
 // names the field, the value and what was expected. Audio is decoded by the CLI's code
@@ -74,8 +83,7 @@ struct RequestOptions {
 // Applies `form` to the server's decoding arguments `defaults_args` (whisper-cli flags, as the
 // server was started with; see ServerParams) and checks every value.
 // Errors: InvalidArgument naming the field: a value that is not a number or boolean where one is
-// expected, out of the CLI's range, an unknown language or response_format, diarize or
-// tinydiarize set, a timestamp granularity other than segment or word or with a response_format
+// expected, out of the CLI's range, an unknown language or response_format, a timestamp granularity other than segment or word or with a response_format
 // other than verbose_json, or a field given twice. vad = true uses the server's -vm model.
 absl::StatusOr<RequestOptions> ParseRequest(Api api, const Form& form, const std::vector<std::string>& default_args);
 

@@ -5,7 +5,9 @@
 
 #include <cctype>
 #include <cstdint>
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -52,6 +54,51 @@ std::string SilentWav(uint32_t n) {
   w += "data";
   u32(2 * n);
   w.append(2 * n, '\0');
+  return w;
+}
+
+// jfk.wav's 16-bit samples (its "data" chunk; the file also has a LIST chunk).
+std::vector<int16_t> WavSamples(const std::string& wav) {
+  size_t at = 12;
+  while (at + 8 <= wav.size()) {
+    uint32_t n = 0;
+    for (int i = 0; i < 4; ++i) n |= static_cast<uint32_t>(static_cast<uint8_t>(wav[at + 4 + i])) << (8 * i);
+    if (wav.compare(at, 4, "data") == 0) {
+      std::vector<int16_t> out(std::min<size_t>(n, wav.size() - at - 8) / 2);
+      for (size_t i = 0; i < out.size(); ++i) {
+        out[i] = static_cast<int16_t>(static_cast<uint8_t>(wav[at + 8 + 2 * i]) |
+                                      (static_cast<uint8_t>(wav[at + 9 + 2 * i]) << 8));
+      }
+      return out;
+    }
+    at += 8 + n + (n & 1);
+  }
+  return {};
+}
+
+// A 16 kHz stereo 16-bit WAV: channel 0 = trunc(x * gain0), channel 1 = trunc(x * gain1) for
+// each sample x of `mono` (as tools/whisper_cpp/test_compat.sh's stereo clip, Python int()).
+std::string StereoWav(const std::vector<int16_t>& mono, double gain0, double gain1) {
+  std::string w;
+  auto u32 = [&w](uint32_t v) { for (int i = 0; i < 4; ++i) w.push_back(static_cast<char>(v >> (8 * i))); };
+  auto u16 = [&w](uint16_t v) { for (int i = 0; i < 2; ++i) w.push_back(static_cast<char>(v >> (8 * i))); };
+  const uint32_t bytes = static_cast<uint32_t>(4 * mono.size());
+  w += "RIFF";
+  u32(36 + bytes);
+  w += "WAVEfmt ";
+  u32(16);
+  u16(1);      // PCM
+  u16(2);      // stereo
+  u32(16000);  // rate
+  u32(64000);  // bytes per second
+  u16(4);      // block align
+  u16(16);     // bits
+  w += "data";
+  u32(bytes);
+  for (int16_t x : mono) {
+    u16(static_cast<uint16_t>(static_cast<int16_t>(x * gain0)));
+    u16(static_cast<uint16_t>(static_cast<int16_t>(x * gain1)));
+  }
   return w;
 }
 
@@ -348,6 +395,117 @@ TEST_F(InferenceTest, FieldsChangeTheDecode) {
   EXPECT_THAT(r.body, ::testing::Not(HasSubstr("Americans")));
 }
 
+// diarize and tinydiarize against whisper-server 1.8.5's reply bodies for the same requests
+// (testdata/whisper_server_diarize.json, tools/whisper_cpp/whisper_server_diarize.py): stereo
+// jfk.wav with channel 1 at a quarter ("left"), swapped ("right"), equal, and mono jfk.wav. text,
+// json, srt and vtt must be whisper-server's byte for byte; verbose_json its text and each
+// segment's text, start, end and speaker (the rest differs by design: see the README). The labels
+// are also checked by hand from the energy rule (sum |ch0| > 1.1 sum |ch1| -> "0", the converse
+// -> "1", else "?"): a quarter-gain copy makes the ratio 4 in every segment, equal channels 1.
+TEST_F(InferenceTest, DiarizeAndTinydiarizeAreWhisperServers) {
+  const json ref = json::parse(ReadFile(testdata::RepoRoot() + "/testdata/whisper_server_diarize.json"));
+  // whisper.cpp's decoding rules (the server's --decoding whisper.cpp), as whisper-server decodes.
+  absl::StatusOr<std::unique_ptr<LoadedModel>> model =
+      LoadedModel::Load(testdata::ModelPath("ggml-tiny.en.bin"), 1, 0, WHISPER_GGML_DECODING_WHISPER_CPP);
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<std::string> args = kDefaults;
+  args.insert(args.end(), {"--decoding", "whisper.cpp"});
+  const std::vector<int16_t> x = WavSamples(*jfk_);
+  ASSERT_EQ(x.size(), 176000u);
+  const std::map<std::string, std::string> clips = {
+      {"left", StereoWav(x, 1.0, 0.25)}, {"right", StereoWav(x, 0.25, 1.0)}, {"equal", StereoWav(x, 1.0, 1.0)},
+      {"mono", *jfk_}};
+  const std::map<std::string, std::string> label = {{"left", "0"}, {"right", "1"}, {"equal", "?"}, {"mono", "?"}};
+  ASSERT_GE(ref["cases"].size(), 25u);
+  for (const json& c : ref["cases"]) {
+    const std::string clip = c["clip"];
+    Form f;
+    f.emplace("file", FormValue{clips.at(clip), clip + ".wav", true});
+    std::string format, fields;
+    for (const json& kv : c["fields"]) {
+      f.emplace(kv[0].get<std::string>(), FormValue{kv[1].get<std::string>(), "", false});
+      if (kv[0] == "response_format") format = kv[1];
+      fields += kv[0].get<std::string>() + "=" + kv[1].get<std::string>() + " ";
+    }
+    const bool diarize = f.count("diarize") > 0;
+    SCOPED_TRACE(clip + ": " + fields);
+    const Reply r = HandleTranscription(Api::kWhisperServer, f, args, **model);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const std::string want = c["body"];
+    if (format != "verbose_json") {
+      EXPECT_EQ(r.body, want);
+    } else {
+      const json a = json::parse(r.body), b = json::parse(want);
+      EXPECT_EQ(a["text"], b["text"]);
+      ASSERT_EQ(a["segments"].size(), b["segments"].size());
+      for (size_t i = 0; i < a["segments"].size(); ++i) {
+        const json &sa = a["segments"][i], &sb = b["segments"][i];
+        EXPECT_EQ(sa["text"], sb["text"]);
+        EXPECT_NEAR(sa["start"].get<double>(), sb["start"].get<double>(), 1e-6);
+        EXPECT_NEAR(sa["end"].get<double>(), sb["end"].get<double>(), 1e-6);
+        EXPECT_EQ(sa.contains("speaker"), sb.contains("speaker"));
+        EXPECT_FALSE(sa.contains("speaker_turn_next"));  // whisper-server writes none
+        if (diarize) {
+          EXPECT_EQ(sa.value("speaker", ""), label.at(clip)) << i;
+        }
+      }
+    }
+    // Every label is the hand-derived one.
+    if (diarize && format != "verbose_json") {
+      const std::string mark = format == "vtt" ? "<v Speaker" + label.at(clip) + ">" : "(speaker " + label.at(clip) + ")";
+      size_t n = 0;
+      for (size_t at = r.body.find(mark); at != std::string::npos; at = r.body.find(mark, at + 1)) ++n;
+      EXPECT_GE(n, 2u);
+      EXPECT_EQ(n, std::count(r.body.begin(), r.body.end(), format == "vtt" ? '<' : '('));
+    }
+  }
+}
+
+// The server's -di is every request's default, and the field overrides it; a request may ask for
+// both (whisper-server 1.8.5 checks the pair only in its flags). tinydiarize sets tdrz_enable.
+TEST(ParseRequest, DiarizeFieldsAndFlags) {
+  auto parse = [](const std::vector<std::pair<std::string, std::string>>& fields, const std::vector<std::string>& args) {
+    Form f;
+    for (const auto& [k, v] : fields) f.emplace(k, FormValue{v, "", false});
+    absl::StatusOr<RequestOptions> o = ParseRequest(Api::kWhisperServer, f, args);
+    EXPECT_TRUE(o.ok()) << o.status();
+    return o.ok() ? o->decode : CliParams();
+  };
+  EXPECT_FALSE(parse({}, kDefaults).diarize);
+  EXPECT_TRUE(parse({{"diarize", "true"}}, kDefaults).diarize);
+  EXPECT_TRUE(parse({{"diarize", "yes"}}, kDefaults).diarize);
+  std::vector<std::string> di = kDefaults;
+  di.push_back("-di");
+  EXPECT_TRUE(parse({}, di).diarize);
+  EXPECT_FALSE(parse({{"diarize", "false"}}, di).diarize);
+  const CliParams t = parse({{"tinydiarize", "1"}}, kDefaults);
+  EXPECT_TRUE(t.tinydiarize);
+  EXPECT_TRUE(ToWhisperFullParams(t).tdrz_enable);
+  EXPECT_FALSE(ToWhisperFullParams(parse({}, kDefaults)).tdrz_enable);
+  const CliParams both = parse({{"diarize", "true"}, {"tinydiarize", "true"}}, kDefaults);
+  EXPECT_TRUE(both.diarize && both.tinydiarize);
+}
+
+// diarize on OpenAI's routes: the same labels in srt and verbose_json's segments.
+TEST_F(InferenceTest, DiarizeOnOpenAiRoutes) {
+  const std::string wav = StereoWav(WavSamples(*jfk_), 0.25, 1.0);
+  Form f;
+  f.emplace("file", FormValue{wav, "right.wav", true});
+  f.emplace("diarize", FormValue{"true", "", false});
+  f.emplace("response_format", FormValue{"verbose_json", "", false});
+  Reply r = Run(Api::kOpenAiTranscription, f);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  ASSERT_GE(j["segments"].size(), 2u);
+  for (const json& s : j["segments"]) EXPECT_EQ(s["speaker"], "1");
+  EXPECT_EQ(j["text"].get<std::string>().rfind("(speaker 1)", 0), 0u) << j["text"];
+  f.erase("response_format");
+  f.emplace("response_format", FormValue{"srt", "", false});
+  r = Run(Api::kOpenAiTranscription, f);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("\n(speaker 1)And so my fellow Americans"));
+}
+
 TEST_F(InferenceTest, BadFieldsAre400sNamingTheField) {
   struct Case {
     std::vector<std::pair<std::string, std::string>> fields;
@@ -363,7 +521,8 @@ TEST_F(InferenceTest, BadFieldsAre400sNamingTheField) {
       {{{"language", "xx"}}, "field 'language' names no language Whisper knows: 'xx'"},
       {{{"response_format", "xml"}}, "field 'response_format' must be one of json, text, srt, vtt, verbose_json; got 'xml'"},
       {{{"translate", "maybe"}}, "field 'translate' expects a boolean"},
-      {{{"diarize", "true"}}, "field 'diarize' asks for speaker diarization"},
+      {{{"diarize", "maybe"}}, "field 'diarize' expects a boolean"},
+      {{{"tinydiarize", "x"}}, "field 'tinydiarize' expects a boolean"},
       {{{"vad", "perhaps"}}, "field 'vad' expects a boolean"},
       {{{"temperature", "0"}, {"temperature", "0.2"}}, "field 'temperature' is given 2 times; expected once"},
       {{{"audio_ctx", "5000"}}, "field 'audio_ctx' 5000 is larger than the model's n_audio_ctx 1500"},

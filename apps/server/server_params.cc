@@ -105,8 +105,6 @@ absl::StatusOr<ServerParams> ParseServerParams(int argc, const char* const* argv
     if (set) return Bad(flag, "not a server flag: choose the format per request with 'response_format'");
   }
   if (d.detect_language) return Bad("-dl", "not a server flag: send 'detect_language' per request");
-  if (d.diarize) return Bad("-di", "stereo diarization is not implemented in the server yet (the CLI has it)");
-  if (d.tinydiarize) return Bad("-tdrz", "tinydiarize is not implemented in the server yet (the CLI has it)");
   if (d.n_processors > 1) {
     return Bad("-p", "the server transcribes each request on one state; run requests in parallel with --parallel");
   }
@@ -138,7 +136,10 @@ std::string ServerUsage(const char* argv0) {
                   "  --prompt, -nf, -mc, -ml, -sow, -et, -lpt, -nth, -sns, --decoding, ...; see\n"
                   "  `bazel run //whisper:cli -- --help`), as defaults for every request. Server defaults\n"
                   "  that differ from whisper-cli's are whisper-server's: -bs 1 (greedy), -bo 2; -t defaults to\n"
-                  "  min(4, hardware threads) / --parallel.\n"
+                  "  min(4, hardware threads) / --parallel. -di labels every reply's segments with the louder\n"
+                  "  of the file's first two channels ('(speaker 0)', '<v Speaker1>', \"speaker\": \"?\"), as the\n"
+                  "  'diarize' field does per request; -tdrz ('tinydiarize') sets tdrz_enable (a tdrz model's\n"
+                  "  speaker turns, which whisper-server 1.8.5 writes in no reply).\n"
                   "\nroutes: POST <request-path><inference-path> (whisper-server's form fields), POST /load\n"
                   "  (field 'model': a file name in --models-dir), GET /health, POST /v1/audio/transcriptions\n"
                   "  and /v1/audio/translations (OpenAI's API).\n"

@@ -10,6 +10,7 @@ namespace whisper::server {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 absl::StatusOr<ServerParams> Parse(std::vector<const char*> args) {
   args.insert(args.begin(), "whisper-server");
@@ -91,11 +92,33 @@ TEST(ServerParams, Errors) {
   EXPECT_THAT(Error({"a.wav"}), HasSubstr("-f/--file: not a server flag"));
   EXPECT_THAT(Error({"-otxt"}), HasSubstr("-otxt: not a server flag"));
   EXPECT_THAT(Error({"-owts"}), HasSubstr("-owts: not a server flag"));
-  EXPECT_THAT(Error({"-di"}), HasSubstr("-di: stereo diarization is not implemented in the server"));
-  EXPECT_THAT(Error({"-tdrz"}), HasSubstr("-tdrz: tinydiarize is not implemented in the server"));
+  // whisper-server 1.8.5 refuses the pair at startup ("cannot use both --diarize and --tinydiarize").
+  EXPECT_THAT(Error({"-di", "-tdrz"}), HasSubstr("cannot use both -di/--diarize and -tdrz/--tinydiarize"));
   EXPECT_THAT(Error({"-p", "2"}), HasSubstr("--parallel"));
   EXPECT_THAT(Error({"--bogus"}), HasSubstr("unknown argument '--bogus'"));
   EXPECT_THAT(Error({"-bs", "99"}), HasSubstr("-bs 99 is out of range"));
+}
+
+// whisper-server 1.8.5's -di/--diarize and -tdrz/--tinydiarize: defaults of every request's
+// diarize and tinydiarize fields.
+TEST(ServerParams, DiarizationFlagsAreRequestDefaults) {
+  for (const char* flag : {"-di", "--diarize"}) {
+    absl::StatusOr<ServerParams> p = Parse({flag});
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_TRUE(p->decode.diarize);
+    EXPECT_FALSE(p->decode.tinydiarize);
+  }
+  for (const char* flag : {"-tdrz", "--tinydiarize"}) {
+    absl::StatusOr<ServerParams> p = Parse({flag});
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_TRUE(p->decode.tinydiarize);
+    EXPECT_FALSE(p->decode.diarize);
+    EXPECT_TRUE(ToWhisperFullParams(p->decode).tdrz_enable);
+  }
+  absl::StatusOr<ServerParams> p = Parse({});
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->decode.diarize);
+  EXPECT_FALSE(ToWhisperFullParams(p->decode).tdrz_enable);
 }
 
 TEST(ServerParams, HelpStopsParsing) {
@@ -107,6 +130,8 @@ TEST(ServerParams, HelpStopsParsing) {
   EXPECT_THAT(usage, HasSubstr("/v1/audio/transcriptions"));
   EXPECT_THAT(usage, HasSubstr("--models-dir DIR"));
   EXPECT_THAT(usage, HasSubstr("without it /load is disabled"));
+  EXPECT_THAT(usage, HasSubstr("-di labels every reply's segments"));
+  EXPECT_THAT(usage, Not(HasSubstr("not implemented")));
 }
 
 }  // namespace

@@ -163,6 +163,70 @@ class ServerFormatsTest(unittest.TestCase):
         self.assertEqual((status, body.decode()), (200, self.cli["txt"]))
 
 
+def stereo_jfk(path, gain0, gain1):
+    """jfk.wav as 16-bit stereo: channel k = int(x * gain_k) for each sample x."""
+    import array
+    import wave
+    src = wave.open(JFK)
+    x = array.array("h", src.readframes(src.getnframes()))
+    out = array.array("h")
+    for v in x:
+        out.append(int(v * gain0))
+        out.append(int(v * gain1))
+    dst = wave.open(path, "wb")
+    dst.setnchannels(2)
+    dst.setsampwidth(2)
+    dst.setframerate(16000)
+    dst.writeframes(out.tobytes())
+    dst.close()
+
+
+class ServerDiarizeTest(unittest.TestCase):
+    """The server started with -di against the CLI's -di files (whisper-cli 1.8.5's, test_compat)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.clip = os.path.join(cls.tmp.name, "right.wav")
+        stereo_jfk(cls.clip, 0.25, 1.0)  # channel 1 four times louder: every segment "(speaker 1)"
+        base = os.path.join(cls.tmp.name, "out")
+        subprocess.run([CLI, "-m", MODEL, "-f", cls.clip, "-bs", "1", "-bo", "2", "-t", "2", "-np", "-di",
+                        "-otxt", "-osrt", "-ovtt", "-of", base], check=True, stdout=subprocess.DEVNULL)
+        cls.cli = {}
+        for ext in ("txt", "srt", "vtt"):
+            with open(base + "." + ext) as f:
+                cls.cli[ext] = f.read()
+        cls.server = harness.Server(SERVER, ["-m", MODEL, "-t", "2", "-np", "-di"])
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.server.stop()
+        cls.tmp.cleanup()
+        assert code == 0, "server exit code %d after SIGTERM" % code
+
+    def test_labels_equal_the_cli(self):
+        self.assertEqual(self.cli["txt"].count("(speaker 1)"), self.cli["txt"].count("\n"))
+        with open(self.clip, "rb") as f:
+            audio = f.read()
+        for fmt, ext in (("text", "txt"), ("srt", "srt"), ("vtt", "vtt"), ("json", "txt"), ("verbose_json", "txt")):
+            status, _, body = harness.post(self.server.port, "/inference", [("response_format", fmt)],
+                                           [("file", "right.wav", audio)])
+            self.assertEqual(status, 200, body)
+            if fmt == "verbose_json":
+                j = json.loads(body)
+                self.assertEqual(j["text"], self.cli["txt"])
+                self.assertEqual([s["speaker"] for s in j["segments"]], ["1"] * len(j["segments"]))
+            elif fmt == "json":
+                self.assertEqual(json.loads(body)["text"], self.cli["txt"])
+            else:
+                self.assertEqual(body.decode(), self.cli[ext], fmt)
+        # The field overrides the server's -di.
+        status, _, body = harness.post(self.server.port, "/inference", [("response_format", "text"),
+                                                                        ("diarize", "false")],
+                                       [("file", "right.wav", audio)])
+        self.assertEqual((status, body.decode()), (200, self.cli["txt"].replace("(speaker 1)", "")))
+
+
 class ServerModelsDirTest(unittest.TestCase):
     """POST /load only loads a plain file name from --models-dir, and never echoes a file's bytes.
 
