@@ -496,7 +496,7 @@ struct whisper_full_params {
    * log-probability / length ^ ggml_length_penalty (CTranslate2's rule; 1 = / length, as before),
    * and 0 also ends beam search once the best candidate of a step completes (CTranslate2's early
    * exit). whisper.cpp's rules and length_penalty > 0 keep ((5 + length) / 6) ^ length_penalty.
-   * Finite, >= 0. beam_search.patience (above) is faster-whisper's patience under OpenAI's rules:
+   * Finite (negative favours long sequences). beam_search.patience (above) is faster-whisper's patience under OpenAI's rules:
    * beam search collects round(beam_size * patience) completed sequences; <= 0 (the default -1)
    * means 1; round(beam_size * patience) must be >= 1 (CTranslate2's check). */
   float ggml_length_penalty;

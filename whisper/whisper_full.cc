@@ -223,7 +223,7 @@ absl::Status CheckWindows(whisper_context* ctx, whisper_state* state, const whis
 
 // faster-whisper 1.2.1's transcribe options with whisper_full_params extensions (and
 // beam_search.patience), checked as CTranslate2's validate_decoding_options checks them: patience
-// (<= 0: 1) with round(beam_size * patience) >= 1, length_penalty finite >= 0, repetition_penalty
+// (<= 0: 1) with round(beam_size * patience) >= 1, length_penalty finite, repetition_penalty
 // > 0, no_repeat_ngram_size >= 0, max_new_tokens >= 0, prompt_reset_on_temperature not NaN.
 absl::Status FillFasterWhisperOptions(const whisper_full_params& params, DecodingParams* dp) {
   const float patience = params.beam_search.patience;
@@ -234,8 +234,8 @@ absl::Status FillFasterWhisperOptions(const whisper_full_params& params, Decodin
                                       "round(beam_size %d * patience) >= 1 (<= 0: 1)",
                                       patience, dp->beam_size));
   }
-  if (!(params.ggml_length_penalty >= 0.0f) || std::isinf(params.ggml_length_penalty)) {
-    return SetupError(absl::StrFormat("whisper_full_params.ggml_length_penalty = %g: expected a finite value >= 0",
+  if (!std::isfinite(params.ggml_length_penalty)) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_length_penalty = %g: expected a finite value",
                                       params.ggml_length_penalty));
   }
   dp->fw_length_penalty = params.ggml_length_penalty;

@@ -293,7 +293,7 @@ std::vector<Flag> OwnFlags() {
             "faster-whisper's compression_ratio_threshold (openai rules): fall back above it; 0: off"),
       Float(nullptr, "--patience", "N", &CliParams::patience, FLT_MIN, FLT_MAX,
             "faster-whisper's patience (openai rules): beam search collects round(bs * N) sequences"),
-      Float(nullptr, "--length-penalty", "N", &CliParams::length_penalty, 0.0f, FLT_MAX,
+      Float(nullptr, "--length-penalty", "N", &CliParams::length_penalty, -FLT_MAX, FLT_MAX,
             "faster-whisper's length_penalty (openai rules): score = sum logprob / length^N"),
       Float(nullptr, "--repetition-penalty", "N", &CliParams::repetition_penalty, FLT_MIN, FLT_MAX,
             "faster-whisper's repetition_penalty: logits of tokens already sampled / N (x N if < 0)"),
