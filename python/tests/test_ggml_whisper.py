@@ -217,8 +217,8 @@ def test_bad_inputs_raise(model, tmp_path):
         model.transcribe(JFK, task="summarize")
     with pytest.raises(ValueError, match="beam_size"):
         model.transcribe(JFK, beam_size=0)
-    with pytest.raises(ValueError, match="patience"):
-        model.transcribe(JFK, patience=2)
+    with pytest.raises(ValueError, match="prefix"):  # accepted at its default only
+        model.transcribe(JFK, prefix="And")
     with pytest.raises(ValueError, match="temperature"):
         model.transcribe(JFK, temperature=[0.0, 0.5, 0.6])
     with pytest.raises(TypeError, match="vad_parameters: unknown option"):
