@@ -117,6 +117,13 @@ struct Options {
   // ggml_hallucination_silence_thold (negative: off).
   std::vector<float> clip_timestamps;
   float hallucination_silence_thold = -1.0f;
+  // faster-whisper's options of these names (whisper_full_params.beam_search.patience and ggml_*).
+  float patience = 1.0f;
+  float length_penalty = 1.0f;
+  float repetition_penalty = 1.0f;
+  int no_repeat_ngram_size = 0;
+  int max_new_tokens = 0;  // 0: None
+  float prompt_reset_on_temperature = 0.5f;
   bool no_context = false;
   bool no_timestamps = false;
   bool suppress_blank = true;
@@ -278,6 +285,12 @@ class Transcription {
     p.ggml_clip_timestamps = o.clip_timestamps.empty() ? nullptr : o.clip_timestamps.data();
     p.ggml_n_clip_timestamps = static_cast<int>(o.clip_timestamps.size());
     p.ggml_hallucination_silence_thold = o.hallucination_silence_thold;
+    p.beam_search.patience = o.patience;
+    p.ggml_length_penalty = o.length_penalty;
+    p.ggml_repetition_penalty = o.repetition_penalty;
+    p.ggml_no_repeat_ngram_size = o.no_repeat_ngram_size;
+    p.ggml_max_new_tokens = o.max_new_tokens;
+    p.ggml_prompt_reset_on_temperature = o.prompt_reset_on_temperature;
     p.no_context = o.no_context;
     p.no_timestamps = o.no_timestamps;
     p.suppress_blank = o.suppress_blank;
@@ -519,6 +532,12 @@ void DefineOptions(py::module_& m) {
       .def_readwrite("compression_ratio_thold", &Options::compression_ratio_thold)
       .def_readwrite("clip_timestamps", &Options::clip_timestamps)
       .def_readwrite("hallucination_silence_thold", &Options::hallucination_silence_thold)
+      .def_readwrite("patience", &Options::patience)
+      .def_readwrite("length_penalty", &Options::length_penalty)
+      .def_readwrite("repetition_penalty", &Options::repetition_penalty)
+      .def_readwrite("no_repeat_ngram_size", &Options::no_repeat_ngram_size)
+      .def_readwrite("max_new_tokens", &Options::max_new_tokens)
+      .def_readwrite("prompt_reset_on_temperature", &Options::prompt_reset_on_temperature)
       .def_readwrite("no_context", &Options::no_context)
       .def_readwrite("no_timestamps", &Options::no_timestamps)
       .def_readwrite("suppress_blank", &Options::suppress_blank)

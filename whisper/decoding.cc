@@ -83,6 +83,32 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
   kept_.tokens.reserve(n_text_ctx);
   kept_.token_logprobs.reserve(n_text_ctx);
   kept_.token_data.reserve(n_text_ctx);
+  ReserveSetAside();
+}
+
+void WindowDecoder::ReserveSetAside() {
+  const size_t n = static_cast<size_t>(std::max(0, MaxCandidates() - params_.beam_size));
+  while (set_aside_.size() < n) {
+    set_aside_.emplace_back();
+    set_aside_.back().tokens.reserve(n_text_ctx_);
+    set_aside_.back().data.reserve(n_text_ctx_);
+  }
+}
+
+int WindowDecoder::MaxCandidates() const {
+  if (params_.whisper_cpp || params_.beam_size <= 1) return params_.beam_size;
+  // CTranslate2 get_max_candidates: std::round(float(beam_size) * patience).
+  return static_cast<int>(std::round(static_cast<float>(params_.beam_size) * params_.patience));
+}
+
+int WindowDecoder::MaxSteps(int n_prompt) const {
+  if (params_.max_new_tokens > 0 && !params_.whisper_cpp) {
+    // CTranslate2 WhisperReplica::generate: max_length = min(total / 2, total - start_step), where
+    // total = len(prompt) + max_new_tokens (faster-whisper) and start_step = len(prompt) - 1.
+    const int total = n_prompt + params_.max_new_tokens;
+    return std::min(total / 2, total - (n_prompt - 1));
+  }
+  return std::min(params_.max_tokens_per_window, n_text_ctx_ - n_prompt);
 }
 
 void WindowDecoder::NoteDecoded(int slot, int n_past, Token token) {
@@ -93,6 +119,7 @@ void WindowDecoder::NoteDecoded(int slot, int n_past, Token token) {
 
 void WindowDecoder::Reset(const DecodingParams& params) {
   params_ = params;
+  ReserveSetAside();
   // whisper.cpp re-seeds decoders 1.. per whisper_full; decoder 0's generator lives with the state.
   for (size_t j = params.whisper_cpp ? 1 : 0; j < rngs_.size(); ++j) {
     rngs_[j].seed(static_cast<std::mt19937::result_type>(j));
@@ -283,8 +310,11 @@ void WindowDecoder::StepRules(Sequence& seq, Token token, float logprob, const T
     seq.completed = true;
     return;
   }
-  // A window that reaches the token cap is treated as stuck in a repetition loop.
-  if (i == params_.max_tokens_per_window - 1 && (seq.result_len == 0 || seq.seek_delta < kWindowFrames / 2)) {
+  // A window that reaches the token cap is treated as stuck in a repetition loop (not with
+  // max_new_tokens under OpenAI's rules: Attempt ends the sequence at its last step).
+  const bool capped = params_.max_new_tokens > 0 && !params_.whisper_cpp;
+  if (!capped && i == params_.max_tokens_per_window - 1 &&
+      (seq.result_len == 0 || seq.seek_delta < kWindowFrames / 2)) {
     seq.failed = true;
   }
 }
@@ -294,8 +324,12 @@ void WindowDecoder::Score(Sequence& seq) const {
   for (int i = 0; i < seq.result_len; ++i) sum += seq.data[i].plog;
   seq.sum_logprobs = sum;
   const double len = std::max(seq.result_len, 1);
-  const double penalty =
-      params_.length_penalty > 0.0f ? std::pow((5.0 + len) / 6.0, params_.length_penalty) : len;
+  double penalty = len;  // whisper.cpp's rules without length_penalty
+  if (params_.length_penalty > 0.0f) {
+    penalty = std::pow((5.0 + len) / 6.0, params_.length_penalty);  // whisper.cpp, OpenAI decoding.py
+  } else if (!params_.whisper_cpp) {
+    penalty = std::pow(len, static_cast<double>(params_.fw_length_penalty));  // CTranslate2 (pow(x, 1) = x)
+  }
   seq.score = sum / penalty;
   if (seq.result_len > kEntropyWindow &&
       TokenEntropy(seq.tokens.data(), seq.result_len, kEntropyWindow) < params_.entropy_thold) {
@@ -393,7 +427,16 @@ void WindowDecoder::StepBeamOpenAi(DecoderBackend& backend, int width, int i, fl
       dst.idle = true;
       continue;
     }
+    const bool top = c == 0;
     Adopt(backend, candidates_[c++], other + j, n_prompt, i, seek, seek_end, &dst);
+    if (top && dst.completed && !dst.failed) top_completed_ = true;
+    if (dst.completed && !dst.failed && n_set_aside_ < static_cast<int>(set_aside_.size()) &&
+        n_set_aside_ < MaxCandidates() - params_.beam_size) {
+      // patience > 1: the completed sequence is set aside and this beam goes on with the next
+      // best candidate (CTranslate2 moves the next non-EOS candidate into a finished beam's place).
+      std::swap(set_aside_[n_set_aside_++], dst);
+      --j;  // refill slot j from candidate c on
+    }
   }
   std::swap(seqs_, next_seqs_);
   *base = other;
@@ -452,10 +495,16 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
                                     int seek_end) {
   const bool beam = BeamAt(temperature);
   const int width = AttemptWidth(temperature);
-  const int n_max = std::min(params_.max_tokens_per_window, n_text_ctx_ - n_prompt);
+  const int n_max = MaxSteps(n_prompt);
   // Beam search double-buffers its KV caches: slots [0, width) and [width, 2 width) alternate.
   int base = 0;
   StartSequences(backend, width, n_prompt, beam);
+  n_set_aside_ = 0;
+  top_completed_ = false;
+  const bool openai_beam = beam && !params_.whisper_cpp;
+  // CTranslate2 BeamSearch: without a length penalty, the search ends once the best candidate of a
+  // step completes (allow_early_exit); else once round(beam_size * patience) completed.
+  const bool early_exit = openai_beam && params_.length_penalty <= 0.0f && params_.fw_length_penalty == 0.0f;
   for (int i = 0; i < n_max; ++i) {
     if (beam && params_.whisper_cpp) {
       StepBeamWhisperCpp(backend, width, i, temperature, n_prompt, seek, seek_end, &base);
@@ -464,19 +513,42 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
     } else {
       StepSampled(backend, width, i, temperature, seek, seek_end);
     }
+    if (openai_beam) {
+      int n_completed = n_set_aside_;
+      for (int j = 0; j < width; ++j) n_completed += seqs_[j].completed && !seqs_[j].failed;
+      if ((early_exit && top_completed_) || n_completed >= MaxCandidates()) break;
+    }
+    if (i + 1 == n_max) break;  // the last step's tokens need no decoding (nor room in the context)
     int n_live = 0;
     absl::Status st = DecodeLive(backend, width, n_prompt, &n_live);
     if (!st.ok()) return st;
     if (n_live == 0) break;
   }
-  for (int j = 0; j < width; ++j) {
-    Sequence& s = seqs_[j];
+  for (int j = 0; j < width + n_set_aside_; ++j) {
+    Sequence& s = AttemptSeq(width, j);
+    const bool live = !s.completed && !s.failed && !s.idle;
+    if (live && params_.max_new_tokens > 0 && !params_.whisper_cpp && static_cast<int>(s.tokens.size()) == n_max) {
+      CompleteAtLastStep(s, seek, seek_end);
+    }
     // Ran out of tokens or context, or an idle beam. whisper.cpp scores a sequence that ran out
     // unless the repetition rule failed it.
     if (!s.completed && !params_.whisper_cpp) s.failed = true;
     if (!s.failed) Score(s);
   }
   return absl::OkStatus();
+}
+
+void WindowDecoder::CompleteAtLastStep(Sequence& seq, int seek, int seek_end) const {
+  seq.completed = true;
+  if (params_.filter.no_timestamps || params_.single_segment) {
+    seq.result_len = static_cast<int>(seq.tokens.size());
+    seq.seek_delta = kWindowFrames;
+  } else if (seq.result_len == 0) {
+    // faster-whisper's split_segments_by_timestamps without consecutive timestamps: every token in
+    // one segment ending with the window (segment_size frames), and seek moves past the window.
+    seq.result_len = static_cast<int>(seq.tokens.size());
+    seq.seek_delta = std::min(kWindowFrames, seek_end - seek);
+  }
 }
 
 void WindowDecoder::StepBeamWhisperCpp(DecoderBackend& backend, int width, int i, float temperature, int n_prompt,
@@ -552,6 +624,15 @@ absl::Status WindowDecoder::CheckRunArgs(const DecoderBackend& backend, const st
     return absl::InvalidArgumentError("decoding: n_history " + std::to_string(n_history) + " outside [0, " +
                                       std::to_string(prompt.size()) + ")");
   }
+  const int total = static_cast<int>(prompt.size()) + params_.max_new_tokens;
+  if (params_.max_new_tokens > 0 && !params_.whisper_cpp && total > n_text_ctx_) {
+    // faster-whisper 1.2.1 generate_with_fallback's ValueError, with its figures.
+    return absl::InvalidArgumentError(
+        "decoding: the length of the prompt is " + std::to_string(prompt.size()) + ", and the max_new_tokens " +
+        std::to_string(params_.max_new_tokens) + ". Thus, the combined length of the prompt and max_new_tokens is: " +
+        std::to_string(total) + ". This exceeds the max_length of the Whisper model: " + std::to_string(n_text_ctx_) +
+        ". Reduce the prompt (max_text_ctx) or max_new_tokens");
+  }
   return absl::OkStatus();
 }
 
@@ -575,12 +656,13 @@ absl::Status WindowDecoder::PromptPass(DecoderBackend& backend, const Token* tok
 bool WindowDecoder::TakeBest(float temperature, WindowResult* result) {
   const int width = AttemptWidth(temperature);
   int best = -1;
-  for (int j = 0; j < width; ++j) {
-    if (!seqs_[j].failed && (best < 0 || seqs_[j].score > seqs_[best].score)) best = j;
+  for (int j = 0; j < width + n_set_aside_; ++j) {
+    const Sequence& c = AttemptSeq(width, j);
+    if (!c.failed && (best < 0 || c.score > AttemptSeq(width, best).score)) best = j;
   }
   const bool failed = best < 0;
   if (best < 0) best = 0;
-  const Sequence& s = seqs_[best];
+  const Sequence& s = AttemptSeq(width, best);
   result->tokens.assign(s.tokens.begin(), s.tokens.begin() + std::min<size_t>(s.result_len, s.tokens.size()));
   result->token_data.assign(s.data.begin(), s.data.begin() + result->tokens.size());
   result->token_logprobs.resize(result->tokens.size());

@@ -30,6 +30,30 @@ float LogSumExpFloat(const float* x, int begin, int end) {
 
 }  // namespace
 
+void ApplyRepetitionPenalty(const Token* tokens, int n_tokens, float penalty, int n_vocab, float* logits) {
+  // A token sampled twice is penalized once: CTranslate2 gathers every previous token's logit
+  // before writing any, so repeated writes store the same value. Here the second visit sees the
+  // already penalized logit, so visits after the first are skipped.
+  for (int j = 0; j < n_tokens; ++j) {
+    const Token t = tokens[j];
+    if (t < 0 || t >= n_vocab || std::find(tokens, tokens + j, t) != tokens + j) continue;
+    logits[t] = logits[t] < 0.0f ? logits[t] * penalty : logits[t] / penalty;
+  }
+}
+
+void BanRepeatedNgrams(const Token* tokens, int n_tokens, int n, int n_vocab, float* logits) {
+  if (n <= 0 || n_tokens < n) return;
+  // The n - 1 tokens that end the sequence; every earlier place they occur, the token after them.
+  const Token* end = tokens + n_tokens;
+  const Token* tail = end - (n - 1);
+  for (const Token* at = tokens;; ++at) {
+    at = std::search(at, end, tail, end);
+    if (at + n > end) break;
+    const Token banned = at[n - 1];
+    if (banned >= 0 && banned < n_vocab) logits[banned] = kNegInf;
+  }
+}
+
 float LogSumExp(const float* x, int begin, int end) {
   if (end <= begin) return kNegInf;
   // SIMD max: a scalar std::max loop is a chain of dependent maxss (about 0.06 ms for 51864).
@@ -50,6 +74,8 @@ bool ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
                        bool has_ts, int seek_delta, float* logits, float* logprobs,
                        const TokenData* token_data) {
   const int n_vocab = s.n_vocab;
+  // 0. faster-whisper's repetition penalty, on the raw logits (CTranslate2 applies it first).
+  if (p.repetition_penalty != 1.0f) ApplyRepetitionPenalty(tokens, n_tokens, p.repetition_penalty, n_vocab, logits);
   // 1. Temperature.
   if (p.temperature > 0.0f) {
     const float inv = 1.0f / p.temperature;
@@ -76,6 +102,8 @@ bool ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
   Suppress(logits, s.sot + 1, std::min(s.sot + 1 + kMaxLanguages, s.translate));
   // The caller's hook (whisper.cpp's logits_filter_callback), at whisper.cpp's place.
   if (p.hook != nullptr) p.hook(p.hook_user, token_data, n_tokens, logits);
+  // 5. faster-whisper's n-gram ban (CTranslate2 NoRepeatNgram, before its suppression lists).
+  if (p.no_repeat_ngram_size > 0) BanRepeatedNgrams(tokens, n_tokens, p.no_repeat_ngram_size, n_vocab, logits);
   // 5./6. User / non-speech suppression list.
   if (p.suppress != nullptr) {
     for (Token t : *p.suppress) {

@@ -30,6 +30,14 @@ struct LogitFilterParams {
   // log_softmax) and CTranslate2 (logits processors before LogSoftMax) do; whisper.cpp keeps the
   // log-probabilities it had (the timestamps' then sum to less than 1).
   bool renormalize_timestamps = false;
+  // faster-whisper's repetition_penalty (CTranslate2 RepetitionPenalty, penalize_previous_tokens):
+  // the logit x of every distinct token sampled so far in this window (timestamps included; the
+  // prompt not) becomes x * penalty if x < 0, else x / penalty, before any other rule. 1: off.
+  float repetition_penalty = 1.0f;
+  // faster-whisper's no_repeat_ngram_size (CTranslate2 NoRepeatNgram): > 0 suppresses every token
+  // that would complete an n-gram of this size already present in the window's sampled tokens
+  // (with n = 1, every token sampled so far). 0: off.
+  int no_repeat_ngram_size = 0;
   // Extra ids to suppress at every step (the non-speech symbol list of -sns, or a user list).
   const std::vector<Token>* suppress = nullptr;
   // Called after steps 1-4 of ApplyLogitFilters (temperature, blank, control and language
@@ -48,6 +56,10 @@ struct LogitFilterParams {
 // No allocation. Returns false when step 10 left only timestamps (text suppressed because the
 // timestamps together are more likely), true otherwise: where whisper.cpp goes on to its grammar
 // penalty (whisper_process_logits, whisper_suppress_invalid_grammar).
+// Order: repetition penalty (0), temperature (1), blank (2), control tokens (3-4), hook, n-gram
+// ban and suppression list (5-6), timestamp rules (7-9), log-softmax (10): CTranslate2 runs its
+// repetition penalty and n-gram ban before the suppression lists and Whisper's timestamp rules,
+// whose text-vs-timestamp test sees the penalized logits.
 bool ApplyLogitFilters(const SpecialTokens& special, const LogitFilterParams& params, const Token* tokens,
                        int n_tokens, bool has_ts, int seek_delta, float* logits, float* logprobs,
                        const TokenData* token_data = nullptr);
@@ -55,6 +67,16 @@ bool ApplyLogitFilters(const SpecialTokens& special, const LogitFilterParams& pa
 // logprobs[i] = logits[i] - log(sum(exp(logits))) over the n logits (-inf stays -inf): with
 // float_sum, whisper.cpp's float accumulation (whisper_compute_logprobs), else LogSumExp's double.
 void LogSoftmax(const float* logits, int n, bool float_sum, float* logprobs);
+
+// CTranslate2's RepetitionPenalty (decoding_utils.cc; cpu primitives penalize_previous_tokens):
+// for each distinct id among tokens[0, n_tokens) within [0, n_vocab), logits[id] = logits[id] *
+// penalty when negative, else logits[id] / penalty. penalty must be > 0 (checked by callers).
+void ApplyRepetitionPenalty(const Token* tokens, int n_tokens, float penalty, int n_vocab, float* logits);
+
+// CTranslate2's NoRepeatNgram (decoding_utils.cc): for every earlier occurrence in tokens[0,
+// n_tokens) of the last n - 1 tokens, the token that followed it there is set to -inf in logits
+// (n_vocab floats), so no n-gram of size n repeats. n <= 0 or n > n_tokens: nothing.
+void BanRepeatedNgrams(const Token* tokens, int n_tokens, int n, int n_vocab, float* logits);
 
 // log(sum(exp(x[i]))) over [begin, end), stable (max subtracted). -inf when all are -inf.
 float LogSumExp(const float* x, int begin, int end);

@@ -1,5 +1,6 @@
 #include "whisper/logit_filter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -129,6 +130,80 @@ TEST_F(LogitFilterTest, TemperatureDividesLogits) {
   EXPECT_FLOAT_EQ(logits[100], 2.0f);
   EXPECT_NEAR(logprobs[100] - logprobs[101], 2.0f, 1e-6);
   EXPECT_EQ(logits[s.beg + 3], kNegInf);  // no_timestamps
+}
+
+// faster-whisper's repetition_penalty (CTranslate2 penalize_previous_tokens), by hand: with penalty
+// 2, a positive logit is halved, a negative one doubled, each sampled token once however often it
+// was sampled; tokens not sampled keep theirs.
+TEST_F(LogitFilterTest, RepetitionPenaltyDividesPositiveAndMultipliesNegativeLogits) {
+  std::fill(logits.begin(), logits.end(), kNegInf);
+  logits[5] = 2.0f;
+  logits[7] = -3.0f;
+  logits[8] = 1.0f;
+  LogitFilterParams p;
+  p.repetition_penalty = 2.0f;
+  p.no_timestamps = true;
+  Run({5, 7, 5}, false, 0, p);
+  EXPECT_FLOAT_EQ(logits[5], 1.0f);
+  EXPECT_FLOAT_EQ(logits[7], -6.0f);
+  EXPECT_FLOAT_EQ(logits[8], 1.0f);
+  // log-softmax of {1, -6, 1}: token 8 is now exactly as likely as token 5, e^7 times token 7.
+  EXPECT_NEAR(logprobs[5], std::log(0.5 / (1.0 + 0.5 * std::exp(-7.0))), 1e-6);
+  EXPECT_NEAR(logprobs[8] - logprobs[7], 7.0f, 1e-5);
+}
+
+// The penalty runs before the timestamp rule, which then sees the penalized text: after <|0.00|>
+// and text 100, every timestamp is allowed (logit 0: together log 1501 = 7.31); text 100 (logit
+// 10, sampled before) beats them unpenalized, but not at penalty 2 (5 < 7.31), so text is suppressed.
+TEST_F(LogitFilterTest, RepetitionPenaltyComesBeforeTheTimestampRule) {
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  logits[100] = 10.0f;
+  LogitFilterParams p;
+  p.renormalize_timestamps = true;
+  Run({s.beg, 100}, true, 0, p);
+  EXPECT_FLOAT_EQ(logits[100], 10.0f);
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  logits[100] = 10.0f;
+  p.repetition_penalty = 2.0f;
+  Run({s.beg, 100}, true, 0, p);
+  EXPECT_EQ(logits[100], kNegInf);
+  EXPECT_NEAR(logprobs[s.beg + 7], -std::log(1501.0), 1e-5);  // renormalized over the timestamps
+}
+
+// CTranslate2's NoRepeatNgram, by hand.
+TEST(BanRepeatedNgrams, BansTheTokenThatWouldRepeatAnNgram) {
+  std::vector<float> l(10, 0.0f);
+  const std::vector<Token> a = {1, 2, 3, 1, 2};
+  BanRepeatedNgrams(a.data(), 5, 3, 10, l.data());  // "1 2" was followed by 3
+  EXPECT_EQ(l[3], kNegInf);
+  EXPECT_EQ(std::count(l.begin(), l.end(), kNegInf), 1);
+  std::fill(l.begin(), l.end(), 0.0f);
+  const std::vector<Token> b = {1, 2, 1, 3, 1};
+  BanRepeatedNgrams(b.data(), 5, 2, 10, l.data());  // "1" was followed by 2 and by 3
+  EXPECT_EQ(l[2], kNegInf);
+  EXPECT_EQ(l[3], kNegInf);
+  EXPECT_EQ(std::count(l.begin(), l.end(), kNegInf), 2);
+  std::fill(l.begin(), l.end(), 0.0f);
+  const std::vector<Token> c = {4, 9, 4};
+  BanRepeatedNgrams(c.data(), 3, 1, 10, l.data());  // n = 1: every token sampled
+  EXPECT_EQ(std::count(l.begin(), l.end(), kNegInf), 2);
+  EXPECT_EQ(l[4], kNegInf);
+  EXPECT_EQ(l[9], kNegInf);
+  std::fill(l.begin(), l.end(), 0.0f);
+  BanRepeatedNgrams(a.data(), 2, 3, 10, l.data());  // fewer tokens than n: nothing
+  BanRepeatedNgrams(a.data(), 5, 0, 10, l.data());  // 0: off
+  EXPECT_EQ(std::count(l.begin(), l.end(), kNegInf), 0);
+}
+
+TEST_F(LogitFilterTest, NoRepeatNgramSizeSuppressesThroughTheFilters) {
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  LogitFilterParams p;
+  p.no_timestamps = true;
+  p.no_repeat_ngram_size = 2;
+  Run({10, 11, 12, 10}, false, 0, p);
+  EXPECT_EQ(logits[11], kNegInf);
+  EXPECT_NE(logits[12], kNegInf);
+  EXPECT_EQ(logprobs[11], kNegInf);
 }
 
 }  // namespace

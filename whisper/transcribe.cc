@@ -197,7 +197,7 @@ void Transcriber::AppendWindowSegments(const TranscribeParams& params, int seek,
 void Transcriber::UpdatePast(const TranscribeParams& params, size_t max_past, size_t n_past_used, bool no_speech) {
   if (!params.decoding.whisper_cpp) {
     if (no_speech) return;
-    if (params.condition_on_previous_text && result_.temperature < 0.5f) {
+    if (params.condition_on_previous_text && !(result_.temperature > params.prompt_reset_on_temperature)) {
       AppendSegmentTokens(special_, result_.tokens, token_text_, &past_);
       if (past_.size() > max_past) past_.erase(past_.begin(), past_.end() - max_past);
     } else {

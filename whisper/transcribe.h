@@ -7,9 +7,9 @@
 // segments end no later than the audio. whisper.cpp's (whisper_full_with_state): the window keeps
 // the log-mel of the 30 s of zero padding after the audio; windows start while 100 ms are left;
 // no clamp; the past prompt is dropped when at most 5 s remain. The previous text: OpenAI's rule
-// drops it from the prompt after a window decoded at temperature >= 0.5; whisper.cpp's leaves it
-// out of any attempt at such a temperature (DecodingParams::whisper_cpp), and the next window's
-// past is then that window's text alone.
+// drops it from the prompt after a window decoded at a temperature above
+// prompt_reset_on_temperature (0.5); whisper.cpp's leaves it out of any attempt at temperature
+// >= 0.5 (DecodingParams::whisper_cpp), and the next window's past is then that window's text alone.
 #ifndef GGML_WHISPER_WHISPER_TRANSCRIBE_H_
 #define GGML_WHISPER_WHISPER_TRANSCRIBE_H_
 
@@ -81,6 +81,10 @@ struct TranscribeParams {
   // the initial prompt prompts, and only the first window (transcribe.py's prompt_reset_since).
   // whisper.cpp's rules always condition (max_text_ctx = 0 turns it off) and ignore this.
   bool condition_on_previous_text = true;
+  // faster-whisper's prompt_reset_on_temperature (OpenAI's rules): after a window decoded at a
+  // temperature above this (transcribe.py generate_segments: `temperature >
+  // options.prompt_reset_on_temperature`), the text so far leaves the prompt.
+  float prompt_reset_on_temperature = 0.5f;
   // whisper.cpp's !no_context: start from the past text the previous Run of this Transcriber
   // ended with (whisper_full on the same state) instead of none; the initial prompt goes in
   // front of it (whisper.cpp's std::rotate), or, carried, replaces the carried one only if that

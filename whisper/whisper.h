@@ -543,6 +543,32 @@ struct whisper_full_params {
    * segments after it are dropped and the next window starts at its start. A NaN or infinite
    * value makes whisper_full return -1, naming the field. */
   float ggml_hallucination_silence_thold;
+  /* Extensions for faster-whisper 1.2.1's transcribe options (not in whisper.cpp). Each is checked
+   * by whisper_full (a bad value: -1, the field named in the log).
+   * ggml_length_penalty (default 1, faster-whisper's length_penalty): under OpenAI's rules, and
+   * while length_penalty (whisper.cpp's, above) is <= 0, a sequence's score is its summed
+   * log-probability / length ^ ggml_length_penalty (CTranslate2's rule; 1 = / length, as before),
+   * and 0 also ends beam search once the best candidate of a step completes (CTranslate2's early
+   * exit). whisper.cpp's rules and length_penalty > 0 keep ((5 + length) / 6) ^ length_penalty.
+   * Finite (negative favours long sequences). beam_search.patience (above) is faster-whisper's patience under OpenAI's rules:
+   * beam search collects round(beam_size * patience) completed sequences; <= 0 (the default -1)
+   * means 1; round(beam_size * patience) must be >= 1 (CTranslate2's check). */
+  float ggml_length_penalty;
+  /* faster-whisper's repetition_penalty (default 1 = off; > 0): the logit x of each token already
+   * sampled in the window becomes x * p when negative, else x / p (CTranslate2). Either rule set. */
+  float ggml_repetition_penalty;
+  /* faster-whisper's no_repeat_ngram_size (default 0 = off; >= 0): no n-gram of this size repeats
+   * within a window's sampled tokens (CTranslate2's NoRepeatNgram). Either rule set. */
+  int ggml_no_repeat_ngram_size;
+  /* faster-whisper's max_new_tokens (default 0 = None; >= 0): under OpenAI's rules at most
+   * min((prompt + n) / 2, n + 1) decoding steps per window (CTranslate2's max_length), the last
+   * ending the text as complete; a window whose prompt + n exceeds the model's n_text_ctx (448)
+   * makes whisper_full fail (faster-whisper's ValueError). */
+  int ggml_max_new_tokens;
+  /* faster-whisper's prompt_reset_on_temperature (default 0.5; not NaN): under OpenAI's rules the
+   * text before a window decoded at a temperature above it (strictly, as faster-whisper) leaves the
+   * next prompts. whisper.cpp's rules keep their fixed 0.5 cut-off per attempt. */
+  float ggml_prompt_reset_on_temperature;
 };
 
 WHISPER_API struct whisper_context_params* whisper_context_default_params_by_ref(void);

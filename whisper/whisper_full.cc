@@ -252,6 +252,46 @@ absl::Status CheckWindows(whisper_context* ctx, whisper_state* state, const whis
   return absl::OkStatus();
 }
 
+// faster-whisper 1.2.1's transcribe options with whisper_full_params extensions (and
+// beam_search.patience), checked as CTranslate2's validate_decoding_options checks them: patience
+// (<= 0: 1) with round(beam_size * patience) >= 1, length_penalty finite, repetition_penalty
+// > 0, no_repeat_ngram_size >= 0, max_new_tokens >= 0, prompt_reset_on_temperature not NaN.
+absl::Status FillFasterWhisperOptions(const whisper_full_params& params, DecodingParams* dp) {
+  const float patience = params.beam_search.patience;
+  dp->patience = patience > 0.0f ? patience : 1.0f;  // OpenAI decoding.py: `patience or 1.0`
+  if (std::isnan(patience) || std::isinf(patience) ||
+      (dp->beam_size > 1 && std::round(static_cast<float>(dp->beam_size) * dp->patience) < 1.0f)) {
+    return SetupError(absl::StrFormat("whisper_full_params.beam_search.patience = %g: expected a finite value with "
+                                      "round(beam_size %d * patience) >= 1 (<= 0: 1)",
+                                      patience, dp->beam_size));
+  }
+  if (!std::isfinite(params.ggml_length_penalty)) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_length_penalty = %g: expected a finite value",
+                                      params.ggml_length_penalty));
+  }
+  dp->fw_length_penalty = params.ggml_length_penalty;
+  if (!(params.ggml_repetition_penalty > 0.0f) || std::isinf(params.ggml_repetition_penalty)) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_repetition_penalty = %g: expected a finite value > 0 "
+                                      "(1: off)",
+                                      params.ggml_repetition_penalty));
+  }
+  dp->filter.repetition_penalty = params.ggml_repetition_penalty;
+  if (params.ggml_no_repeat_ngram_size < 0) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_no_repeat_ngram_size = %d: expected >= 0 (0: off)",
+                                      params.ggml_no_repeat_ngram_size));
+  }
+  dp->filter.no_repeat_ngram_size = params.ggml_no_repeat_ngram_size;
+  if (params.ggml_max_new_tokens < 0) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_max_new_tokens = %d: expected >= 0 (0: no limit)",
+                                      params.ggml_max_new_tokens));
+  }
+  dp->max_new_tokens = params.ggml_max_new_tokens;
+  if (std::isnan(params.ggml_prompt_reset_on_temperature)) {
+    return SetupError("whisper_full_params.ggml_prompt_reset_on_temperature = nan: expected a number");
+  }
+  return absl::OkStatus();
+}
+
 // The rest of the decoding parameters: thresholds, the rules (whisper.cpp's or OpenAI's) and the
 // logit filter (suppression lists, the regex, the caller's hook through `bridge`).
 absl::Status FillDecoding(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
@@ -277,6 +317,8 @@ absl::Status FillDecoding(whisper_context* ctx, whisper_state* state, const whis
                                       params.ggml_compression_ratio_thold));
   }
   dp->compression_ratio_thold = dp->whisper_cpp ? 0.0f : params.ggml_compression_ratio_thold;
+  absl::Status st = FillFasterWhisperOptions(params, dp);
+  if (!st.ok()) return st;
   dp->filter.suppress_blank = params.suppress_blank;
   dp->filter.blank_token = model.vocab().id(" ");
   dp->filter.no_timestamps = params.no_timestamps;
@@ -369,6 +411,7 @@ void FillTranscribe(whisper_context* ctx, whisper_state* state, const whisper_fu
   } else {
     tp->condition_on_previous_text = !params.no_context;  // OpenAI's condition_on_previous_text
   }
+  tp->prompt_reset_on_temperature = params.ggml_prompt_reset_on_temperature;
   tp->max_text_ctx = params.n_max_text_ctx;
   tp->language_id = lang_id;
   tp->multilingual = params.ggml_multilingual && ctx->model->special().multilingual;
@@ -723,6 +766,12 @@ struct whisper_full_params whisper_full_default_params(enum whisper_sampling_str
   p.ggml_clip_timestamps = nullptr;       // faster-whisper's clip_timestamps "0": everything
   p.ggml_n_clip_timestamps = 0;
   p.ggml_hallucination_silence_thold = -1.0f;  // off: faster-whisper's None
+  // faster-whisper 1.2.1's defaults (transcribe()).
+  p.ggml_length_penalty = 1.0f;
+  p.ggml_repetition_penalty = 1.0f;
+  p.ggml_no_repeat_ngram_size = 0;
+  p.ggml_max_new_tokens = 0;
+  p.ggml_prompt_reset_on_temperature = 0.5f;
   return p;
 }
 

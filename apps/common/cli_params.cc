@@ -325,6 +325,18 @@ std::vector<Flag> OwnFlags() {
       ClipTimestampsFlag(),
       Float(nullptr, "--hallucination-silence-threshold", "N", &CliParams::hallucination_silence_threshold, 0.0f,
             FLT_MAX, "faster-whisper's hallucination_silence_threshold (s; with -dtw, openai rules); default off"),
+      Float(nullptr, "--patience", "N", &CliParams::patience, FLT_MIN, FLT_MAX,
+            "faster-whisper's patience (openai rules): beam search collects round(bs * N) sequences"),
+      Float(nullptr, "--length-penalty", "N", &CliParams::length_penalty, -FLT_MAX, FLT_MAX,
+            "faster-whisper's length_penalty (openai rules): score = sum logprob / length^N"),
+      Float(nullptr, "--repetition-penalty", "N", &CliParams::repetition_penalty, FLT_MIN, FLT_MAX,
+            "faster-whisper's repetition_penalty: logits of tokens already sampled / N (x N if < 0)"),
+      Int(nullptr, "--no-repeat-ngram-size", "N", &CliParams::no_repeat_ngram_size, 0, INT_MAX,
+          "faster-whisper's no_repeat_ngram_size: no N-gram repeats in a window; 0: off"),
+      Int(nullptr, "--max-new-tokens", "N", &CliParams::max_new_tokens, 0, INT_MAX,
+          "faster-whisper's max_new_tokens (openai rules): tokens per window; 0: no limit"),
+      Float(nullptr, "--prompt-reset-on-temperature", "N", &CliParams::prompt_reset_on_temperature, -FLT_MAX,
+            FLT_MAX, "faster-whisper's prompt_reset_on_temperature (openai rules): drop the prompt above it"),
       [] {
         Flag f = String(nullptr, "--decoding", "RULES", &CliParams::decoding,
                         "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)");
@@ -504,6 +516,11 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.ggml_clip_timestamps = p.clip_timestamps.empty() ? nullptr : p.clip_timestamps.data();
   w.ggml_n_clip_timestamps = static_cast<int>(p.clip_timestamps.size());
   w.ggml_hallucination_silence_thold = p.hallucination_silence_threshold;
+  w.ggml_length_penalty = p.length_penalty;
+  w.ggml_repetition_penalty = p.repetition_penalty;
+  w.ggml_no_repeat_ngram_size = p.no_repeat_ngram_size;
+  w.ggml_max_new_tokens = p.max_new_tokens;
+  w.ggml_prompt_reset_on_temperature = p.prompt_reset_on_temperature;
   w.vad = p.vad;
   w.vad_model_path = p.vad_model.empty() ? kDefaultVadModel : p.vad_model.c_str();
   w.vad_params.threshold = p.vad_threshold;
@@ -514,6 +531,7 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.vad_params.samples_overlap = p.vad_samples_overlap;
   w.greedy.best_of = p.best_of;
   w.beam_search.beam_size = p.beam_size;
+  w.beam_search.patience = p.patience;  // faster-whisper's patience (whisper.cpp ignores the field)
   w.temperature = p.temperature;
   w.temperature_inc = p.no_fallback ? 0.0f : p.temperature_inc;
   w.entropy_thold = p.entropy_thold;

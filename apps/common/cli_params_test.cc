@@ -712,5 +712,34 @@ TEST(CliParamsComputeType, FasterWhisperNamesToWeightTypes) {
   }
 }
 
+// faster-whisper's transcribe options under their own names reach whisper_full_params (defaults:
+// faster-whisper's; patience's 1 as OpenAI's `patience or 1.0`).
+TEST(CliParamsFasterWhisper, BeamAndRepetitionOptionsReachTheFullParams) {
+  absl::StatusOr<CliParams> p = Parse({});
+  ASSERT_TRUE(p.ok());
+  whisper_full_params w = ToWhisperFullParams(*p);
+  EXPECT_FLOAT_EQ(w.beam_search.patience, 1.0f);
+  EXPECT_FLOAT_EQ(w.ggml_length_penalty, 1.0f);
+  EXPECT_FLOAT_EQ(w.ggml_repetition_penalty, 1.0f);
+  EXPECT_EQ(w.ggml_no_repeat_ngram_size, 0);
+  EXPECT_EQ(w.ggml_max_new_tokens, 0);
+  EXPECT_FLOAT_EQ(w.ggml_prompt_reset_on_temperature, 0.5f);
+  p = Parse({"--patience", "2", "--length-penalty", "-0.5", "--repetition-penalty", "1.5", "--no-repeat-ngram-size",
+             "3", "--max-new-tokens", "20", "--prompt-reset-on-temperature", "1"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  w = ToWhisperFullParams(*p);
+  EXPECT_FLOAT_EQ(w.beam_search.patience, 2.0f);
+  EXPECT_FLOAT_EQ(w.ggml_length_penalty, -0.5f);
+  EXPECT_FLOAT_EQ(w.ggml_repetition_penalty, 1.5f);
+  EXPECT_EQ(w.ggml_no_repeat_ngram_size, 3);
+  EXPECT_EQ(w.ggml_max_new_tokens, 20);
+  EXPECT_FLOAT_EQ(w.ggml_prompt_reset_on_temperature, 1.0f);
+  EXPECT_THAT(ParseError({"--patience", "0"}), StartsWith("--patience 0 is out of range"));
+  EXPECT_THAT(ParseError({"--repetition-penalty", "0"}), StartsWith("--repetition-penalty 0 is out of range"));
+  EXPECT_THAT(ParseError({"--no-repeat-ngram-size", "-1"}), StartsWith("--no-repeat-ngram-size -1 is out of range"));
+  EXPECT_THAT(ParseError({"--max-new-tokens", "-2"}), StartsWith("--max-new-tokens -2 is out of range"));
+  EXPECT_THAT(ParseError({"--length-penalty", "nan"}), StartsWith("--length-penalty needs a finite number"));
+}
+
 }  // namespace
 }  // namespace whisper

@@ -23,9 +23,10 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
     file, or $GGML_WHISPER_VAD_MODEL); it then works as faster-whisper's (speech chunks by its
     rules, concatenated, times restored as its SpeechTimestampsMap); word_timestamps=True loads a
     second context of the same (memory-mapped) file with the model's alignment heads;
-  - options without an equivalent accept their default only (ValueError otherwise): patience 1,
-    length_penalty 1, repetition_penalty 1, no_repeat_ngram_size 0, prompt_reset_on_temperature
-    0.5, suppress_tokens [-1] or [], prefix None;
+  - options without an equivalent accept their default only (ValueError otherwise):
+    suppress_tokens [-1] or [], prefix None;
+  - max_new_tokens with a window prompt that does not fit (prompt + max_new_tokens > 448) raises
+    RuntimeError from the segment iterator (faster-whisper: ValueError), naming max_new_tokens;
   - multilingual=True (a language per 30 s window, as faster-whisper's) also tells each segment's
     language in Segment.language, a field faster-whisper's Segment does not have (None without it);
   - Word.probability is the mean of its tokens' probabilities when they were decoded (faster-whisper's
@@ -106,6 +107,12 @@ class TranscriptionOptions:
     multilingual: bool = False
     clip_timestamps: Union[str, List[float]] = "0"
     hallucination_silence_threshold: Optional[float] = None
+    patience: float = 1
+    length_penalty: float = 1
+    repetition_penalty: float = 1
+    no_repeat_ngram_size: int = 0
+    prompt_reset_on_temperature: float = 0.5
+    max_new_tokens: Optional[int] = None
 
 
 @dataclass
@@ -197,6 +204,30 @@ def _check_decoding_options(task, beam_size, best_of, temperature, suppress_toke
     if not 0.0 <= t0 <= 1.0:
         raise ValueError("temperature %g, expected 0..1" % t0)
     return tokens_to_suppress, t0, t_inc
+
+
+def _check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
+                        max_new_tokens, prompt_reset_on_temperature):
+    """Checks faster-whisper's patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
+    max_new_tokens and prompt_reset_on_temperature as CTranslate2's validate_decoding_options would
+    when faster-whisper passes them on. Raises ValueError naming the first bad option."""
+    def number(name, value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+            raise ValueError("%s=%r, expected a number" % (name, value))
+    for name, value in (("patience", patience), ("length_penalty", length_penalty),
+                        ("repetition_penalty", repetition_penalty),
+                        ("prompt_reset_on_temperature", prompt_reset_on_temperature)):
+        number(name, value)
+    if patience <= 0 or round(beam_size * patience) < 1:
+        raise ValueError("patience=%r: expected > 0 with round(beam_size * patience) >= 1 (CTranslate2)" % (patience,))
+    if math.isinf(length_penalty):
+        raise ValueError("length_penalty=%r, expected a finite number" % (length_penalty,))
+    if repetition_penalty <= 0 or math.isinf(repetition_penalty):
+        raise ValueError("repetition_penalty=%r, expected a finite number > 0 (1: off)" % (repetition_penalty,))
+    for name, value, low in (("no_repeat_ngram_size", no_repeat_ngram_size, 0),
+                             ("max_new_tokens", 1 if max_new_tokens is None else max_new_tokens, 1)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low or value > 2 ** 31 - 1:
+            raise ValueError("%s=%r, expected %san integer >= %d" % (name, value, "None or " * low, low))
 
 
 def _alignment_preset(dims):
@@ -303,7 +334,7 @@ class WhisperModel:
                    word_timestamps: bool = False, vad_filter: bool = False, vad_parameters=None,
                    language_detection_threshold: Optional[float] = 0.5, language_detection_segments: int = 1,
                    multilingual: bool = False, clip_timestamps: Union[str, List[float]] = "0",
-                   hallucination_silence_threshold: Optional[float] = None,
+                   hallucination_silence_threshold: Optional[float] = None, max_new_tokens: Optional[int] = None,
                    **unsupported) -> Tuple[Iterator[Segment], TranscriptionInfo]:
         """Transcribes `audio` (a path, a binary file object or float32 samples at 16 kHz).
 
@@ -333,10 +364,9 @@ class WhisperModel:
         vad_filter = vad_filter and _is_default_clip(clip_timestamps)
         vad_params = self._vad_params(vad_parameters) if vad_filter else None
         tokens_to_suppress, t0, t_inc = _check_decoding_options(
-            task, beam_size, best_of, temperature, suppress_tokens, (
-                ("patience", patience, 1), ("length_penalty", length_penalty, 1),
-                ("repetition_penalty", repetition_penalty, 1), ("no_repeat_ngram_size", no_repeat_ngram_size, 0),
-                ("prompt_reset_on_temperature", prompt_reset_on_temperature, 0.5), ("prefix", prefix, None)))
+            task, beam_size, best_of, temperature, suppress_tokens, (("prefix", prefix, None),))
+        _check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
+                            max_new_tokens, prompt_reset_on_temperature)
 
         if multilingual and not self._model.multilingual:
             # faster-whisper 1.2.1's warning (its text lacks the space before "True").
@@ -360,7 +390,9 @@ class WhisperModel:
             suppress_blank=suppress_blank, suppress_tokens=tokens_to_suppress,
             without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
             word_timestamps=word_timestamps, multilingual=bool(multilingual), clip_timestamps=clip_timestamps,
-            hallucination_silence_threshold=hallucination)
+            hallucination_silence_threshold=hallucination, patience=patience, length_penalty=length_penalty,
+            repetition_penalty=repetition_penalty, no_repeat_ngram_size=no_repeat_ngram_size,
+            prompt_reset_on_temperature=prompt_reset_on_temperature, max_new_tokens=max_new_tokens)
         o = self._core_options(options, t0, t_inc, language, translate)
         info = TranscriptionInfo(language=language, language_probability=language_probability,
                                  duration=duration, duration_after_vad=samples.shape[0] / SAMPLE_RATE,
@@ -423,6 +455,12 @@ class WhisperModel:
         if options.hallucination_silence_threshold is not None:
             o.hallucination_silence_thold = options.hallucination_silence_threshold
         o.no_context = not options.condition_on_previous_text
+        o.patience = options.patience
+        o.length_penalty = options.length_penalty
+        o.repetition_penalty = options.repetition_penalty
+        o.no_repeat_ngram_size = options.no_repeat_ngram_size
+        o.max_new_tokens = options.max_new_tokens or 0
+        o.prompt_reset_on_temperature = options.prompt_reset_on_temperature
         o.no_timestamps = options.without_timestamps
         o.suppress_blank = options.suppress_blank
         o.suppress_nst = options.suppress_tokens == [-1]
