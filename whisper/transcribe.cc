@@ -11,10 +11,11 @@
 namespace whisper {
 namespace {
 
-// No window starts with less than 1 s (100 frames) of audio left (whisper.cpp 1.8.5 uses its
-// delta_min, 10 frames, in its own rules: kMinFramesLeftWhisperCpp).
-constexpr int kMinFramesLeft = 100;
+// whisper.cpp 1.8.5 starts no window with its delta_min (10 frames, 100 ms) or less left; OpenAI's
+// rules (faster-whisper 1.2.1 generate_segments: `if seek >= seek_clip_end` ends the clip) start
+// one while any frame is left.
 constexpr int kMinFramesLeftWhisperCpp = 10;
+constexpr int kWindowFrames = 3000;
 // whisper.cpp clears the past prompt when at most 5 s (500 frames) remain.
 constexpr int kClearPastFrames = 500;
 
@@ -140,23 +141,39 @@ void Transcriber::SeedPast(const TranscribeParams& params, size_t max_past) {
   }
 }
 
-int Transcriber::BuildPrompt(const TranscribeParams& params, size_t max_past, size_t* n_past_used) {
+int Transcriber::BuildPrompt(const TranscribeParams& params, size_t max_past, int seek, size_t* n_past_used,
+                             int* n_prefix) {
   prompt_.clear();
   *n_past_used = 0;
-  if (max_past > 0 && (!past0_.empty() || !past_.empty())) {
+  *n_prefix = 0;
+  // faster-whisper 1.2.1 get_prompt: hotwords and the prefix are cut to max_length // 2 - 1 tokens.
+  const int max_part = n_text_ctx_ / 2 - 1;
+  const bool prefixed = seek == 0 && params.n_prefix > 0;
+  const int n_hot = prefixed ? 0 : std::min(params.n_hotwords, max_part);
+  const bool has_past = max_past > 0 && (!past0_.empty() || !past_.empty());
+  if (has_past || n_hot > 0) {
     prompt_.push_back(special_.prev);
+    prompt_.insert(prompt_.end(), params.hotwords, params.hotwords + n_hot);
+  }
+  if (has_past) {
     prompt_.insert(prompt_.end(), past0_.begin(), past0_.end());
     const size_t room = max_past > past0_.size() ? max_past - past0_.size() : 0;
     *n_past_used = std::min(past_.size(), room);
     prompt_.insert(prompt_.end(), past_.end() - *n_past_used, past_.end());
   }
-  const int n_history = static_cast<int>(prompt_.size());  // [prev, past...]
+  const int n_history = static_cast<int>(prompt_.size());  // [prev, hotwords, past...]
   prompt_.push_back(special_.sot);
   if (special_.multilingual) {
     prompt_.push_back(special_.Language(window_language_));
     prompt_.push_back(params.translate ? special_.translate : special_.transcribe);
   }
   if (params.decoding.filter.no_timestamps) prompt_.push_back(special_.not_);
+  if (prefixed) {
+    const size_t before = prompt_.size();
+    if (!params.decoding.filter.no_timestamps) prompt_.push_back(special_.beg);
+    prompt_.insert(prompt_.end(), params.prefix, params.prefix + std::min(params.n_prefix, max_part));
+    *n_prefix = static_cast<int>(prompt_.size() - before);
+  }
   return n_history;
 }
 
@@ -237,14 +254,18 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
   };
 
   const bool wcpp = dp.whisper_cpp;
-  const int min_frames_left = wcpp ? kMinFramesLeftWhisperCpp : kMinFramesLeft;
+  const int min_frames_left = wcpp ? kMinFramesLeftWhisperCpp : 0;
+  const int chunk = params.chunk_frames > 0 ? std::min(params.chunk_frames, kWindowFrames) : kWindowFrames;
   int seek = seek_start;
   while (seek + min_frames_left < seek_end) {
+    // The window's audio: chunk_length (faster-whisper's nb_max_frames) or to the end.
+    const int window_end = std::min(seek_end, seek + chunk);
     report(static_cast<int>(100LL * (seek - seek_start) / std::max(1, seek_end - seek_start)));
     if (hooks.encoder_begin != nullptr && !hooks.encoder_begin(hooks.user)) break;
     // Frames past seek_end (the audio's end, or the end of -d) are 0.0 in the window, so
     // nothing after the requested clip is heard (OpenAI's clip_timestamps cut the mel the same way).
-    absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx, wcpp ? n_frames_mel : seek_end);
+    const int n_valid = wcpp && chunk == kWindowFrames ? n_frames_mel : window_end;
+    absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx, n_valid);
     if (!st.ok()) return st;
     st = ChooseWindowLanguage(backend, params);
     if (!st.ok()) return st;
@@ -256,14 +277,17 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
       past_.clear();
     }
     size_t n_past_used = 0;  // tokens of past_ in this prompt (its tail)
-    const int n_history = BuildPrompt(params, max_past, &n_past_used);
+    int n_prefix = 0;
+    const int n_history = BuildPrompt(params, max_past, seek, &n_past_used, &n_prefix);
 
-    st = decoder_->Run(backend, prompt_, seek, seek_end, &result_, n_history);
+    st = decoder_->Run(backend, prompt_, seek, seek_end, &result_, n_history, n_prefix);
     if (!st.ok()) return st;
     stats->n_windows++;
     stats->n_fallbacks += result_.n_fallbacks;
 
-    int advance = SeekAdvance(special_, result_.tokens, result_.seek_delta, seek_end - seek);
+    // A window without timestamps covers its chunk (faster-whisper: end = segment_duration).
+    if (chunk < kWindowFrames && result_.seek_delta >= kWindowFrames) result_.seek_delta = window_end - seek;
+    int advance = SeekAdvance(special_, result_.tokens, result_.seek_delta, window_end - seek);
     const bool no_speech = result_.no_speech_prob > dp.no_speech_thold && result_.avg_logprob < dp.logprob_thold;
     if (no_speech) {
       stats->n_no_speech++;
@@ -272,7 +296,7 @@ absl::Status Transcriber::Run(ModelBackend& backend, const float* mel, int n_fra
       AppendSegments(special_, result_.token_data, seek, result_.seek_delta, token_text_, params.segments,
                      result_.no_speech_prob, &window_segments_);
       if (params.word_timestamps != nullptr) {
-        st = AlignWindow(backend, params, seek, seek_end, n_history, &advance);
+        st = AlignWindow(backend, params, seek, window_end, n_history, &advance);
         if (!st.ok()) return st;
       }
       AppendWindowSegments(params, seek_end, segments);

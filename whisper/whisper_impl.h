@@ -114,6 +114,11 @@ struct whisper_state {
   std::string suppress_regex;
   const std::vector<whisper::Token>* suppress_regex_nst = nullptr;
   std::vector<whisper::Token> suppress_ids;
+  // ggml_suppress_tokens as the filter's list (-1 expanded to the non-speech set), made per call.
+  std::vector<whisper::Token> suppress_list;
+  // ggml_prefix and ggml_hotwords last tokenized (" " + stripped text), and their tokens.
+  std::string prefix_text, hotwords_text;
+  std::vector<whisper::Token> prefix_ids, hotwords_ids;
 
   // Abort check for the graph computes of the current call (whisper_full).
   ggml_abort_callback abort_callback = nullptr;

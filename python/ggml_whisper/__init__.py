@@ -25,7 +25,8 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
     loads a second context of the same (memory-mapped) file with the model's alignment heads;
   - options without an equivalent accept their default only (ValueError otherwise): patience 1,
     length_penalty 1, repetition_penalty 1, no_repeat_ngram_size 0, prompt_reset_on_temperature
-    0.5, suppress_tokens [-1] or [], prefix None;
+    0.5;
+  - chunk_length accepts whole seconds 1..30 (faster-whisper's longer chunks skip audio);
   - multilingual=True (a language per 30 s window, as faster-whisper's) also tells each segment's
     language in Segment.language, a field faster-whisper's Segment does not have (None without it);
   - Segment.avg_logprob is the mean log-probability of the segment's own text tokens, and
@@ -105,6 +106,8 @@ class TranscriptionOptions:
     max_initial_timestamp: float
     word_timestamps: bool
     multilingual: bool = False
+    prefix: Optional[str] = None
+    hotwords: Optional[str] = None
 
 
 @dataclass
@@ -194,9 +197,10 @@ def _check_decoding_options(task, beam_size, best_of, temperature, suppress_toke
     for name, value, default in default_only:
         _require_default(name, value, default)
     tokens_to_suppress = list(suppress_tokens) if suppress_tokens is not None else []
-    if tokens_to_suppress not in ([-1], []):
-        raise ValueError("suppress_tokens=%r: only [-1] (the non-speech tokens) or [] are supported"
-                         % (suppress_tokens,))
+    for t in tokens_to_suppress:  # faster-whisper's get_suppressed_tokens: ids, -1 = non-speech set
+        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < -1:
+            raise ValueError("suppress_tokens=%r: expected token ids (ints >= 0) and -1 (the non-speech tokens)"
+                             % (suppress_tokens,))
     t0, t_inc = _temperatures(temperature)
     if not 0.0 <= t0 <= 1.0:
         raise ValueError("temperature %g, expected 0..1" % t0)
@@ -306,7 +310,8 @@ class WhisperModel:
                    without_timestamps: bool = False, max_initial_timestamp: float = 1.0,
                    word_timestamps: bool = False, vad_filter: bool = False, vad_parameters=None,
                    language_detection_threshold: Optional[float] = 0.5, language_detection_segments: int = 1,
-                   multilingual: bool = False, **unsupported) -> Tuple[Iterator[Segment], TranscriptionInfo]:
+                   multilingual: bool = False, chunk_length: Optional[int] = None, hotwords: Optional[str] = None,
+                   **unsupported) -> Tuple[Iterator[Segment], TranscriptionInfo]:
         """Transcribes `audio` (a path, a binary file object or float32 samples at 16 kHz).
 
         Returns (segments, info) as faster-whisper does: `segments` is a lazy iterator (decoding
@@ -320,7 +325,9 @@ class WhisperModel:
         multilingual=True detects the language of every 30 s window from its encoder output and
         decodes the window in it, as faster-whisper 1.2.1 does (info.language stays the one
         detected, or given, for the whole audio; each Segment.language is its window's); on an
-        English-only model it is turned off with faster-whisper's warning.
+        English-only model it is turned off with faster-whisper's warning. prefix (first window),
+        hotwords (every other window's prompt), suppress_tokens (any ids; -1: the non-speech set) and
+        chunk_length (seconds of audio per window, 1..30) are faster-whisper 1.2.1's.
         """
         if unsupported:
             raise TypeError("transcribe() got unsupported arguments: %s" % ", ".join(sorted(unsupported)))
@@ -329,7 +336,13 @@ class WhisperModel:
             task, beam_size, best_of, temperature, suppress_tokens, (
                 ("patience", patience, 1), ("length_penalty", length_penalty, 1),
                 ("repetition_penalty", repetition_penalty, 1), ("no_repeat_ngram_size", no_repeat_ngram_size, 0),
-                ("prompt_reset_on_temperature", prompt_reset_on_temperature, 0.5), ("prefix", prefix, None)))
+                ("prompt_reset_on_temperature", prompt_reset_on_temperature, 0.5)))
+        for name, text in (("prefix", prefix), ("hotwords", hotwords)):
+            if text is not None and not isinstance(text, str):
+                raise ValueError("%s=%r, expected a string or None" % (name, text))
+        if chunk_length is not None and (isinstance(chunk_length, bool) or not isinstance(chunk_length, numbers.Integral)
+                                         or not 1 <= chunk_length <= 30):
+            raise ValueError("chunk_length=%r, expected whole seconds 1..30 or None (30)" % (chunk_length,))
 
         if multilingual and not self._model.multilingual:
             # faster-whisper 1.2.1's warning (its text lacks the space before "True").
@@ -348,8 +361,9 @@ class WhisperModel:
             condition_on_previous_text=condition_on_previous_text, initial_prompt=initial_prompt,
             suppress_blank=suppress_blank, suppress_tokens=tokens_to_suppress,
             without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
-            word_timestamps=word_timestamps, multilingual=bool(multilingual))
+            word_timestamps=word_timestamps, multilingual=bool(multilingual), prefix=prefix, hotwords=hotwords)
         o = self._core_options(options, t0, t_inc, language, translate, vad_params)
+        o.chunk_length = int(chunk_length or 0)
         duration_after_vad = duration
         if vad_filter:
             duration_after_vad = _core.speech_seconds(o.vad_model_path, samples, o.vad_params, self._threads)
@@ -396,7 +410,10 @@ class WhisperModel:
         o.no_context = not options.condition_on_previous_text
         o.no_timestamps = options.without_timestamps
         o.suppress_blank = options.suppress_blank
-        o.suppress_nst = options.suppress_tokens == [-1]
+        o.suppress_nst = False
+        o.suppress_tokens = [int(t) for t in options.suppress_tokens]  # ggml_suppress_tokens
+        o.prefix = options.prefix or ""
+        o.hotwords = options.hotwords or ""
         o.max_initial_ts = options.max_initial_timestamp
         o.translate = translate
         o.multilingual = options.multilingual
