@@ -26,6 +26,7 @@ model directories, tools/get_model.sh and tools/get_model.sh base):
 """
 
 import argparse
+import copy
 import json
 import os
 import sys
@@ -91,7 +92,8 @@ def run_case(name, model_name, clip, options):
     audio = decode_audio(os.path.join(shared_dir(), "data", clip))
     kw = {"language": "en", "beam_size": 1}
     kw.update(options)
-    segments, _ = model.transcribe(audio, **kw)
+    # A copy: get_suppressed_tokens extends a list without -1 in place (the specials it adds).
+    segments, _ = model.transcribe(audio, **copy.deepcopy(kw))
     segs = [{"start": s.start, "end": s.end, "tokens": list(s.tokens), "text": s.text} for s in segments]
     windows = []
     for c in calls:
