@@ -129,6 +129,12 @@ struct Options {
   bool suppress_blank = true;
   bool suppress_nst = true;
   float max_initial_ts = 1.0f;
+  // whisper_full_params.ggml_suppress_tokens (faster-whisper's suppress_tokens; -1: non-speech),
+  // used unless suppress_nst; ggml_prefix, ggml_hotwords ("" = none), ggml_chunk_length.
+  std::vector<whisper_token> suppress_tokens;
+  std::string prefix;
+  std::string hotwords;
+  int chunk_length = 0;
   bool translate = false;
   bool multilingual = false;  // whisper_full_params.ggml_multilingual (faster-whisper's multilingual)
   std::string language = "en";
@@ -296,6 +302,15 @@ class Transcription {
     p.suppress_blank = o.suppress_blank;
     p.suppress_nst = o.suppress_nst;
     p.max_initial_ts = o.max_initial_ts;
+    if (!o.suppress_nst) {
+      p.ggml_suppress_tokens = o.suppress_tokens.data();  // may be NULL with 0: then none
+      p.ggml_n_suppress_tokens = static_cast<int>(o.suppress_tokens.size());
+      static const whisper_token kNone = 0;
+      if (p.ggml_suppress_tokens == nullptr) p.ggml_suppress_tokens = &kNone;  // faster-whisper's []
+    }
+    p.ggml_prefix = o.prefix.empty() ? nullptr : o.prefix.c_str();
+    p.ggml_hotwords = o.hotwords.empty() ? nullptr : o.hotwords.c_str();
+    p.ggml_chunk_length = o.chunk_length;
     p.translate = o.translate;
     p.ggml_multilingual = o.multilingual;
     p.language = o.language.c_str();
@@ -543,6 +558,10 @@ void DefineOptions(py::module_& m) {
       .def_readwrite("suppress_blank", &Options::suppress_blank)
       .def_readwrite("suppress_nst", &Options::suppress_nst)
       .def_readwrite("max_initial_ts", &Options::max_initial_ts)
+      .def_readwrite("suppress_tokens", &Options::suppress_tokens)
+      .def_readwrite("prefix", &Options::prefix)
+      .def_readwrite("hotwords", &Options::hotwords)
+      .def_readwrite("chunk_length", &Options::chunk_length)
       .def_readwrite("translate", &Options::translate)
       .def_readwrite("multilingual", &Options::multilingual)
       .def_readwrite("language", &Options::language)

@@ -83,6 +83,7 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
   kept_.tokens.reserve(n_text_ctx);
   kept_.token_logprobs.reserve(n_text_ctx);
   kept_.token_data.reserve(n_text_ctx);
+  prefix_.reserve(n_text_ctx);
   ReserveSetAside();
 }
 
@@ -137,6 +138,7 @@ void WindowDecoder::FilterInto(const float* raw_logits, const Sequence& seq, flo
   fp.max_text_tokens = params_.single_segment ? 0 : params_.max_tokens;
   fp.float_logsumexp = params_.whisper_cpp;
   fp.renormalize_timestamps = !params_.whisper_cpp;
+  fp.after_prefix = n_prefix_ > 0;
   const bool text = ApplyLogitFilters(special_, fp, seq.tokens.data(), static_cast<int>(seq.tokens.size()),
                                       seq.has_ts, seq.seek_delta, lane.logits.data(), lane.logprobs.data(),
                                       seq.data.data());
@@ -295,7 +297,12 @@ void WindowDecoder::StepRules(Sequence& seq, Token token, float logprob, const T
   const bool at_audio_end = seq.has_ts && seek + seq.seek_delta + margin >= seek_end;
   const bool at_max_tokens = params_.max_tokens > 0 && i >= params_.max_tokens;
   if (token == special_.eot || at_audio_end || at_max_tokens) {
-    if (seq.result_len == 0 && !params_.filter.no_timestamps) {
+    // OpenAI's rules: a sequence that ends with no timestamp after <|0.00|> (a forced prefix, or
+    // text after the initial timestamp) is one segment over the window, as faster-whisper 1.2.1's
+    // _split_segments_by_timestamps makes it (no consecutive timestamps: end = the window's end,
+    // seek += segment_size); whisper.cpp's rules fail it. The no-timestamp completion below.
+    const bool untimed = !params_.whisper_cpp && seq.result_len == 0 && token == special_.eot;
+    if (seq.result_len == 0 && !params_.filter.no_timestamps && !untimed) {
       if (seek + seq.seek_delta + margin >= seek_end) {
         seq.result_len = i + 1;
       } else {
@@ -303,7 +310,7 @@ void WindowDecoder::StepRules(Sequence& seq, Token token, float logprob, const T
         return;
       }
     }
-    if (params_.filter.no_timestamps || params_.single_segment) {
+    if (params_.filter.no_timestamps || params_.single_segment || untimed) {
       seq.result_len = token == special_.eot ? i : i + 1;
       seq.seek_delta = kWindowFrames;
     }
@@ -323,7 +330,7 @@ void WindowDecoder::Score(Sequence& seq) const {
   double sum = 0.0;
   for (int i = 0; i < seq.result_len; ++i) sum += seq.data[i].plog;
   seq.sum_logprobs = sum;
-  const double len = std::max(seq.result_len, 1);
+  const double len = std::max(seq.result_len + n_prefix_, 1);  // CTranslate2: the hypothesis, prefix included
   double penalty = len;  // whisper.cpp's rules without length_penalty
   if (params_.length_penalty > 0.0f) {
     penalty = std::pow((5.0 + len) / 6.0, params_.length_penalty);  // whisper.cpp, OpenAI decoding.py
@@ -339,6 +346,9 @@ void WindowDecoder::Score(Sequence& seq) const {
 
 double WindowDecoder::TextCompressionRatio(const Sequence& seq) {
   text_.clear();
+  for (Token t : prefix_) {
+    if (t < special_.eot) text_ += token_text_(t);
+  }
   for (Token t : seq.tokens) {
     if (t < special_.eot) text_ += token_text_(t);
   }
@@ -611,7 +621,7 @@ void WindowDecoder::Adopt(DecoderBackend& backend, const Candidate& cand, int sl
 }
 
 absl::Status WindowDecoder::CheckRunArgs(const DecoderBackend& backend, const std::vector<Token>& prompt,
-                                         int n_history) const {
+                                         int n_history, int n_prefix) const {
   if (static_cast<int>(prompt.size()) >= n_text_ctx_) {
     return absl::InvalidArgumentError("decoding: prompt of " + std::to_string(prompt.size()) +
                                       " tokens does not fit n_text_ctx " + std::to_string(n_text_ctx_));
@@ -633,6 +643,10 @@ absl::Status WindowDecoder::CheckRunArgs(const DecoderBackend& backend, const st
         std::to_string(total) + ". This exceeds the max_length of the Whisper model: " + std::to_string(n_text_ctx_) +
         ". Reduce the prompt (max_text_ctx) or max_new_tokens");
   }
+  if (n_prefix < 0 || n_prefix >= static_cast<int>(prompt.size()) - n_history) {
+    return absl::InvalidArgumentError("decoding: n_prefix " + std::to_string(n_prefix) + " outside [0, " +
+                                      std::to_string(static_cast<int>(prompt.size()) - n_history) + ")");
+  }
   return absl::OkStatus();
 }
 
@@ -653,6 +667,24 @@ absl::Status WindowDecoder::PromptPass(DecoderBackend& backend, const Token* tok
   return absl::OkStatus();
 }
 
+void WindowDecoder::AssignResult(const Sequence& s, WindowResult* result) const {
+  const size_t n = std::min<size_t>(s.result_len, s.tokens.size());
+  result->tokens.assign(prefix_.begin(), prefix_.end());
+  result->tokens.insert(result->tokens.end(), s.tokens.begin(), s.tokens.begin() + n);
+  result->token_data.clear();
+  for (Token t : prefix_) {  // forced: probability 1, as CTranslate2 scores them 0
+    TokenData d;
+    d.id = t;
+    d.p = 1.0f;
+    d.tid = t >= special_.beg ? t : -1;
+    d.pt = t >= special_.beg ? 1.0f : 0.0f;
+    result->token_data.push_back(d);
+  }
+  result->token_data.insert(result->token_data.end(), s.data.begin(), s.data.begin() + n);
+  result->token_logprobs.resize(result->tokens.size());
+  for (size_t k = 0; k < result->tokens.size(); ++k) result->token_logprobs[k] = result->token_data[k].plog;
+}
+
 bool WindowDecoder::TakeBest(float temperature, WindowResult* result) {
   const int width = AttemptWidth(temperature);
   int best = -1;
@@ -663,10 +695,7 @@ bool WindowDecoder::TakeBest(float temperature, WindowResult* result) {
   const bool failed = best < 0;
   if (best < 0) best = 0;
   const Sequence& s = AttemptSeq(width, best);
-  result->tokens.assign(s.tokens.begin(), s.tokens.begin() + std::min<size_t>(s.result_len, s.tokens.size()));
-  result->token_data.assign(s.data.begin(), s.data.begin() + result->tokens.size());
-  result->token_logprobs.resize(result->tokens.size());
-  for (size_t k = 0; k < result->tokens.size(); ++k) result->token_logprobs[k] = s.data[k].plog;
+  AssignResult(s, result);
   result->sum_logprob = static_cast<float>(s.sum_logprobs);
   if (params_.whisper_cpp) {
     result->avg_logprob = s.result_len > 0 ? static_cast<float>(s.sum_logprobs / s.result_len) : -INFINITY;
@@ -674,8 +703,8 @@ bool WindowDecoder::TakeBest(float temperature, WindowResult* result) {
     // OpenAI decoding.py (avg_logprob = sum_logprob / (len(tokens) + 1)) and faster-whisper's
     // generate_with_fallback (cum_logprob / (seq_len + 1)): every sampled token's log-probability,
     // <|endoftext|>'s included, over the number of tokens before it plus one.
-    size_t n = s.tokens.size();
-    if (n > 0 && s.tokens.back() == special_.eot) --n;
+    size_t n = s.tokens.size() + static_cast<size_t>(n_prefix_);  // faster-whisper's seq_len
+    if (!s.tokens.empty() && s.tokens.back() == special_.eot) --n;
     result->avg_logprob = static_cast<float>(s.sum_logprobs_all / static_cast<double>(n + 1));
   }
   result->temperature = temperature;
@@ -693,9 +722,11 @@ bool WindowDecoder::TakeBest(float temperature, WindowResult* result) {
 }
 
 absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token>& prompt, int seek, int seek_end,
-                                WindowResult* result, int n_history) {
-  absl::Status st = CheckRunArgs(backend, prompt, n_history);
+                                WindowResult* result, int n_history, int n_prefix) {
+  absl::Status st = CheckRunArgs(backend, prompt, n_history, n_prefix);
   if (!st.ok()) return st;
+  n_prefix_ = n_prefix;
+  prefix_.assign(prompt.end() - n_prefix, prompt.end());
   int n_prompt = static_cast<int>(prompt.size());
   // A window has at most n_text_ctx tokens: size the result once, so a later window (or
   // transcription) with more tokens than an earlier one does not allocate.

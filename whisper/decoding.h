@@ -179,10 +179,19 @@ class WindowDecoder {
   // WHISPER_HISTORY_CONDITIONING_TEMP_CUTOFF): the prompt pass, and with it no_speech_prob, is
   // redone on the rest. Attempts run at temperature, temperature + temperature_inc, ... up to 1.0
   // until one passes the checks (see WindowResult::failed for which is kept when none does).
-  // Errors: InvalidArgument for a prompt that does not fit n_text_ctx or an
-  // n_history outside [0, prompt size), or too few backend decoders; those of the backend.
+  // n_prefix: how many of the prompt's last tokens are a forced prefix (faster-whisper 1.2.1's
+  // prefix, transcribe.py get_prompt: [<|0.00|>,] then its text after the sot sequence; 0 =
+  // none). They are decoded with the prompt and every sequence starts after them, as CTranslate2
+  // 4.x forces a prefix (decoding.cc update_sample_with_prefix: the prefix scores 0): the first
+  // sampled token has no timestamp rule (LogitFilterParams::after_prefix), the result's tokens
+  // begin with the prefix (token data p = 1, plog = 0), a sequence that ends without a timestamp
+  // after it is one segment (faster-whisper's split: no consecutive timestamps), and the prefix
+  // counts in the length of avg_logprob, the beam score and the compression ratio's text.
+  // Errors: InvalidArgument for a prompt that does not fit n_text_ctx, an n_history outside
+  // [0, prompt size), an n_prefix outside [0, prompt size - n_history - 1), or too few backend
+  // decoders; those of the backend.
   absl::Status Run(DecoderBackend& backend, const std::vector<Token>& prompt, int seek, int seek_end,
-                   WindowResult* result, int n_history = 0);
+                   WindowResult* result, int n_history = 0, int n_prefix = 0);
 
  private:
   // The most probable timestamp after the filters, and the timestamps' summed probability
@@ -216,7 +225,8 @@ class WindowDecoder {
   };
 
   // Run's argument checks (its InvalidArgument errors).
-  absl::Status CheckRunArgs(const DecoderBackend& backend, const std::vector<Token>& prompt, int n_history) const;
+  absl::Status CheckRunArgs(const DecoderBackend& backend, const std::vector<Token>& prompt, int n_history,
+                            int n_prefix) const;
   // Decodes `n` prompt tokens into decoder 0 from position 0; keeps their logits in
   // prompt_logits_ and sets result->no_speech_prob: under whisper.cpp's rules from the logits after
   // the last prompt token (whisper.cpp 1.8.5 whisper_full_with_state), under OpenAI's from those
@@ -300,6 +310,11 @@ class WindowDecoder {
   SpecialTokens special_;
   int n_text_ctx_;
   DecodingParams params_;
+  // Run's forced prefix (the prompt's last n_prefix_ tokens), copied (reserved n_text_ctx).
+  std::vector<Token> prefix_;
+  int n_prefix_ = 0;
+  // TakeBest's result = prefix_ + the sequence's tokens (tokens, token data, log-probabilities).
+  void AssignResult(const Sequence& s, WindowResult* result) const;
   std::vector<Lane> lanes_;            // [width]
   std::vector<int> lane_seq_;          // FilterLanes' sequences, [width]
   struct LaneJob {

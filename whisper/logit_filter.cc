@@ -110,7 +110,9 @@ bool ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
       if (t >= 0 && t < n_vocab) logits[t] = kNegInf;
     }
   }
-  if (!p.no_timestamps) {
+  // With a forced prefix, the first sampled token has no timestamp rule (CTranslate2).
+  const bool ts_rules = !p.no_timestamps && !(p.after_prefix && n_tokens == 0);
+  if (ts_rules) {
     // 7. Timestamps come in pairs: after "ts ts" (or a lone ts at the start) text must follow;
     // after "text ts" another ts or eot must follow.
     const bool last_was_ts = n_tokens > 0 && tokens[n_tokens - 1] >= s.beg;
@@ -122,8 +124,16 @@ bool ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
         Suppress(logits, 0, s.eot);
       }
     }
-    // 8. The first timestamp may not be later than max_initial_ts.
-    if (n_tokens == 0 && p.max_initial_ts > 0.0f) {
+    // 8. The first timestamp may not be later than max_initial_ts; under OpenAI's rule the first
+    // token is a timestamp.
+    if (n_tokens == 0 && p.openai_initial_rule) {
+      Suppress(logits, 0, s.beg);
+      // faster-whisper: int(round(max_initial_timestamp / 0.02)), in double, half to even.
+      const double index = std::nearbyint(static_cast<double>(p.max_initial_ts) / 0.02);
+      if (index >= 0.0 && index < static_cast<double>(n_vocab)) {
+        Suppress(logits, s.beg + static_cast<int>(index) + 1, n_vocab);
+      }
+    } else if (n_tokens == 0 && p.max_initial_ts > 0.0f) {
       const int tid0 = static_cast<int>(std::round(p.max_initial_ts / kTimestampStepSeconds));
       Suppress(logits, s.beg + tid0 + 1, n_vocab);
     }
@@ -134,7 +144,7 @@ bool ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
   // timestamp must be sampled.
   const float lse = p.float_logsumexp ? LogSumExpFloat(logits, 0, n_vocab) : LogSumExp(logits, 0, n_vocab);
   for (int i = 0; i < n_vocab; ++i) logprobs[i] = logits[i] - lse;
-  if (!p.no_timestamps) {
+  if (ts_rules) {
     const float ts_logprob =
         p.float_logsumexp ? LogSumExpFloat(logprobs, s.beg, n_vocab) : LogSumExp(logprobs, s.beg, n_vocab);
     const float max_text = s.beg > 0 ? ggml_cpu::MaxF32(static_cast<size_t>(s.beg), logprobs) : kNegInf;

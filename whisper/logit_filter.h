@@ -17,6 +17,18 @@ struct LogitFilterParams {
   Token blank_token = 220;      // " " in GPT-2's vocabulary (what suppress_blank removes)
   bool no_timestamps = false;   // suppress every timestamp token
   float max_initial_ts = 1.0f;  // seconds: the first timestamp may be at most this
+  // OpenAI's first-step rule as CTranslate2 4.x applies it for faster-whisper 1.2.1
+  // (ApplyTimestampRules at step == sample_begin == 0; openai/whisper decoding.py): the first
+  // sampled token is a timestamp (every id below <|0.00|>, <|endoftext|> included, is suppressed)
+  // no later than max_initial_ts, whose index is max_initial_ts / 0.02 rounded half to even
+  // (Python's round; 0 allows <|0.00|> only). false: whisper.cpp's rule (whisper_process_logits:
+  // text may come first, and max_initial_ts <= 0 sets no limit).
+  bool openai_initial_rule = false;
+  // The window's first tokens were forced (faster-whisper's prefix, get_prompt): on the first
+  // sampled token after them no timestamp rule applies, as CTranslate2 4.x's ApplyTimestampRules
+  // does nothing at step == sample_begin > 0 (neither the initial rule nor the timestamp-probability
+  // check); suppress_blank still does (SuppressTokensBegin). Later steps see only the sampled tokens.
+  bool after_prefix = false;
   // > 0: once this many tokens are sampled, text is suppressed so a timestamp (or eot) follows
   // (whisper.cpp's max_tokens rule, ggml-org/whisper.cpp#3798). Ignored with no_timestamps.
   int max_text_tokens = 0;

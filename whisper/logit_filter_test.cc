@@ -55,6 +55,62 @@ TEST_F(LogitFilterTest, FirstTokenSuppressesBlankEotAndLateTimestamps) {
   EXPECT_NE(logits[100], kNegInf);
 }
 
+// OpenAI's first step as CTranslate2 4.x applies it for faster-whisper 1.2.1: text (and eot) is
+// suppressed even where it is more probable than the timestamps, and the log-probabilities are
+// over the allowed timestamps (51 equal logits: log(1/51) each).
+TEST_F(LogitFilterTest, OpenAiFirstTokenIsATimestamp) {
+  logits[100] = 5.0f;
+  LogitFilterParams p;
+  p.openai_initial_rule = true;
+  Run({}, false, 0, p);
+  EXPECT_EQ(logits[100], kNegInf);
+  EXPECT_EQ(logits[s.eot], kNegInf);
+  EXPECT_NEAR(logprobs[s.beg], -std::log(51.0f), 1e-5);
+  EXPECT_NEAR(logprobs[s.beg + 50], -std::log(51.0f), 1e-5);
+  EXPECT_EQ(logits[s.beg + 51], kNegInf);
+}
+
+// faster-whisper's max_initial_timestamp=0 (index int(round(0 / 0.02)) = 0) allows <|0.00|> only;
+// whisper.cpp's rule reads 0 as no limit. 0.01 s is index 0.5, rounded half to even (Python's
+// round) to 0; 0.03 s (1.4999...) to 1; 0.07 s (3.5000...1) to 4.
+TEST_F(LogitFilterTest, MaxInitialTimestampZeroUnderOpenAiRules) {
+  LogitFilterParams p;
+  p.openai_initial_rule = true;
+  for (const auto& [ts, last] : {std::pair<float, int>{0.0f, 0}, {0.01f, 0}, {0.03f, 1}, {0.07f, 4}}) {
+    std::fill(logits.begin(), logits.end(), 0.0f);
+    p.max_initial_ts = ts;
+    Run({}, false, 0, p);
+    EXPECT_NE(logits[s.beg + last], kNegInf) << ts;
+    EXPECT_EQ(logits[s.beg + last + 1], kNegInf) << ts;
+    EXPECT_NEAR(logprobs[s.beg], -std::log(static_cast<float>(last + 1)), 1e-5) << ts;
+  }
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  LogitFilterParams w;  // whisper.cpp's rules
+  w.max_initial_ts = 0.0f;
+  Run({}, false, 0, w);
+  EXPECT_NE(logits[s.n_vocab - 1], kNegInf);
+}
+
+// After a forced prefix (faster-whisper's prefix), CTranslate2 applies no timestamp rule on the
+// first sampled token: text and any timestamp may follow, where without the prefix a lone
+// timestamp or the initial rule would constrain it; suppress_blank still applies.
+TEST_F(LogitFilterTest, NoTimestampRuleRightAfterAPrefix) {
+  LogitFilterParams p;
+  p.openai_initial_rule = true;
+  p.after_prefix = true;
+  logits[s.n_vocab - 1] = 9.0f;  // the last timestamp, far more probable than any text
+  Run({}, false, 0, p);
+  EXPECT_NE(logits[100], kNegInf);
+  EXPECT_NE(logits[s.beg + 51], kNegInf);
+  EXPECT_EQ(logits[220], kNegInf);
+  EXPECT_EQ(logits[s.eot], kNegInf);
+  // The second sampled token: the rules again (after text then a timestamp, no text).
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  Run({100, s.beg + 10}, true, 20, p);
+  EXPECT_EQ(logits[100], kNegInf);
+  EXPECT_EQ(logits[s.beg + 9], kNegInf);
+}
+
 // <|startoflm|> is suppressed unless tinydiarize asks for it (whisper.cpp [TDRZ]).
 TEST_F(LogitFilterTest, StartOfLmOnlyWithTinydiarize) {
   Run({s.beg, 100});

@@ -289,6 +289,40 @@ absl::Status FillFasterWhisperOptions(const whisper_full_params& params, Decodin
   if (std::isnan(params.ggml_prompt_reset_on_temperature)) {
     return SetupError("whisper_full_params.ggml_prompt_reset_on_temperature = nan: expected a number");
   }
+// The ids suppressed at every step before suppress_regex's: ggml_suppress_tokens when set
+// (faster-whisper 1.2.1 get_suppressed_tokens: the ids >= 0, and for -1 the non-speech set),
+// else with suppress_nst the non-speech set: whisper.cpp's list, or OpenAI's (faster-whisper's
+// suppress_tokens=[-1]), which adds the music signs' first token (tokenizer.h). *list: null for
+// none. Errors (kSetup): a negative count, a NULL list with a positive count, an id outside
+// [-1, n_vocab).
+absl::Status SuppressList(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
+                          bool whisper_cpp, const std::vector<Token>** list) {
+  const std::vector<Token>* nst = whisper_cpp ? &ctx->non_speech : &ctx->non_speech_openai;
+  *list = params.suppress_nst ? nst : nullptr;
+  const int n = params.ggml_n_suppress_tokens;
+  if (params.ggml_suppress_tokens == nullptr && n == 0) return absl::OkStatus();
+  if (n < 0 || params.ggml_suppress_tokens == nullptr) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_n_suppress_tokens = %d with ggml_suppress_tokens "
+                                      "%s: expected a count >= 0 of the list's ids",
+                                      n, params.ggml_suppress_tokens == nullptr ? "NULL" : "set"));
+  }
+  state->suppress_list.clear();
+  bool add_nst = false;
+  for (int i = 0; i < n; ++i) {
+    const Token t = params.ggml_suppress_tokens[i];
+    if (t < -1 || t >= whisper_n_vocab(ctx)) {
+      return SetupError(absl::StrFormat("whisper_full_params.ggml_suppress_tokens[%d] = %d: expected a token id in "
+                                        "[0, %d) or -1 (the non-speech tokens)",
+                                        i, t, whisper_n_vocab(ctx)));
+    }
+    if (t == -1) {
+      add_nst = true;
+    } else {
+      state->suppress_list.push_back(t);
+    }
+  }
+  if (add_nst) state->suppress_list.insert(state->suppress_list.end(), nst->begin(), nst->end());
+  *list = &state->suppress_list;
   return absl::OkStatus();
 }
 
@@ -329,13 +363,20 @@ absl::Status FillDecoding(whisper_context* ctx, whisper_state* state, const whis
     dp->filter.no_timestamps = true;
   }
   dp->filter.max_initial_ts = params.max_initial_ts;
+  // OpenAI's first-step rule (faster-whisper's max_initial_timestamp: 0 allows <|0.00|> only).
+  dp->filter.openai_initial_rule = !dp->whisper_cpp;
+  if (!dp->whisper_cpp && !(params.max_initial_ts >= 0.0f)) {
+    return SetupError(absl::StrFormat("whisper_full_params.max_initial_ts = %g: expected >= 0 seconds under "
+                                      "OpenAI's rules (faster-whisper's max_initial_timestamp)",
+                                      params.max_initial_ts));
+  }
   dp->filter.tdrz = params.tdrz_enable;
-  // Non-speech tokens: whisper.cpp's list, or OpenAI's (faster-whisper's suppress_tokens=[-1]),
-  // which adds the music signs' first token (tokenizer.h).
   const std::vector<Token>* nst = nullptr;
-  if (params.suppress_nst) nst = dp->whisper_cpp ? &ctx->non_speech : &ctx->non_speech_openai;
+  absl::Status st = SuppressList(ctx, state, params, dp->whisper_cpp, &nst);
+  if (!st.ok()) return st;
   dp->filter.suppress = nst;
   if (params.suppress_regex != nullptr && params.suppress_regex[0] != '\0') {
+    if (nst == &state->suppress_list) state->suppress_regex.clear();  // the list may have changed
     if (!PrepareSuppressRegex(ctx, state, params.suppress_regex, nst, kFull)) return Logged();
     dp->filter.suppress = &state->suppress_ids;
   }
@@ -396,6 +437,39 @@ void SetPrompt(whisper_context* ctx, whisper_state* state, const whisper_full_pa
   tp->n_initial_prompt = static_cast<int>(state->prompt_ids.size());
 }
 
+// faster-whisper's tokenization of a prefix or hotwords (get_prompt: tokenizer.encode(" " +
+// text.strip())) into *ids, cached while the text equals *cached. ASCII whitespace is stripped.
+void TokenizeHint(whisper_context* ctx, const char* text, const char* field, std::string* cached,
+                  std::vector<Token>* ids) {
+  if (!ids->empty() && *cached == text) return;
+  std::string s(text);
+  const char* ws = " \t\n\r\f\v";
+  const size_t b = s.find_first_not_of(ws);
+  s = b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(ws) - b + 1);
+  int skipped = 0;
+  *ids = ctx->tokenizer->EncodeSkipping(" " + s, &skipped);
+  *cached = text;
+  if (skipped > 0) {
+    Log(GGML_LOG_LEVEL_WARN, "%s: %s: %d byte(s) start no vocabulary entry: skipped\n", kFull, field, skipped);
+  }
+}
+
+// ggml_prefix, ggml_hotwords and ggml_chunk_length into tp (checked by CheckPromptOptions).
+void SetPromptOptions(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
+                      TranscribeParams* tp) {
+  if (params.ggml_prefix != nullptr && params.ggml_prefix[0] != '\0') {
+    TokenizeHint(ctx, params.ggml_prefix, "ggml_prefix", &state->prefix_text, &state->prefix_ids);
+    tp->prefix = state->prefix_ids.data();
+    tp->n_prefix = static_cast<int>(state->prefix_ids.size());
+  }
+  if (params.ggml_hotwords != nullptr && params.ggml_hotwords[0] != '\0') {
+    TokenizeHint(ctx, params.ggml_hotwords, "ggml_hotwords", &state->hotwords_text, &state->hotwords_ids);
+    tp->hotwords = state->hotwords_ids.data();
+    tp->n_hotwords = static_cast<int>(state->hotwords_ids.size());
+  }
+  tp->chunk_frames = params.ggml_chunk_length * 100;
+}
+
 // The window loop's parameters but the timestamps' (SetTimestamps).
 void FillTranscribe(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
                     const DecodingParams& dp, int lang_id, TranscribeParams* tp) {
@@ -429,6 +503,7 @@ void FillTranscribe(whisper_context* ctx, whisper_state* state, const whisper_fu
   tp->clip_frames = state->clip_frames.empty() ? nullptr : state->clip_frames.data();
   tp->n_clips = static_cast<int>(state->clip_frames.size() / 2);
   SetPrompt(ctx, state, params, tp);
+  SetPromptOptions(ctx, state, params, tp);
 }
 
 // Token times (heuristic, over `samples`, the audio behind the mel) and DTW word times when asked,
@@ -509,6 +584,10 @@ absl::Status FullWithState(whisper_context* ctx, whisper_state* state, const whi
   st = CheckWindows(ctx, state, params, &dp, &done);
   if (!st.ok() || done) return st;
   CallbackBridge bridge{ctx, state, &params};
+  if (params.ggml_chunk_length < 0 || params.ggml_chunk_length > 30) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_chunk_length = %d: expected 1 .. 30 seconds (0: 30)",
+                                      params.ggml_chunk_length));
+  }
   st = FillDecoding(ctx, state, params, &bridge, &dp);
   if (!st.ok()) return st;
   if (!EnsureInference(state, DecodersNeeded(dp), params.n_threads, kFull)) return Logged();
@@ -772,6 +851,11 @@ struct whisper_full_params whisper_full_default_params(enum whisper_sampling_str
   p.ggml_no_repeat_ngram_size = 0;
   p.ggml_max_new_tokens = 0;
   p.ggml_prompt_reset_on_temperature = 0.5f;
+  p.ggml_prefix = nullptr;
+  p.ggml_hotwords = nullptr;
+  p.ggml_suppress_tokens = nullptr;
+  p.ggml_n_suppress_tokens = 0;
+  p.ggml_chunk_length = 0;
   return p;
 }
 

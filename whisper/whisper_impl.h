@@ -126,6 +126,11 @@ struct whisper_state {
   std::vector<whisper::GrammarElement> grammar_elems_new;  // the call's, compared with grammar_elems
   size_t grammar_start = 0;
   whisper::GrammarVocab grammar_vocab;
+  // ggml_suppress_tokens as the filter's list (-1 expanded to the non-speech set), made per call.
+  std::vector<whisper::Token> suppress_list;
+  // ggml_prefix and ggml_hotwords last tokenized (" " + stripped text), and their tokens.
+  std::string prefix_text, hotwords_text;
+  std::vector<whisper::Token> prefix_ids, hotwords_ids;
 
   // Abort check for the graph computes of the current call (whisper_full).
   ggml_abort_callback abort_callback = nullptr;

@@ -230,6 +230,39 @@ TEST(CliParams, Switches) {
   }
 }
 
+// faster-whisper 1.2.1's prompt and window options (no whisper-cli names): their fields, what
+// ToWhisperFullParams passes, and the errors naming a bad value.
+TEST(CliParams, FasterWhisperPromptOptions) {
+  absl::StatusOr<CliParams> p = Parse({"--prefix", "And so", "--hotwords", "Kennedy", "--suppress-tokens", "-1,11",
+                                       "--max-initial-timestamp", "0", "--chunk-length", "10"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->prefix, "And so");
+  EXPECT_EQ(p->hotwords, "Kennedy");
+  EXPECT_TRUE(p->has_suppress_tokens);
+  EXPECT_EQ(p->suppress_tokens, (std::vector<int>{-1, 11}));
+  const whisper_full_params w = ToWhisperFullParams(*p);
+  EXPECT_STREQ(w.ggml_prefix, "And so");
+  EXPECT_STREQ(w.ggml_hotwords, "Kennedy");
+  ASSERT_EQ(w.ggml_n_suppress_tokens, 2);
+  EXPECT_EQ(w.ggml_suppress_tokens[0], -1);
+  EXPECT_EQ(w.max_initial_ts, 0.0f);
+  EXPECT_EQ(w.ggml_chunk_length, 10);
+  // "" is faster-whisper's suppress_tokens=[]: a list of no ids, not the default (NULL).
+  p = Parse({"--suppress-tokens", ""});
+  ASSERT_TRUE(p.ok()) << p.status();
+  const whisper_full_params e = ToWhisperFullParams(*p);
+  EXPECT_NE(e.ggml_suppress_tokens, nullptr);
+  EXPECT_EQ(e.ggml_n_suppress_tokens, 0);
+  const whisper_full_params d = ToWhisperFullParams(CliParams());
+  EXPECT_EQ(d.ggml_suppress_tokens, nullptr);
+  EXPECT_EQ(d.ggml_prefix, nullptr);
+  EXPECT_EQ(d.max_initial_ts, 1.0f);
+  EXPECT_NE(ParseError({"--suppress-tokens", "11,x"}).find("'x' in '11,x' is not a token id"), std::string::npos);
+  EXPECT_NE(ParseError({"--suppress-tokens", "-2"}).find("'-2'"), std::string::npos);
+  EXPECT_FALSE(Parse({"--chunk-length", "31"}).ok());
+  EXPECT_FALSE(Parse({"--max-initial-timestamp", "-1"}).ok());
+}
+
 TEST(CliParams, IntegerValuesAndTheirRanges) {
   struct Case {
     const char* short_name;
