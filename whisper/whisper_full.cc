@@ -289,6 +289,9 @@ absl::Status FillFasterWhisperOptions(const whisper_full_params& params, Decodin
   if (std::isnan(params.ggml_prompt_reset_on_temperature)) {
     return SetupError("whisper_full_params.ggml_prompt_reset_on_temperature = nan: expected a number");
   }
+  return absl::OkStatus();
+}
+
 // The ids suppressed at every step before suppress_regex's: ggml_suppress_tokens when set
 // (faster-whisper 1.2.1 get_suppressed_tokens: the ids >= 0, and for -1 the non-speech set),
 // else with suppress_nst the non-speech set: whisper.cpp's list, or OpenAI's (faster-whisper's
@@ -372,7 +375,7 @@ absl::Status FillDecoding(whisper_context* ctx, whisper_state* state, const whis
   }
   dp->filter.tdrz = params.tdrz_enable;
   const std::vector<Token>* nst = nullptr;
-  absl::Status st = SuppressList(ctx, state, params, dp->whisper_cpp, &nst);
+  st = SuppressList(ctx, state, params, dp->whisper_cpp, &nst);
   if (!st.ok()) return st;
   dp->filter.suppress = nst;
   if (params.suppress_regex != nullptr && params.suppress_regex[0] != '\0') {

@@ -309,6 +309,9 @@ Flag ClipTimestampsFlag() {
   f.show = [](const CliParams& p) {
     return p.clip_timestamps.empty() ? std::string("0") : absl::StrJoin(p.clip_timestamps, ",");
   };
+  return f;
+}
+
 // --suppress-tokens LIST: faster-whisper's suppress_tokens as comma-separated ids ("-1,11"; -1 is
 // the non-speech set; "" is the empty list). An element that is not an integer >= -1 is an error
 // naming it.
