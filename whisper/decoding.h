@@ -83,9 +83,10 @@ struct DecodingParams {
   // once that many completed. whisper.cpp's rules ignore it (whisper.cpp: "not implemented").
   float patience = 1.0f;
   // faster-whisper's max_new_tokens (transcribe.py generate_with_fallback, CTranslate2
-  // WhisperReplica::generate): > 0 and OpenAI's rules: with the window's prompt of n tokens, at
-  // most min((n + max_new_tokens) / 2, max_new_tokens + 1) decoding steps (CTranslate2's max_length
-  // = min(total / 2, total - (n - 1)) for total = n + max_new_tokens), the last one ending the
+  // WhisperReplica::generate): > 0 and OpenAI's rules: with the window's prompt of n tokens, p of
+  // them a forced prefix (Run's n_prefix), at most min((n + max_new_tokens) / 2, max_new_tokens +
+  // p + 1) - p decoding steps (CTranslate2's max_length = min(total / 2, total - (n - p - 1)) for
+  // total = n + max_new_tokens, whose first p steps force the prefix), the last one ending the
   // sequence as complete (not failed; with no timestamp after <|0.00|>, the whole window is one
   // segment), instead of the 220-token cap. Run returns InvalidArgument when n + max_new_tokens
   // > n_text_ctx (faster-whisper's ValueError). 0: unset (faster-whisper's None).
@@ -246,7 +247,7 @@ class WindowDecoder {
   // max_new_tokens under OpenAI's rules: a sequence still going after the attempt's last step ends
   // there complete (CTranslate2 is_last_step); without a timestamp after <|0.00|> it covers the
   // window (faster-whisper: one segment, seek += segment_size).
-  void CompleteAtLastStep(Sequence& seq, int seek, int seek_end) const;
+  void CompleteAtLastStep(Sequence& seq) const;
   // Decoding steps of an attempt with a prompt of n_prompt tokens (max_new_tokens, the token cap
   // and the context).
   int MaxSteps(int n_prompt) const;
@@ -282,6 +283,7 @@ class WindowDecoder {
     std::vector<float> logprobs;  // n_vocab
     std::vector<Candidate> cands;  // reserved 16
     GrammarScratch grammar;        // the grammar penalty's search
+    std::vector<Token> output;     // prefix_ + the sequence's tokens (reserved n_text_ctx), see FilterInto
     TsStats ts;
     Token argmax = 0;
   };

@@ -566,10 +566,11 @@ TEST_F(DecodingTest, MaxNewTokensEndsTheWindowAtCTranslate2sMaxLength) {
   FakeBackend b(s, 1, 1, script);
   WindowDecoder dec(s, 448, p);
   WindowResult r;
-  // Prompt [sot]: min(7 / 2, 7) = 3 steps; no timestamp after <|0.00|>: one segment to the audio end.
+  // Prompt [sot]: min(7 / 2, 7) = 3 steps; no timestamp after <|0.00|>: one segment over the whole
+  // window (Transcriber then ends it with the window's audio, faster-whisper's segment_duration).
   ASSERT_TRUE(dec.Run(b, prompt, 0, 1100, &r).ok());
   EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 11, 12}));
-  EXPECT_EQ(r.seek_delta, 1100);
+  EXPECT_EQ(r.seek_delta, 3000);
   EXPECT_FALSE(r.failed);
   // A prompt of 5: min(11 / 2, 7) = 5 steps.
   const std::vector<Token> prompt5 = {s.prev, 1, 2, 3, s.sot};
@@ -583,6 +584,23 @@ TEST_F(DecodingTest, MaxNewTokensEndsTheWindowAtCTranslate2sMaxLength) {
   absl::Status st = dec.Run(b, long_prompt, 0, 3000, &r);
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("max_new_tokens"), std::string::npos) << st.message();
+}
+
+// With a forced prefix, CTranslate2's max_length counts the prefix's steps (return_prefix): prompt
+// [sot, <|0.00|>, 20, 21] with the last 3 a prefix and max_new_tokens 6: total 10, start_step 0,
+// max_length min(10 / 2, 10 - 0) = 5, of which 3 force the prefix: 2 sampled tokens.
+TEST_F(DecodingTest, MaxNewTokensCountsThePrefixSteps) {
+  FakeBackend b(s, 1, 4, [&](const std::vector<Token>& g, std::vector<float>* l) {
+    (*l)[10 + static_cast<Token>(g.size())] = 0.0f;
+  });
+  DecodingParams p = Params();
+  p.max_new_tokens = 6;
+  WindowDecoder dec(s, 448, p);
+  WindowResult r;
+  const std::vector<Token> prefixed = {s.sot, s.beg, 20, 21};
+  ASSERT_TRUE(dec.Run(b, prefixed, 0, 3000, &r, 0, 3).ok());
+  EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 20, 21, 10, 11}));
+  EXPECT_FALSE(r.failed);
 }
 
 // Cut after a timestamp pair: the segments up to the pair stay and the window moves to it

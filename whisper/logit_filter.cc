@@ -70,12 +70,53 @@ void LogSoftmax(const float* logits, int n, bool float_sum, float* logprobs) {
   for (int i = 0; i < n; ++i) logprobs[i] = logits[i] - lse;
 }
 
+namespace {
+
+// Steps 7-9 of ApplyLogitFilters (the timestamp rules: pairs, the initial timestamp, monotonic
+// times) on the n_vocab logits: OpenAI decoding.py ApplyTimestampRules, whisper.cpp
+// whisper_process_logits.
+void SuppressByTimestampRules(const SpecialTokens& s, const LogitFilterParams& p, const Token* tokens, int n_tokens,
+                              bool has_ts, int seek_delta, float* logits) {
+  const int n_vocab = s.n_vocab;
+  // 7. Timestamps come in pairs: after "ts ts" (or a lone ts at the start) text must follow;
+  // after "text ts" another ts or eot must follow.
+  const bool last_was_ts = n_tokens > 0 && tokens[n_tokens - 1] >= s.beg;
+  const bool penultimate_was_ts = n_tokens < 2 || tokens[n_tokens - 2] >= s.beg;
+  if (last_was_ts) {
+    if (penultimate_was_ts) {
+      Suppress(logits, s.beg, n_vocab);
+    } else {
+      Suppress(logits, 0, s.eot);
+    }
+  }
+  // 8. The first timestamp may not be later than max_initial_ts; under OpenAI's rule the first
+  // token is a timestamp.
+  if (n_tokens == 0 && p.openai_initial_rule) {
+    Suppress(logits, 0, s.beg);
+    // faster-whisper: int(round(max_initial_timestamp / 0.02)), in double, half to even.
+    const double index = std::nearbyint(static_cast<double>(p.max_initial_ts) / 0.02);
+    if (index >= 0.0 && index < static_cast<double>(n_vocab)) {
+      Suppress(logits, s.beg + static_cast<int>(index) + 1, n_vocab);
+    }
+  } else if (n_tokens == 0 && p.max_initial_ts > 0.0f) {
+    const int tid0 = static_cast<int>(std::round(p.max_initial_ts / kTimestampStepSeconds));
+    Suppress(logits, s.beg + tid0 + 1, n_vocab);
+  }
+  // 9. Timestamps never go back in time.
+  if (has_ts) Suppress(logits, s.beg, s.beg + seek_delta / 2);
+}
+
+}  // namespace
+
 bool ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const Token* tokens, int n_tokens,
                        bool has_ts, int seek_delta, float* logits, float* logprobs,
                        const TokenData* token_data) {
   const int n_vocab = s.n_vocab;
+  // The output so far as CTranslate2's repetition penalty and n-gram ban see it.
+  const Token* output = p.output != nullptr ? p.output : tokens;
+  const int n_output = p.output != nullptr ? p.n_output : n_tokens;
   // 0. faster-whisper's repetition penalty, on the raw logits (CTranslate2 applies it first).
-  if (p.repetition_penalty != 1.0f) ApplyRepetitionPenalty(tokens, n_tokens, p.repetition_penalty, n_vocab, logits);
+  if (p.repetition_penalty != 1.0f) ApplyRepetitionPenalty(output, n_output, p.repetition_penalty, n_vocab, logits);
   // 1. Temperature.
   if (p.temperature > 0.0f) {
     const float inv = 1.0f / p.temperature;
@@ -103,7 +144,7 @@ bool ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
   // The caller's hook (whisper.cpp's logits_filter_callback), at whisper.cpp's place.
   if (p.hook != nullptr) p.hook(p.hook_user, token_data, n_tokens, logits);
   // 5. faster-whisper's n-gram ban (CTranslate2 NoRepeatNgram, before its suppression lists).
-  if (p.no_repeat_ngram_size > 0) BanRepeatedNgrams(tokens, n_tokens, p.no_repeat_ngram_size, n_vocab, logits);
+  if (p.no_repeat_ngram_size > 0) BanRepeatedNgrams(output, n_output, p.no_repeat_ngram_size, n_vocab, logits);
   // 5./6. User / non-speech suppression list.
   if (p.suppress != nullptr) {
     for (Token t : *p.suppress) {
@@ -113,32 +154,7 @@ bool ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
   // With a forced prefix, the first sampled token has no timestamp rule (CTranslate2).
   const bool ts_rules = !p.no_timestamps && !(p.after_prefix && n_tokens == 0);
   if (ts_rules) {
-    // 7. Timestamps come in pairs: after "ts ts" (or a lone ts at the start) text must follow;
-    // after "text ts" another ts or eot must follow.
-    const bool last_was_ts = n_tokens > 0 && tokens[n_tokens - 1] >= s.beg;
-    const bool penultimate_was_ts = n_tokens < 2 || tokens[n_tokens - 2] >= s.beg;
-    if (last_was_ts) {
-      if (penultimate_was_ts) {
-        Suppress(logits, s.beg, n_vocab);
-      } else {
-        Suppress(logits, 0, s.eot);
-      }
-    }
-    // 8. The first timestamp may not be later than max_initial_ts; under OpenAI's rule the first
-    // token is a timestamp.
-    if (n_tokens == 0 && p.openai_initial_rule) {
-      Suppress(logits, 0, s.beg);
-      // faster-whisper: int(round(max_initial_timestamp / 0.02)), in double, half to even.
-      const double index = std::nearbyint(static_cast<double>(p.max_initial_ts) / 0.02);
-      if (index >= 0.0 && index < static_cast<double>(n_vocab)) {
-        Suppress(logits, s.beg + static_cast<int>(index) + 1, n_vocab);
-      }
-    } else if (n_tokens == 0 && p.max_initial_ts > 0.0f) {
-      const int tid0 = static_cast<int>(std::round(p.max_initial_ts / kTimestampStepSeconds));
-      Suppress(logits, s.beg + tid0 + 1, n_vocab);
-    }
-    // 9. Timestamps never go back in time.
-    if (has_ts) Suppress(logits, s.beg, s.beg + seek_delta / 2);
+    SuppressByTimestampRules(s, p, tokens, n_tokens, has_ts, seek_delta, logits);
   }
   // 10. Log-softmax; if the timestamps together are more likely than any single text token, a
   // timestamp must be sampled.

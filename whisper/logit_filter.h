@@ -43,13 +43,21 @@ struct LogitFilterParams {
   // log-probabilities it had (the timestamps' then sum to less than 1).
   bool renormalize_timestamps = false;
   // faster-whisper's repetition_penalty (CTranslate2 RepetitionPenalty, penalize_previous_tokens):
-  // the logit x of every distinct token sampled so far in this window (timestamps included; the
-  // prompt not) becomes x * penalty if x < 0, else x / penalty, before any other rule. 1: off.
+  // the logit x of every distinct token of the window's output so far (`output`: timestamps
+  // included; the prompt not) becomes x * penalty if x < 0, else x / penalty, before any other
+  // rule. 1: off.
   float repetition_penalty = 1.0f;
   // faster-whisper's no_repeat_ngram_size (CTranslate2 NoRepeatNgram): > 0 suppresses every token
-  // that would complete an n-gram of this size already present in the window's sampled tokens
-  // (with n = 1, every token sampled so far). 0: off.
+  // that would complete an n-gram of this size already present in the window's output so far
+  // (with n = 1, every token of it). 0: off.
   int no_repeat_ngram_size = 0;
+  // The window's output so far as the two rules above read it, n_output tokens (not owned), when
+  // it is more than the sampled `tokens`: after a forced prefix, the prefix (<|0.00|> and its
+  // text) then the sampled tokens, as CTranslate2's decoding loop appends forced prefix tokens to
+  // the sequence its logits processors see (decoding.cc update_sample_with_prefix, alive_seq).
+  // Null: `tokens`.
+  const Token* output = nullptr;
+  int n_output = 0;
   // Extra ids to suppress at every step (the non-speech symbol list of -sns, or a user list).
   const std::vector<Token>* suppress = nullptr;
   // Called after steps 1-4 of ApplyLogitFilters (temperature, blank, control and language

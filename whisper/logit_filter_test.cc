@@ -262,5 +262,35 @@ TEST_F(LogitFilterTest, NoRepeatNgramSizeSuppressesThroughTheFilters) {
   EXPECT_EQ(logprobs[11], kNegInf);
 }
 
+// After a forced prefix, the penalty and the n-gram ban read `output` (the prefix, then the sampled
+// tokens), as CTranslate2's logits processors read the sequence its prefix steps wrote: the
+// prefix's tokens 20 and 21 are penalized / banned though only 22 was sampled; the other rules
+// still see the sampled tokens (no blank rule: one token was sampled).
+TEST_F(LogitFilterTest, PenaltyAndNgramBanReadTheForcedPrefix) {
+  std::fill(logits.begin(), logits.end(), 1.0f);
+  const std::vector<Token> output = {s.beg, 20, 21, 22, 20};
+  LogitFilterParams p;
+  p.no_timestamps = true;
+  p.repetition_penalty = 4.0f;
+  p.output = output.data();
+  p.n_output = 4;  // <|0.00|> 20 21 | 22
+  Run({22}, false, 0, p);
+  EXPECT_FLOAT_EQ(logits[20], 0.25f);
+  EXPECT_FLOAT_EQ(logits[21], 0.25f);
+  EXPECT_FLOAT_EQ(logits[22], 0.25f);
+  EXPECT_FLOAT_EQ(logits[23], 1.0f);
+  std::fill(logits.begin(), logits.end(), 1.0f);
+  p.repetition_penalty = 1.0f;
+  p.no_repeat_ngram_size = 2;
+  p.n_output = 5;  // <|0.00|> 20 21 | 22 20: "20" was followed by 21 in the prefix
+  Run({22, 20}, false, 0, p);
+  EXPECT_EQ(logits[21], kNegInf);
+  EXPECT_EQ(std::count(logits.begin(), logits.begin() + s.eot, kNegInf), 1);
+  std::fill(logits.begin(), logits.end(), 1.0f);
+  p.output = nullptr;  // without it: the sampled tokens only ("20" is their last, never followed)
+  Run({22, 20}, false, 0, p);
+  EXPECT_EQ(std::count(logits.begin(), logits.begin() + s.eot, kNegInf), 0);
+}
+
 }  // namespace
 }  // namespace whisper

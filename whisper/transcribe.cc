@@ -19,6 +19,15 @@ constexpr int kWindowFrames = 3000;
 // whisper.cpp clears the past prompt when at most 5 s (500 frames) remain.
 constexpr int kClearPastFrames = 500;
 
+// faster-whisper 1.2.1's _split_segments_by_timestamps without consecutive timestamps: when the
+// window's last timestamp is <|0.00|> or it has none, its one segment lasts segment_duration.
+bool Untimed(const SpecialTokens& special, const std::vector<Token>& tokens) {
+  for (size_t i = tokens.size(); i-- > 0;) {
+    if (special.IsTimestamp(tokens[i])) return tokens[i] == special.beg;
+  }
+  return true;
+}
+
 // *dst = src, reusing dst's string and vector capacity.
 void CopySegment(const Segment& src, Segment* dst) {
   dst->t0 = src.t0;
@@ -347,8 +356,11 @@ absl::Status Transcriber::RunClip(ModelBackend& backend, const float* mel, int n
     stats->n_windows++;
     stats->n_fallbacks += result_.n_fallbacks;
 
-    // A window without timestamps covers its chunk (faster-whisper: end = segment_duration).
-    if (chunk < kWindowFrames && result_.seek_delta >= kWindowFrames) result_.seek_delta = window_end - seek;
+    // A window without a timestamp after <|0.00|> is one segment over the window's audio (its
+    // chunk, clip or what is left; faster-whisper: end = segment_duration, not clamped further).
+    if (wcpp ? chunk < kWindowFrames && result_.seek_delta >= kWindowFrames : Untimed(special_, result_.tokens)) {
+      result_.seek_delta = window_end - seek;
+    }
     int advance = SeekAdvance(special_, result_.tokens, result_.seek_delta, window_end - seek);
     const bool no_speech = result_.no_speech_prob > dp.no_speech_thold && result_.avg_logprob < dp.logprob_thold;
     if (no_speech) {

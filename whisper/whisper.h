@@ -557,14 +557,17 @@ struct whisper_full_params {
    * beam search collects round(beam_size * patience) completed sequences; <= 0 (the default -1)
    * means 1; round(beam_size * patience) must be >= 1 (CTranslate2's check). */
   float ggml_length_penalty;
-  /* faster-whisper's repetition_penalty (default 1 = off; > 0): the logit x of each token already
-   * sampled in the window becomes x * p when negative, else x / p (CTranslate2). Either rule set. */
+  /* faster-whisper's repetition_penalty (default 1 = off; > 0): the logit x of each token of the
+   * window's output so far (ggml_prefix's forced tokens, <|0.00|> included, then those sampled)
+   * becomes x * p when negative, else x / p (CTranslate2). Either rule set. */
   float ggml_repetition_penalty;
   /* faster-whisper's no_repeat_ngram_size (default 0 = off; >= 0): no n-gram of this size repeats
-   * within a window's sampled tokens (CTranslate2's NoRepeatNgram). Either rule set. */
+   * within a window's output (a forced prefix included; CTranslate2's NoRepeatNgram). Either rule
+   * set. */
   int ggml_no_repeat_ngram_size;
   /* faster-whisper's max_new_tokens (default 0 = None; >= 0): under OpenAI's rules at most
-   * min((prompt + n) / 2, n + 1) decoding steps per window (CTranslate2's max_length), the last
+   * min((prompt + n) / 2, n + 1 + prefix) decoding steps per window (CTranslate2's max_length;
+   * the prompt includes ggml_prefix's forced tokens, which take the first of these steps), the last
    * ending the text as complete; a window whose prompt + n exceeds the model's n_text_ctx (448)
    * makes whisper_full fail (faster-whisper's ValueError). */
   int ggml_max_new_tokens;

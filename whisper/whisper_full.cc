@@ -252,83 +252,6 @@ absl::Status CheckWindows(whisper_context* ctx, whisper_state* state, const whis
   return absl::OkStatus();
 }
 
-// faster-whisper 1.2.1's transcribe options with whisper_full_params extensions (and
-// beam_search.patience), checked as CTranslate2's validate_decoding_options checks them: patience
-// (<= 0: 1) with round(beam_size * patience) >= 1, length_penalty finite, repetition_penalty
-// > 0, no_repeat_ngram_size >= 0, max_new_tokens >= 0, prompt_reset_on_temperature not NaN.
-absl::Status FillFasterWhisperOptions(const whisper_full_params& params, DecodingParams* dp) {
-  const float patience = params.beam_search.patience;
-  dp->patience = patience > 0.0f ? patience : 1.0f;  // OpenAI decoding.py: `patience or 1.0`
-  if (std::isnan(patience) || std::isinf(patience) ||
-      (dp->beam_size > 1 && std::round(static_cast<float>(dp->beam_size) * dp->patience) < 1.0f)) {
-    return SetupError(absl::StrFormat("whisper_full_params.beam_search.patience = %g: expected a finite value with "
-                                      "round(beam_size %d * patience) >= 1 (<= 0: 1)",
-                                      patience, dp->beam_size));
-  }
-  if (!std::isfinite(params.ggml_length_penalty)) {
-    return SetupError(absl::StrFormat("whisper_full_params.ggml_length_penalty = %g: expected a finite value",
-                                      params.ggml_length_penalty));
-  }
-  dp->fw_length_penalty = params.ggml_length_penalty;
-  if (!(params.ggml_repetition_penalty > 0.0f) || std::isinf(params.ggml_repetition_penalty)) {
-    return SetupError(absl::StrFormat("whisper_full_params.ggml_repetition_penalty = %g: expected a finite value > 0 "
-                                      "(1: off)",
-                                      params.ggml_repetition_penalty));
-  }
-  dp->filter.repetition_penalty = params.ggml_repetition_penalty;
-  if (params.ggml_no_repeat_ngram_size < 0) {
-    return SetupError(absl::StrFormat("whisper_full_params.ggml_no_repeat_ngram_size = %d: expected >= 0 (0: off)",
-                                      params.ggml_no_repeat_ngram_size));
-  }
-  dp->filter.no_repeat_ngram_size = params.ggml_no_repeat_ngram_size;
-  if (params.ggml_max_new_tokens < 0) {
-    return SetupError(absl::StrFormat("whisper_full_params.ggml_max_new_tokens = %d: expected >= 0 (0: no limit)",
-                                      params.ggml_max_new_tokens));
-  }
-  dp->max_new_tokens = params.ggml_max_new_tokens;
-  if (std::isnan(params.ggml_prompt_reset_on_temperature)) {
-    return SetupError("whisper_full_params.ggml_prompt_reset_on_temperature = nan: expected a number");
-  }
-  return absl::OkStatus();
-}
-
-// The ids suppressed at every step before suppress_regex's: ggml_suppress_tokens when set
-// (faster-whisper 1.2.1 get_suppressed_tokens: the ids >= 0, and for -1 the non-speech set),
-// else with suppress_nst the non-speech set: whisper.cpp's list, or OpenAI's (faster-whisper's
-// suppress_tokens=[-1]), which adds the music signs' first token (tokenizer.h). *list: null for
-// none. Errors (kSetup): a negative count, a NULL list with a positive count, an id outside
-// [-1, n_vocab).
-absl::Status SuppressList(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
-                          bool whisper_cpp, const std::vector<Token>** list) {
-  const std::vector<Token>* nst = whisper_cpp ? &ctx->non_speech : &ctx->non_speech_openai;
-  *list = params.suppress_nst ? nst : nullptr;
-  const int n = params.ggml_n_suppress_tokens;
-  if (params.ggml_suppress_tokens == nullptr && n == 0) return absl::OkStatus();
-  if (n < 0 || params.ggml_suppress_tokens == nullptr) {
-    return SetupError(absl::StrFormat("whisper_full_params.ggml_n_suppress_tokens = %d with ggml_suppress_tokens "
-                                      "%s: expected a count >= 0 of the list's ids",
-                                      n, params.ggml_suppress_tokens == nullptr ? "NULL" : "set"));
-  }
-  state->suppress_list.clear();
-  bool add_nst = false;
-  for (int i = 0; i < n; ++i) {
-    const Token t = params.ggml_suppress_tokens[i];
-    if (t < -1 || t >= whisper_n_vocab(ctx)) {
-      return SetupError(absl::StrFormat("whisper_full_params.ggml_suppress_tokens[%d] = %d: expected a token id in "
-                                        "[0, %d) or -1 (the non-speech tokens)",
-                                        i, t, whisper_n_vocab(ctx)));
-    }
-    if (t == -1) {
-      add_nst = true;
-    } else {
-      state->suppress_list.push_back(t);
-    }
-  }
-  if (add_nst) state->suppress_list.insert(state->suppress_list.end(), nst->begin(), nst->end());
-  *list = &state->suppress_list;
-  return absl::OkStatus();
-}
-
 // The rest of the decoding parameters: thresholds, the rules (whisper.cpp's or OpenAI's) and the
 // logit filter (suppression lists, the regex, the caller's hook through `bridge`).
 absl::Status FillDecoding(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
@@ -438,39 +361,6 @@ void SetPrompt(whisper_context* ctx, whisper_state* state, const whisper_full_pa
   }
   tp->initial_prompt = state->prompt_ids.data();
   tp->n_initial_prompt = static_cast<int>(state->prompt_ids.size());
-}
-
-// faster-whisper's tokenization of a prefix or hotwords (get_prompt: tokenizer.encode(" " +
-// text.strip())) into *ids, cached while the text equals *cached. ASCII whitespace is stripped.
-void TokenizeHint(whisper_context* ctx, const char* text, const char* field, std::string* cached,
-                  std::vector<Token>* ids) {
-  if (!ids->empty() && *cached == text) return;
-  std::string s(text);
-  const char* ws = " \t\n\r\f\v";
-  const size_t b = s.find_first_not_of(ws);
-  s = b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(ws) - b + 1);
-  int skipped = 0;
-  *ids = ctx->tokenizer->EncodeSkipping(" " + s, &skipped);
-  *cached = text;
-  if (skipped > 0) {
-    Log(GGML_LOG_LEVEL_WARN, "%s: %s: %d byte(s) start no vocabulary entry: skipped\n", kFull, field, skipped);
-  }
-}
-
-// ggml_prefix, ggml_hotwords and ggml_chunk_length into tp (checked by CheckPromptOptions).
-void SetPromptOptions(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
-                      TranscribeParams* tp) {
-  if (params.ggml_prefix != nullptr && params.ggml_prefix[0] != '\0') {
-    TokenizeHint(ctx, params.ggml_prefix, "ggml_prefix", &state->prefix_text, &state->prefix_ids);
-    tp->prefix = state->prefix_ids.data();
-    tp->n_prefix = static_cast<int>(state->prefix_ids.size());
-  }
-  if (params.ggml_hotwords != nullptr && params.ggml_hotwords[0] != '\0') {
-    TokenizeHint(ctx, params.ggml_hotwords, "ggml_hotwords", &state->hotwords_text, &state->hotwords_ids);
-    tp->hotwords = state->hotwords_ids.data();
-    tp->n_hotwords = static_cast<int>(state->hotwords_ids.size());
-  }
-  tp->chunk_frames = params.ggml_chunk_length * 100;
 }
 
 // The window loop's parameters but the timestamps' (SetTimestamps).
@@ -587,10 +477,6 @@ absl::Status FullWithState(whisper_context* ctx, whisper_state* state, const whi
   st = CheckWindows(ctx, state, params, &dp, &done);
   if (!st.ok() || done) return st;
   CallbackBridge bridge{ctx, state, &params};
-  if (params.ggml_chunk_length < 0 || params.ggml_chunk_length > 30) {
-    return SetupError(absl::StrFormat("whisper_full_params.ggml_chunk_length = %d: expected 1 .. 30 seconds (0: 30)",
-                                      params.ggml_chunk_length));
-  }
   st = FillDecoding(ctx, state, params, &bridge, &dp);
   if (!st.ok()) return st;
   if (!EnsureInference(state, DecodersNeeded(dp), params.n_threads, kFull)) return Logged();

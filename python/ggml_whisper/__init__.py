@@ -201,6 +201,17 @@ def _check_decoding_options(task, beam_size, best_of, temperature, suppress_toke
     return tokens_to_suppress, t0, t_inc
 
 
+def _check_prompt_options(prefix, hotwords, chunk_length):
+    """prefix and hotwords: a string or None; chunk_length: whole seconds 1..30 or None (30; faster-
+    whisper's longer chunks would skip audio). Raises ValueError naming the option."""
+    for name, text in (("prefix", prefix), ("hotwords", hotwords)):
+        if text is not None and not isinstance(text, str):
+            raise ValueError("%s=%r, expected a string or None" % (name, text))
+    if chunk_length is not None and (isinstance(chunk_length, bool) or not isinstance(chunk_length, numbers.Integral)
+                                     or not 1 <= chunk_length <= 30):
+        raise ValueError("chunk_length=%r, expected whole seconds 1..30 or None (30)" % (chunk_length,))
+
+
 def _check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
                         max_new_tokens, prompt_reset_on_temperature):
     """Checks faster-whisper's patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
@@ -345,14 +356,11 @@ class WhisperModel:
         multilingual=True detects the language of every 30 s window from its encoder output and
         decodes the window in it, as faster-whisper 1.2.1 does (info.language stays the one
         detected, or given, for the whole audio; each Segment.language is its window's); on an
-        English-only model it is turned off with faster-whisper's warning. clip_timestamps ("0":
-        all; "start,end,..." seconds or a list of them, an odd count ending at the audio's end)
-        transcribes only those clips, as faster-whisper's seek_clips (vad_filter is then ignored, as
-        in faster-whisper, and language detection starts at the first clip);
-        hallucination_silence_threshold (seconds, with word_timestamps=True) skips silence around
-        likely hallucinations with faster-whisper's rule (whisper_full_params.ggml_* in whisper.h). prefix (first window),
-        hotwords (every other window's prompt), suppress_tokens (any ids; -1: the non-speech set) and
-        chunk_length (seconds of audio per window, 1..30) are faster-whisper 1.2.1's.
+        English-only model it is turned off with faster-whisper's warning. clip_timestamps ("0": all;
+        "start,end,..." seconds or a list; vad_filter is then ignored and language detection reads
+        the first clip), hallucination_silence_threshold (with word_timestamps=True), prefix,
+        hotwords, suppress_tokens (any ids; -1: the non-speech set), chunk_length (1..30 s) and the
+        beam and repetition options are faster-whisper 1.2.1's (whisper_full_params.ggml_* fields).
         """
         if unsupported:
             raise TypeError("transcribe() got unsupported arguments: %s" % ", ".join(sorted(unsupported)))
@@ -365,18 +373,8 @@ class WhisperModel:
             task, beam_size, best_of, temperature, suppress_tokens)
         _check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
                             max_new_tokens, prompt_reset_on_temperature)
-        for name, text in (("prefix", prefix), ("hotwords", hotwords)):
-            if text is not None and not isinstance(text, str):
-                raise ValueError("%s=%r, expected a string or None" % (name, text))
-        if chunk_length is not None and (isinstance(chunk_length, bool) or not isinstance(chunk_length, numbers.Integral)
-                                         or not 1 <= chunk_length <= 30):
-            raise ValueError("chunk_length=%r, expected whole seconds 1..30 or None (30)" % (chunk_length,))
-
-        if multilingual and not self._model.multilingual:
-            # faster-whisper 1.2.1's warning (its text lacks the space before "True").
-            _LOG.warning("The current model is English-only but the multilingual parameter is set to "
-                         "True; setting to False instead.")
-            multilingual = False
+        _check_prompt_options(prefix, hotwords, chunk_length)
+        multilingual = self._multilingual(multilingual)
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE
         speech_map = None
@@ -408,6 +406,15 @@ class WhisperModel:
             return iter(()), info  # VAD found no speech: faster-whisper transcribes nothing
         run = (self._word_model() if word_timestamps else self._model).transcribe(samples, o)
         return _Segments(run, bool(multilingual), speech_map), info
+
+    def _multilingual(self, multilingual):
+        """multilingual, or False with faster-whisper 1.2.1's warning on an English-only model (its
+        text lacks the space before "True")."""
+        if multilingual and not self._model.multilingual:
+            _LOG.warning("The current model is English-only but the multilingual parameter is set to "
+                         "True; setting to False instead.")
+            return False
+        return multilingual
 
     def _speech_only(self, samples, vad_params):
         """faster-whisper 1.2.1's vad_filter (transcribe.py): the speech chunks of get_speech_timestamps

@@ -10,8 +10,11 @@ option changed: greedy (beam_size 1) for repetition_penalty, no_repeat_ngram_siz
 max_new_tokens, beam 5 for patience and length_penalty, and prompt_reset_on_temperature on
 jfk.wav three times over at beam 5, where every temperature of window 1 fails and faster-whisper
 reports the attempt it keeps (T = 0's) at the final temperature 1.0: at 1.0 (not above it) the
-prompt is kept for window 2, at the default 0.5 it is reset. A run is recorded with its
-default-option twin, so a test can see the option changed the output (or that it did not).
+prompt is kept for window 2, at the default 0.5 it is reset. Then the same options with a prefix
+(faster-whisper's prefix: forced tokens, which CTranslate2's RepetitionPenalty and NoRepeatNgram
+read as earlier output and its max_length counts). A run is recorded with its default-option twin
+(the same audio, beam_size and prefix), so a test can see the option changed the output (or that
+it did not).
 
 Attempts at T > 0 are random (CTranslate2's sampler): every run is repeated with SEEDS seeds
 (ctranslate2.set_random_seed) and the script stops with an error unless all keep the same tokens.
@@ -31,6 +34,9 @@ import numpy as np
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEEDS = 3
 
+PREFIX_SHORT = "And so my fellow Americans"
+PREFIX_LONG = "And so my fellow Americans, ask not what your country can do for you"
+
 # (audio, options); the audio is jfk.wav ("jfk") or its 176000 samples repeated 3 times ("jfk_x3").
 RUNS = [
     ("jfk", {"beam_size": 1}),
@@ -45,6 +51,17 @@ RUNS = [
     ("jfk", {"beam_size": 5, "length_penalty": 2}),
     ("jfk_x3", {"beam_size": 5}),
     ("jfk_x3", {"beam_size": 5, "prompt_reset_on_temperature": 1.0}),
+    # With a prefix (forced after <|0.00|>): CTranslate2's repetition penalty and n-gram ban see the
+    # forced tokens (<|0.00|> and the prefix) as earlier output, and its max_length counts them.
+    ("jfk", {"beam_size": 1, "prefix": PREFIX_SHORT}),
+    ("jfk", {"beam_size": 1, "prefix": PREFIX_SHORT, "no_repeat_ngram_size": 1}),
+    ("jfk", {"beam_size": 1, "prefix": PREFIX_SHORT, "max_new_tokens": 10}),
+    ("jfk", {"beam_size": 1, "prefix": PREFIX_LONG}),
+    ("jfk", {"beam_size": 1, "prefix": PREFIX_LONG, "no_repeat_ngram_size": 2}),
+    ("jfk", {"beam_size": 1, "prefix": PREFIX_LONG, "repetition_penalty": 1.5}),
+    ("jfk", {"beam_size": 5, "prefix": PREFIX_LONG}),
+    ("jfk", {"beam_size": 5, "prefix": PREFIX_LONG, "no_repeat_ngram_size": 2}),
+    ("jfk", {"beam_size": 5, "prefix": PREFIX_LONG, "repetition_penalty": 1.5}),
 ]
 
 

@@ -173,8 +173,9 @@ TEST_F(CliLongAudioTest, SilenceGivesAtMostOneSegment) {
 }
 
 // 0.5 s of speech: faster-whisper 1.2.1 decodes any audio left (generate_segments: while seek <
-// the clip's end) and says " S" from 0.00 to 2.00 s; so do OpenAI's rules here, the end clamped to
-// the audio (0.5 s). whisper.cpp's rules decode it too (more than its 100 ms delta_min).
+// the clip's end) and says " S" from 0.00 to 2.00 s, greedy and beam 5 (a timestamp past the
+// audio, not clamped); so do OpenAI's rules here. whisper.cpp's rules decode it too (more than its
+// 100 ms delta_min).
 TEST_F(CliLongAudioTest, HalfSecondClipIsDecodedAsFasterWhisperDoes) {
   const std::vector<int16_t> clip(jfk_.begin(), jfk_.begin() + kRate / 2);
   const CliRun run = Transcribe("half_second", clip, {});
@@ -183,7 +184,7 @@ TEST_F(CliLongAudioTest, HalfSecondClipIsDecodedAsFasterWhisperDoes) {
   ASSERT_EQ(segs.size(), 1u) << run.out;
   EXPECT_EQ(segs[0].text, " S");
   EXPECT_EQ(segs[0].t0_ms, 0);
-  EXPECT_EQ(segs[0].t1_ms, 500);
+  EXPECT_EQ(segs[0].t1_ms, 2000);
   EXPECT_NE(run.err.find("(8000 samples, 0.5 sec)"), std::string::npos) << run.err;
 }
 
