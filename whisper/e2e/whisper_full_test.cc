@@ -177,6 +177,17 @@ TEST_F(WhisperFullTest, FasterWhisperOptionsAreChecked) {
       {"ggml_max_new_tokens", [](whisper_full_params* p) { p->ggml_max_new_tokens = -1; }},
       {"ggml_prompt_reset_on_temperature",
        [](whisper_full_params* p) { p->ggml_prompt_reset_on_temperature = std::nanf(""); }},
+      // The prompt and window options (faster-whisper's suppress_tokens and chunk_length).
+      {"ggml_chunk_length = 31", [](whisper_full_params* p) { p->ggml_chunk_length = 31; }},
+      {"ggml_chunk_length = -1", [](whisper_full_params* p) { p->ggml_chunk_length = -1; }},
+      {"ggml_n_suppress_tokens = 2 with ggml_suppress_tokens NULL",
+       [](whisper_full_params* p) { p->ggml_n_suppress_tokens = 2; }},
+      {"ggml_suppress_tokens[1] = -2",
+       [](whisper_full_params* p) {
+         static const whisper_token kIds[] = {11, -2};
+         p->ggml_suppress_tokens = kIds;
+         p->ggml_n_suppress_tokens = 2;
+       }},
   };
   for (const Bad& b : bad) {
     whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_BEAM_SEARCH);
