@@ -117,11 +117,24 @@ struct Options {
   // ggml_hallucination_silence_thold (negative: off).
   std::vector<float> clip_timestamps;
   float hallucination_silence_thold = -1.0f;
+  // faster-whisper's options of these names (whisper_full_params.beam_search.patience and ggml_*).
+  float patience = 1.0f;
+  float length_penalty = 1.0f;
+  float repetition_penalty = 1.0f;
+  int no_repeat_ngram_size = 0;
+  int max_new_tokens = 0;  // 0: None
+  float prompt_reset_on_temperature = 0.5f;
   bool no_context = false;
   bool no_timestamps = false;
   bool suppress_blank = true;
   bool suppress_nst = true;
   float max_initial_ts = 1.0f;
+  // whisper_full_params.ggml_suppress_tokens (faster-whisper's suppress_tokens; -1: non-speech),
+  // used unless suppress_nst; ggml_prefix, ggml_hotwords ("" = none), ggml_chunk_length.
+  std::vector<whisper_token> suppress_tokens;
+  std::string prefix;
+  std::string hotwords;
+  int chunk_length = 0;
   bool translate = false;
   bool multilingual = false;  // whisper_full_params.ggml_multilingual (faster-whisper's multilingual)
   std::string language = "en";
@@ -278,11 +291,26 @@ class Transcription {
     p.ggml_clip_timestamps = o.clip_timestamps.empty() ? nullptr : o.clip_timestamps.data();
     p.ggml_n_clip_timestamps = static_cast<int>(o.clip_timestamps.size());
     p.ggml_hallucination_silence_thold = o.hallucination_silence_thold;
+    p.beam_search.patience = o.patience;
+    p.ggml_length_penalty = o.length_penalty;
+    p.ggml_repetition_penalty = o.repetition_penalty;
+    p.ggml_no_repeat_ngram_size = o.no_repeat_ngram_size;
+    p.ggml_max_new_tokens = o.max_new_tokens;
+    p.ggml_prompt_reset_on_temperature = o.prompt_reset_on_temperature;
     p.no_context = o.no_context;
     p.no_timestamps = o.no_timestamps;
     p.suppress_blank = o.suppress_blank;
     p.suppress_nst = o.suppress_nst;
     p.max_initial_ts = o.max_initial_ts;
+    if (!o.suppress_nst) {
+      p.ggml_suppress_tokens = o.suppress_tokens.data();  // may be NULL with 0: then none
+      p.ggml_n_suppress_tokens = static_cast<int>(o.suppress_tokens.size());
+      static const whisper_token kNone = 0;
+      if (p.ggml_suppress_tokens == nullptr) p.ggml_suppress_tokens = &kNone;  // faster-whisper's []
+    }
+    p.ggml_prefix = o.prefix.empty() ? nullptr : o.prefix.c_str();
+    p.ggml_hotwords = o.hotwords.empty() ? nullptr : o.hotwords.c_str();
+    p.ggml_chunk_length = o.chunk_length;
     p.translate = o.translate;
     p.ggml_multilingual = o.multilingual;
     p.language = o.language.c_str();
@@ -519,11 +547,21 @@ void DefineOptions(py::module_& m) {
       .def_readwrite("compression_ratio_thold", &Options::compression_ratio_thold)
       .def_readwrite("clip_timestamps", &Options::clip_timestamps)
       .def_readwrite("hallucination_silence_thold", &Options::hallucination_silence_thold)
+      .def_readwrite("patience", &Options::patience)
+      .def_readwrite("length_penalty", &Options::length_penalty)
+      .def_readwrite("repetition_penalty", &Options::repetition_penalty)
+      .def_readwrite("no_repeat_ngram_size", &Options::no_repeat_ngram_size)
+      .def_readwrite("max_new_tokens", &Options::max_new_tokens)
+      .def_readwrite("prompt_reset_on_temperature", &Options::prompt_reset_on_temperature)
       .def_readwrite("no_context", &Options::no_context)
       .def_readwrite("no_timestamps", &Options::no_timestamps)
       .def_readwrite("suppress_blank", &Options::suppress_blank)
       .def_readwrite("suppress_nst", &Options::suppress_nst)
       .def_readwrite("max_initial_ts", &Options::max_initial_ts)
+      .def_readwrite("suppress_tokens", &Options::suppress_tokens)
+      .def_readwrite("prefix", &Options::prefix)
+      .def_readwrite("hotwords", &Options::hotwords)
+      .def_readwrite("chunk_length", &Options::chunk_length)
       .def_readwrite("translate", &Options::translate)
       .def_readwrite("multilingual", &Options::multilingual)
       .def_readwrite("language", &Options::language)

@@ -65,7 +65,32 @@ struct DecodingParams {
   float entropy_thold = 2.4f;       // a decoder whose last 32 tokens have lower entropy fails
   float logprob_thold = -1.0f;      // fallback when the average log-probability is below
   float no_speech_thold = 0.6f;     // with logprob_thold: the window is silence
-  float length_penalty = -1.0f;     // <= 0: score = sum logprob / length
+  // whisper.cpp's length_penalty (whisper_full_params.length_penalty; OpenAI decoding.py's
+  // MaximumLikelihoodRanker): > 0: score = sum logprob / ((5 + length) / 6) ^ length_penalty; <= 0:
+  // sum logprob / length^fw_length_penalty under OpenAI's rules, / length under whisper.cpp's.
+  float length_penalty = -1.0f;
+  // faster-whisper's length_penalty (CTranslate2 finalize_hypothesis_score: score / length ^ lp),
+  // under OpenAI's rules when length_penalty <= 0. 1: sum / length (the default); 0: the sum, and
+  // beam search then stops once the best candidate of a step completes (CTranslate2 BeamSearch's
+  // allow_early_exit), whatever patience.
+  float fw_length_penalty = 1.0f;
+  // faster-whisper's patience (OpenAI decoding.py BeamSearchDecoder, CTranslate2 BeamSearch):
+  // under OpenAI's rules beam search collects round(beam_size * patience) completed sequences
+  // (>= 1). Ours retires a beam when its sequence completes (so at patience 1 the beam_size
+  // completed sequences end the attempt); with more, the first round(beam_size * patience) -
+  // beam_size completed sequences are set aside and their beams refilled from the step's next
+  // best candidates, as CTranslate2 refills every finished beam; with fewer, the attempt ends
+  // once that many completed. whisper.cpp's rules ignore it (whisper.cpp: "not implemented").
+  float patience = 1.0f;
+  // faster-whisper's max_new_tokens (transcribe.py generate_with_fallback, CTranslate2
+  // WhisperReplica::generate): > 0 and OpenAI's rules: with the window's prompt of n tokens, p of
+  // them a forced prefix (Run's n_prefix), at most min((n + max_new_tokens) / 2, max_new_tokens +
+  // p + 1) - p decoding steps (CTranslate2's max_length = min(total / 2, total - (n - p - 1)) for
+  // total = n + max_new_tokens, whose first p steps force the prefix), the last one ending the
+  // sequence as complete (not failed; with no timestamp after <|0.00|>, the whole window is one
+  // segment), instead of the 220-token cap. Run returns InvalidArgument when n + max_new_tokens
+  // > n_text_ctx (faster-whisper's ValueError). 0: unset (faster-whisper's None).
+  int max_new_tokens = 0;
   int max_tokens_per_window = 220;  // whisper.cpp: n_text_ctx / 2 - 4
   // whisper_full_params.max_tokens: > 0 ends a window's decoding after this many tokens (and,
   // with timestamps, forces a timestamp once it is reached: filter.max_text_tokens).
@@ -155,10 +180,19 @@ class WindowDecoder {
   // WHISPER_HISTORY_CONDITIONING_TEMP_CUTOFF): the prompt pass, and with it no_speech_prob, is
   // redone on the rest. Attempts run at temperature, temperature + temperature_inc, ... up to 1.0
   // until one passes the checks (see WindowResult::failed for which is kept when none does).
-  // Errors: InvalidArgument for a prompt that does not fit n_text_ctx or an
-  // n_history outside [0, prompt size), or too few backend decoders; those of the backend.
+  // n_prefix: how many of the prompt's last tokens are a forced prefix (faster-whisper 1.2.1's
+  // prefix, transcribe.py get_prompt: [<|0.00|>,] then its text after the sot sequence; 0 =
+  // none). They are decoded with the prompt and every sequence starts after them, as CTranslate2
+  // 4.x forces a prefix (decoding.cc update_sample_with_prefix: the prefix scores 0): the first
+  // sampled token has no timestamp rule (LogitFilterParams::after_prefix), the result's tokens
+  // begin with the prefix (token data p = 1, plog = 0), a sequence that ends without a timestamp
+  // after it is one segment (faster-whisper's split: no consecutive timestamps), and the prefix
+  // counts in the length of avg_logprob, the beam score and the compression ratio's text.
+  // Errors: InvalidArgument for a prompt that does not fit n_text_ctx, an n_history outside
+  // [0, prompt size), an n_prefix outside [0, prompt size - n_history - 1), or too few backend
+  // decoders; those of the backend.
   absl::Status Run(DecoderBackend& backend, const std::vector<Token>& prompt, int seek, int seek_end,
-                   WindowResult* result, int n_history = 0);
+                   WindowResult* result, int n_history = 0, int n_prefix = 0);
 
  private:
   // The most probable timestamp after the filters, and the timestamps' summed probability
@@ -192,7 +226,8 @@ class WindowDecoder {
   };
 
   // Run's argument checks (its InvalidArgument errors).
-  absl::Status CheckRunArgs(const DecoderBackend& backend, const std::vector<Token>& prompt, int n_history) const;
+  absl::Status CheckRunArgs(const DecoderBackend& backend, const std::vector<Token>& prompt, int n_history,
+                            int n_prefix) const;
   // Decodes `n` prompt tokens into decoder 0 from position 0; keeps their logits in
   // prompt_logits_ and sets result->no_speech_prob: under whisper.cpp's rules from the logits after
   // the last prompt token (whisper.cpp 1.8.5 whisper_full_with_state), under OpenAI's from those
@@ -207,6 +242,17 @@ class WindowDecoder {
   bool TakeBest(float temperature, WindowResult* result);
   // Whether an attempt at `temperature` is a beam search (see DecodingParams::beam_search).
   bool BeamAt(float temperature) const;
+  // Grows set_aside_ to MaxCandidates() - beam_size sequences (allocates only when that grows).
+  void ReserveSetAside();
+  // max_new_tokens under OpenAI's rules: a sequence still going after the attempt's last step ends
+  // there complete (CTranslate2 is_last_step); without a timestamp after <|0.00|> it covers the
+  // window (faster-whisper: one segment, seek += segment_size).
+  void CompleteAtLastStep(Sequence& seq) const;
+  // Decoding steps of an attempt with a prompt of n_prompt tokens (max_new_tokens, the token cap
+  // and the context).
+  int MaxSteps(int n_prompt) const;
+  // round(beam_size * patience) under OpenAI's rules (CTranslate2 get_max_candidates), else beam_size.
+  int MaxCandidates() const;
   // Sequences decoded at once at `temperature`: beam_size (beam search at 0), best_of (sampling), or 1.
   int AttemptWidth(float temperature) const;
   // One decoding attempt of up to n_text_ctx - n_prompt tokens, all sequences scored at the end.
@@ -237,6 +283,7 @@ class WindowDecoder {
     std::vector<float> logprobs;  // n_vocab
     std::vector<Candidate> cands;  // reserved 16
     GrammarScratch grammar;        // the grammar penalty's search
+    std::vector<Token> output;     // prefix_ + the sequence's tokens (reserved n_text_ctx), see FilterInto
     TsStats ts;
     Token argmax = 0;
   };
@@ -265,6 +312,11 @@ class WindowDecoder {
   SpecialTokens special_;
   int n_text_ctx_;
   DecodingParams params_;
+  // Run's forced prefix (the prompt's last n_prefix_ tokens), copied (reserved n_text_ctx).
+  std::vector<Token> prefix_;
+  int n_prefix_ = 0;
+  // TakeBest's result = prefix_ + the sequence's tokens (tokens, token data, log-probabilities).
+  void AssignResult(const Sequence& s, WindowResult* result) const;
   std::vector<Lane> lanes_;            // [width]
   std::vector<int> lane_seq_;          // FilterLanes' sequences, [width]
   struct LaneJob {
@@ -279,6 +331,13 @@ class WindowDecoder {
   std::vector<double> cdf_;  // SampleWhisperCpp's cumulative probabilities
   std::vector<Sequence> seqs_;
   std::vector<Sequence> next_seqs_;
+  // Beam search under OpenAI's rules with patience > 1: the completed sequences set aside while
+  // their beams went on (the first n_set_aside_), each reserved n_text_ctx.
+  std::vector<Sequence> set_aside_;
+  int n_set_aside_ = 0;
+  bool top_completed_ = false;  // the best candidate of the last beam step completed a sequence
+  // The attempt's sequence j: seqs_[j] for j < width, then set_aside_[j - width].
+  Sequence& AttemptSeq(int width, int j) { return j < width ? seqs_[j] : set_aside_[j - width]; }
   // Per backend decoder: the tokens whose K/V its cache holds at positions 0.. (kPromptToken for
   // the current attempt's prompt, kUnknownToken where unknown), so Adopt copies only the
   // positions after the common prefix. [2 x width], each reserved n_text_ctx.

@@ -492,5 +492,133 @@ TEST_F(DecodingTest, RejectsTooFewDecodersAndLongPrompts) {
   EXPECT_FALSE(dec2.Run(b1, std::vector<Token>(4, s.sot), 0, 3000, &r).ok());
 }
 
+// Beam 2 (hand-derived; scores are summed log-probabilities to the last timestamp / length): after
+// <|0.00|>, A (0.7) or B (0.3), then <|1.00|>; after A <|1.00|>, eot (0.6) or <|1.00|> again (0.4),
+// going on with X and 6 certain tokens to <|2.00|>; after B <|1.00|>, eot. Step 4's candidates:
+// A-eot (0.42), B-eot (0.3), A-<|1.00|> (0.28). At patience 1 both beams complete there: A's ln 0.7 / 3 = -0.119 beats
+// B's. At patience 1.5 (3 sequences) A is set aside and its beam goes on as X: ln 0.28 / 12 =
+// -0.106 wins. With faster-whisper's length_penalty 0 the score is the sum (A's ln 0.7 > X's ln
+// 0.28) and the search stops when A-eot, the best candidate, completes.
+class BeamPatienceTest : public DecodingTest {
+ protected:
+  const Token A = 100, B = 101, X = 102;
+  WindowResult Decode(float patience, float fw_length_penalty) {
+    auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {
+      if (g.empty()) {
+        (*l)[s.beg] = 0.0f;
+      } else if (g.size() == 1) {
+        (*l)[A] = std::log(0.7f);
+        (*l)[B] = std::log(0.3f);
+      } else if (g.size() == 2) {
+        (*l)[s.beg + 50] = 0.0f;
+      } else if (g.size() == 3 && g[1] == A) {
+        (*l)[s.eot] = std::log(0.6f);
+        (*l)[s.beg + 50] = std::log(0.4f);  // the pair's second timestamp, then text
+      } else if (g[1] == B || g.back() == s.beg + 100) {
+        (*l)[s.eot] = 0.0f;
+      } else if (g.size() == 4) {
+        (*l)[X] = 0.0f;
+      } else if (g.size() < 11) {
+        (*l)[200 + static_cast<int>(g.size())] = 0.0f;  // 6 certain tokens after X
+      } else {
+        (*l)[s.beg + 100] = 0.0f;
+      }
+    };
+    DecodingParams p = Params();
+    p.beam_size = 2;
+    p.patience = patience;
+    p.fw_length_penalty = fw_length_penalty;
+    FakeBackend b(s, DecodersNeeded(p), 1, script);
+    WindowDecoder dec(s, 448, p);
+    WindowResult r;
+    EXPECT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+    return r;
+  }
+};
+
+TEST_F(BeamPatienceTest, PatienceCollectsMoreCompletedSequences) {
+  WindowResult r = Decode(1.0f, 1.0f);
+  EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, A, s.beg + 50}));
+  r = Decode(1.5f, 1.0f);
+  EXPECT_EQ(r.tokens,
+            (std::vector<Token>{s.beg, A, s.beg + 50, s.beg + 50, X, 205, 206, 207, 208, 209, 210, s.beg + 100}));
+  EXPECT_NEAR(r.sum_logprob, std::log(0.28), 1e-5);
+  EXPECT_FALSE(r.failed);
+}
+
+TEST_F(BeamPatienceTest, LengthPenaltyZeroScoresTheSumAndStopsEarly) {
+  WindowResult r = Decode(1.5f, 0.0f);
+  EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, A, s.beg + 50}));
+  EXPECT_NEAR(r.sum_logprob, std::log(0.7), 1e-5);
+  // faster-whisper's length_penalty 2: ln 0.7 / 9 = -0.040 < ln 0.28 / 144 = -0.0088.
+  r = Decode(1.5f, 2.0f);
+  EXPECT_EQ(r.tokens.size(), 12u);
+}
+
+// faster-whisper's max_new_tokens (CTranslate2: min((prompt + n) / 2, n + 1) steps, the last one
+// ending the sequence): text forever after <|0.00|>.
+TEST_F(DecodingTest, MaxNewTokensEndsTheWindowAtCTranslate2sMaxLength) {
+  auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {
+    (*l)[g.empty() ? s.beg : 10 + static_cast<Token>(g.size())] = 0.0f;
+  };
+  DecodingParams p = Params();
+  p.max_new_tokens = 6;
+  FakeBackend b(s, 1, 1, script);
+  WindowDecoder dec(s, 448, p);
+  WindowResult r;
+  // Prompt [sot]: min(7 / 2, 7) = 3 steps; no timestamp after <|0.00|>: one segment over the whole
+  // window (Transcriber then ends it with the window's audio, faster-whisper's segment_duration).
+  ASSERT_TRUE(dec.Run(b, prompt, 0, 1100, &r).ok());
+  EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 11, 12}));
+  EXPECT_EQ(r.seek_delta, 3000);
+  EXPECT_FALSE(r.failed);
+  // A prompt of 5: min(11 / 2, 7) = 5 steps.
+  const std::vector<Token> prompt5 = {s.prev, 1, 2, 3, s.sot};
+  FakeBackend b5(s, 1, 5, script);
+  ASSERT_TRUE(dec.Run(b5, prompt5, 0, 3000, &r, 4).ok());
+  EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 11, 12, 13, 14}));
+  EXPECT_EQ(r.seek_delta, 3000);
+  // faster-whisper's ValueError: 443 + 6 > 448.
+  std::vector<Token> long_prompt(443, 5);
+  long_prompt.back() = s.sot;
+  absl::Status st = dec.Run(b, long_prompt, 0, 3000, &r);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("max_new_tokens"), std::string::npos) << st.message();
+}
+
+// With a forced prefix, CTranslate2's max_length counts the prefix's steps (return_prefix): prompt
+// [sot, <|0.00|>, 20, 21] with the last 3 a prefix and max_new_tokens 6: total 10, start_step 0,
+// max_length min(10 / 2, 10 - 0) = 5, of which 3 force the prefix: 2 sampled tokens.
+TEST_F(DecodingTest, MaxNewTokensCountsThePrefixSteps) {
+  FakeBackend b(s, 1, 4, [&](const std::vector<Token>& g, std::vector<float>* l) {
+    (*l)[10 + static_cast<Token>(g.size())] = 0.0f;
+  });
+  DecodingParams p = Params();
+  p.max_new_tokens = 6;
+  WindowDecoder dec(s, 448, p);
+  WindowResult r;
+  const std::vector<Token> prefixed = {s.sot, s.beg, 20, 21};
+  ASSERT_TRUE(dec.Run(b, prefixed, 0, 3000, &r, 0, 3).ok());
+  EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 20, 21, 10, 11}));
+  EXPECT_FALSE(r.failed);
+}
+
+// Cut after a timestamp pair: the segments up to the pair stay and the window moves to it
+// (faster-whisper drops the unfinished segment and seeks to the last timestamp).
+TEST_F(DecodingTest, MaxNewTokensKeepsTheSegmentsBeforeTheCut) {
+  const std::vector<Token> script = {s.beg, 10, s.beg + 50, s.beg + 50, 11, 12, 13, 14};
+  FakeBackend b(s, 1, 1, [&](const std::vector<Token>& g, std::vector<float>* l) {
+    (*l)[script[std::min(g.size(), script.size() - 1)]] = 0.0f;
+  });
+  DecodingParams p = Params();
+  p.max_new_tokens = 9;  // min(10 / 2, 10) = 5 steps
+  WindowDecoder dec(s, 448, p);
+  WindowResult r;
+  ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+  EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 10, s.beg + 50, s.beg + 50}));
+  EXPECT_EQ(r.seek_delta, 100);
+  EXPECT_FALSE(r.failed);
+}
+
 }  // namespace
 }  // namespace whisper

@@ -17,6 +17,18 @@ struct LogitFilterParams {
   Token blank_token = 220;      // " " in GPT-2's vocabulary (what suppress_blank removes)
   bool no_timestamps = false;   // suppress every timestamp token
   float max_initial_ts = 1.0f;  // seconds: the first timestamp may be at most this
+  // OpenAI's first-step rule as CTranslate2 4.x applies it for faster-whisper 1.2.1
+  // (ApplyTimestampRules at step == sample_begin == 0; openai/whisper decoding.py): the first
+  // sampled token is a timestamp (every id below <|0.00|>, <|endoftext|> included, is suppressed)
+  // no later than max_initial_ts, whose index is max_initial_ts / 0.02 rounded half to even
+  // (Python's round; 0 allows <|0.00|> only). false: whisper.cpp's rule (whisper_process_logits:
+  // text may come first, and max_initial_ts <= 0 sets no limit).
+  bool openai_initial_rule = false;
+  // The window's first tokens were forced (faster-whisper's prefix, get_prompt): on the first
+  // sampled token after them no timestamp rule applies, as CTranslate2 4.x's ApplyTimestampRules
+  // does nothing at step == sample_begin > 0 (neither the initial rule nor the timestamp-probability
+  // check); suppress_blank still does (SuppressTokensBegin). Later steps see only the sampled tokens.
+  bool after_prefix = false;
   // > 0: once this many tokens are sampled, text is suppressed so a timestamp (or eot) follows
   // (whisper.cpp's max_tokens rule, ggml-org/whisper.cpp#3798). Ignored with no_timestamps.
   int max_text_tokens = 0;
@@ -30,6 +42,22 @@ struct LogitFilterParams {
   // log_softmax) and CTranslate2 (logits processors before LogSoftMax) do; whisper.cpp keeps the
   // log-probabilities it had (the timestamps' then sum to less than 1).
   bool renormalize_timestamps = false;
+  // faster-whisper's repetition_penalty (CTranslate2 RepetitionPenalty, penalize_previous_tokens):
+  // the logit x of every distinct token of the window's output so far (`output`: timestamps
+  // included; the prompt not) becomes x * penalty if x < 0, else x / penalty, before any other
+  // rule. 1: off.
+  float repetition_penalty = 1.0f;
+  // faster-whisper's no_repeat_ngram_size (CTranslate2 NoRepeatNgram): > 0 suppresses every token
+  // that would complete an n-gram of this size already present in the window's output so far
+  // (with n = 1, every token of it). 0: off.
+  int no_repeat_ngram_size = 0;
+  // The window's output so far as the two rules above read it, n_output tokens (not owned), when
+  // it is more than the sampled `tokens`: after a forced prefix, the prefix (<|0.00|> and its
+  // text) then the sampled tokens, as CTranslate2's decoding loop appends forced prefix tokens to
+  // the sequence its logits processors see (decoding.cc update_sample_with_prefix, alive_seq).
+  // Null: `tokens`.
+  const Token* output = nullptr;
+  int n_output = 0;
   // Extra ids to suppress at every step (the non-speech symbol list of -sns, or a user list).
   const std::vector<Token>* suppress = nullptr;
   // Called after steps 1-4 of ApplyLogitFilters (temperature, blank, control and language
@@ -48,6 +76,10 @@ struct LogitFilterParams {
 // No allocation. Returns false when step 10 left only timestamps (text suppressed because the
 // timestamps together are more likely), true otherwise: where whisper.cpp goes on to its grammar
 // penalty (whisper_process_logits, whisper_suppress_invalid_grammar).
+// Order: repetition penalty (0), temperature (1), blank (2), control tokens (3-4), hook, n-gram
+// ban and suppression list (5-6), timestamp rules (7-9), log-softmax (10): CTranslate2 runs its
+// repetition penalty and n-gram ban before the suppression lists and Whisper's timestamp rules,
+// whose text-vs-timestamp test sees the penalized logits.
 bool ApplyLogitFilters(const SpecialTokens& special, const LogitFilterParams& params, const Token* tokens,
                        int n_tokens, bool has_ts, int seek_delta, float* logits, float* logprobs,
                        const TokenData* token_data = nullptr);
@@ -55,6 +87,16 @@ bool ApplyLogitFilters(const SpecialTokens& special, const LogitFilterParams& pa
 // logprobs[i] = logits[i] - log(sum(exp(logits))) over the n logits (-inf stays -inf): with
 // float_sum, whisper.cpp's float accumulation (whisper_compute_logprobs), else LogSumExp's double.
 void LogSoftmax(const float* logits, int n, bool float_sum, float* logprobs);
+
+// CTranslate2's RepetitionPenalty (decoding_utils.cc; cpu primitives penalize_previous_tokens):
+// for each distinct id among tokens[0, n_tokens) within [0, n_vocab), logits[id] = logits[id] *
+// penalty when negative, else logits[id] / penalty. penalty must be > 0 (checked by callers).
+void ApplyRepetitionPenalty(const Token* tokens, int n_tokens, float penalty, int n_vocab, float* logits);
+
+// CTranslate2's NoRepeatNgram (decoding_utils.cc): for every earlier occurrence in tokens[0,
+// n_tokens) of the last n - 1 tokens, the token that followed it there is set to -inf in logits
+// (n_vocab floats), so no n-gram of size n repeats. n <= 0 or n > n_tokens: nothing.
+void BanRepeatedNgrams(const Token* tokens, int n_tokens, int n, int n_vocab, float* logits);
 
 // log(sum(exp(x[i]))) over [begin, end), stable (max subtracted). -inf when all are -inf.
 float LogSumExp(const float* x, int begin, int end);

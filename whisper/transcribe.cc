@@ -11,12 +11,22 @@
 namespace whisper {
 namespace {
 
-// No window starts with less than 1 s (100 frames) of audio left (whisper.cpp 1.8.5 uses its
-// delta_min, 10 frames, in its own rules: kMinFramesLeftWhisperCpp).
-constexpr int kMinFramesLeft = 100;
+// whisper.cpp 1.8.5 starts no window with its delta_min (10 frames, 100 ms) or less left; OpenAI's
+// rules (faster-whisper 1.2.1 generate_segments: `if seek >= seek_clip_end` ends the clip) start
+// one while any frame is left.
 constexpr int kMinFramesLeftWhisperCpp = 10;
+constexpr int kWindowFrames = 3000;
 // whisper.cpp clears the past prompt when at most 5 s (500 frames) remain.
 constexpr int kClearPastFrames = 500;
+
+// faster-whisper 1.2.1's _split_segments_by_timestamps without consecutive timestamps: when the
+// window's last timestamp is <|0.00|> or it has none, its one segment lasts segment_duration.
+bool Untimed(const SpecialTokens& special, const std::vector<Token>& tokens) {
+  for (size_t i = tokens.size(); i-- > 0;) {
+    if (special.IsTimestamp(tokens[i])) return tokens[i] == special.beg;
+  }
+  return true;
+}
 
 // *dst = src, reusing dst's string and vector capacity.
 void CopySegment(const Segment& src, Segment* dst) {
@@ -142,23 +152,39 @@ void Transcriber::SeedPast(const TranscribeParams& params, size_t max_past) {
   }
 }
 
-int Transcriber::BuildPrompt(const TranscribeParams& params, size_t max_past, size_t* n_past_used) {
+int Transcriber::BuildPrompt(const TranscribeParams& params, size_t max_past, int seek, size_t* n_past_used,
+                             int* n_prefix) {
   prompt_.clear();
   *n_past_used = 0;
-  if (max_past > 0 && (!past0_.empty() || !past_.empty())) {
+  *n_prefix = 0;
+  // faster-whisper 1.2.1 get_prompt: hotwords and the prefix are cut to max_length // 2 - 1 tokens.
+  const int max_part = n_text_ctx_ / 2 - 1;
+  const bool prefixed = seek == 0 && params.n_prefix > 0;
+  const int n_hot = prefixed ? 0 : std::min(params.n_hotwords, max_part);
+  const bool has_past = max_past > 0 && (!past0_.empty() || !past_.empty());
+  if (has_past || n_hot > 0) {
     prompt_.push_back(special_.prev);
+    prompt_.insert(prompt_.end(), params.hotwords, params.hotwords + n_hot);
+  }
+  if (has_past) {
     prompt_.insert(prompt_.end(), past0_.begin(), past0_.end());
     const size_t room = max_past > past0_.size() ? max_past - past0_.size() : 0;
     *n_past_used = std::min(past_.size(), room);
     prompt_.insert(prompt_.end(), past_.end() - *n_past_used, past_.end());
   }
-  const int n_history = static_cast<int>(prompt_.size());  // [prev, past...]
+  const int n_history = static_cast<int>(prompt_.size());  // [prev, hotwords, past...]
   prompt_.push_back(special_.sot);
   if (special_.multilingual) {
     prompt_.push_back(special_.Language(window_language_));
     prompt_.push_back(params.translate ? special_.translate : special_.transcribe);
   }
   if (params.decoding.filter.no_timestamps) prompt_.push_back(special_.not_);
+  if (prefixed) {
+    const size_t before = prompt_.size();
+    if (!params.decoding.filter.no_timestamps) prompt_.push_back(special_.beg);
+    prompt_.insert(prompt_.end(), params.prefix, params.prefix + std::min(params.n_prefix, max_part));
+    *n_prefix = static_cast<int>(prompt_.size() - before);
+  }
   return n_history;
 }
 
@@ -197,7 +223,7 @@ void Transcriber::AppendWindowSegments(const TranscribeParams& params, int seek,
 void Transcriber::UpdatePast(const TranscribeParams& params, size_t max_past, size_t n_past_used, bool no_speech) {
   if (!params.decoding.whisper_cpp) {
     if (no_speech) return;
-    if (params.condition_on_previous_text && result_.temperature < 0.5f) {
+    if (params.condition_on_previous_text && !(result_.temperature > params.prompt_reset_on_temperature)) {
       AppendSegmentTokens(special_, result_.tokens, token_text_, &past_);
       if (past_.size() > max_past) past_.erase(past_.begin(), past_.end() - max_past);
     } else {
@@ -289,22 +315,28 @@ absl::Status Transcriber::RunClip(ModelBackend& backend, const float* mel, int n
   const DecodingParams& dp = params.decoding;
   const bool wcpp = dp.whisper_cpp;
   const TranscribeHooks& hooks = params.hooks;
-  // Windows start while this many frames are left: whisper.cpp's 10; OpenAI's rules 100 on the
-  // whole audio (this runtime's rule before clips) and none in a clip (faster-whisper: seek < end).
-  const int min_frames_left = wcpp ? kMinFramesLeftWhisperCpp : (params.n_clips > 0 ? 0 : kMinFramesLeft);
+  // Windows start while this many frames are left: whisper.cpp's 10 (delta_min); OpenAI's rules
+  // while any frame is (faster-whisper 1.2.1 generate_segments: `if seek >= seek_clip_end` ends
+  // the clip).
+  const int min_frames_left = wcpp ? kMinFramesLeftWhisperCpp : 0;
+  const int chunk = params.chunk_frames > 0 ? std::min(params.chunk_frames, kWindowFrames) : kWindowFrames;
   const int seek_start = clip.start;
   const int seek_end = clip.end;
   int& seek = *seek_io;
   while (seek + min_frames_left < seek_end) {
+    // The window's audio: chunk_length (faster-whisper's nb_max_frames) or to the clip's end.
+    const int window_end = std::min(seek_end, seek + chunk);
     ReportProgress(params, static_cast<int>(100 * (progress_done_ + seek - seek_start) /
                                             std::max<int64_t>(1, progress_total_)));
     if (hooks.encoder_begin != nullptr && !hooks.encoder_begin(hooks.user)) {
       *stop = true;
       break;
     }
-    // Frames past seek_end (the audio's end, the end of -d or of the clip) are 0.0 in the window,
-    // so nothing after the requested range is heard (faster-whisper cuts the mel the same way).
-    absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx, wcpp ? n_frames_mel : seek_end);
+    // Frames past window_end (the audio's end, the end of -d, of the clip or of chunk_length) are
+    // 0.0 in the window, so nothing after the requested range is heard (faster-whisper cuts the
+    // mel the same way).
+    const int n_valid = wcpp && chunk == kWindowFrames ? n_frames_mel : window_end;
+    absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx, n_valid);
     if (!st.ok()) return st;
     st = ChooseWindowLanguage(backend, params);
     if (!st.ok()) return st;
@@ -316,14 +348,20 @@ absl::Status Transcriber::RunClip(ModelBackend& backend, const float* mel, int n
       past_.clear();
     }
     size_t n_past_used = 0;  // tokens of past_ in this prompt (its tail)
-    const int n_history = BuildPrompt(params, max_past, &n_past_used);
+    int n_prefix = 0;
+    const int n_history = BuildPrompt(params, max_past, seek, &n_past_used, &n_prefix);
 
-    st = decoder_->Run(backend, prompt_, seek, seek_end, &result_, n_history);
+    st = decoder_->Run(backend, prompt_, seek, seek_end, &result_, n_history, n_prefix);
     if (!st.ok()) return st;
     stats->n_windows++;
     stats->n_fallbacks += result_.n_fallbacks;
 
-    int advance = SeekAdvance(special_, result_.tokens, result_.seek_delta, seek_end - seek);
+    // A window without a timestamp after <|0.00|> is one segment over the window's audio (its
+    // chunk, clip or what is left; faster-whisper: end = segment_duration, not clamped further).
+    if (wcpp ? chunk < kWindowFrames && result_.seek_delta >= kWindowFrames : Untimed(special_, result_.tokens)) {
+      result_.seek_delta = window_end - seek;
+    }
+    int advance = SeekAdvance(special_, result_.tokens, result_.seek_delta, window_end - seek);
     const bool no_speech = result_.no_speech_prob > dp.no_speech_thold && result_.avg_logprob < dp.logprob_thold;
     if (no_speech) {
       stats->n_no_speech++;
@@ -333,9 +371,9 @@ absl::Status Transcriber::RunClip(ModelBackend& backend, const float* mel, int n
                      result_.no_speech_prob, &window_segments_);
       if (params.word_timestamps != nullptr) {
         const double last_speech = params.word_timestamps->last_speech();
-        st = AlignWindow(backend, params, seek, seek_end, n_history, &advance);
+        st = AlignWindow(backend, params, seek, window_end, n_history, &advance);
         if (!st.ok()) return st;
-        if (!CheckHallucinations(params, seek, seek_end, n_frames_audio, last_speech, &advance)) {
+        if (!CheckHallucinations(params, seek, window_end, n_frames_audio, last_speech, &advance)) {
           seek += advance;  // faster-whisper's `continue`: no segments, the prompt as it was
           continue;
         }
@@ -412,7 +450,7 @@ absl::Status Transcriber::AlignWindow(ModelBackend& backend, const TranscribePar
   return absl::OkStatus();
 }
 
-bool Transcriber::CheckHallucinations(const TranscribeParams& params, int seek, int clip_end, int n_frames_audio,
+bool Transcriber::CheckHallucinations(const TranscribeParams& params, int seek, int window_end, int n_frames_audio,
                                       double last_speech, int* advance) {
   if (params.decoding.whisper_cpp || !(params.hallucination_silence_thold >= 0.0)) return true;
   WordTimestamps& words = *params.word_timestamps;
@@ -437,7 +475,7 @@ bool Transcriber::CheckHallucinations(const TranscribeParams& params, int seek, 
   }
   HalWindow w;
   w.seek = seek;
-  w.segment_size = std::min(3000, clip_end - seek);  // min(nb_max_frames, content - seek, clip end - seek)
+  w.segment_size = std::min(3000, window_end - seek);  // min(nb_max_frames, content - seek, clip end - seek)
   w.content_frames = n_frames_audio;
   w.threshold = params.hallucination_silence_thold;
   w.last_speech = last_speech;

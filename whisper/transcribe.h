@@ -3,13 +3,14 @@
 // whisper_full_with_state; OpenAI transcribe.py for condition_on_previous_text).
 //
 // Two rule sets (decoding.whisper_cpp). OpenAI's (transcribe.py, as faster-whisper): the window
-// after the audio's last frame is 0.0 (pad_or_trim); no window starts with less than 1 s left;
-// segments end no later than the audio. whisper.cpp's (whisper_full_with_state): the window keeps
-// the log-mel of the 30 s of zero padding after the audio; windows start while 100 ms are left;
-// no clamp; the past prompt is dropped when at most 5 s remain. The previous text: OpenAI's rule
-// drops it from the prompt after a window decoded at temperature >= 0.5; whisper.cpp's leaves it
-// out of any attempt at such a temperature (DecodingParams::whisper_cpp), and the next window's
-// past is then that window's text alone.
+// after the audio's last frame is 0.0 (pad_or_trim); a window starts while any frame is left
+// (faster-whisper 1.2.1: while seek < the clip's end). whisper.cpp's (whisper_full_with_state):
+// the window keeps the log-mel of the 30 s of zero padding after the audio; windows start while
+// 100 ms are left; the past prompt is dropped when at most 5 s remain. Neither clamps segment ends
+// to the audio. The previous text: OpenAI's rule drops it from the prompt after a window decoded
+// at a temperature above prompt_reset_on_temperature (0.5); whisper.cpp's leaves it out of any
+// attempt at temperature >= 0.5 (DecodingParams::whisper_cpp), and the next window's past is then
+// that window's text alone.
 #ifndef GGML_WHISPER_WHISPER_TRANSCRIBE_H_
 #define GGML_WHISPER_WHISPER_TRANSCRIBE_H_
 
@@ -81,6 +82,10 @@ struct TranscribeParams {
   // the initial prompt prompts, and only the first window (transcribe.py's prompt_reset_since).
   // whisper.cpp's rules always condition (max_text_ctx = 0 turns it off) and ignore this.
   bool condition_on_previous_text = true;
+  // faster-whisper's prompt_reset_on_temperature (OpenAI's rules): after a window decoded at a
+  // temperature above this (transcribe.py generate_segments: `temperature >
+  // options.prompt_reset_on_temperature`), the text so far leaves the prompt.
+  float prompt_reset_on_temperature = 0.5f;
   // whisper.cpp's !no_context: start from the past text the previous Run of this Transcriber
   // ended with (whisper_full on the same state) instead of none; the initial prompt goes in
   // front of it (whisper.cpp's std::rotate), or, carried, replaces the carried one only if that
@@ -101,6 +106,24 @@ struct TranscribeParams {
   // --prompt, tokenized (not owned; must outlive Run).
   const Token* initial_prompt = nullptr;
   int n_initial_prompt = 0;
+  // faster-whisper 1.2.1's prefix (transcribe.py get_prompt), tokenized (" " + the stripped text;
+  // not owned): forced after the sot sequence of the window at frame 0 only (`prefix=options.prefix
+  // if seek == 0`: not with an offset, nor after a first window skipped as silence), behind
+  // <|0.00|> unless no_timestamps (see WindowDecoder::Run's n_prefix). At most n_text_ctx / 2 - 1
+  // tokens are used (the first ones, as get_prompt cuts it).
+  const Token* prefix = nullptr;
+  int n_prefix = 0;
+  // faster-whisper 1.2.1's hotwords, tokenized as the prefix: in every window's prompt right after
+  // <|startofprev|>, before the previous text, except the window that has the prefix (get_prompt:
+  // `if hotwords and not prefix`); at most n_text_ctx / 2 - 1 tokens (the first ones). They count
+  // as past text (whisper.cpp's rules leave them out of an attempt at temperature >= 0.5).
+  const Token* hotwords = nullptr;
+  int n_hotwords = 0;
+  // faster-whisper's chunk_length in frames (seconds * 100; 0 = 3000, 30 s): each window holds at
+  // most this many frames of audio, the rest of the encoder's 30 s input is 0.0 (its
+  // FeatureExtractor nb_max_frames, and pad_or_trim), and the window's segment_size (the seek after
+  // a single timestamp ending or no timestamps) is that length. 1 .. 3000.
+  int chunk_frames = 0;
   // whisper.cpp carry_initial_prompt: the initial prompt opens every window's prompt (ahead of
   // the previous text) instead of only the first.
   bool carry_initial_prompt = false;
@@ -180,21 +203,23 @@ class Transcriber {
                        SegmentList* segments, TranscribeStats* stats, bool* stop);
   // Progress (hooks.progress) at frame `seek` of `clip`; 100 at the end.
   void ReportProgress(const TranscribeParams& params, int pct);
-  // The hallucination_silence_threshold rule on the window at `seek` (after AlignWindow):
+  // The hallucination_silence_threshold rule on the window at `seek` whose audio ends at frame
+  // window_end (its chunk or clip: faster-whisper's seek + segment_size), after AlignWindow:
   // returns false when the window is dropped (*advance moves to its first segment); otherwise
   // drops its last segments when one is a likely hallucination (window_segments_, result_.tokens
   // cut to match, last_speech as faster-whisper's get_end) and may move *advance.
-  bool CheckHallucinations(const TranscribeParams& params, int seek, int clip_end, int n_frames_audio,
+  bool CheckHallucinations(const TranscribeParams& params, int seek, int window_end, int n_frames_audio,
                            double last_speech, int* advance);
   // Makes decoder_ for dp's beam size and best-of (reused when they did not change), then resets it.
   void ResetDecoder(const DecodingParams& dp);
   // past0_ / past_ at the start of a run: cleared unless keep_past, then the initial prompt
   // (carried in past0_, at most max_past tokens, or put before past_).
   void SeedPast(const TranscribeParams& params, size_t max_past);
-  // prompt_ for one window: [<|startofprev|>, past0_, tail of past_] if any past, then sot,
-  // language and task (multilingual), <|notimestamps|> (no_timestamps). Returns the length of the
-  // history part; *n_past_used = tokens of past_ in it.
-  int BuildPrompt(const TranscribeParams& params, size_t max_past, size_t* n_past_used);
+  // prompt_ for one window: [<|startofprev|>, hotwords (unless prefixed), past0_, tail of past_]
+  // if any of these, then sot, language and task (multilingual), <|notimestamps|>
+  // (no_timestamps), then at seek 0 the prefix ([<|0.00|>,] its tokens: *n_prefix of them).
+  // Returns the length of the history part; *n_past_used = tokens of past_ in it.
+  int BuildPrompt(const TranscribeParams& params, size_t max_past, int seek, size_t* n_past_used, int* n_prefix);
   // Moves window_segments_ into `segments`, clamped to the audio, each timed (token timestamps)
   // and split (-ml, VAD gaps) while it is the list's last, with the window's Segment::Window
   // (its start `seek`, mel frames, and result_'s scores); calls hooks.new_segments.

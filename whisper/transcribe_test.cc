@@ -163,9 +163,17 @@ TEST(Transcribe, ShortAudioAndBadOffsets) {
   TranscribeParams p;
   std::vector<Segment> segs;
   TranscribeStats stats;
-  // Under 1 s of audio: nothing to decode (whisper.cpp's rule), no error.
+  p.decoding.temperature_inc = 0.0f;  // one decoder
+  // OpenAI's rules decode any audio left (faster-whisper 1.2.1 generate_segments: while seek <
+  // the clip's end), 0.5 s here as its final 0.4 s window of long_speech.flac.
   ASSERT_TRUE(Transcribe(model, s, 448, text, nullptr, 3050, 50, p, &segs, &stats).ok());
+  EXPECT_EQ(model.seeks, (std::vector<int>{0}));
+  // whisper.cpp's: at most 100 ms (its delta_min, 10 frames) is too short, no error.
+  p.decoding.whisper_cpp = true;
+  model.seeks.clear();
+  ASSERT_TRUE(Transcribe(model, s, 448, text, nullptr, 3010, 10, p, &segs, &stats).ok());
   EXPECT_TRUE(segs.empty());
+  EXPECT_TRUE(model.seeks.empty());
   p.offset_ms = 100000;
   EXPECT_FALSE(Transcribe(model, s, 448, text, nullptr, 3050, 50, p, &segs, &stats).ok());
 }

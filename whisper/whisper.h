@@ -440,7 +440,10 @@ struct whisper_full_params {
   bool suppress_blank;  /* default true */
   bool suppress_nst;    /* suppress non-speech tokens, default false */
   float temperature;     /* initial temperature, default 0 */
-  float max_initial_ts;  /* seconds, default 1.0 */
+  float max_initial_ts;  /* seconds, default 1.0. whisper.cpp's rules: the first timestamp is at
+                            most this (<= 0: no limit). OpenAI's (whisper_ggml_set_decoding):
+                            faster-whisper's max_initial_timestamp, the first token is a timestamp
+                            at most this (0: <|0.00|> only); negative or NaN is an error (-1) */
   float length_penalty;  /* default -1 (score = sum logprob / length) */
   float temperature_inc; /* fallback step, default 0.2; <= 0 disables fallback */
   float entropy_thold;   /* default 2.4 */
@@ -543,6 +546,68 @@ struct whisper_full_params {
    * segments after it are dropped and the next window starts at its start. A NaN or infinite
    * value makes whisper_full return -1, naming the field. */
   float ggml_hallucination_silence_thold;
+  /* Extensions for faster-whisper 1.2.1's transcribe options (not in whisper.cpp). Each is checked
+   * by whisper_full (a bad value: -1, the field named in the log).
+   * ggml_length_penalty (default 1, faster-whisper's length_penalty): under OpenAI's rules, and
+   * while length_penalty (whisper.cpp's, above) is <= 0, a sequence's score is its summed
+   * log-probability / length ^ ggml_length_penalty (CTranslate2's rule; 1 = / length, as before),
+   * and 0 also ends beam search once the best candidate of a step completes (CTranslate2's early
+   * exit). whisper.cpp's rules and length_penalty > 0 keep ((5 + length) / 6) ^ length_penalty.
+   * Finite (negative favours long sequences). beam_search.patience (above) is faster-whisper's patience under OpenAI's rules:
+   * beam search collects round(beam_size * patience) completed sequences; <= 0 (the default -1)
+   * means 1; round(beam_size * patience) must be >= 1 (CTranslate2's check). */
+  float ggml_length_penalty;
+  /* faster-whisper's repetition_penalty (default 1 = off; > 0): the logit x of each token of the
+   * window's output so far (ggml_prefix's forced tokens, <|0.00|> included, then those sampled)
+   * becomes x * p when negative, else x / p (CTranslate2). Either rule set. */
+  float ggml_repetition_penalty;
+  /* faster-whisper's no_repeat_ngram_size (default 0 = off; >= 0): no n-gram of this size repeats
+   * within a window's output (a forced prefix included; CTranslate2's NoRepeatNgram). Either rule
+   * set. */
+  int ggml_no_repeat_ngram_size;
+  /* faster-whisper's max_new_tokens (default 0 = None; >= 0): under OpenAI's rules at most
+   * min((prompt + n) / 2, n + 1 + prefix) decoding steps per window (CTranslate2's max_length;
+   * the prompt includes ggml_prefix's forced tokens, which take the first of these steps), the last
+   * ending the text as complete; a window whose prompt + n exceeds the model's n_text_ctx (448)
+   * makes whisper_full fail (faster-whisper's ValueError). */
+  int ggml_max_new_tokens;
+  /* faster-whisper's prompt_reset_on_temperature (default 0.5; not NaN): under OpenAI's rules the
+   * text before a window decoded at a temperature above it (strictly, as faster-whisper) leaves the
+   * next prompts. whisper.cpp's rules keep their fixed 0.5 cut-off per attempt. */
+  float ggml_prompt_reset_on_temperature;
+  /* Extension (not in whisper.cpp; default NULL: none): faster-whisper 1.2.1's prefix, text forced
+   * at the start of the first window (transcribe.py get_prompt, with `prefix if seek == 0`): " " +
+   * the text without leading and trailing ASCII whitespace is tokenized, and its first n_text_ctx /
+   * 2 - 1 tokens follow the sot tokens (<|startoftranscript|>, language, task, <|notimestamps|>)
+   * behind <|0.00|> unless no_timestamps, in the prompt of the window that starts at frame 0 only
+   * (not with an offset_ms, nor after a first window skipped as silence). The model continues after
+   * it; the tokens are part of the window's first segment (probability 1) and of the next
+   * window's previous text. The first token after it has no timestamp rule, as in CTranslate2.
+   * Either decoding rule set. */
+  const char* ggml_prefix;
+  /* Extension (not in whisper.cpp; default NULL: none): faster-whisper 1.2.1's hotwords, hint
+   * phrases tokenized as ggml_prefix's text; in every window's prompt after <|startofprev|> and
+   * before the previous text (which keeps its own n_max_text_ctx budget), except the window that
+   * has ggml_prefix (get_prompt: `if hotwords and not prefix`). Either decoding rule set. */
+  const char* ggml_hotwords;
+  /* Extension (not in whisper.cpp; default NULL with 0: suppress_nst decides): faster-whisper
+   * 1.2.1's suppress_tokens, ggml_n_suppress_tokens ids suppressed at every step; -1 stands for
+   * the model's non-speech set (faster-whisper's get_suppressed_tokens: tokenizer.non_speech_tokens
+   * under OpenAI's rules, whisper.cpp's list under its rules). When set (non-NULL, n >= 0; n = 0 is
+   * faster-whisper's [] ), it replaces suppress_nst. The task and control tokens faster-whisper
+   * adds (<|transcribe|>, <|translate|>, <|startoftranscript|>, <|startofprev|>, <|startoflm|>,
+   * <|nospeech|>) are suppressed here whatever the list, as whisper.cpp always does. An id outside
+   * [-1, n_vocab) makes whisper_full return -1, naming the field and the id. suppress_regex's ids
+   * are added to the list. */
+  const whisper_token* ggml_suppress_tokens;
+  int ggml_n_suppress_tokens;
+  /* Extension (not in whisper.cpp; default 0: 30): faster-whisper 1.2.1's chunk_length, seconds of
+   * audio per window (its FeatureExtractor's nb_max_frames): the encoder still reads 30 s (3000
+   * frames, n_audio_ctx), of which the frames past the chunk are 0.0 (pad_or_trim), and a window
+   * that ends on a single timestamp or has none moves on by the chunk. 1 .. 30; anything else makes
+   * whisper_full return -1 naming the field (faster-whisper's longer chunks are cut to 30 s by
+   * pad_or_trim but still skip the whole chunk: audio never heard). Either decoding rule set. */
+  int ggml_chunk_length;
 };
 
 WHISPER_API struct whisper_context_params* whisper_context_default_params_by_ref(void);

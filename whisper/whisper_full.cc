@@ -277,6 +277,8 @@ absl::Status FillDecoding(whisper_context* ctx, whisper_state* state, const whis
                                       params.ggml_compression_ratio_thold));
   }
   dp->compression_ratio_thold = dp->whisper_cpp ? 0.0f : params.ggml_compression_ratio_thold;
+  absl::Status st = FillFasterWhisperOptions(params, dp);
+  if (!st.ok()) return st;
   dp->filter.suppress_blank = params.suppress_blank;
   dp->filter.blank_token = model.vocab().id(" ");
   dp->filter.no_timestamps = params.no_timestamps;
@@ -287,13 +289,20 @@ absl::Status FillDecoding(whisper_context* ctx, whisper_state* state, const whis
     dp->filter.no_timestamps = true;
   }
   dp->filter.max_initial_ts = params.max_initial_ts;
+  // OpenAI's first-step rule (faster-whisper's max_initial_timestamp: 0 allows <|0.00|> only).
+  dp->filter.openai_initial_rule = !dp->whisper_cpp;
+  if (!dp->whisper_cpp && !(params.max_initial_ts >= 0.0f)) {
+    return SetupError(absl::StrFormat("whisper_full_params.max_initial_ts = %g: expected >= 0 seconds under "
+                                      "OpenAI's rules (faster-whisper's max_initial_timestamp)",
+                                      params.max_initial_ts));
+  }
   dp->filter.tdrz = params.tdrz_enable;
-  // Non-speech tokens: whisper.cpp's list, or OpenAI's (faster-whisper's suppress_tokens=[-1]),
-  // which adds the music signs' first token (tokenizer.h).
   const std::vector<Token>* nst = nullptr;
-  if (params.suppress_nst) nst = dp->whisper_cpp ? &ctx->non_speech : &ctx->non_speech_openai;
+  st = SuppressList(ctx, state, params, dp->whisper_cpp, &nst);
+  if (!st.ok()) return st;
   dp->filter.suppress = nst;
   if (params.suppress_regex != nullptr && params.suppress_regex[0] != '\0') {
+    if (nst == &state->suppress_list) state->suppress_regex.clear();  // the list may have changed
     if (!PrepareSuppressRegex(ctx, state, params.suppress_regex, nst, kFull)) return Logged();
     dp->filter.suppress = &state->suppress_ids;
   }
@@ -369,6 +378,7 @@ void FillTranscribe(whisper_context* ctx, whisper_state* state, const whisper_fu
   } else {
     tp->condition_on_previous_text = !params.no_context;  // OpenAI's condition_on_previous_text
   }
+  tp->prompt_reset_on_temperature = params.ggml_prompt_reset_on_temperature;
   tp->max_text_ctx = params.n_max_text_ctx;
   tp->language_id = lang_id;
   tp->multilingual = params.ggml_multilingual && ctx->model->special().multilingual;
@@ -386,6 +396,7 @@ void FillTranscribe(whisper_context* ctx, whisper_state* state, const whisper_fu
   tp->clip_frames = state->clip_frames.empty() ? nullptr : state->clip_frames.data();
   tp->n_clips = static_cast<int>(state->clip_frames.size() / 2);
   SetPrompt(ctx, state, params, tp);
+  SetPromptOptions(ctx, state, params, tp);
 }
 
 // Token times (heuristic, over `samples`, the audio behind the mel) and DTW word times when asked,
@@ -723,6 +734,17 @@ struct whisper_full_params whisper_full_default_params(enum whisper_sampling_str
   p.ggml_clip_timestamps = nullptr;       // faster-whisper's clip_timestamps "0": everything
   p.ggml_n_clip_timestamps = 0;
   p.ggml_hallucination_silence_thold = -1.0f;  // off: faster-whisper's None
+  // faster-whisper 1.2.1's defaults (transcribe()).
+  p.ggml_length_penalty = 1.0f;
+  p.ggml_repetition_penalty = 1.0f;
+  p.ggml_no_repeat_ngram_size = 0;
+  p.ggml_max_new_tokens = 0;
+  p.ggml_prompt_reset_on_temperature = 0.5f;
+  p.ggml_prefix = nullptr;
+  p.ggml_hotwords = nullptr;
+  p.ggml_suppress_tokens = nullptr;
+  p.ggml_n_suppress_tokens = 0;
+  p.ggml_chunk_length = 0;
   return p;
 }
 

@@ -126,6 +126,11 @@ struct whisper_state {
   std::vector<whisper::GrammarElement> grammar_elems_new;  // the call's, compared with grammar_elems
   size_t grammar_start = 0;
   whisper::GrammarVocab grammar_vocab;
+  // ggml_suppress_tokens as the filter's list (-1 expanded to the non-speech set), made per call.
+  std::vector<whisper::Token> suppress_list;
+  // ggml_prefix and ggml_hotwords last tokenized (" " + stripped text), and their tokens.
+  std::string prefix_text, hotwords_text;
+  std::vector<whisper::Token> prefix_ids, hotwords_ids;
 
   // Abort check for the graph computes of the current call (whisper_full).
   ggml_abort_callback abort_callback = nullptr;
@@ -203,6 +208,29 @@ void MapNewResults(whisper_state* state);
 // i_start_rule out of range, rules Grammar::Init refuses.
 absl::Status PrepareGrammar(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
                             DecodingParams* dp);
+
+// whisper_full's faster-whisper options (whisper/whisper_full_options.cc).
+// FillFasterWhisperOptions: beam_search.patience and ggml_length_penalty, ggml_repetition_penalty,
+// ggml_no_repeat_ngram_size, ggml_max_new_tokens into dp (checked as CTranslate2's
+// validate_decoding_options: patience <= 0 means 1 and round(beam_size * patience) >= 1; the
+// length penalty finite; the repetition penalty finite and > 0; the n-gram size and
+// max_new_tokens >= 0), and checks ggml_prompt_reset_on_temperature (not NaN) and
+// ggml_chunk_length (0 .. 30). Errors (kSetup): InvalidArgument naming the field.
+absl::Status FillFasterWhisperOptions(const whisper_full_params& params, DecodingParams* dp);
+// SuppressList: the ids suppressed at every step before suppress_regex's into *list:
+// ggml_suppress_tokens when set (faster-whisper 1.2.1 get_suppressed_tokens: the ids >= 0, and
+// for -1 the non-speech set, in state->suppress_list), else with suppress_nst the non-speech set
+// (whisper.cpp's list, or OpenAI's, faster-whisper's suppress_tokens=[-1], which adds the music
+// signs' first token: tokenizer.h), else null. Errors (kSetup): a negative count, a NULL list with
+// a positive count, an id outside [-1, n_vocab).
+absl::Status SuppressList(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
+                          bool whisper_cpp, const std::vector<Token>** list);
+// SetPromptOptions: ggml_prefix and ggml_hotwords tokenized as faster-whisper's get_prompt does
+// (" " + the text without leading and trailing ASCII whitespace; cached in state while the text is
+// the same; bytes that start no vocabulary entry are skipped with a warning) into tp->prefix and
+// tp->hotwords, and ggml_chunk_length into tp->chunk_frames (checked by FillFasterWhisperOptions).
+void SetPromptOptions(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
+                      TranscribeParams* tp);
 
 // Whether `state` may be used with `ctx` (both non-null, state made for ctx); logs otherwise.
 bool CheckPair(const whisper_context* ctx, const whisper_state* state, const char* func);

@@ -312,6 +312,36 @@ Flag ClipTimestampsFlag() {
   return f;
 }
 
+// --suppress-tokens LIST: faster-whisper's suppress_tokens as comma-separated ids ("-1,11"; -1 is
+// the non-speech set; "" is the empty list). An element that is not an integer >= -1 is an error
+// naming it.
+Flag SuppressTokensFlag() {
+  Flag f = String(nullptr, "--suppress-tokens", "LIST", nullptr,
+                  "faster-whisper's suppress_tokens: comma-separated token ids, -1 = non-speech tokens "
+                  "(replaces -sns)");
+  f.show = [](const CliParams& p) {
+    if (!p.has_suppress_tokens) return std::string("-");
+    std::string out;
+    for (size_t i = 0; i < p.suppress_tokens.size(); ++i) absl::StrAppend(&out, i > 0 ? "," : "", p.suppress_tokens[i]);
+    return out;
+  };
+  f.set = [](CliParams& p, const std::string& v) {
+    p.suppress_tokens.clear();
+    p.has_suppress_tokens = true;
+    if (v.empty()) return absl::OkStatus();
+    for (absl::string_view part : absl::StrSplit(v, ',')) {
+      int id = 0;
+      if (!absl::SimpleAtoi(part, &id) || id < -1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", part, "' in '", v, "' is not a token id (an integer >= 0, or -1 for the non-speech tokens)"));
+      }
+      p.suppress_tokens.push_back(id);
+    }
+    return absl::OkStatus();
+  };
+  return f;
+}
+
 // This runtime's own options (a usage section of their own).
 std::vector<Flag> OwnFlags() {
   return {
@@ -325,6 +355,27 @@ std::vector<Flag> OwnFlags() {
       ClipTimestampsFlag(),
       Float(nullptr, "--hallucination-silence-threshold", "N", &CliParams::hallucination_silence_threshold, 0.0f,
             FLT_MAX, "faster-whisper's hallucination_silence_threshold (s; with -dtw, openai rules); default off"),
+      Float(nullptr, "--patience", "N", &CliParams::patience, FLT_MIN, FLT_MAX,
+            "faster-whisper's patience (openai rules): beam search collects round(bs * N) sequences"),
+      Float(nullptr, "--length-penalty", "N", &CliParams::length_penalty, -FLT_MAX, FLT_MAX,
+            "faster-whisper's length_penalty (openai rules): score = sum logprob / length^N"),
+      Float(nullptr, "--repetition-penalty", "N", &CliParams::repetition_penalty, FLT_MIN, FLT_MAX,
+            "faster-whisper's repetition_penalty: logits of tokens already sampled / N (x N if < 0)"),
+      Int(nullptr, "--no-repeat-ngram-size", "N", &CliParams::no_repeat_ngram_size, 0, INT_MAX,
+          "faster-whisper's no_repeat_ngram_size: no N-gram repeats in a window; 0: off"),
+      Int(nullptr, "--max-new-tokens", "N", &CliParams::max_new_tokens, 0, INT_MAX,
+          "faster-whisper's max_new_tokens (openai rules): tokens per window; 0: no limit"),
+      Float(nullptr, "--prompt-reset-on-temperature", "N", &CliParams::prompt_reset_on_temperature, -FLT_MAX,
+            FLT_MAX, "faster-whisper's prompt_reset_on_temperature (openai rules): drop the prompt above it"),
+      String(nullptr, "--prefix", "TEXT", &CliParams::prefix,
+             "faster-whisper's prefix: text the first window's transcript starts with"),
+      String(nullptr, "--hotwords", "TEXT", &CliParams::hotwords,
+             "faster-whisper's hotwords: hint phrases in every window's prompt (not with --prefix's window)"),
+      SuppressTokensFlag(),
+      Float(nullptr, "--max-initial-timestamp", "N", &CliParams::max_initial_timestamp, 0.0f, FLT_MAX,
+            "faster-whisper's max_initial_timestamp: the first timestamp is at most N s (openai rules: 0 = 0.00 only)"),
+      Int(nullptr, "--chunk-length", "N", &CliParams::chunk_length, 0, 30,
+          "faster-whisper's chunk_length: seconds of audio per window, 1..30 (0 = 30)"),
       [] {
         Flag f = String(nullptr, "--decoding", "RULES", &CliParams::decoding,
                         "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)");
@@ -504,6 +555,20 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.ggml_clip_timestamps = p.clip_timestamps.empty() ? nullptr : p.clip_timestamps.data();
   w.ggml_n_clip_timestamps = static_cast<int>(p.clip_timestamps.size());
   w.ggml_hallucination_silence_thold = p.hallucination_silence_threshold;
+  w.ggml_length_penalty = p.length_penalty;
+  w.ggml_repetition_penalty = p.repetition_penalty;
+  w.ggml_no_repeat_ngram_size = p.no_repeat_ngram_size;
+  w.ggml_max_new_tokens = p.max_new_tokens;
+  w.ggml_prompt_reset_on_temperature = p.prompt_reset_on_temperature;
+  w.ggml_prefix = p.prefix.empty() ? nullptr : p.prefix.c_str();
+  w.ggml_hotwords = p.hotwords.empty() ? nullptr : p.hotwords.c_str();
+  if (p.has_suppress_tokens) {
+    static const whisper_token kNone = 0;  // a non-NULL list of 0 ids: faster-whisper's []
+    w.ggml_suppress_tokens = p.suppress_tokens.empty() ? &kNone : p.suppress_tokens.data();
+    w.ggml_n_suppress_tokens = static_cast<int>(p.suppress_tokens.size());
+  }
+  w.max_initial_ts = p.max_initial_timestamp;
+  w.ggml_chunk_length = p.chunk_length;
   w.vad = p.vad;
   w.vad_model_path = p.vad_model.empty() ? kDefaultVadModel : p.vad_model.c_str();
   w.vad_params.threshold = p.vad_threshold;
@@ -514,6 +579,7 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.vad_params.samples_overlap = p.vad_samples_overlap;
   w.greedy.best_of = p.best_of;
   w.beam_search.beam_size = p.beam_size;
+  w.beam_search.patience = p.patience;  // faster-whisper's patience (whisper.cpp ignores the field)
   w.temperature = p.temperature;
   w.temperature_inc = p.no_fallback ? 0.0f : p.temperature_inc;
   w.entropy_thold = p.entropy_thold;

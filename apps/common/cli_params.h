@@ -57,6 +57,26 @@ struct CliParams {
   // --hallucination-silence-threshold: faster-whisper's hallucination_silence_threshold in seconds,
   // with -dtw under OpenAI's rules (whisper_full_params.ggml_hallucination_silence_thold; -1: off).
   float hallucination_silence_threshold = -1.0f;
+  // faster-whisper 1.2.1's transcribe options of the same names (whisper_full_params.ggml_* and
+  // beam_search.patience; whisper.h documents each): --patience (openai rules, beam search),
+  // --length-penalty (openai rules: sum logprob / length^N), --repetition-penalty,
+  // --no-repeat-ngram-size, --max-new-tokens (0: none), --prompt-reset-on-temperature.
+  float patience = 1.0f;
+  float length_penalty = 1.0f;
+  float repetition_penalty = 1.0f;
+  int no_repeat_ngram_size = 0;
+  int max_new_tokens = 0;
+  float prompt_reset_on_temperature = 0.5f;
+  // faster-whisper 1.2.1's prompt and window options (whisper_full_params.ggml_prefix,
+  // ggml_hotwords, ggml_suppress_tokens, max_initial_ts, ggml_chunk_length): --prefix, --hotwords,
+  // --suppress-tokens (comma-separated ids, -1 = the non-speech set; has_suppress_tokens: given),
+  // --max-initial-timestamp (seconds), --chunk-length (seconds per window, 1..30; 0 = 30).
+  std::string prefix;
+  std::string hotwords;
+  bool has_suppress_tokens = false;
+  std::vector<int> suppress_tokens;
+  float max_initial_timestamp = 1.0f;
+  int chunk_length = 0;
   float entropy_thold = 2.40f;    // -et: a window whose entropy is below this failed (repetition)
   float logprob_thold = -1.00f;   // -lpt: a window whose mean log probability is below this failed
   float no_speech_thold = 0.60f;  // -nth: no-speech probability above which a window is silence

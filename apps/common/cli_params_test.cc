@@ -230,6 +230,39 @@ TEST(CliParams, Switches) {
   }
 }
 
+// faster-whisper 1.2.1's prompt and window options (no whisper-cli names): their fields, what
+// ToWhisperFullParams passes, and the errors naming a bad value.
+TEST(CliParams, FasterWhisperPromptOptions) {
+  absl::StatusOr<CliParams> p = Parse({"--prefix", "And so", "--hotwords", "Kennedy", "--suppress-tokens", "-1,11",
+                                       "--max-initial-timestamp", "0", "--chunk-length", "10"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->prefix, "And so");
+  EXPECT_EQ(p->hotwords, "Kennedy");
+  EXPECT_TRUE(p->has_suppress_tokens);
+  EXPECT_EQ(p->suppress_tokens, (std::vector<int>{-1, 11}));
+  const whisper_full_params w = ToWhisperFullParams(*p);
+  EXPECT_STREQ(w.ggml_prefix, "And so");
+  EXPECT_STREQ(w.ggml_hotwords, "Kennedy");
+  ASSERT_EQ(w.ggml_n_suppress_tokens, 2);
+  EXPECT_EQ(w.ggml_suppress_tokens[0], -1);
+  EXPECT_EQ(w.max_initial_ts, 0.0f);
+  EXPECT_EQ(w.ggml_chunk_length, 10);
+  // "" is faster-whisper's suppress_tokens=[]: a list of no ids, not the default (NULL).
+  p = Parse({"--suppress-tokens", ""});
+  ASSERT_TRUE(p.ok()) << p.status();
+  const whisper_full_params e = ToWhisperFullParams(*p);
+  EXPECT_NE(e.ggml_suppress_tokens, nullptr);
+  EXPECT_EQ(e.ggml_n_suppress_tokens, 0);
+  const whisper_full_params d = ToWhisperFullParams(CliParams());
+  EXPECT_EQ(d.ggml_suppress_tokens, nullptr);
+  EXPECT_EQ(d.ggml_prefix, nullptr);
+  EXPECT_EQ(d.max_initial_ts, 1.0f);
+  EXPECT_NE(ParseError({"--suppress-tokens", "11,x"}).find("'x' in '11,x' is not a token id"), std::string::npos);
+  EXPECT_NE(ParseError({"--suppress-tokens", "-2"}).find("'-2'"), std::string::npos);
+  EXPECT_FALSE(Parse({"--chunk-length", "31"}).ok());
+  EXPECT_FALSE(Parse({"--max-initial-timestamp", "-1"}).ok());
+}
+
 TEST(CliParams, IntegerValuesAndTheirRanges) {
   struct Case {
     const char* short_name;
@@ -710,6 +743,35 @@ TEST(CliParamsComputeType, FasterWhisperNamesToWeightTypes) {
     EXPECT_THAT(std::string(p.status().message()),
                 HasSubstr("default, auto, int8, int8_float32, int8_float16, int8_bfloat16, float16, bfloat16, float32"));
   }
+}
+
+// faster-whisper's transcribe options under their own names reach whisper_full_params (defaults:
+// faster-whisper's; patience's 1 as OpenAI's `patience or 1.0`).
+TEST(CliParamsFasterWhisper, BeamAndRepetitionOptionsReachTheFullParams) {
+  absl::StatusOr<CliParams> p = Parse({});
+  ASSERT_TRUE(p.ok());
+  whisper_full_params w = ToWhisperFullParams(*p);
+  EXPECT_FLOAT_EQ(w.beam_search.patience, 1.0f);
+  EXPECT_FLOAT_EQ(w.ggml_length_penalty, 1.0f);
+  EXPECT_FLOAT_EQ(w.ggml_repetition_penalty, 1.0f);
+  EXPECT_EQ(w.ggml_no_repeat_ngram_size, 0);
+  EXPECT_EQ(w.ggml_max_new_tokens, 0);
+  EXPECT_FLOAT_EQ(w.ggml_prompt_reset_on_temperature, 0.5f);
+  p = Parse({"--patience", "2", "--length-penalty", "-0.5", "--repetition-penalty", "1.5", "--no-repeat-ngram-size",
+             "3", "--max-new-tokens", "20", "--prompt-reset-on-temperature", "1"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  w = ToWhisperFullParams(*p);
+  EXPECT_FLOAT_EQ(w.beam_search.patience, 2.0f);
+  EXPECT_FLOAT_EQ(w.ggml_length_penalty, -0.5f);
+  EXPECT_FLOAT_EQ(w.ggml_repetition_penalty, 1.5f);
+  EXPECT_EQ(w.ggml_no_repeat_ngram_size, 3);
+  EXPECT_EQ(w.ggml_max_new_tokens, 20);
+  EXPECT_FLOAT_EQ(w.ggml_prompt_reset_on_temperature, 1.0f);
+  EXPECT_THAT(ParseError({"--patience", "0"}), StartsWith("--patience 0 is out of range"));
+  EXPECT_THAT(ParseError({"--repetition-penalty", "0"}), StartsWith("--repetition-penalty 0 is out of range"));
+  EXPECT_THAT(ParseError({"--no-repeat-ngram-size", "-1"}), StartsWith("--no-repeat-ngram-size -1 is out of range"));
+  EXPECT_THAT(ParseError({"--max-new-tokens", "-2"}), StartsWith("--max-new-tokens -2 is out of range"));
+  EXPECT_THAT(ParseError({"--length-penalty", "nan"}), StartsWith("--length-penalty needs a finite number"));
 }
 
 }  // namespace

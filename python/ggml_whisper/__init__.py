@@ -23,9 +23,10 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
     file, or $GGML_WHISPER_VAD_MODEL); it then works as faster-whisper's (speech chunks by its
     rules, concatenated, times restored as its SpeechTimestampsMap); word_timestamps=True loads a
     second context of the same (memory-mapped) file with the model's alignment heads;
-  - options without an equivalent accept their default only (ValueError otherwise): patience 1,
-    length_penalty 1, repetition_penalty 1, no_repeat_ngram_size 0, prompt_reset_on_temperature
-    0.5, suppress_tokens [-1] or [], prefix None;
+  - suppress_tokens is any list of ids (-1: the non-speech set), as faster-whisper's;
+  - max_new_tokens with a window prompt that does not fit (prompt + max_new_tokens > 448) raises
+    RuntimeError from the segment iterator (faster-whisper: ValueError), naming max_new_tokens;
+  - chunk_length accepts whole seconds 1..30 (faster-whisper's longer chunks skip audio);
   - multilingual=True (a language per 30 s window, as faster-whisper's) also tells each segment's
     language in Segment.language, a field faster-whisper's Segment does not have (None without it);
   - Word.probability is the mean of its tokens' probabilities when they were decoded (faster-whisper's
@@ -106,6 +107,14 @@ class TranscriptionOptions:
     multilingual: bool = False
     clip_timestamps: Union[str, List[float]] = "0"
     hallucination_silence_threshold: Optional[float] = None
+    patience: float = 1
+    length_penalty: float = 1
+    repetition_penalty: float = 1
+    no_repeat_ngram_size: int = 0
+    prompt_reset_on_temperature: float = 0.5
+    max_new_tokens: Optional[int] = None
+    prefix: Optional[str] = None
+    hotwords: Optional[str] = None
 
 
 @dataclass
@@ -172,31 +181,59 @@ def _temperatures(temperature) -> Tuple[float, float]:
     return ts[0], inc
 
 
-def _require_default(name, value, default):
-    if value != default:
-        raise ValueError("%s=%r is not supported by ggml_whisper (only the default %r)" % (name, value, default))
-
-
-def _check_decoding_options(task, beam_size, best_of, temperature, suppress_tokens, default_only):
+def _check_decoding_options(task, beam_size, best_of, temperature, suppress_tokens):
     """Checks transcribe's task and decoding options; returns (suppress_tokens as a list,
-    temperature, temperature_inc). default_only: (name, value, default) of the options accepted at
-    their default only. Raises ValueError naming the first bad option."""
+    temperature, temperature_inc). Raises ValueError naming the first bad option."""
     if task not in ("transcribe", "translate"):
         raise ValueError("task=%r, expected 'transcribe' or 'translate'" % task)
     if beam_size < 1 or beam_size > 8:
         raise ValueError("beam_size is %d, expected 1..8 (whisper.cpp's WHISPER_MAX_DECODERS)" % beam_size)
     if best_of < 1 or best_of > 8:
         raise ValueError("best_of is %d, expected 1..8" % best_of)
-    for name, value, default in default_only:
-        _require_default(name, value, default)
     tokens_to_suppress = list(suppress_tokens) if suppress_tokens is not None else []
-    if tokens_to_suppress not in ([-1], []):
-        raise ValueError("suppress_tokens=%r: only [-1] (the non-speech tokens) or [] are supported"
-                         % (suppress_tokens,))
+    for t in tokens_to_suppress:  # faster-whisper's get_suppressed_tokens: ids, -1 = non-speech set
+        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < -1:
+            raise ValueError("suppress_tokens=%r: expected token ids (ints >= 0) and -1 (the non-speech tokens)"
+                             % (suppress_tokens,))
     t0, t_inc = _temperatures(temperature)
     if not 0.0 <= t0 <= 1.0:
         raise ValueError("temperature %g, expected 0..1" % t0)
     return tokens_to_suppress, t0, t_inc
+
+
+def _check_prompt_options(prefix, hotwords, chunk_length):
+    """prefix and hotwords: a string or None; chunk_length: whole seconds 1..30 or None (30; faster-
+    whisper's longer chunks would skip audio). Raises ValueError naming the option."""
+    for name, text in (("prefix", prefix), ("hotwords", hotwords)):
+        if text is not None and not isinstance(text, str):
+            raise ValueError("%s=%r, expected a string or None" % (name, text))
+    if chunk_length is not None and (isinstance(chunk_length, bool) or not isinstance(chunk_length, numbers.Integral)
+                                     or not 1 <= chunk_length <= 30):
+        raise ValueError("chunk_length=%r, expected whole seconds 1..30 or None (30)" % (chunk_length,))
+
+
+def _check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
+                        max_new_tokens, prompt_reset_on_temperature):
+    """Checks faster-whisper's patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
+    max_new_tokens and prompt_reset_on_temperature as CTranslate2's validate_decoding_options would
+    when faster-whisper passes them on. Raises ValueError naming the first bad option."""
+    def number(name, value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+            raise ValueError("%s=%r, expected a number" % (name, value))
+    for name, value in (("patience", patience), ("length_penalty", length_penalty),
+                        ("repetition_penalty", repetition_penalty),
+                        ("prompt_reset_on_temperature", prompt_reset_on_temperature)):
+        number(name, value)
+    if patience <= 0 or round(beam_size * patience) < 1:
+        raise ValueError("patience=%r: expected > 0 with round(beam_size * patience) >= 1 (CTranslate2)" % (patience,))
+    if math.isinf(length_penalty):
+        raise ValueError("length_penalty=%r, expected a finite number" % (length_penalty,))
+    if repetition_penalty <= 0 or math.isinf(repetition_penalty):
+        raise ValueError("repetition_penalty=%r, expected a finite number > 0 (1: off)" % (repetition_penalty,))
+    for name, value, low in (("no_repeat_ngram_size", no_repeat_ngram_size, 0),
+                             ("max_new_tokens", 1 if max_new_tokens is None else max_new_tokens, 1)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low or value > 2 ** 31 - 1:
+            raise ValueError("%s=%r, expected %san integer >= %d" % (name, value, "None or " * low, low))
 
 
 def _alignment_preset(dims):
@@ -303,7 +340,8 @@ class WhisperModel:
                    word_timestamps: bool = False, vad_filter: bool = False, vad_parameters=None,
                    language_detection_threshold: Optional[float] = 0.5, language_detection_segments: int = 1,
                    multilingual: bool = False, clip_timestamps: Union[str, List[float]] = "0",
-                   hallucination_silence_threshold: Optional[float] = None,
+                   hallucination_silence_threshold: Optional[float] = None, max_new_tokens: Optional[int] = None,
+                   chunk_length: Optional[int] = None, hotwords: Optional[str] = None,
                    **unsupported) -> Tuple[Iterator[Segment], TranscriptionInfo]:
         """Transcribes `audio` (a path, a binary file object or float32 samples at 16 kHz).
 
@@ -318,12 +356,11 @@ class WhisperModel:
         multilingual=True detects the language of every 30 s window from its encoder output and
         decodes the window in it, as faster-whisper 1.2.1 does (info.language stays the one
         detected, or given, for the whole audio; each Segment.language is its window's); on an
-        English-only model it is turned off with faster-whisper's warning. clip_timestamps ("0":
-        all; "start,end,..." seconds or a list of them, an odd count ending at the audio's end)
-        transcribes only those clips, as faster-whisper's seek_clips (vad_filter is then ignored, as
-        in faster-whisper, and language detection starts at the first clip);
-        hallucination_silence_threshold (seconds, with word_timestamps=True) skips silence around
-        likely hallucinations with faster-whisper's rule (whisper_full_params.ggml_* in whisper.h).
+        English-only model it is turned off with faster-whisper's warning. clip_timestamps ("0": all;
+        "start,end,..." seconds or a list; vad_filter is then ignored and language detection reads
+        the first clip), hallucination_silence_threshold (with word_timestamps=True), prefix,
+        hotwords, suppress_tokens (any ids; -1: the non-speech set), chunk_length (1..30 s) and the
+        beam and repetition options are faster-whisper 1.2.1's (whisper_full_params.ggml_* fields).
         """
         if unsupported:
             raise TypeError("transcribe() got unsupported arguments: %s" % ", ".join(sorted(unsupported)))
@@ -333,16 +370,11 @@ class WhisperModel:
         vad_filter = vad_filter and _is_default_clip(clip_timestamps)
         vad_params = self._vad_params(vad_parameters) if vad_filter else None
         tokens_to_suppress, t0, t_inc = _check_decoding_options(
-            task, beam_size, best_of, temperature, suppress_tokens, (
-                ("patience", patience, 1), ("length_penalty", length_penalty, 1),
-                ("repetition_penalty", repetition_penalty, 1), ("no_repeat_ngram_size", no_repeat_ngram_size, 0),
-                ("prompt_reset_on_temperature", prompt_reset_on_temperature, 0.5), ("prefix", prefix, None)))
-
-        if multilingual and not self._model.multilingual:
-            # faster-whisper 1.2.1's warning (its text lacks the space before "True").
-            _LOG.warning("The current model is English-only but the multilingual parameter is set to "
-                         "True; setting to False instead.")
-            multilingual = False
+            task, beam_size, best_of, temperature, suppress_tokens)
+        _check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
+                            max_new_tokens, prompt_reset_on_temperature)
+        _check_prompt_options(prefix, hotwords, chunk_length)
+        multilingual = self._multilingual(multilingual)
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE
         speech_map = None
@@ -360,8 +392,12 @@ class WhisperModel:
             suppress_blank=suppress_blank, suppress_tokens=tokens_to_suppress,
             without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
             word_timestamps=word_timestamps, multilingual=bool(multilingual), clip_timestamps=clip_timestamps,
-            hallucination_silence_threshold=hallucination)
+            hallucination_silence_threshold=hallucination, patience=patience, length_penalty=length_penalty,
+            repetition_penalty=repetition_penalty, no_repeat_ngram_size=no_repeat_ngram_size,
+            prompt_reset_on_temperature=prompt_reset_on_temperature, max_new_tokens=max_new_tokens,
+            prefix=prefix, hotwords=hotwords)
         o = self._core_options(options, t0, t_inc, language, translate)
+        o.chunk_length = int(chunk_length or 0)
         info = TranscriptionInfo(language=language, language_probability=language_probability,
                                  duration=duration, duration_after_vad=samples.shape[0] / SAMPLE_RATE,
                                  all_language_probs=all_probs, transcription_options=options,
@@ -370,6 +406,15 @@ class WhisperModel:
             return iter(()), info  # VAD found no speech: faster-whisper transcribes nothing
         run = (self._word_model() if word_timestamps else self._model).transcribe(samples, o)
         return _Segments(run, bool(multilingual), speech_map), info
+
+    def _multilingual(self, multilingual):
+        """multilingual, or False with faster-whisper 1.2.1's warning on an English-only model (its
+        text lacks the space before "True")."""
+        if multilingual and not self._model.multilingual:
+            _LOG.warning("The current model is English-only but the multilingual parameter is set to "
+                         "True; setting to False instead.")
+            return False
+        return multilingual
 
     def _speech_only(self, samples, vad_params):
         """faster-whisper 1.2.1's vad_filter (transcribe.py): the speech chunks of get_speech_timestamps
@@ -415,17 +460,25 @@ class WhisperModel:
         o.no_speech_thold = options.no_speech_threshold if options.no_speech_threshold is not None else math.inf
         # whisper_full_params.ggml_compression_ratio_thold: None -> 0 (no check).
         o.compression_ratio_thold = options.compression_ratio_threshold or 0.0
-        # ggml_clip_timestamps: seconds; the default "0" (the whole audio) is no clip at all, which
-        # keeps this runtime's rule for the end of the audio (no window starts with < 1 s left).
+        # ggml_clip_timestamps: seconds; the default "0" (the whole audio) is no clip at all.
         clip = options.clip_timestamps
         o.clip_timestamps = [] if _is_default_clip(clip) else _clip_timestamps(clip)
         # ggml_hallucination_silence_thold: None -> -1 (off); 0 is on, as in faster-whisper.
         if options.hallucination_silence_threshold is not None:
             o.hallucination_silence_thold = options.hallucination_silence_threshold
         o.no_context = not options.condition_on_previous_text
+        o.patience = options.patience
+        o.length_penalty = options.length_penalty
+        o.repetition_penalty = options.repetition_penalty
+        o.no_repeat_ngram_size = options.no_repeat_ngram_size
+        o.max_new_tokens = options.max_new_tokens or 0
+        o.prompt_reset_on_temperature = options.prompt_reset_on_temperature
         o.no_timestamps = options.without_timestamps
         o.suppress_blank = options.suppress_blank
-        o.suppress_nst = options.suppress_tokens == [-1]
+        o.suppress_nst = False
+        o.suppress_tokens = [int(t) for t in options.suppress_tokens]  # ggml_suppress_tokens
+        o.prefix = options.prefix or ""
+        o.hotwords = options.hotwords or ""
         o.max_initial_ts = options.max_initial_timestamp
         o.translate = translate
         o.multilingual = options.multilingual

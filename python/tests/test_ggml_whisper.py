@@ -229,8 +229,8 @@ def test_bad_inputs_raise(model, tmp_path):
         model.transcribe(JFK, task="summarize")
     with pytest.raises(ValueError, match="beam_size"):
         model.transcribe(JFK, beam_size=0)
-    with pytest.raises(ValueError, match="patience"):
-        model.transcribe(JFK, patience=2)
+    with pytest.raises(ValueError, match="prefix"):  # a string or None
+        model.transcribe(JFK, prefix=3)
     with pytest.raises(ValueError, match="temperature"):
         model.transcribe(JFK, temperature=[0.0, 0.5, 0.6])
     with pytest.raises(TypeError, match="vad_parameters: unknown option"):
@@ -239,8 +239,8 @@ def test_bad_inputs_raise(model, tmp_path):
         model.transcribe(JFK, vad_filter=True, vad_parameters={"neg_threshold": 1.5})
     with pytest.raises(ValueError, match="threshold=1.5"):
         model.transcribe(JFK, vad_filter=True, vad_parameters={"threshold": 1.5})
-    with pytest.raises(TypeError, match="hotwords"):
-        model.transcribe(JFK, hotwords="x")
+    with pytest.raises(TypeError, match="not_an_option"):  # faster-whisper has no such argument either
+        model.transcribe(JFK, not_an_option="x")
     with pytest.raises(TypeError):
         model.transcribe(12345)
     # Under 100 ms: whisper.cpp's rule, no segments and no error.
@@ -483,6 +483,8 @@ def test_vad_filter_is_faster_whispers(model, case):
         for w, rw in zip(s.words or [], r.get("words", [])):
             assert w.word == rw["word"]
             assert (w.start, w.end) == pytest.approx((rw["start"], rw["end"]), abs=tol), w
+
+
 def _clip_reference(run, key="segments"):
     """Run `run` of testdata/fw_clip_hallucination.json (tools/reference/fw_clip_hallucination.py)."""
     with open(os.path.join(ROOT, "testdata", "fw_clip_hallucination.json")) as f:
@@ -531,3 +533,56 @@ def test_hallucination_silence_threshold_is_faster_whispers(model):
     for bad in (-1, float("nan"), float("inf"), "2", True):
         with pytest.raises(ValueError, match="hallucination_silence_threshold"):
             model.transcribe(JFK, hallucination_silence_threshold=bad)
+
+
+def _beam_option_runs():
+    with open(os.path.join(ROOT, "testdata", "faster_whisper_beam_options.json")) as f:
+        return json.load(f)["runs"]
+
+
+@pytest.mark.parametrize("index", range(len(_beam_option_runs())))
+def test_beam_and_repetition_options_are_faster_whispers(model, index):
+    """patience, length_penalty, repetition_penalty, no_repeat_ngram_size, max_new_tokens and
+    prompt_reset_on_temperature at values other than their defaults, also after a prefix (whose
+    forced tokens CTranslate2's repetition penalty and n-gram ban count as earlier output, and its
+    max_length as steps): the segments' times, texts and tokens (timestamps included) equal
+    faster-whisper 1.2.1's with the same options on the same weights
+    (testdata/faster_whisper_beam_options.json, tools/reference/fw_beam_options.py)."""
+    run = _beam_option_runs()[index]
+    audio = decode_audio(JFK) if run["audio"] == "jfk" else np.tile(decode_audio(JFK), 3)
+    segments, info = model.transcribe(audio, language="en", **run["options"])
+    for name, value in run["options"].items():
+        assert getattr(info.transcription_options, name) == value
+    got = [(round(s.start, 2), round(s.end, 2), s.text, s.tokens) for s in segments]
+    # faster-whisper's times are sums of floats (8.040000000000001): compared to the centisecond.
+    assert got == [(round(s["start"], 2), round(s["end"], 2), s["text"], s["tokens"]) for s in run["segments"]]
+
+
+def test_beam_options_change_the_output_where_faster_whispers_do():
+    # The reference runs with an option set differ from their twin without it (the same audio,
+    # beam_size and prefix: the option acts), except patience 2 and length_penalty 0 and 2 on
+    # jfk.wav at beam 5, where faster-whisper's text is the default's too.
+    runs = _beam_option_runs()
+
+    def key(r):
+        return r["audio"], r["options"]["beam_size"], r["options"].get("prefix")
+
+    twins = {key(r): r["segments"] for r in runs if set(r["options"]) <= {"beam_size", "prefix"}}
+    same = [r["options"] for r in runs if not set(r["options"]) <= {"beam_size", "prefix"} and
+            r["segments"] == twins[key(r)]]
+    assert same == [{"beam_size": 5, "patience": 2}, {"beam_size": 5, "length_penalty": 0},
+                    {"beam_size": 5, "length_penalty": 2}]
+
+
+def test_beam_and_repetition_options_are_checked(model):
+    for kw in ({"patience": 0}, {"patience": 0.05}, {"patience": float("nan")}, {"patience": "1"},
+               {"length_penalty": float("inf")}, {"repetition_penalty": 0}, {"repetition_penalty": -1.5},
+               {"no_repeat_ngram_size": -1}, {"no_repeat_ngram_size": 1.5}, {"max_new_tokens": 0},
+               {"max_new_tokens": True}, {"prompt_reset_on_temperature": float("nan")}):
+        with pytest.raises(ValueError, match=next(iter(kw))):
+            model.transcribe(JFK, **kw)
+    # faster-whisper's ValueError for a prompt plus max_new_tokens beyond 448 comes from the window
+    # loop: here the segment iterator raises it as RuntimeError.
+    segments, _ = model.transcribe(JFK, max_new_tokens=448)
+    with pytest.raises(RuntimeError, match="max_new_tokens"):
+        list(segments)

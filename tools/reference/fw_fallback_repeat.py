@@ -49,24 +49,13 @@ def clip():
     return np.tile(x, REPEATS)
 
 
-def main():
-    import ctranslate2
-    import faster_whisper
-    from faster_whisper import WhisperModel
+def recording(model, calls):
+    """Wraps model.model so that every generate() call appends its prompt, temperature, tokens,
+    avg_logprob (faster-whisper's, from CTranslate2's length-normalized score), compression ratio
+    and no-speech probability to `calls`."""
     from faster_whisper.transcribe import get_compression_ratio
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--model_dir", default=os.path.join(REPO_ROOT, "models", "faster-whisper-tiny.en"))
-    ap.add_argument("--out", default=os.path.join(REPO_ROOT, "testdata", "jfk_x3_faster_whisper_beam5.json"))
-    # Another value checks the option itself (issue #37 part 2): at 4.0 window 1's attempt at T = 0
-    # (ratio 3.01) passes and is kept -- testdata/jfk_x3_faster_whisper_beam5_cr4.json.
-    ap.add_argument("--compression_ratio_threshold", type=float, default=2.4)
-    args = ap.parse_args()
-    threshold = args.compression_ratio_threshold
-
-    model = WhisperModel(args.model_dir, device="cpu", compute_type="float32", cpu_threads=2)
     inner = model.model
-    calls = []
 
     class Recorder:
         def generate(self, features, prompts, **kw):
@@ -87,8 +76,13 @@ def main():
         def __getattr__(self, name):
             return getattr(inner, name)
 
-    model.model = Recorder()
-    audio = clip().astype(np.float32) / 32768.0
+    return Recorder()
+
+
+def run_seeds(model, calls, audio, threshold):
+    """[(segments, windows)] for seeds 0 .. SEEDS - 1; windows: each window's generate() calls."""
+    import ctranslate2
+
     runs = []
     for seed in range(SEEDS):
         ctranslate2.set_random_seed(seed)
@@ -108,6 +102,27 @@ def main():
         for i, w in enumerate(windows):
             print(f"seed {seed} window {i}: " + ", ".join(
                 f"T {a['temperature']:.1f} avg {a['avg_logprob']:.4f} cr {a['compression_ratio']:.3f}" for a in w))
+    return runs
+
+
+def main():
+    import ctranslate2
+    import faster_whisper
+    from faster_whisper import WhisperModel
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model_dir", default=os.path.join(REPO_ROOT, "models", "faster-whisper-tiny.en"))
+    ap.add_argument("--out", default=os.path.join(REPO_ROOT, "testdata", "jfk_x3_faster_whisper_beam5.json"))
+    # Another value checks the option itself (issue #37 part 2): at 4.0 window 1's attempt at T = 0
+    # (ratio 3.01) passes and is kept -- testdata/jfk_x3_faster_whisper_beam5_cr4.json.
+    ap.add_argument("--compression_ratio_threshold", type=float, default=2.4)
+    args = ap.parse_args()
+    threshold = args.compression_ratio_threshold
+
+    model = WhisperModel(args.model_dir, device="cpu", compute_type="float32", cpu_threads=2)
+    calls = []
+    model.model = recording(model, calls)
+    runs = run_seeds(model, calls, clip().astype(np.float32) / 32768.0, threshold)
     first = runs[0][0]
     for segs, _ in runs[1:]:
         if [s["tokens"] for s in segs] != [s["tokens"] for s in first]:

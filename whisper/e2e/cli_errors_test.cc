@@ -135,10 +135,12 @@ TEST_F(CliAudioErrorsTest, ShorterThan100Ms) {  // whisper.cpp's minimum input
   ExpectOneErrorLine(RunWithAudio(audio), 1, {audio, "800 samples", "100 ms"});
 }
 
-TEST_F(CliAudioErrorsTest, UnwritableOutputFile) {  // 0.5 s: no window is decoded, then -otxt fails
+// 0.5 s of zeros, -sns (faster-whisper's default suppress_tokens [-1]): no segment, as in
+// faster-whisper 1.2.1 (without -sns both say " [BLANK_AUDIO]"); then -otxt fails.
+TEST_F(CliAudioErrorsTest, UnwritableOutputFile) {
   const std::string audio = dir_ + "/half.wav";
   WritePcm16Wav(audio, std::vector<int16_t>(8000, 0));
-  ExpectOneErrorLine(RunWithAudio(audio, {"-otxt", "-of", dir_ + "/no-such-dir/out"}), 1,
+  ExpectOneErrorLine(RunWithAudio(audio, {"-sns", "-otxt", "-of", dir_ + "/no-such-dir/out"}), 1,
                      {dir_ + "/no-such-dir/out.txt", "No such file"});
 }
 
@@ -197,9 +199,10 @@ TEST_F(CliAudioErrorsTest, BadFileAmongGoodOnes) {
   const std::string bad = dir_ + "/no-such.wav", good = dir_ + "/half.wav";
   WritePcm16Wav(good, std::vector<int16_t>(8000, 0));
   // One -of per -f, in order (whisper-cli's fname_out).
-  const CliRun run = RunWithAudio(bad, {"-f", good, "-otxt", "-of", dir_ + "/bad_out", "-of", dir_ + "/out"});
+  const CliRun run =
+      RunWithAudio(bad, {"-sns", "-f", good, "-otxt", "-of", dir_ + "/bad_out", "-of", dir_ + "/out"});
   ExpectOneErrorLine(run, 1, {bad});
-  EXPECT_EQ(ReadFileOrFail(dir_ + "/out.txt"), "");  // written for the good file (no segments)
+  EXPECT_EQ(ReadFileOrFail(dir_ + "/out.txt"), "");  // written for the good file (no segments, -sns)
 }
 
 // Without -np the error is still one line among the model and timing reports.

@@ -155,6 +155,51 @@ TEST_F(WhisperFullTest, ClipTimestampsTranscribeOnlyTheClips) {
   whisper_ggml_set_decoding(ctx_, WHISPER_GGML_DECODING_WHISPER_CPP);  // the fixture's default
 }
 
+// faster-whisper's options (beam_search.patience and the ggml_* extensions): defaults as
+// faster-whisper's, and each bad value is -1 with one message naming its field, before decoding.
+TEST_F(WhisperFullTest, FasterWhisperOptionsAreChecked) {
+  const whisper_full_params d = Greedy();
+  EXPECT_FLOAT_EQ(d.ggml_length_penalty, 1.0f);
+  EXPECT_FLOAT_EQ(d.ggml_repetition_penalty, 1.0f);
+  EXPECT_EQ(d.ggml_no_repeat_ngram_size, 0);
+  EXPECT_EQ(d.ggml_max_new_tokens, 0);
+  EXPECT_FLOAT_EQ(d.ggml_prompt_reset_on_temperature, 0.5f);
+  struct Bad {
+    const char* field;
+    void (*set)(whisper_full_params*);
+  };
+  const Bad bad[] = {
+      {"beam_search.patience", [](whisper_full_params* p) { p->beam_search.patience = 0.05f; }},
+      {"beam_search.patience", [](whisper_full_params* p) { p->beam_search.patience = std::nanf(""); }},
+      {"ggml_length_penalty", [](whisper_full_params* p) { p->ggml_length_penalty = INFINITY; }},
+      {"ggml_repetition_penalty", [](whisper_full_params* p) { p->ggml_repetition_penalty = 0.0f; }},
+      {"ggml_no_repeat_ngram_size", [](whisper_full_params* p) { p->ggml_no_repeat_ngram_size = -1; }},
+      {"ggml_max_new_tokens", [](whisper_full_params* p) { p->ggml_max_new_tokens = -1; }},
+      {"ggml_prompt_reset_on_temperature",
+       [](whisper_full_params* p) { p->ggml_prompt_reset_on_temperature = std::nanf(""); }},
+      // The prompt and window options (faster-whisper's suppress_tokens and chunk_length).
+      {"ggml_chunk_length = 31", [](whisper_full_params* p) { p->ggml_chunk_length = 31; }},
+      {"ggml_chunk_length = -1", [](whisper_full_params* p) { p->ggml_chunk_length = -1; }},
+      {"ggml_n_suppress_tokens = 2 with ggml_suppress_tokens NULL",
+       [](whisper_full_params* p) { p->ggml_n_suppress_tokens = 2; }},
+      {"ggml_suppress_tokens[1] = -2",
+       [](whisper_full_params* p) {
+         static const whisper_token kIds[] = {11, -2};
+         p->ggml_suppress_tokens = kIds;
+         p->ggml_n_suppress_tokens = 2;
+       }},
+  };
+  for (const Bad& b : bad) {
+    whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_BEAM_SEARCH);
+    b.set(&p);
+    log_.errors.clear();
+    EXPECT_EQ(whisper_full(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size())), -1) << b.field;
+    ASSERT_EQ(log_.errors.size(), 1u) << b.field;
+    EXPECT_NE(log_.errors[0].find(std::string("whisper_full_params.") + b.field), std::string::npos)
+        << log_.errors[0];
+  }
+}
+
 struct Times {
   int64_t t0, t1;
 };

@@ -1,0 +1,128 @@
+// whisper_full's faster-whisper 1.2.1 options (whisper/whisper.h's ggml_* extension fields and
+// beam_search.patience) onto DecodingParams and TranscribeParams, each checked; declared in
+// whisper/whisper_impl.h.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "whisper/status_codes.h"
+#include "whisper/whisper_impl.h"
+
+namespace whisper {
+namespace api {
+namespace {
+
+constexpr char kFull[] = "whisper_full_with_state";
+
+absl::Status SetupError(const std::string& message) {
+  return WithKind(absl::InvalidArgumentError(message), ErrorKind::kSetup);
+}
+
+// faster-whisper's tokenization of a prefix or hotwords (get_prompt: tokenizer.encode(" " +
+// text.strip())) into *ids, cached while the text equals *cached. ASCII whitespace is stripped.
+void TokenizeHint(whisper_context* ctx, const char* text, const char* field, std::string* cached,
+                  std::vector<Token>* ids) {
+  if (!ids->empty() && *cached == text) return;
+  std::string s(text);
+  const char* ws = " \t\n\r\f\v";
+  const size_t b = s.find_first_not_of(ws);
+  s = b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(ws) - b + 1);
+  int skipped = 0;
+  *ids = ctx->tokenizer->EncodeSkipping(" " + s, &skipped);
+  *cached = text;
+  if (skipped > 0) {
+    Log(GGML_LOG_LEVEL_WARN, "%s: %s: %d byte(s) start no vocabulary entry: skipped\n", kFull, field, skipped);
+  }
+}
+
+}  // namespace
+
+absl::Status FillFasterWhisperOptions(const whisper_full_params& params, DecodingParams* dp) {
+  const float patience = params.beam_search.patience;
+  dp->patience = patience > 0.0f ? patience : 1.0f;  // OpenAI decoding.py: `patience or 1.0`
+  if (std::isnan(patience) || std::isinf(patience) ||
+      (dp->beam_size > 1 && std::round(static_cast<float>(dp->beam_size) * dp->patience) < 1.0f)) {
+    return SetupError(absl::StrFormat("whisper_full_params.beam_search.patience = %g: expected a finite value with "
+                                      "round(beam_size %d * patience) >= 1 (<= 0: 1)",
+                                      patience, dp->beam_size));
+  }
+  if (!std::isfinite(params.ggml_length_penalty)) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_length_penalty = %g: expected a finite value",
+                                      params.ggml_length_penalty));
+  }
+  dp->fw_length_penalty = params.ggml_length_penalty;
+  if (!(params.ggml_repetition_penalty > 0.0f) || std::isinf(params.ggml_repetition_penalty)) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_repetition_penalty = %g: expected a finite value > 0 "
+                                      "(1: off)",
+                                      params.ggml_repetition_penalty));
+  }
+  dp->filter.repetition_penalty = params.ggml_repetition_penalty;
+  if (params.ggml_no_repeat_ngram_size < 0) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_no_repeat_ngram_size = %d: expected >= 0 (0: off)",
+                                      params.ggml_no_repeat_ngram_size));
+  }
+  dp->filter.no_repeat_ngram_size = params.ggml_no_repeat_ngram_size;
+  if (params.ggml_max_new_tokens < 0) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_max_new_tokens = %d: expected >= 0 (0: no limit)",
+                                      params.ggml_max_new_tokens));
+  }
+  dp->max_new_tokens = params.ggml_max_new_tokens;
+  if (std::isnan(params.ggml_prompt_reset_on_temperature)) {
+    return SetupError("whisper_full_params.ggml_prompt_reset_on_temperature = nan: expected a number");
+  }
+  if (params.ggml_chunk_length < 0 || params.ggml_chunk_length > 30) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_chunk_length = %d: expected 1 .. 30 seconds (0: 30)",
+                                      params.ggml_chunk_length));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SuppressList(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
+                          bool whisper_cpp, const std::vector<Token>** list) {
+  const std::vector<Token>* nst = whisper_cpp ? &ctx->non_speech : &ctx->non_speech_openai;
+  *list = params.suppress_nst ? nst : nullptr;
+  const int n = params.ggml_n_suppress_tokens;
+  if (params.ggml_suppress_tokens == nullptr && n == 0) return absl::OkStatus();
+  if (n < 0 || params.ggml_suppress_tokens == nullptr) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_n_suppress_tokens = %d with ggml_suppress_tokens "
+                                      "%s: expected a count >= 0 of the list's ids",
+                                      n, params.ggml_suppress_tokens == nullptr ? "NULL" : "set"));
+  }
+  state->suppress_list.clear();
+  bool add_nst = false;
+  for (int i = 0; i < n; ++i) {
+    const Token t = params.ggml_suppress_tokens[i];
+    if (t < -1 || t >= whisper_n_vocab(ctx)) {
+      return SetupError(absl::StrFormat("whisper_full_params.ggml_suppress_tokens[%d] = %d: expected a token id in "
+                                        "[0, %d) or -1 (the non-speech tokens)",
+                                        i, t, whisper_n_vocab(ctx)));
+    }
+    if (t == -1) {
+      add_nst = true;
+    } else {
+      state->suppress_list.push_back(t);
+    }
+  }
+  if (add_nst) state->suppress_list.insert(state->suppress_list.end(), nst->begin(), nst->end());
+  *list = &state->suppress_list;
+  return absl::OkStatus();
+}
+
+void SetPromptOptions(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
+                      TranscribeParams* tp) {
+  if (params.ggml_prefix != nullptr && params.ggml_prefix[0] != '\0') {
+    TokenizeHint(ctx, params.ggml_prefix, "ggml_prefix", &state->prefix_text, &state->prefix_ids);
+    tp->prefix = state->prefix_ids.data();
+    tp->n_prefix = static_cast<int>(state->prefix_ids.size());
+  }
+  if (params.ggml_hotwords != nullptr && params.ggml_hotwords[0] != '\0') {
+    TokenizeHint(ctx, params.ggml_hotwords, "ggml_hotwords", &state->hotwords_text, &state->hotwords_ids);
+    tp->hotwords = state->hotwords_ids.data();
+    tp->n_hotwords = static_cast<int>(state->hotwords_ids.size());
+  }
+  tp->chunk_frames = params.ggml_chunk_length * 100;
+}
+
+}  // namespace api
+}  // namespace whisper
