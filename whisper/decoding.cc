@@ -96,8 +96,13 @@ void WindowDecoder::ReserveSetAside() {
 
 int WindowDecoder::MaxCandidates() const {
   if (params_.whisper_cpp || params_.beam_size <= 1) return params_.beam_size;
-  // CTranslate2 get_max_candidates: std::round(float(beam_size) * patience).
-  return static_cast<int>(std::round(static_cast<float>(params_.beam_size) * params_.patience));
+  // CTranslate2 get_max_candidates: std::round(float(beam_size) * patience). A window completes at
+  // most beam_size sequences per step and has fewer than n_text_ctx steps, so more candidates than
+  // that can never be reached: the cap keeps the result and bounds set_aside_ (patience 1e9 once
+  // reserved gigabytes) and the conversion (1e30 overflows int).
+  const double n = std::round(static_cast<double>(static_cast<float>(params_.beam_size) * params_.patience));
+  const double most = static_cast<double>(params_.beam_size) * std::max(n_text_ctx_, 1);
+  return static_cast<int>(std::min(n, most));
 }
 
 int WindowDecoder::MaxSteps(int n_prompt) const {
@@ -106,9 +111,9 @@ int WindowDecoder::MaxSteps(int n_prompt) const {
     // total = len(prompt) + max_new_tokens (faster-whisper's prompt, prefix included) and
     // start_step = the prompt before the prefix, less 1. The forced prefix's steps count in
     // max_length (return_prefix: decoding.cc get_max_step), so fewer are left to sample.
-    const int total = n_prompt + params_.max_new_tokens;
-    const int max_length = std::min(total / 2, total - (n_prompt - n_prefix_ - 1));
-    return std::max(0, max_length - n_prefix_);
+    const int64_t total = static_cast<int64_t>(n_prompt) + params_.max_new_tokens;
+    const int64_t max_length = std::min(total / 2, total - (n_prompt - n_prefix_ - 1));
+    return static_cast<int>(std::min<int64_t>(std::max<int64_t>(0, max_length - n_prefix_), n_text_ctx_));
   }
   return std::min(params_.max_tokens_per_window, n_text_ctx_ - n_prompt);
 }
@@ -184,7 +189,7 @@ absl::Status WindowDecoder::CheckRunArgs(const DecoderBackend& backend, const st
     return absl::InvalidArgumentError("decoding: n_history " + std::to_string(n_history) + " outside [0, " +
                                       std::to_string(prompt.size()) + ")");
   }
-  const int total = static_cast<int>(prompt.size()) + params_.max_new_tokens;
+  const int64_t total = static_cast<int64_t>(prompt.size()) + params_.max_new_tokens;  // INT_MAX: no overflow
   if (params_.max_new_tokens > 0 && !params_.whisper_cpp && total > n_text_ctx_) {
     // faster-whisper 1.2.1 generate_with_fallback's ValueError, with its figures.
     return absl::InvalidArgumentError(

@@ -546,6 +546,18 @@ TEST_F(BeamPatienceTest, PatienceCollectsMoreCompletedSequences) {
   EXPECT_FALSE(r.failed);
 }
 
+// Patience beyond what a window can complete (beam_size per step, < n_text_ctx steps) is the same
+// search as the largest reachable one: no allocation in proportion to it (1e9 once took 21 GB) and
+// no int overflow (1e30).
+TEST_F(BeamPatienceTest, HugePatienceIsTheLargestReachable) {
+  const WindowResult reachable = Decode(448.0f, 1.0f);
+  for (float patience : {1e9f, 1e30f, 3e38f}) {
+    const WindowResult r = Decode(patience, 1.0f);
+    EXPECT_EQ(r.tokens, reachable.tokens) << patience;
+    EXPECT_EQ(r.sum_logprob, reachable.sum_logprob) << patience;
+  }
+}
+
 TEST_F(BeamPatienceTest, LengthPenaltyZeroScoresTheSumAndStopsEarly) {
   WindowResult r = Decode(1.5f, 0.0f);
   EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, A, s.beg + 50}));
@@ -578,6 +590,14 @@ TEST_F(DecodingTest, MaxNewTokensEndsTheWindowAtCTranslate2sMaxLength) {
   ASSERT_TRUE(dec.Run(b5, prompt5, 0, 3000, &r, 4).ok());
   EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 11, 12, 13, 14}));
   EXPECT_EQ(r.seek_delta, 3000);
+  // INT_MAX new tokens: faster-whisper's ValueError too (the sum once overflowed to a negative
+  // length and an empty window).
+  DecodingParams pmax = Params();
+  pmax.max_new_tokens = std::numeric_limits<int>::max();
+  WindowDecoder dec_max(s, 448, pmax);
+  const absl::Status st_max = dec_max.Run(b, prompt, 0, 3000, &r);
+  EXPECT_EQ(st_max.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st_max.message().find("2147483648"), std::string::npos) << st_max.message();
   // faster-whisper's ValueError: 443 + 6 > 448.
   std::vector<Token> long_prompt(443, 5);
   long_prompt.back() = s.sot;
