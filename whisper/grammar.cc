@@ -14,6 +14,9 @@ namespace {
 // 2^18 is 64x what the 4096 stacks themselves need, and keeps a worst case (a chain of nested
 // repetitions) near 0.1 s under ASan.
 constexpr size_t kMaxExpansions = size_t{1} << 18;
+// Rule references Advance follows one inside another (its recursion depth): a chain of 60000
+// rules, each starting with the next, overflowed the stack. Also a truncation.
+constexpr int kMaxAdvanceDepth = 2048;
 
 bool IsCharElement(GrammarType t) {
   return t == GrammarType::kChar || t == GrammarType::kCharNot || t == GrammarType::kCharAlt ||
@@ -187,7 +190,7 @@ void AddUnique(const std::vector<uint32_t>& stack, GrammarStacks* out, bool* tru
 
 void Grammar::Advance(GrammarScratch* s, GrammarStacks* out, bool* truncated) const {
   std::vector<uint32_t>& work = s->work;
-  if (++s->expansions > kMaxExpansions) {
+  if (++s->expansions > kMaxExpansions || s->depth >= kMaxAdvanceDepth) {
     *truncated = true;
     return;
   }
@@ -204,6 +207,7 @@ void Grammar::Advance(GrammarScratch* s, GrammarStacks* out, bool* truncated) co
   }
   work.pop_back();
   uint32_t sub = rule_start_[e.value];
+  ++s->depth;
   for (;;) {  // each alternative of the rule
     const size_t mark = work.size();
     if (!IsEnd(pos + 1)) work.push_back(pos + 1);
@@ -214,6 +218,7 @@ void Grammar::Advance(GrammarScratch* s, GrammarStacks* out, bool* truncated) co
     if (elems_[sub].type != GrammarType::kAlt) break;
     ++sub;
   }
+  --s->depth;
   work.push_back(pos);
 }
 
@@ -468,8 +473,9 @@ absl::Status Grammar::Init(const GrammarElement* const* rules, size_t n_rules, s
     }
     if (initial_.truncated) {
       st = absl::InvalidArgumentError(absl::StrFormat(
-          "the start rule expands to more than %d parse stacks or %d steps (an ambiguous grammar)",
-          kMaxGrammarStacks, kMaxExpansions));
+          "the start rule expands to more than %d parse stacks or %d steps (an ambiguous grammar), or "
+          "through more than %d rules nested one in another",
+          kMaxGrammarStacks, kMaxExpansions, kMaxAdvanceDepth));
     }
   }
   if (!st.ok()) {

@@ -137,6 +137,7 @@ struct GrammarScratch {
   std::vector<PartialUtf8> partial;
   std::vector<uint32_t> token_cps;
   size_t expansions = 0;
+  int depth = 0;  // Advance's recursion depth
 };
 
 class Grammar {

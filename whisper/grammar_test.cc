@@ -292,5 +292,23 @@ TEST(GrammarTest, ManyDistinctStacksUpToTheLimit) {
   EXPECT_THAT(std::string(deep.Build(&g).message()), HasSubstr("ambiguous grammar"));
 }
 
+// r_0 ::= r_1, ..., r_{n-1} ::= "a": the start rule reaches a character through n nested rules.
+// 60000 overflowed the stack (Advance recurses once per rule); more than 2048 is an error.
+TEST(GrammarTest, RuleChainsNestAtMost2048Deep) {
+  const auto chain = [](uint32_t n) {
+    Rules r;
+    for (uint32_t i = 0; i + 1 < n; ++i) r.rules.push_back({E(T::kRuleRef, i + 1), E(T::kEnd)});
+    r.rules.push_back({C('a'), E(T::kEnd)});
+    return r;
+  };
+  Grammar g;
+  Rules ok = chain(2000);
+  EXPECT_TRUE(ok.Build(&g).ok());
+  for (uint32_t n : {2100u, 8000u}) {
+    Rules deep = chain(n);
+    EXPECT_THAT(std::string(deep.Build(&g).message()), HasSubstr("more than 2048 rules nested")) << n;
+  }
+}
+
 }  // namespace
 }  // namespace whisper

@@ -32,7 +32,12 @@ class Parser {
   std::map<uint32_t, const char*> first_use;  // symbol id -> where it was first mentioned
   std::vector<bool> defined;
 
+  // Groups nest at most this deep: each level is two frames of this recursive parser, and 20000
+  // levels (a 40 KB file) overflowed the stack. whisper.cpp's parser has no limit (and crashes).
+  static constexpr int kMaxGroupDepth = 1000;
+
  private:
+  int depth_ = 0;  // groups open at the current position
   static bool IsWordChar(char c) {
     return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || c == '-' || ('0' <= c && c <= '9');
   }
@@ -199,9 +204,13 @@ class Parser {
         out->push_back({WHISPER_GRETYPE_RULE_REF, ref});
       } else if (*pos == '(') {
         const char* open = pos;
+        if (++depth_ > kMaxGroupDepth) {
+          throw ParseError{open, absl::StrCat("groups nested more than ", kMaxGroupDepth, " deep")};
+        }
         pos = ParseSpace(pos + 1, true);
         const uint32_t sub_id = GenerateSymbolId(rule_name);
         pos = ParseAlternates(pos, rule_name, sub_id, true);
+        --depth_;
         last_sym_start = out->size();
         out->push_back({WHISPER_GRETYPE_RULE_REF, sub_id});
         if (*pos != ')') {

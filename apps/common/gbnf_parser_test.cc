@@ -125,6 +125,19 @@ TEST(GbnfParserTest, ErrorsNameLineColumnAndWhatWasExpected) {
   EXPECT_THAT(err("# only a comment\n"), HasSubstr("no rules"));
 }
 
+// 20000 nested groups (a 40 KB file) overflowed the recursive parser's stack; 1000 still parse.
+TEST(GbnfParserTest, GroupsNestAtMost1000Deep) {
+  const auto nested = [](int n) {
+    return "root ::= " + std::string(n, '(') + "\"a\"" + std::string(n, ')');
+  };
+  EXPECT_TRUE(ParseGbnf(nested(1000)).ok());
+  for (int n : {1001, 20000}) {
+    absl::StatusOr<GbnfGrammar> g = ParseGbnf(nested(n));
+    ASSERT_FALSE(g.ok());
+    EXPECT_THAT(std::string(g.status().message()), HasSubstr("line 1, column 1010: groups nested more than 1000 deep"));
+  }
+}
+
 TEST(GbnfParserTest, StopsAtNulAsACString) {
   const std::string text("root ::= \"a\"\n\0garbage", 22);
   absl::StatusOr<GbnfGrammar> g = ParseGbnf(text);
