@@ -414,8 +414,19 @@ class Model {
   // (lang_id, probabilities of every language) of the first 30 s, on a state of its own.
   py::tuple DetectLanguage(const py::array_t<float, py::array::c_style | py::array::forcecast>& audio,
                            int n_threads) {
+    // faster-whisper 1.2.1 detects on any audio: fewer samples than a hop (160) make no frame (the
+    // window is all padding, a mel of zeros: one zero frame here, as the encoder pads with zeros),
+    // and up to the 201 whisper_pcm_to_mel needs, zeros are appended (the same frame count).
+    std::vector<float> padded;
     const float* samples = audio.data();
-    const int n = static_cast<int>(audio.size());
+    int n = static_cast<int>(audio.size());
+    if (n >= WHISPER_HOP_LENGTH && n <= WHISPER_N_FFT / 2) {
+      padded.assign(samples, samples + n);
+      padded.resize(WHISPER_N_FFT / 2 + 1, 0.0f);
+      samples = padded.data();
+      n = static_cast<int>(padded.size());
+    }
+    const std::vector<float> zero_frame(static_cast<size_t>(whisper_model_n_mels(holder_->ctx)), 0.0f);
     std::vector<float> probs(static_cast<size_t>(whisper_lang_max_id() + 1));
     int id = -1;
     std::string error;
@@ -425,7 +436,11 @@ class Model {
       if (st == nullptr) {
         error = TakeError("whisper_init_state failed");
       } else {
-        if (whisper_pcm_to_mel_with_state(holder_->ctx, st, samples, n, n_threads) != 0) {
+        const int mel = n < WHISPER_HOP_LENGTH
+                            ? whisper_set_mel_with_state(holder_->ctx, st, zero_frame.data(), 1,
+                                                         static_cast<int>(zero_frame.size()))
+                            : whisper_pcm_to_mel_with_state(holder_->ctx, st, samples, n, n_threads);
+        if (mel != 0) {
           error = TakeError("whisper_pcm_to_mel_with_state failed");
         } else {
           id = whisper_lang_auto_detect_with_state(holder_->ctx, st, 0, n_threads, probs.data());

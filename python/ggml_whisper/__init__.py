@@ -31,7 +31,6 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
     language in Segment.language, a field faster-whisper's Segment does not have (None without it);
   - Word.probability is the mean of its tokens' probabilities when they were decoded (faster-whisper's
     come from the alignment pass; hallucination_silence_threshold does use those, as faster-whisper);
-  - an empty audio array raises ValueError (faster-whisper returns no segments).
 
 The GIL is released while audio decodes and while a segment is being decoded, so several threads
 can transcribe with one model at once (each call has its own decoding state).
@@ -134,8 +133,9 @@ def decode_audio(audio: Union[str, os.PathLike, BinaryIO, np.ndarray]) -> np.nda
 
     Files are decoded by libsndfile (WAV, FLAC, OGG/Vorbis/Opus, MP3, AIFF, ...) and resampled with
     libsamplerate, exactly as the ggml_whisper CLI reads them. Raises FileNotFoundError for a
-    missing path and ValueError for data that is not audio (the message names the file), for an
-    empty file and for an empty array (faster-whisper transcribes an empty array to no segments).
+    missing path and ValueError for data that is not audio (the message names the file) and for an
+    empty file. An empty array is returned as it is (transcribe gives no segments for it, as
+    faster-whisper 1.2.1 does).
     """
     if isinstance(audio, np.ndarray):
         if audio.ndim != 1:
@@ -143,8 +143,6 @@ def decode_audio(audio: Union[str, os.PathLike, BinaryIO, np.ndarray]) -> np.nda
                              % (audio.shape,))
         if not np.issubdtype(audio.dtype, np.floating):
             raise ValueError("audio array has dtype %s, expected float32 samples in [-1, 1]" % audio.dtype)
-        if audio.shape[0] == 0:  # faster-whisper 1.2.1 returns no segments; whisper.cpp logs "no samples"
-            raise ValueError("audio is empty (0 samples), expected mono float32 samples at 16 kHz")
         samples = np.ascontiguousarray(audio, dtype=np.float32)
         if not np.all(np.isfinite(samples)):
             bad = int(np.flatnonzero(~np.isfinite(samples))[0])
@@ -315,7 +313,7 @@ class WhisperModel:
             return "en", 1.0, [("en", 1.0)]
         window = 30 * SAMPLE_RATE
         votes = {}
-        end = max(1, min(samples.shape[0], segments * window))
+        end = max(1, min(samples.shape[0], segments * window))  # no audio: one window of padding
         for begin in range(0, end, window):
             lang_id, probs = self._model.detect_language(samples[begin:min(end, begin + window)], self._threads)
             ranked = sorted(((_core.lang_str(i), float(probs[i])) for i in range(self._model.n_languages)),
@@ -381,7 +379,7 @@ class WhisperModel:
         if vad_filter:
             samples, speech_map = self._speech_only(samples, vad_params)
         language, translate, language_probability, all_probs = self._language(
-            _from_first_clip(samples, clips) if samples.size else np.zeros(SAMPLE_RATE, np.float32), language,
+            _from_first_clip(samples, clips), language,
             task, language_detection_segments, language_detection_threshold)
         options = TranscriptionOptions(
             beam_size=beam_size, best_of=best_of, temperatures=[t0 + i * t_inc for i in range(
@@ -403,7 +401,7 @@ class WhisperModel:
                                  all_language_probs=all_probs, transcription_options=options,
                                  vad_options=vad_params[1] if vad_filter else None)
         if not samples.size:
-            return iter(()), info  # VAD found no speech: faster-whisper transcribes nothing
+            return iter(()), info  # no audio, or VAD found no speech: faster-whisper transcribes nothing
         run = (self._word_model() if word_timestamps else self._model).transcribe(samples, o)
         return _Segments(run, bool(multilingual), speech_map), info
 

@@ -123,13 +123,19 @@ def test_path_file_object_and_array_agree(model):
     assert by_path and by_path[0][2].startswith(" And so my fellow Americans")
 
 
-def test_empty_audio_and_wrong_model_kinds_raise(model, tmp_path):
-    """Each error names the argument or file, what it is and what was expected (issue 36)."""
+def test_empty_array_is_no_segments_as_faster_whisper(model):
+    """faster-whisper 1.2.1 (tiny.en, float32) transcribes an empty array to no segments, with
+    language "en" at probability 1 and durations 0, with and without vad_filter."""
     empty = np.zeros(0, dtype=np.float32)
-    for call in (lambda: model.transcribe(empty, language="en"), lambda: model.transcribe(empty),
-                 lambda: model.detect_language(empty), lambda: decode_audio(empty)):
-        with pytest.raises(ValueError, match=r"^audio is empty \(0 samples\), expected mono float32 samples"):
-            call()
+    assert decode_audio(empty).shape == (0,)
+    for kwargs in ({}, {"language": "en"}, {"vad_filter": True}, {"word_timestamps": True}):
+        segments, info = model.transcribe(empty, **kwargs)
+        assert list(segments) == []
+        assert (info.language, info.language_probability, info.duration, info.duration_after_vad) == ("en", 1, 0, 0)
+
+
+def test_empty_file_and_wrong_model_kinds_raise(model, tmp_path):
+    """Each error names the argument or file, what it is and what was expected (issue 36)."""
     empty_file = tmp_path / "empty.wav"
     empty_file.write_bytes(b"")
     with pytest.raises(ValueError, match=r"empty\.wav: empty file \(0 bytes\), expected audio"):

@@ -70,6 +70,23 @@ def test_detect_language_matches_faster_whisper(base, case):
     assert max(abs(p - ref[c]) for c, p in all_probs) < TOLERANCE
 
 
+def test_empty_array_detects_as_faster_whisper(base):
+    """faster-whisper 1.2.1 on base (float32) detects on a window of padding only for an empty array
+    (or any shorter than a hop, 160 samples): detect_language and transcribe (no segments) both give
+    "en" at 0.557259202003479 (run by hand, as tools/reference/fw_language_detection.py runs it). Ours
+    encodes one all-zero mel frame there and gets "en" at 0.568: the window is padding either way,
+    but its mel differs at the first frames, so the probability is checked to 0.02, not 1e-3."""
+    empty = np.zeros(0, dtype=np.float32)
+    for audio in (empty, np.zeros(80, dtype=np.float32)):
+        language, probability, _ = base.detect_language(audio)
+        assert language == "en" and abs(probability - 0.557259202003479) < 0.02
+    segments, info = base.transcribe(empty)
+    assert list(segments) == []
+    assert info.language == "en" and abs(info.language_probability - 0.557259202003479) < 0.02
+    # 160..200 samples (one frame; whisper_pcm_to_mel needs 201): faster-whisper 0.5478594899177551
+    assert abs(base.detect_language(np.zeros(160, dtype=np.float32))[1] - 0.5478594899177551) < 2e-3
+
+
 def test_transcribe_reports_detection_with_its_options(base):
     """info.all_language_probs and language_probability follow the detection options: the
     threshold-1.0 vote over both windows of multilingual.mp3 (en, then de) picks the first, en."""
