@@ -181,12 +181,17 @@ Reply FormatWhisperServer(const RequestOptions& o, const std::vector<TranscriptS
 Reply FormatOpenAi(const RequestOptions& o, const std::vector<TranscriptSegment>& segments, whisper_context* ctx,
                    whisper_state* state, double duration_s) {
   std::string joined;  // with diarize, each segment's text follows its "(speaker N)"
-  for (const TranscriptSegment& s : segments) absl::StrAppend(&joined, SpeakerPrefix(s), s.text);
+  for (const TranscriptSegment& s : segments) {
+    const std::string label = SpeakerPrefix(s);  // a space before and after it, as /inference's
+    if (!label.empty()) absl::StrAppend(&joined, joined.empty() ? "" : " ", label, " ", Trimmed(s.text));
+    if (label.empty()) absl::StrAppend(&joined, s.text);
+  }
   const std::string text = Trimmed(joined);
   const std::string& f = o.response_format;
-  // OpenAI's subtitle writers (openai/whisper utils.py) strip each segment's text.
+  // OpenAI's subtitle writers (openai/whisper utils.py) strip each segment's text; a speaker label
+  // keeps one space before it ("(speaker 0) And", "<v Speaker0> And").
   std::vector<TranscriptSegment> stripped = segments;
-  for (TranscriptSegment& s : stripped) s.text = Trimmed(s.text);
+  for (TranscriptSegment& s : stripped) s.text = (SpeakerPrefix(s).empty() ? "" : " ") + Trimmed(s.text);
   if (f == "text") return Ok("text/plain; charset=utf-8", text + "\n");
   if (f == "srt") return Ok("text/plain; charset=utf-8", FormatSrt(stripped));
   if (f == "vtt") return Ok("text/plain; charset=utf-8", FormatVtt(stripped));

@@ -498,12 +498,26 @@ TEST_F(InferenceTest, DiarizeOnOpenAiRoutes) {
   const json j = json::parse(r.body);
   ASSERT_GE(j["segments"].size(), 2u);
   for (const json& s : j["segments"]) EXPECT_EQ(s["speaker"], "1");
-  EXPECT_EQ(j["text"].get<std::string>().rfind("(speaker 1)", 0), 0u) << j["text"];
+  // Every label stands between spaces, as in /inference's text: "(speaker 1) And ... you (speaker 1) ask".
+  const std::string text = j["text"];
+  EXPECT_EQ(text.rfind("(speaker 1) And so", 0), 0u) << text;
+  size_t labels = 0;
+  for (size_t at = text.find("(speaker 1)"); at != std::string::npos; at = text.find("(speaker 1)", at + 1)) {
+    ++labels;
+    EXPECT_EQ(text.substr(at + 11, 1), " ") << text;
+    if (at > 0) EXPECT_EQ(text.substr(at - 1, 1), " ") << text;
+  }
+  EXPECT_EQ(labels, j["segments"].size()) << text;
   f.erase("response_format");
   f.emplace("response_format", FormValue{"srt", "", false});
   r = Run(Api::kOpenAiTranscription, f);
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_THAT(r.body, HasSubstr("\n(speaker 1)And so my fellow Americans"));
+  EXPECT_THAT(r.body, HasSubstr("\n(speaker 1) And so my fellow Americans"));
+  f.erase("response_format");
+  f.emplace("response_format", FormValue{"vtt", "", false});
+  r = Run(Api::kOpenAiTranscription, f);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("\n<v Speaker1> And so my fellow Americans"));
 }
 
 TEST_F(InferenceTest, BadFieldsAre400sNamingTheField) {

@@ -112,6 +112,13 @@ bool LoadRuntime(const ServerParams& sp, ServerRuntime* rt) {
 
 // Binds `svr` to --host and --port (0: any free port). The port bound, or 0 when none could be.
 int BindPort(httplib::Server& svr, const ServerParams& sp) {
+  // cpp-httplib 0.11's default options add SO_REUSEPORT, so a second server bound to a port in
+  // use and both answered requests in turn (with their different models). SO_REUSEADDR only, as
+  // whisper-server's builds of newer cpp-httplib do: a port in use is an error.
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+  });
   int port = sp.port;
   if (port == 0) {
     port = svr.bind_to_any_port(sp.host);

@@ -60,6 +60,15 @@ class ServerFormatsTest(unittest.TestCase):
     def post(self, path, fields):
         return harness.post(self.server.port, path, fields, [("file", "jfk.wav", self.jfk)])
 
+    def test_port_in_use_is_an_error(self):
+        """A second server on this one's port exits 1 (cpp-httplib 0.11's default SO_REUSEPORT let
+        it listen too, and the two took turns answering with their own models)."""
+        proc = subprocess.run([SERVER, "-m", MODEL, "-t", "1", "--host", "127.0.0.1", "--port",
+                               str(self.server.port)], capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn("cannot listen on 127.0.0.1:%d" % self.server.port, proc.stderr)
+        self.assertNotIn("listening at", proc.stdout)
+
     def test_health(self):
         status, ctype, body = harness.get(self.server.port, "/health")
         self.assertEqual((status, json.loads(body)), (200, {"status": "ok"}))
