@@ -15,7 +15,8 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
     directory or a model size name; device must be "cpu" or "auto";
   - compute_type converts the weight matrices at load to a ggml type (the tensors and kernels of
     whisper.cpp's quantize): int8, int8_float32, int8_float16, int8_bfloat16 -> q8_0 (8-bit
-    weights, activations stay float32); float16 -> f16; float32 -> f32; bfloat16 -> f16 (no
+    weights; products quantize activations to 8 bits per block of 32, as ggml's vec_dot, in an
+    int8 GEMM on CPUs with VNNI); float16 -> f16; float32 -> f32; bfloat16 -> f16 (no
     bfloat16 kernels; a warning says so); "default" and "auto" keep the file's types. int16 is
     refused (ValueError). CTranslate2's int8 rounds differently, so int8 texts can differ a little;
   - decoding follows OpenAI's rules (as faster-whisper does) unless decoding="whisper.cpp";
