@@ -60,15 +60,16 @@ step "bazel test --config=sanitize_models ${sanitize_targets[*]} (but kernels, c
   "${sanitize_targets[@]}" -//kernels/... -//cpu/...
 # ThreadSanitizer on what runs threads: the pool, the graph executor, the decoder's per-beam
 # filtering on two threads (decoding_test), the stream tool's audio buffer (a producer and a
-# consumer thread, dropping and blocking); then several whisper_states on one context at once
-# (whisper_full_parallel, abort from another thread) and the server's state pool. TSan runs ~5x
+# consumer thread, dropping and blocking), B sequences stepped together (decode_sequences_test);
+# then several whisper_states on one context at once (whisper_full_parallel, abort from another
+# thread) and the server's state pool. TSan runs ~5x
 # slower than ASan, hence the explicit timeout; the model-level tests run only their concurrent
 # cases (one --test_filter for the two: a pattern that matches nothing in a binary selects none
 # of its cases there).
 step "bazel test --config=tsan (threads)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 -- \
   //cpu:threadpool_test //cpu:graph_compute_test //cpu:graph_compute_block_test //whisper:decoding_test \
-  //apps/stream:audio_buffer_test
+  //apps/stream:audio_buffer_test //whisper:decode_sequences_test
 step "bazel test --config=tsan (API states, server state pool)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 \
   --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*:InferenceConcurrency.*' \
