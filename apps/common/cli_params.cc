@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstdint>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -54,6 +55,9 @@ Flag Switch(const char* s, const char* l, bool CliParams::*field, const char* he
 
 std::string RangeText(double lo, double hi, double min, double max) {
   if (lo == hi) return absl::StrCat("(only ", lo, " is supported)");
+  // FLT_MIN as a lower bound means "positive" (printing 1.17549e-38 helps nobody).
+  if (lo == FLT_MIN && hi == max) return "(must be > 0)";
+  if (lo == FLT_MIN) return absl::StrCat("(must be > 0 and <= ", hi, ")");
   if (hi == max) return absl::StrCat("(must be >= ", lo, ")");
   if (lo == min) return absl::StrCat("(must be <= ", hi, ")");
   return absl::StrCat("[", lo, ", ", hi, "]");
@@ -68,7 +72,17 @@ Flag Int(const char* s, const char* l, const char* value_name, int CliParams::*f
   f.help = help;
   f.set = [field, lo, hi](CliParams& p, const std::string& v) {
     int x;
-    if (!absl::SimpleAtoi(v, &x)) return absl::InvalidArgumentError(absl::StrCat("needs an integer, got '", v, "'"));
+    int64_t wide;
+    if (!absl::SimpleAtoi(v, &x)) {
+      // An integer that int cannot hold is out of range, not "not an integer".
+      bool digits = !v.empty() && v.find_first_not_of("+-0123456789") == std::string::npos &&
+                    v.find_first_of("0123456789") != std::string::npos;
+      if (digits && (!absl::SimpleAtoi(v, &wide) || wide < INT_MIN || wide > INT_MAX)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(v, " is out of range ", RangeText(lo, hi, INT_MIN, INT_MAX)));
+      }
+      return absl::InvalidArgumentError(absl::StrCat("needs an integer, got '", v, "'"));
+    }
     if (x < lo || x > hi) {
       return absl::InvalidArgumentError(absl::StrCat(x, " is out of range ", RangeText(lo, hi, INT_MIN, INT_MAX)));
     }
@@ -97,7 +111,9 @@ Flag Float(const char* s, const char* l, const char* value_name, float CliParams
     p.*field = x;
     return absl::OkStatus();
   };
-  f.show = [field](const CliParams& p) {
+  // A default below the accepted range is the "unset" value (e.g. -1 for a threshold that is off).
+  f.show = [field, lo](const CliParams& p) {
+    if (p.*field < lo) return std::string("off");
     return p.*field == FLT_MAX ? std::string("FLT_MAX") : absl::StrFormat("%.2f", p.*field);
   };
   return f;

@@ -305,10 +305,16 @@ TEST(CliParams, IntegerValuesAndTheirRanges) {
   EXPECT_EQ(ParseError({"-ot", "-5"}), "-ot -5 is out of range (must be >= 0)");
   EXPECT_EQ(ParseError({"-d", "-5"}), "-d -5 is out of range (must be >= 0)");
   EXPECT_EQ(ParseError({"-ac", "-1"}), "-ac -1 is out of range (must be >= 0)");
+  // An integer too wide for int is out of range (not "not an integer"); 1e3 is not an integer.
+  EXPECT_EQ(ParseError({"-t", "99999999999"}), "-t 99999999999 is out of range [0, 512]");
+  EXPECT_EQ(ParseError({"-t", "-99999999999999999999999"}), "-t -99999999999999999999999 is out of range [0, 512]");
+  EXPECT_EQ(ParseError({"-t", "1e3"}), "-t needs an integer, got '1e3'");
+  EXPECT_EQ(ParseError({"-t", "+-"}), "-t needs an integer, got '+-'");
+  // A positive-only float says so, not "must be >= 1.17549e-38" (FLT_MIN).
+  EXPECT_EQ(ParseError({"--patience", "0"}), "--patience 0 is out of range (must be > 0)");
   EXPECT_EQ(ParseError({"-ml", "-1"}), "-ml -1 is out of range (must be >= 0)");
   EXPECT_EQ(ParseError({"-vp", "-1"}), "-vp -1 is out of range (must be >= 0)");
   EXPECT_EQ(ParseError({"-dev", "-1"}), "-dev -1 is out of range (must be >= 0)");
-  EXPECT_EQ(ParseError({"-t", "99999999999"}), "-t needs an integer, got '99999999999'");
   // -mc: any value; negative means all (whisper-cli keeps n_max_text_ctx then).
   absl::StatusOr<CliParams> mc = Parse({"-mc", "-5"});
   ASSERT_TRUE(mc.ok()) << mc.status();
@@ -679,6 +685,8 @@ TEST(CliUsage, MarksIgnoredAndUnimplementedFlags) {
   }
   EXPECT_THAT(UsageLine(u, "-vt"), HasSubstr("(only used with --vad)"));
   EXPECT_THAT(UsageLine(u, "-fp"), HasSubstr("(only used by -owts)"));
+  // A default below the flag's range is shown as "off", not as a value the flag refuses.
+  EXPECT_THAT(UsageLine(u, "--hallucination-silence-threshold"), HasSubstr("[off"));
 }
 
 }  // namespace
