@@ -196,10 +196,32 @@ absl::Status DrainStreams(int64_t total_frames, const std::string& name, DecodeS
   return absl::OkStatus();
 }
 
+// The frames a WAV's 'data' chunk header announces when the file is shorter than that, else -1.
+// libsndfile sizes SF_INFO.frames from the bytes present, so a truncated WAV looks complete; its
+// parse log (SFC_GET_LOG_INFO, wav.c) records "data : <header bytes> (should be <bytes present>)"
+// and "Block Align : <bytes per frame>".
+int64_t TruncatedWavFrames(SNDFILE* file, const SF_INFO& info) {
+  const int major = info.format & SF_FORMAT_TYPEMASK;
+  if (major != SF_FORMAT_WAV && major != SF_FORMAT_WAVEX) return -1;
+  char log[8192] = {0};
+  sf_command(file, SFC_GET_LOG_INFO, log, sizeof(log) - 1);
+  const char* data = std::strstr(log, "\ndata : ");
+  const char* align = std::strstr(log, "Block Align");
+  long long header_bytes = 0, present_bytes = 0, block_align = 0;
+  if (data == nullptr || align == nullptr ||
+      std::sscanf(data, "\ndata : %lld (should be %lld)", &header_bytes, &present_bytes) != 2 ||
+      std::sscanf(align, "Block Align : %lld", &block_align) != 1 || block_align <= 0 ||
+      header_bytes <= present_bytes) {
+    return -1;
+  }
+  return header_bytes / block_align;
+}
+
 // Fills options.report (when set) from the header and the frames decoded.
-void FillReport(const SF_INFO& info, int64_t total_frames, const AudioOptions& options) {
+void FillReport(SNDFILE* file, const SF_INFO& info, int64_t total_frames, const AudioOptions& options) {
   if (options.report == nullptr) return;
-  options.report->frames_announced = info.frames;
+  const int64_t wav_frames = TruncatedWavFrames(file, info);
+  options.report->frames_announced = wav_frames > info.frames ? wav_frames : info.frames;
   options.report->frames_decoded = total_frames;
   options.report->announced_is_exact = (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_MPEG;
   options.report->sample_rate = info.samplerate;
@@ -243,7 +265,7 @@ absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_I
     return absl::DataLossError(absl::StrFormat("%s: decoding failed after %d frames: %s", name,
                                                total_frames, sf_strerror(file)));
   }
-  FillReport(info, total_frames, options);
+  FillReport(file, info, total_frames, options);
   if (total_frames == 0) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": contains no audio (0 frames decoded)"));
   }

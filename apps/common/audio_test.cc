@@ -451,6 +451,28 @@ TEST(LoadAudioTest, ReportShowsAShortDecode) {
   EXPECT_EQ(audio->size(), static_cast<size_t>(report.frames_decoded));
 }
 
+// A WAV cut short: libsndfile sizes SF_INFO.frames from the bytes present, so the report takes the
+// 'data' chunk's declared size (hand-laid-out header: 16000 frames of 2 bytes) as the frames
+// announced; 44 header bytes + 2 * 6000 data bytes leave 6000 frames decoded. The whole file's
+// report shows both equal.
+TEST(LoadAudioTest, ReportShowsATruncatedWav) {
+  std::vector<unsigned char> wav = Pcm16WavBytes(16000, 16000);
+  AudioReport report;
+  AudioOptions options;
+  options.report = &report;
+  ASSERT_TRUE(LoadAudio16kMonoFromMemory(wav.data(), wav.size(), "whole.wav", options).ok());
+  EXPECT_EQ(report.frames_announced, 16000);
+  EXPECT_EQ(report.frames_decoded, 16000);
+  wav.resize(44 + 2 * 6000);
+  report = AudioReport();
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMonoFromMemory(wav.data(), wav.size(), "cut.wav", options);
+  ASSERT_TRUE(audio.ok()) << audio.status();
+  EXPECT_EQ(report.frames_announced, 16000);
+  EXPECT_EQ(report.frames_decoded, 6000);
+  EXPECT_TRUE(report.announced_is_exact);
+  EXPECT_EQ(audio->size(), 6000u);
+}
+
 TEST(LoadAudioErrorTest, Directory) {
   const std::string path = TmpPath("");
   absl::StatusOr<std::vector<float>> audio = LoadAudio16kMono(path);
