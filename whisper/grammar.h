@@ -194,6 +194,8 @@ class Grammar {
   void Search(const GrammarState& state, const GrammarVocab& vocab, const Token* cands, size_t n,
               GrammarScratch* scratch) const;
   absl::Status CheckElements(const GrammarElement* const* rules, size_t n_rules) const;
+  // Per rule: 1 when it can match the empty string. Linear in the elements.
+  std::vector<uint8_t> NullableRules() const;
   absl::Status CheckLeftRecursion() const;
 
   std::vector<GrammarElement> elems_;  // every rule, each ending in kEnd
