@@ -185,6 +185,18 @@ std::string CheckOffset(const CliParams& p, const std::string& name, size_t n_sa
          " ms audio, less than 100 ms";
 }
 
+// Warns about --clip-timestamps clips that start at or after the audio's end: faster-whisper
+// 1.2.1 skips them without a word (transcribe.py generate_segments: seek >= seek_clip_end), and so
+// does the library; a user who cut clips for another file should hear of it.
+void WarnClipsPastEnd(const CliParams& p, const std::string& name, size_t n_samples) {
+  const double duration = static_cast<double>(n_samples) / WHISPER_SAMPLE_RATE;
+  for (size_t i = 0; i < p.clip_timestamps.size(); i += 2) {
+    if (p.clip_timestamps[i] < duration) continue;
+    std::fprintf(stderr, "warning: '%s': --clip-timestamps clip %zu starts at %.2f s, at or after the audio's end (%.2f s): "
+                 "nothing of it is transcribed\n", name.c_str(), i / 2 + 1, p.clip_timestamps[i], duration);
+  }
+}
+
 JsonInfo MakeJsonInfo(const CliParams& p, whisper_context* ctx) {
   JsonInfo info;
   info.system_info = whisper_print_system_info();
@@ -351,6 +363,7 @@ std::optional<std::vector<float>> LoadInput(const CliParams& p, const std::strin
     Fail(bad);
     return std::nullopt;
   }
+  WarnClipsPastEnd(p, InputName(file), audio->size());
   return *std::move(audio);
 }
 

@@ -127,6 +127,25 @@ TEST_F(CliClipHallucinationTest, HallucinationThresholdSkipsTheSilenceAsFasterWh
   for (size_t i = 0; i < baseline.size(); ++i) EXPECT_EQ(without[i].text, baseline[i].text) << "segment " << i;
 }
 
+// A clip starting at or after the audio's end is skipped, as faster-whisper 1.2.1 skips it (no
+// segment: its generate_segments moves to the next clip when seek >= the clip's end), and the CLI
+// warns about it; the clip inside the audio is transcribed as when given alone.
+TEST_F(CliClipHallucinationTest, ClipsPastTheEndAreWarnedAbout) {
+  const std::string wav = testdata::SharedData("jfk.wav");
+  const std::vector<OurSegment> alone = Run(wav, {"--clip-timestamps", "1,2"});
+  std::vector<std::string> args = {"-m", "models/ggml-tiny.en.bin", "-f", wav, "-bs", "1", "-sns", "-t", "2",
+                                   "-np", "-ojf", "-of", dir_ + "/out", "--clip-timestamps", "12,13,1,2,11"};
+  const CliRun run = RunCli(args, dir_);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("clip 1 starts at 12.00 s, at or after the audio's end (11.00 s)"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("clip 3 starts at 11.00 s"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("clip 2 starts"), std::string::npos) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(ReadFileOrFail(dir_ + "/out.json"), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_EQ(j["transcription"].size(), alone.size());
+  for (size_t i = 0; i < alone.size(); ++i) EXPECT_EQ(j["transcription"][i]["text"].get<std::string>(), alone[i].text);
+}
+
 TEST_F(CliClipHallucinationTest, BadValuesExit2) {
   const std::string wav = testdata::SharedData("jfk.wav");
   for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
