@@ -351,8 +351,14 @@ std::string FormatGbnf(const GbnfGrammar& grammar) {
 }
 
 absl::StatusOr<GbnfGrammar> ParseGbnf(absl::string_view text) {
-  const std::string src(text.substr(0, std::min(text.size(), text.find('\0'))));  // a C string, as whisper-cli
+  const std::string src(text.substr(0, std::min(text.size(), text.find('\0'))));
   Parser parser(src.c_str());
+  if (src.size() < text.size()) {
+    // whisper-cli parses the text as a C string and so drops everything after a NUL byte without a
+    // word; a NUL in a text grammar is a mistake (a binary file, a bad encoding): say where.
+    return absl::InvalidArgumentError(absl::StrCat(parser.Where(src.c_str() + src.size()),
+                                                   ": a NUL byte (0x00); expected GBNF text"));
+  }
   try {
     parser.ParseAll();
   } catch (const ParseError& e) {

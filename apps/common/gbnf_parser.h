@@ -41,7 +41,8 @@ struct GbnfGrammar {
 };
 
 // Parses GBNF `text`. Errors (InvalidArgument): "line L, column C: expected ..." for a syntax error;
-// "rule 'x' (first used at line L, column C) is not defined"; "no rules" for a grammar without any.
+// "rule 'x' (first used at line L, column C) is not defined"; "no rules" for a grammar without any;
+// "line L, column C: a NUL byte" for text holding one (whisper-cli would silently stop there).
 absl::StatusOr<GbnfGrammar> ParseGbnf(absl::string_view text);
 
 // The rules as GBNF text, one line per rule (whisper.cpp's grammar_parser::print_grammar, which
