@@ -46,10 +46,25 @@ namespace whisper {
 // are whisper.cpp's non-flash numerics.
 inline constexpr int kEncoderQueryBlock = 256;
 
+// int8 attention (flash path only; ggml_flash_attn_ext_set_int8, kernels/flash_attn.h
+// FlashAttnKV::int8): the self-attention's two products in int8 on CPUs with AVX512-VNNI, as the
+// weight products of a quantized model already run (kernels/quant_gemm.h). kInt8AttentionAuto (the
+// default): on when the layer's attention weights are quantized (Q8_0, Q5_0, Q4_0, ...), so F16 and
+// F32 models keep f32 attention; the environment variable WHISPER_INT8_ATTENTION=0 or 1 overrides
+// auto (for comparisons). About 1.6x faster per head than f32 on AVX3_DL (kernels:
+// flash_attn_benchmark); the quantization's effect on words is measured in tools/bench/README.md.
+enum Int8Attention { kInt8AttentionAuto = -1, kInt8AttentionOff = 0, kInt8AttentionOn = 1 };
+
 struct EncoderOptions {
   bool flash_attn = true;
   int query_block = kEncoderQueryBlock;  // blocked path only; >= 1 (n_ctx: one block)
+  Int8Attention int8_attention = kInt8AttentionAuto;
 };
+
+// Whether the encoder's attention over these weights runs in int8 under `mode` (see
+// Int8Attention; reads WHISPER_INT8_ATTENTION when mode is auto; a value other than 0 or 1 there
+// is ignored).
+bool UseInt8Attention(Int8Attention mode, const AttentionWeights& w);
 
 // Graph capacity (nodes, and separately leafs) of the encoder / cross graphs of `hparams`.
 int EncoderGraphSize(const WhisperHparams& hparams, const EncoderOptions& options = EncoderOptions());
