@@ -196,6 +196,89 @@ HWY_INLINE void QuantizeQueries(const FlashAttnQueries& qs, size_t i0, size_t nr
   }
 }
 
+// exp(t) for t <= 0 in f32 to ~2e-7 relative (2^(t log2 e) = 2^n 2^f, |f| <= 1/2, 2^f by a degree-6
+// Taylor polynomial in f ln 2); exactly 0 where t < -87 (including -inf), like ExpShifted. About
+// half the operations of hn::Exp, which matters here: one exp per score, against 2 x d / 64
+// vpdpbusd per score for the two products.
+template <class D>
+HWY_INLINE hn::Vec<D> ExpNonPositive(D d, hn::Vec<D> t) {
+  const hn::RebindToSigned<D> di;
+  const auto tiny = hn::Lt(t, hn::Set(d, -87.0f));
+  const auto x = hn::Mul(hn::IfThenZeroElse(tiny, t), hn::Set(d, 1.44269504088896341f));
+  const auto n = hn::Round(x);
+  const auto f = hn::Mul(hn::Sub(x, n), hn::Set(d, 0.693147180559945309f));  // |f| <= ln2 / 2
+  auto poly = hn::MulAdd(hn::Set(d, 1.0f / 720), f, hn::Set(d, 1.0f / 120));
+  poly = hn::MulAdd(poly, f, hn::Set(d, 1.0f / 24));
+  poly = hn::MulAdd(poly, f, hn::Set(d, 1.0f / 6));
+  poly = hn::MulAdd(poly, f, hn::Set(d, 0.5f));
+  poly = hn::MulAdd(poly, f, hn::Set(d, 1.0f));
+  poly = hn::MulAdd(poly, f, hn::Set(d, 1.0f));
+  const auto scaled = hn::Add(hn::BitCast(di, poly), hn::ShiftLeft<23>(hn::ConvertTo(di, n)));  // n >= -126
+  return hn::IfThenZeroElse(tiny, hn::BitCast(d, scaled));
+}
+
+// One query's step, fused: the scores s[0..kr) (row capacity nb, a multiple of 32) capped and
+// masked as SoftmaxBlock does, the running max m updated, p = exp(s - m) per 32-key block written
+// over s and quantized into the row's QuantGemmBlockB blocks at `pb`. Returns the factor for the
+// earlier output (exp(m_old - m_new)); *qsum receives the step's quantized sum (sum over blocks of
+// d times the codes' sum).
+HWY_INLINE float SoftmaxQuantRow(float* HWY_RESTRICT s, size_t kr, size_t nb, const float* mask_f32,
+                                 const ggml_fp16_t* mask_f16, float mask_scale, float softcap, float* m,
+                                 uint8_t* HWY_RESTRICT pb, float* qsum) {
+  const DF d;
+  const hn::Rebind<int32_t, DF> di;
+  const hn::Rebind<int8_t, DF> d8;
+  const size_t N = hn::Lanes(d);
+  if (softcap != 0.0f) {
+    const auto vc = hn::Set(d, softcap);
+    for (size_t i = 0; i < nb; i += N) hn::StoreU(hn::Mul(vc, hn::Tanh(d, hn::LoadU(d, s + i))), d, s + i);
+  }
+  if (mask_f32 != nullptr || mask_f16 != nullptr) {
+    for (size_t i = 0; i < kr; ++i) {
+      s[i] += mask_scale * (mask_f32 != nullptr ? mask_f32[i] : ggml_fp16_to_fp32(mask_f16[i]));
+    }
+  }
+  if (kr < nb) {  // padded keys take no part
+    const auto ninf = hn::Set(d, -INFINITY);
+    const size_t i0 = kr / N * N;
+    hn::StoreU(hn::IfThenElse(hn::FirstN(d, kr - i0), hn::LoadU(d, s + i0), ninf), d, s + i0);
+    for (size_t i = i0 + N; i < nb; i += N) hn::StoreU(ninf, d, s + i);
+  }
+  auto vmax = hn::LoadU(d, s);
+  for (size_t i = N; i < nb; i += N) vmax = hn::Max(vmax, hn::LoadU(d, s + i));
+  const float m_new = HWY_MAX(*m, hn::GetLane(hn::MaxOfLanes(d, vmax)));
+  *qsum = 0.0f;
+  if (!(m_new > -INFINITY)) {  // every score so far is -inf (or NaN): nothing to add
+    memset(pb, 0, nb / kBlock * kYB);
+    return 1.0f;
+  }
+  const auto vm = hn::Set(d, m_new);
+  for (size_t b = 0; b < nb; b += kBlock) {
+    auto bmax = hn::Zero(d);
+    for (size_t i = b; i < b + kBlock; i += N) {
+      const auto p = ExpNonPositive(d, hn::Sub(hn::LoadU(d, s + i), vm));
+      hn::StoreU(p, d, s + i);
+      bmax = hn::Max(bmax, p);
+    }
+    const float amax = hn::GetLane(hn::MaxOfLanes(d, bmax));
+    const auto vinv = hn::Set(d, amax > 0.0f ? 127.0f / amax : 0.0f);
+    QuantGemmBlockB* y = reinterpret_cast<QuantGemmBlockB*>(pb + b / kBlock * kYB);
+    auto vsum = hn::Zero(di);
+    for (size_t i = 0; i < kBlock; i += N) {
+      const auto c = hn::NearestInt(hn::Mul(hn::LoadU(d, s + b + i), vinv));
+      vsum = hn::Add(vsum, c);
+      hn::StoreU(hn::DemoteTo(d8, c), d8, y->qs + i);
+    }
+    const int32_t sum = hn::GetLane(hn::SumOfLanes(di, vsum));
+    y->d = amax / 127.0f;
+    y->corr = -128 * sum;
+    *qsum += y->d * static_cast<float>(sum);
+  }
+  const float alpha = *m == m_new ? 1.0f : (*m - m_new < -87.0f ? 0.0f : expf(*m - m_new));
+  *m = m_new;
+  return alpha;
+}
+
 // c rows (queries) x `units` rows of a panel group: out[col * ldo + unit] of the product of the
 // packed panels (pstride apart) and the column blocks (ystride apart), nb blocks deep.
 HWY_INLINE void Product(size_t units, size_t cols, size_t nb, const uint8_t* w, size_t pstride, const uint8_t* y,
@@ -242,14 +325,10 @@ HWY_INLINE void FlashAttnHeadInt8(const FlashAttnKV& kv, const FlashAttnQueries&
       bool rescale = false;
       for (size_t r = 0; r < nr; ++r) {
         const size_t mrow = (i0 + r) * qs.ld_mask + j0;
-        float exact_sum = 0.0f;  // unused: the normalizer sums the quantized probabilities
-        alpha[r] = SoftmaxBlock(d, s + r * kStep, kr, nb, qs.mask_f32 != nullptr ? qs.mask_f32 + mrow : nullptr,
-                                qs.mask_f16 != nullptr ? qs.mask_f16 + mrow : nullptr, kv.mask_scale, kv.softcap,
-                                &m[r], &exact_sum);
-        float qsum = 0.0f;
-        for (size_t b = 0; b < nb / kBlock; ++b) {
-          qsum += QuantizeBlockB(s + r * kStep + b * kBlock, 1.0f, pb + r * pstride + b * kYB);
-        }
+        float qsum;  // the normalizer sums the quantized probabilities
+        alpha[r] = SoftmaxQuantRow(s + r * kStep, kr, nb, qs.mask_f32 != nullptr ? qs.mask_f32 + mrow : nullptr,
+                                   qs.mask_f16 != nullptr ? qs.mask_f16 + mrow : nullptr, kv.mask_scale, kv.softcap,
+                                   &m[r], pb + r * pstride, &qsum);
         sum[r] = sum[r] * alpha[r] + qsum;
         rescale |= alpha[r] != 1.0f;
       }
