@@ -253,7 +253,8 @@ TEST(EncoderTest, Int8AttentionFollowsTheWeightTypeAndTheEnvironment) {
 // tiny.en's encoder (F16 weights) over 750 positions with the attention forced to int8 against
 // the f32 attention: where the CPU has AVX512-VNNI (QuantGemmFast) the outputs differ, by the
 // quantization of q, k, p and v only (LayerNorm'd outputs of order 1: the RMS of the difference
-X the node keeps f32 and the bytes are equal.
+// is 0.48% of the outputs' RMS on AVX3_DL; the bound leaves 3x); elsewhere the node keeps f32 and
+// the bytes are equal.
 TEST(EncoderTest, TinyEnInt8AttentionStaysClose) {
   const std::string path = testdata::ModelPath("ggml-tiny.en.bin");
   struct stat st;
