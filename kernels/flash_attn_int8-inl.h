@@ -10,13 +10,16 @@
 //        packed-a layout with the keys as rows: code + 128 of key r, channels 4q..4q+3 at byte
 //        64 q + 4 r; then the 16 keys' scales as f32); padded keys: code 0, scale 0
 //   vp   V^T panels: d_v16 / 16 panels of 16 channels, each n_kv32 / 32 blocks of 576 bytes (the
-//        same layout with the channels as rows and 32 keys per block)
+//        same layout with the channels as rows and 32 keys per block, but the codes as signed
+//        bytes: the probabilities' codes (0..127) are the unsigned operand of vpdpbusd here, so
+//        the product needs no correction term)
 //   qb   the query tile, kTileQ rows of d_k / 32 QuantGemmBlockB
 //   pb   the probabilities of one step, kTileQ rows of kStep / 32 QuantGemmBlockB
 //   s    scores / probabilities, kTileQ rows of kStep f32
 //   o    running output, kTileQ rows of d_v16 f32;  pv  one step's P.V, the same
+//   vs   running normalizer per query, kTileQ rows of 16 f32 (lane sums, reduced once per tile)
 //   vf   32 rows of d_v16 f32 (a V block widened), then a row buffer of max(d_k, d_v) f32
-//   vc   32 rows of d_v16 bytes (a V block's codes + 128)
+//   vc   32 rows of d_v16 bytes (a V block's codes)
 #if defined(GGML_WHISPER_KERNELS_FLASH_ATTN_INT8_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef GGML_WHISPER_KERNELS_FLASH_ATTN_INT8_INL_H_
 #undef GGML_WHISPER_KERNELS_FLASH_ATTN_INT8_INL_H_
@@ -52,7 +55,7 @@ using DF = hn::CappedTag<float, 16>;  // at most 16 lanes: 32-element blocks are
 // The scratch layout above, for one call's shapes.
 struct Layout8 {
   size_t n_kv32, d_v16, kblocks, kpstride, vpstride;
-  size_t kp, vp, qb, pb, s, o, pv, vf, vc, total;  // byte offsets and size
+  size_t kp, vp, qb, pb, s, o, pv, vs, vf, vc, total;  // byte offsets and size
 };
 
 HWY_INLINE size_t Align64(size_t n) { return (n + 63) / 64 * 64; }
@@ -77,6 +80,7 @@ HWY_INLINE Layout8 Layout8For(size_t d_k, size_t d_v, size_t n_kv) {
   l.s = take(kTileQ * kStep * sizeof(float));
   l.o = take(kTileQ * l.d_v16 * sizeof(float));
   l.pv = take(kTileQ * l.d_v16 * sizeof(float));
+  l.vs = take(kTileQ * 16 * sizeof(float));
   l.vf = take((kBlock * l.d_v16 + HWY_MAX(d_k, d_v)) * sizeof(float));
   l.vc = take(kBlock * l.d_v16);
   l.total = at;
@@ -148,15 +152,15 @@ HWY_INLINE void PackK8(const FlashAttnKV& kv, const Layout8& l, uint8_t* HWY_RES
 }
 
 // V^T by blocks of 32 keys: the block widened into vf (zero rows and columns past n_kv and d_v),
-// each channel's max over the 32 keys, codes + 128 into vc, then scattered into the panels.
+// each channel's max over the 32 keys, codes into vc, then scattered into the panels.
 HWY_INLINE void PackV8(const FlashAttnKV& kv, const Layout8& l, uint8_t* HWY_RESTRICT w) {
   const DF d;
   const hn::Rebind<int32_t, DF> di;
-  const hn::Rebind<uint8_t, DF> du8;
+  const hn::Rebind<int8_t, DF> d8;
   const size_t N = hn::Lanes(d), dv16 = l.d_v16;
   float* HWY_RESTRICT vf = reinterpret_cast<float*>(w + l.vf);
   float* HWY_RESTRICT tmp = vf + kBlock * dv16;
-  uint8_t* HWY_RESTRICT vc = w + l.vc;
+  int8_t* HWY_RESTRICT vc = reinterpret_cast<int8_t*>(w + l.vc);
   for (size_t b = 0; b < l.n_kv32 / kBlock; ++b) {
     for (size_t jj = 0; jj < kBlock; ++jj) {
       const size_t j = b * kBlock + jj;
@@ -176,12 +180,12 @@ HWY_INLINE void PackV8(const FlashAttnKV& kv, const Layout8& l, uint8_t* HWY_RES
       hn::StoreU(hn::Div(vmax, hn::Set(d, 127.0f)), d, reinterpret_cast<float*>(blk + 512) + c % 16);
       for (size_t jj = 0; jj < kBlock; ++jj) {
         const auto code = hn::NearestInt(hn::Mul(hn::LoadU(d, vf + jj * dv16 + c), inv));
-        hn::StoreU(hn::DemoteTo(du8, hn::Add(code, hn::Set(di, 128))), du8, vc + jj * dv16 + c);
+        hn::StoreU(hn::DemoteTo(d8, code), d8, vc + jj * dv16 + c);
       }
     }
     for (size_t c = 0; c < dv16; ++c) {
       uint8_t* HWY_RESTRICT blk = w + l.vp + (c / 16) * l.vpstride + b * kPB + 4 * (c % 16);
-      for (size_t jj = 0; jj < kBlock; ++jj) blk[64 * (jj / 4) + jj % 4] = vc[jj * dv16 + c];
+      for (size_t jj = 0; jj < kBlock; ++jj) blk[64 * (jj / 4) + jj % 4] = static_cast<uint8_t>(vc[jj * dv16 + c]);
     }
   }
 }
@@ -219,12 +223,13 @@ HWY_INLINE hn::Vec<D> ExpNonPositive(D d, hn::Vec<D> t) {
 
 // One query's step, fused: the scores s[0..kr) (row capacity nb, a multiple of 32) capped and
 // masked as SoftmaxBlock does, the running max m updated, p = exp(s - m) per 32-key block written
-// over s and quantized into the row's QuantGemmBlockB blocks at `pb`. Returns the factor for the
-// earlier output (exp(m_old - m_new)); *qsum receives the step's quantized sum (sum over blocks of
-// d times the codes' sum).
+// over s and quantized into the row's QuantGemmBlockB blocks at `pb` (d and the codes; corr is
+// not used). The row's normalizer, kept as lane sums in vsum[0..16), is rescaled and gets the
+// step's quantized sum (d times the codes, per block). Returns the factor for the earlier output
+// (exp(m_old - m_new)).
 HWY_INLINE float SoftmaxQuantRow(float* HWY_RESTRICT s, size_t kr, size_t nb, const float* mask_f32,
                                  const ggml_fp16_t* mask_f16, float mask_scale, float softcap, float* m,
-                                 uint8_t* HWY_RESTRICT pb, float* qsum) {
+                                 uint8_t* HWY_RESTRICT pb, float* HWY_RESTRICT vsum) {
   const DF d;
   const hn::Rebind<int32_t, DF> di;
   const hn::Rebind<int8_t, DF> d8;
@@ -247,12 +252,14 @@ HWY_INLINE float SoftmaxQuantRow(float* HWY_RESTRICT s, size_t kr, size_t nb, co
   auto vmax = hn::LoadU(d, s);
   for (size_t i = N; i < nb; i += N) vmax = hn::Max(vmax, hn::LoadU(d, s + i));
   const float m_new = HWY_MAX(*m, hn::GetLane(hn::MaxOfLanes(d, vmax)));
-  *qsum = 0.0f;
   if (!(m_new > -INFINITY)) {  // every score so far is -inf (or NaN): nothing to add
     memset(pb, 0, nb / kBlock * kYB);
     return 1.0f;
   }
+  const float alpha = *m == m_new ? 1.0f : (*m - m_new < -87.0f ? 0.0f : expf(*m - m_new));
+  *m = m_new;
   const auto vm = hn::Set(d, m_new);
+  auto acc = hn::Mul(hn::LoadU(d, vsum), hn::Set(d, alpha));
   for (size_t b = 0; b < nb; b += kBlock) {
     auto bmax = hn::Zero(d);
     for (size_t i = b; i < b + kBlock; i += N) {
@@ -262,20 +269,16 @@ HWY_INLINE float SoftmaxQuantRow(float* HWY_RESTRICT s, size_t kr, size_t nb, co
     }
     const float amax = hn::GetLane(hn::MaxOfLanes(d, bmax));
     const auto vinv = hn::Set(d, amax > 0.0f ? 127.0f / amax : 0.0f);
+    const auto vd = hn::Set(d, amax / 127.0f);
     QuantGemmBlockB* y = reinterpret_cast<QuantGemmBlockB*>(pb + b / kBlock * kYB);
-    auto vsum = hn::Zero(di);
     for (size_t i = 0; i < kBlock; i += N) {
-      const auto c = hn::NearestInt(hn::Mul(hn::LoadU(d, s + b + i), vinv));
-      vsum = hn::Add(vsum, c);
-      hn::StoreU(hn::DemoteTo(d8, c), d8, y->qs + i);
+      const auto cf = hn::Round(hn::Mul(hn::LoadU(d, s + b + i), vinv));  // ties to even, as NearestInt
+      acc = hn::MulAdd(cf, vd, acc);
+      hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, cf)), d8, y->qs + i);
     }
-    const int32_t sum = hn::GetLane(hn::SumOfLanes(di, vsum));
     y->d = amax / 127.0f;
-    y->corr = -128 * sum;
-    *qsum += y->d * static_cast<float>(sum);
   }
-  const float alpha = *m == m_new ? 1.0f : (*m - m_new < -87.0f ? 0.0f : expf(*m - m_new));
-  *m = m_new;
+  hn::StoreU(acc, d, vsum);
   return alpha;
 }
 
@@ -294,6 +297,123 @@ HWY_INLINE void Product(size_t units, size_t cols, size_t nb, const uint8_t* w, 
   }
 }
 
+// P.V's micro-kernel: out[c * ldo + 16 r + lane] = sum over nb blocks of isum * (dv * dp) for kR
+// panels of 16 channels (signed codes) and kC query columns (QuantGemmBlockB: d and the codes,
+// 0..127, taken as unsigned bytes). isum is the exact int32 dot product of the 32 codes.
+#if HWY_ARCH_X86 && HWY_TARGET == HWY_AVX3_DL
+constexpr size_t kPVCols = 6;
+constexpr size_t kPVPanels = 2;
+
+template <size_t kR, size_t kC>
+HWY_INLINE void PVTile(size_t nb, const uint8_t* w, size_t pstride, const uint8_t* y, size_t ystride, float* out,
+                       size_t ldo) {
+  const hn::Full512<int32_t> di;
+  const hn::Full512<uint8_t> du8;
+  const hn::Full512<float> df;
+  hn::Vec512<float> sum[kR][kC];
+  HWY_UNROLL(8)
+  for (size_t r = 0; r < kR; ++r) {
+    HWY_UNROLL(8)
+    for (size_t c = 0; c < kC; ++c) sum[r][c] = hn::Zero(df);
+  }
+  for (size_t i = 0; i < nb; ++i) {
+    const uint8_t* wi = w + i * kPB;
+    const uint8_t* yi = y + i * kYB;
+    hn::Vec512<int32_t> acc[kR][kC];
+    HWY_UNROLL(8)
+    for (size_t r = 0; r < kR; ++r) {
+      HWY_UNROLL(8)
+      for (size_t c = 0; c < kC; ++c) acc[r][c] = hn::Zero(di);
+    }
+    HWY_UNROLL(8)
+    for (size_t q = 0; q < 8; ++q) {
+      hn::Vec512<int32_t> wq[kR];
+      HWY_UNROLL(8)
+      for (size_t r = 0; r < kR; ++r) wq[r] = hn::BitCast(di, hn::LoadU(du8, wi + r * pstride + 64 * q));
+      HWY_UNROLL(8)
+      for (size_t c = 0; c < kC; ++c) {
+        const auto pq = hn::BitCast(
+            du8, hn::Set(di, qgemm::LoadI32(yi + c * ystride + offsetof(QuantGemmBlockB, qs) + 4 * q)));
+        HWY_UNROLL(8)
+        for (size_t r = 0; r < kR; ++r) acc[r][c] = qgemm::Dpbusd(acc[r][c], pq, wq[r]);
+      }
+    }
+    HWY_UNROLL(8)
+    for (size_t r = 0; r < kR; ++r) {
+      const auto dx = hn::LoadU(df, reinterpret_cast<const float*>(wi + r * pstride + 512));
+      HWY_UNROLL(8)
+      for (size_t c = 0; c < kC; ++c) {
+        float dyf;
+        memcpy(&dyf, yi + c * ystride, sizeof(dyf));
+        sum[r][c] = hn::Add(sum[r][c], hn::Mul(hn::ConvertTo(df, acc[r][c]), hn::Mul(dx, hn::Set(df, dyf))));
+      }
+    }
+  }
+  HWY_UNROLL(8)
+  for (size_t c = 0; c < kC; ++c) {
+    HWY_UNROLL(8)
+    for (size_t r = 0; r < kR; ++r) hn::StoreU(sum[r][c], df, out + c * ldo + r * 16);
+  }
+}
+
+#else  // portable: one panel, one column, scalar (the graph uses int8 attention on AVX3_DL only)
+
+constexpr size_t kPVCols = 1;
+constexpr size_t kPVPanels = 1;
+
+template <size_t kR, size_t kC>
+HWY_INLINE void PVTile(size_t nb, const uint8_t* w, size_t pstride, const uint8_t* y, size_t ystride, float* out,
+                       size_t ldo) {
+  static_assert(kR == 1 && kC == 1, "one panel, one column");
+  (void)pstride;
+  (void)ystride;
+  (void)ldo;
+  float sum[16] = {0};
+  for (size_t i = 0; i < nb; ++i) {
+    const uint8_t* wi = w + i * kPB;
+    QuantGemmBlockB yb;
+    memcpy(&yb, y + i * kYB, sizeof(yb));
+    for (size_t r = 0; r < 16; ++r) {
+      int32_t isum = 0;
+      for (size_t k = 0; k < 32; ++k) {
+        isum += static_cast<int8_t>(wi[64 * (k / 4) + 4 * r + k % 4]) * static_cast<uint8_t>(yb.qs[k]);
+      }
+      float dx;
+      memcpy(&dx, wi + 512 + 4 * r, sizeof(dx));
+      sum[r] += static_cast<float>(isum) * (dx * yb.d);
+    }
+  }
+  memcpy(out, sum, sizeof(sum));
+}
+
+#endif  // HWY_ARCH_X86 && HWY_TARGET == HWY_AVX3_DL
+
+template <size_t kR, size_t kC = kPVCols>
+HWY_INLINE void PVTileCols(size_t cols, size_t nb, const uint8_t* w, size_t pstride, const uint8_t* y,
+                           size_t ystride, float* out, size_t ldo) {
+  if constexpr (kC > 1) {
+    if (cols < kC) return PVTileCols<kR, kC - 1>(cols, nb, w, pstride, y, ystride, out, ldo);
+  }
+  PVTile<kR, kC>(nb, w, pstride, y, ystride, out, ldo);
+}
+
+// P.V for `units` channels (a multiple of 16) and `cols` queries, as Product.
+HWY_INLINE void ProductPV(size_t units, size_t cols, size_t nb, const uint8_t* w, size_t pstride, const uint8_t* y,
+                          size_t ystride, float* out, size_t ldo) {
+  const size_t panels = units / 16;
+  for (size_t p = 0; p < panels; p += kPVPanels) {
+    const size_t np = HWY_MIN(kPVPanels, panels - p);
+    for (size_t c = 0; c < cols; c += kPVCols) {
+      const size_t nc = HWY_MIN(kPVCols, cols - c);
+      if (np == kPVPanels) {
+        PVTileCols<kPVPanels>(nc, nb, w + p * pstride, pstride, y + c * ystride, ystride, out + c * ldo + p * 16, ldo);
+      } else {
+        PVTileCols<1>(nc, nb, w + p * pstride, pstride, y + c * ystride, ystride, out + c * ldo + p * 16, ldo);
+      }
+    }
+  }
+}
+
 HWY_INLINE void FlashAttnHeadInt8(const FlashAttnKV& kv, const FlashAttnQueries& qs, uint8_t* HWY_RESTRICT w) {
   const DF d;
   const size_t N = hn::Lanes(d);
@@ -306,17 +426,16 @@ HWY_INLINE void FlashAttnHeadInt8(const FlashAttnKV& kv, const FlashAttnQueries&
   uint8_t* HWY_RESTRICT qb = w + l.qb;
   uint8_t* HWY_RESTRICT pb = w + l.pb;
   const size_t qstride = l.kblocks * kYB, pstride = kStepBlocks * kYB, dv16 = l.d_v16;
-  float m[kTileQ], sum[kTileQ], alpha[kTileQ];
+  float* HWY_RESTRICT vs = reinterpret_cast<float*>(w + l.vs);
+  float m[kTileQ], alpha[kTileQ];
   const float q_scale = kv.softcap != 0.0f ? kv.scale / kv.softcap : kv.scale;
   for (size_t i0 = 0; i0 < qs.n_q; i0 += kTileQ) {
     const size_t nr = HWY_MIN(kTileQ, qs.n_q - i0);
     QuantizeQueries(qs, i0, nr, q_scale, l, qb);
     memset(pb, 0, kTileQ * pstride);
     memset(o, 0, kTileQ * dv16 * sizeof(float));
-    for (size_t r = 0; r < kTileQ; ++r) {
-      m[r] = -INFINITY;
-      sum[r] = 0.0f;
-    }
+    memset(vs, 0, kTileQ * 16 * sizeof(float));
+    for (size_t r = 0; r < kTileQ; ++r) m[r] = -INFINITY;
     for (size_t j0 = 0; j0 < kv.n_kv; j0 += kStep) {
       const size_t kr = HWY_MIN(kStep, kv.n_kv - j0);
       const size_t nb = (kr + kBlock - 1) / kBlock * kBlock;
@@ -325,11 +444,9 @@ HWY_INLINE void FlashAttnHeadInt8(const FlashAttnKV& kv, const FlashAttnQueries&
       bool rescale = false;
       for (size_t r = 0; r < nr; ++r) {
         const size_t mrow = (i0 + r) * qs.ld_mask + j0;
-        float qsum;  // the normalizer sums the quantized probabilities
         alpha[r] = SoftmaxQuantRow(s + r * kStep, kr, nb, qs.mask_f32 != nullptr ? qs.mask_f32 + mrow : nullptr,
                                    qs.mask_f16 != nullptr ? qs.mask_f16 + mrow : nullptr, kv.mask_scale, kv.softcap,
-                                   &m[r], pb + r * pstride, &qsum);
-        sum[r] = sum[r] * alpha[r] + qsum;
+                                   &m[r], pb + r * pstride, vs + r * 16);
         rescale |= alpha[r] != 1.0f;
       }
       if (rescale) {
@@ -340,7 +457,7 @@ HWY_INLINE void FlashAttnHeadInt8(const FlashAttnKV& kv, const FlashAttnQueries&
         }
       }
       // PV[r][c] = sum over the step's keys of the quantized p and v^T; O += PV.
-      Product(dv16, nr, nb / kBlock, w + l.vp + j0 / kBlock * kPB, l.vpstride, pb, pstride, pv, dv16);
+      ProductPV(dv16, nr, nb / kBlock, w + l.vp + j0 / kBlock * kPB, l.vpstride, pb, pstride, pv, dv16);
       for (size_t r = 0; r < nr; ++r) {
         for (size_t e = 0; e < dv16; e += N) {
           hn::StoreU(hn::Add(hn::LoadU(d, o + r * dv16 + e), hn::LoadU(d, pv + r * dv16 + e)), d, o + r * dv16 + e);
@@ -349,7 +466,8 @@ HWY_INLINE void FlashAttnHeadInt8(const FlashAttnKV& kv, const FlashAttnQueries&
     }
     for (size_t r = 0; r < nr; ++r) {
       float* HWY_RESTRICT dst = qs.out + (i0 + r) * qs.ld_out;
-      const float inv = sum[r] > 0.0f ? 1.0f / sum[r] : 0.0f;
+      const float sum = hn::GetLane(hn::SumOfLanes(d, hn::LoadU(d, vs + r * 16)));  // the quantized p's sum
+      const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
       for (size_t e = 0; e < kv.d_v; ++e) dst[e] = o[r * dv16 + e] * inv;
     }
   }
