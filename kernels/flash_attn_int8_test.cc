@@ -190,12 +190,12 @@ void RunCase(const Case& c, double tol_emulated, double tol_exact) {
 TEST_P(FlashAttnInt8Test, MatchesReferences) {
   test::ExpectDispatchedTo(GetParam());
   for (size_t d_k : {32, 64, 96, 128}) {
-    for (size_t n_kv : {1, 5, 33, 127, 128, 129, 300}) {
+    for (size_t n_kv : {1, 33, 128, 129, 300}) {
       for (int mask = 0; mask < 3; ++mask) {
         const bool f16 = (d_k / 32 + n_kv + mask) % 2 == 0;
         const size_t d_v = d_k == 96 ? 33 : d_k == 128 ? 80 : d_k == 32 ? 1 : 64;
         RunCase({d_k, d_v, n_kv, 13, f16, mask, 1.0f / sqrtf(float(d_k))}, 2e-3, 0.03);
-        RunCase({d_k, d_v, n_kv, 30, !f16, mask, 0.5f, 1.0f, 0.0f, 2.0f}, 2e-3, 0.05);
+        RunCase({d_k, d_v, n_kv, 25, !f16, mask, 0.5f, 1.0f, 0.0f, 2.0f}, 2e-3, 0.05);
       }
     }
   }
