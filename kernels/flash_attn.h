@@ -34,16 +34,18 @@
 //   - q_i * scale (scale / softcap with a softcap) and k_j quantized per 32 channels;
 //     s[i][j] = sum over channel blocks b of isum_b * (dk_jb * dq_ib) (isum: the exact int32
 //     code dot product), then cap and mask as above;
-//   - in steps of 128 keys, p = exp(s - m) with m the running max (as above), quantized per 32
-//     keys; v quantized per channel and per 32 keys (the scale of channel c over keys
-//     32b..32b+31), i.e. v^T in Q8_0 blocks along the keys;
+//   - in steps of 128 keys, p = exp(s - m) with m the running max (as above; exp by a polynomial,
+//     2e-7 relative), quantized per 32 keys; v quantized per channel and per 32 keys (the scale
+//     of channel c over keys 32b..32b+31), i.e. v^T in Q8_0 blocks along the keys;
 //   - out[i] = sum over key blocks of isum * (dv * dp), divided by the sum of the quantized p
 //     (sum of dp times the codes' sum), so the weights of the v rows sum to 1.
-// The code products run on QuantGemm's micro-kernels (kernels/quant_gemm-inl.h: AVX512-VNNI's
-// vpdpbusd on AVX3_DL; elsewhere exact but slow, so callers take this only where QuantGemmFast()
-// is true). A new running max scales a block's p and its d alike, so the block's codes do not
-// depend on the step (up to rounding ties): the result differs from the f32 path by the
-// quantization (about 1% of max|v| per output in the worst case, a key holding all the weight) and
+// The code products run on AVX512-VNNI's vpdpbusd on AVX3_DL (kernels/flash_attn_int8-inl.h);
+// elsewhere exactly but slowly, so callers take this only where QuantGemmFast() is true. A new
+// running max scales a block's p and its d alike, so the block's codes do not depend on the step
+// (up to rounding ties). The result differs from the f32 path by the quantization (for v in
+// [-1, 1] and scores of order 1: up to ~0.02; scores are quantized relative to their block's
+// largest |q| and |k|, so logits of order 30 move p by tens of percent: 0.07 in
+// flash_attn_int8_test's sharp case; Whisper tiny.en's encoder output moves by 0.5% RMS) and
 // from target to target only in the f32 sums' order. Needs d_k a multiple of 32 (any d_v).
 //
 // Errors (absl::InvalidArgumentError naming the argument): null pointers for a non-empty call,
