@@ -35,7 +35,8 @@
 //     s[i][j] = sum over channel blocks b of isum_b * (dk_jb * dq_ib) (isum: the exact int32
 //     code dot product), then cap and mask as above;
 //   - in steps of 128 keys, p = exp(s - m) with m the running max (as above; exp by a polynomial,
-//     2e-7 relative), quantized per 32 keys; v quantized per channel and per 32 keys (the scale
+//     2e-7 relative), quantized per 32 keys to unsigned 8-bit codes (as Quant with 255 for 127:
+//     p >= 0, d = max p / 255, codes 0..255); v quantized per channel and per 32 keys (the scale
 //     of channel c over keys 32b..32b+31), i.e. v^T in Q8_0 blocks along the keys;
 //   - out[i] = sum over key blocks of isum * (dv * dp), divided by the sum of the quantized p
 //     (sum of dp times the codes' sum), so the weights of the v rows sum to 1.

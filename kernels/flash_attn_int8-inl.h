@@ -1,7 +1,7 @@
 // Per-target int8 attention for one head (FlashAttnKV::int8; the definition is in
 // kernels/flash_attn.h): Q, K, P and V quantized in blocks of 32 with f32 scales. Q.K on
 // QuantGemm's micro-kernel (kernels/quant_gemm-inl.h: K as its packed weights, unsigned codes with
-// the correction term), P.V on PVTile below (the probabilities' codes, 0..127, as vpdpbusd's
+// the correction term), P.V on PVTile below (the probabilities' codes, 0..255, as vpdpbusd's
 // unsigned operand and V's signed, so no correction); both vpdpbusd on AVX3_DL and exact scalar
 // or int32-lane code elsewhere. Between them a fused online-softmax step (SoftmaxQuantRow: a
 // polynomial exp, each 32-key block quantized as it is written). Textual header, included by
@@ -17,7 +17,7 @@
 //        64 q + 4 r; then the 16 keys' scales as f32); padded keys: code 0, scale 0
 //   vp   V^T panels: d_v16 / 16 panels of 16 channels, each n_kv32 / 32 blocks of 576 bytes (the
 //        same layout with the channels as rows and 32 keys per block, but the codes as signed
-//        bytes: the probabilities' codes (0..127) are the unsigned operand of vpdpbusd here, so
+//        bytes: the probabilities' codes (0..255) are the unsigned operand of vpdpbusd here, so
 //        the product needs no correction term)
 //   qb   the query tile, kTileQ rows of d_k / 32 QuantGemmBlockB
 //   pb   the probabilities of one step, kTileQ rows of kStep / 32 QuantGemmBlockB
@@ -229,8 +229,8 @@ HWY_INLINE hn::Vec<D> ExpNonPositive(D d, hn::Vec<D> t) {
 
 // One query's step, fused: the scores s[0..kr) (row capacity nb, a multiple of 32) capped and
 // masked as SoftmaxBlock does, the running max m updated, p = exp(s - m) per 32-key block written
-// over s and quantized into the row's QuantGemmBlockB blocks at `pb` (d and the codes; corr is
-// not used). The row's normalizer, kept as lane sums in vsum[0..16), is rescaled and gets the
+// over s and quantized into the row's QuantGemmBlockB blocks at `pb` (d = max / 255 and the
+// codes 0..255 as unsigned bytes in qs; corr is not used). The row's normalizer, kept as lane sums in vsum[0..16), is rescaled and gets the
 // step's quantized sum (d times the codes, per block). Returns the factor for the earlier output
 // (exp(m_old - m_new)).
 HWY_INLINE float SoftmaxQuantRow(float* HWY_RESTRICT s, size_t kr, size_t nb, const float* mask_f32,
@@ -238,7 +238,7 @@ HWY_INLINE float SoftmaxQuantRow(float* HWY_RESTRICT s, size_t kr, size_t nb, co
                                  uint8_t* HWY_RESTRICT pb, float* HWY_RESTRICT vsum) {
   const DF d;
   const hn::Rebind<int32_t, DF> di;
-  const hn::Rebind<int8_t, DF> d8;
+  const hn::Rebind<uint8_t, DF> du8;
   const size_t N = hn::Lanes(d);
   if (softcap != 0.0f) {
     const auto vc = hn::Set(d, softcap);
@@ -274,15 +274,15 @@ HWY_INLINE float SoftmaxQuantRow(float* HWY_RESTRICT s, size_t kr, size_t nb, co
       bmax = hn::Max(bmax, p);
     }
     const float amax = hn::GetLane(hn::MaxOfLanes(d, bmax));
-    const auto vinv = hn::Set(d, amax > 0.0f ? 127.0f / amax : 0.0f);
-    const auto vd = hn::Set(d, amax / 127.0f);
+    const auto vinv = hn::Set(d, amax > 0.0f ? 255.0f / amax : 0.0f);
+    const auto vd = hn::Set(d, amax / 255.0f);
     QuantGemmBlockB* y = reinterpret_cast<QuantGemmBlockB*>(pb + b / kBlock * kYB);
     for (size_t i = 0; i < kBlock; i += N) {
       const auto cf = hn::Round(hn::Mul(hn::LoadU(d, s + b + i), vinv));  // ties to even, as NearestInt
       acc = hn::MulAdd(cf, vd, acc);
-      hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, cf)), d8, y->qs + i);
+      hn::StoreU(hn::DemoteTo(du8, hn::ConvertTo(di, cf)), du8, reinterpret_cast<uint8_t*>(y->qs) + i);
     }
-    y->d = amax / 127.0f;
+    y->d = amax / 255.0f;
   }
   hn::StoreU(acc, d, vsum);
   return alpha;
@@ -305,7 +305,7 @@ HWY_INLINE void Product(size_t units, size_t cols, size_t nb, const uint8_t* w, 
 
 // P.V's micro-kernel: out[c * ldo + 16 r + lane] = sum over nb blocks of isum * (dv * dp) for kR
 // panels of 16 channels (signed codes) and kC query columns (QuantGemmBlockB: d and the codes,
-// 0..127, taken as unsigned bytes). isum is the exact int32 dot product of the 32 codes.
+// 0..255, stored in qs as unsigned bytes). isum is the exact int32 dot product of the 32 codes.
 #if HWY_ARCH_X86 && HWY_TARGET == HWY_AVX3_DL
 constexpr size_t kPVCols = 6;
 constexpr size_t kPVPanels = 2;

@@ -98,13 +98,14 @@ struct Operands {
   }
 };
 
-// flash_attn.h's Quant of n values x[i * stride] (each times mul, in float): codes and d.
-float Quant(const float* x, size_t stride, size_t n, float mul, int* codes) {
+// flash_attn.h's Quant of n values x[i * stride] (each times mul, in float): codes and d; `top` is
+// 127 (q, k, v: signed codes) or 255 (p >= 0: unsigned codes).
+float Quant(const float* x, size_t stride, size_t n, float mul, int* codes, float top = 127.0f) {
   float amax = 0.0f;
   for (size_t i = 0; i < n; ++i) amax = std::max(amax, fabsf(x[i * stride] * mul));
-  const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+  const float inv = amax > 0.0f ? top / amax : 0.0f;
   for (size_t i = 0; i < n; ++i) codes[i] = static_cast<int>(nearbyintf((x[i * stride] * mul) * inv));
-  return amax / 127.0f;
+  return amax / top;
 }
 
 // Query i's output by the int8 definition (quantized = true) or exactly (false), in double.
@@ -140,7 +141,7 @@ std::vector<double> Reference(const Case& c, const Operands& o, size_t i, bool q
   double sum = 0;
   for (size_t j0 = 0; j0 < n32; j0 += 32) {
     int pc[32], vc[32];
-    const float dp = quantized ? Quant(p.data() + j0, 1, 32, 1.0f, pc) : 0.0f;
+    const float dp = quantized ? Quant(p.data() + j0, 1, 32, 1.0f, pc, 255.0f) : 0.0f;
     for (size_t jj = 0; jj < 32; ++jj) sum += quantized ? double(dp) * pc[jj] : p[j0 + jj];
     for (size_t e = 0; e < c.d_v; ++e) {
       for (size_t jj = 0; jj < 32; ++jj) vcol[jj] = j0 + jj < c.n_kv ? o.v32[(j0 + jj) * o.ldv + e] : 0.0f;
