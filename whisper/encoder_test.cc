@@ -224,9 +224,9 @@ TEST(EncoderTest, TinyEnComputeBufferShrinks) {
   EXPECT_GT(flash, 1536u * 1500u * 4u);             // fc1's output is live
 }
 
-// kInt8AttentionAuto follows the attention weights' type (quantized: int8) unless
-// WHISPER_INT8_ATTENTION is "0" or "1"; On and Off ignore both.
-TEST(EncoderTest, Int8AttentionFollowsTheWeightTypeAndTheEnvironment) {
+// kInt8AttentionAuto: int8 only when WHISPER_INT8_ATTENTION is "1" and the attention weights are
+// quantized; On and Off ignore both.
+TEST(EncoderTest, Int8AttentionIsOptInForQuantizedWeights) {
   ContextPtr ctx(ggml_init({16 * ggml_tensor_overhead(), nullptr, true}));
   ASSERT_NE(ctx, nullptr);
   AttentionWeights f16, q8;
@@ -235,18 +235,18 @@ TEST(EncoderTest, Int8AttentionFollowsTheWeightTypeAndTheEnvironment) {
   q8.k_w = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_Q8_0, 64, 64);
   ASSERT_EQ(unsetenv("WHISPER_INT8_ATTENTION"), 0);
   EXPECT_FALSE(UseInt8Attention(kInt8AttentionAuto, f16));
-  EXPECT_TRUE(UseInt8Attention(kInt8AttentionAuto, q8));
+  EXPECT_FALSE(UseInt8Attention(kInt8AttentionAuto, q8));
   EXPECT_TRUE(UseInt8Attention(kInt8AttentionOn, f16));
   EXPECT_FALSE(UseInt8Attention(kInt8AttentionOff, q8));
   ASSERT_EQ(setenv("WHISPER_INT8_ATTENTION", "1", 1), 0);
-  EXPECT_TRUE(UseInt8Attention(kInt8AttentionAuto, f16));
-  EXPECT_FALSE(UseInt8Attention(kInt8AttentionOff, f16));
-  ASSERT_EQ(setenv("WHISPER_INT8_ATTENTION", "0", 1), 0);
-  EXPECT_FALSE(UseInt8Attention(kInt8AttentionAuto, q8));
-  EXPECT_TRUE(UseInt8Attention(kInt8AttentionOn, q8));
-  ASSERT_EQ(setenv("WHISPER_INT8_ATTENTION", "yes", 1), 0);  // not 0 or 1: auto
   EXPECT_FALSE(UseInt8Attention(kInt8AttentionAuto, f16));
   EXPECT_TRUE(UseInt8Attention(kInt8AttentionAuto, q8));
+  EXPECT_FALSE(UseInt8Attention(kInt8AttentionOff, q8));
+  EXPECT_TRUE(UseInt8Attention(kInt8AttentionOn, f16));
+  for (const char* other : {"0", "yes", "", "11"}) {
+    ASSERT_EQ(setenv("WHISPER_INT8_ATTENTION", other, 1), 0);
+    EXPECT_FALSE(UseInt8Attention(kInt8AttentionAuto, q8)) << "'" << other << "'";
+  }
   ASSERT_EQ(unsetenv("WHISPER_INT8_ATTENTION"), 0);
 }
 
