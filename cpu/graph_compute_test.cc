@@ -197,15 +197,18 @@ TEST_P(GraphComputeTest, FlashAttnExtInt8Flag) {
     auto heads = [&](ggml_tensor* x, int64_t n) {
       return ggml_permute(c.ctx, ggml_reshape_3d(c.ctx, x, d, n_head, n), 0, 2, 1, 3);
     };
+    auto random_f16 = [&](uint32_t seed) {
+      return ggml_cast(c.ctx, heads(RandomTensor(c.ctx, GGML_TYPE_F32, {d * n_head, n_kv}, seed, -1.0f, 1.0f), n_kv),
+                       GGML_TYPE_F16);
+    };
     ggml_tensor* q = heads(RandomTensor(c.ctx, GGML_TYPE_F32, {d * n_head, n_q}, 31, -1.0f, 1.0f), n_q);
-    ggml_tensor* k = ggml_cast(c.ctx, heads(RandomTensor(c.ctx, GGML_TYPE_F32, {d * n_head, n_kv}, 32, -1.0f, 1.0f), n_kv),
-                               GGML_TYPE_F16);
-    ggml_tensor* v = ggml_cast(c.ctx, heads(RandomTensor(c.ctx, GGML_TYPE_F32, {d * n_head, n_kv}, 33, -1.0f, 1.0f), n_kv),
-                               GGML_TYPE_F16);
+    ggml_tensor* k = random_f16(32);
+    ggml_tensor* v = random_f16(33);
     const float scale = 1.0f / sqrtf(float(d));
-    const test::Outcome f32 = RunAndReference(&Exec(), c.ctx, ggml_flash_attn_ext(c.ctx, q, k, v, nullptr, scale, 0.0f, 0.0f),
-                                              "f32");
-    ggml_tensor* fa8 = ggml_flash_attn_ext_set_int8(ggml_flash_attn_ext(c.ctx, q, k, v, nullptr, scale, 0.0f, 0.0f), true);
+    const test::Outcome f32 =
+        RunAndReference(&Exec(), c.ctx, ggml_flash_attn_ext(c.ctx, q, k, v, nullptr, scale, 0.0f, 0.0f), "f32");
+    ggml_tensor* fa8 =
+        ggml_flash_attn_ext_set_int8(ggml_flash_attn_ext(c.ctx, q, k, v, nullptr, scale, 0.0f, 0.0f), true);
     const test::Outcome int8 = RunAndReference(&Exec(), c.ctx, fa8, "int8");
     ASSERT_EQ(int8.exec.size(), f32.exec.size());
     const bool expect_int8 = d % 32 == 0 && QuantGemmFast();

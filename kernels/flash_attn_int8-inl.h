@@ -229,10 +229,10 @@ HWY_INLINE hn::Vec<D> ExpNonPositive(D d, hn::Vec<D> t) {
 
 // One query's step, fused: the scores s[0..kr) (row capacity nb, a multiple of 32) capped and
 // masked as SoftmaxBlock does, the running max m updated, p = exp(s - m) per 32-key block written
-// over s and quantized into the row's QuantGemmBlockB blocks at `pb` (d = max / 255 and the
-// codes 0..255 as unsigned bytes in qs; corr is not used). The row's normalizer, kept as lane sums in vsum[0..16), is rescaled and gets the
-// step's quantized sum (d times the codes, per block). Returns the factor for the earlier output
-// (exp(m_old - m_new)).
+// over s and quantized into the row's QuantGemmBlockB blocks at `pb` (d = max / 255 and the codes
+// 0..255 as unsigned bytes in qs; corr is not used). The row's normalizer, kept as lane sums in
+// vsum[0..16), is rescaled and gets the step's quantized sum (d times the codes, per block).
+// Returns the factor for the earlier output (exp(m_old - m_new)).
 HWY_INLINE float SoftmaxQuantRow(float* HWY_RESTRICT s, size_t kr, size_t nb, const float* mask_f32,
                                  const ggml_fp16_t* mask_f16, float mask_scale, float softcap, float* m,
                                  uint8_t* HWY_RESTRICT pb, float* HWY_RESTRICT vsum) {
@@ -459,7 +459,8 @@ HWY_INLINE void FlashAttnHeadInt8(const FlashAttnKV& kv, const FlashAttnQueries&
         for (size_t r = 0; r < nr; ++r) {
           if (alpha[r] == 1.0f) continue;
           const auto va = hn::Set(d, alpha[r]);
-          for (size_t e = 0; e < dv16; e += N) hn::StoreU(hn::Mul(hn::LoadU(d, o + r * dv16 + e), va), d, o + r * dv16 + e);
+          float* HWY_RESTRICT orow = o + r * dv16;
+          for (size_t e = 0; e < dv16; e += N) hn::StoreU(hn::Mul(hn::LoadU(d, orow + e), va), d, orow + e);
         }
       }
       // PV[r][c] = sum over the step's keys of the quantized p and v^T; O += PV.
