@@ -253,8 +253,10 @@ TEST(EncoderTest, Int8AttentionIsOptInForQuantizedWeights) {
 // tiny.en's encoder (F16 weights) over 750 positions with the attention forced to int8 against
 // the f32 attention: where the CPU has AVX512-VNNI (QuantGemmFast) the outputs differ, by the
 // quantization of q, k, p and v only (LayerNorm'd outputs of order 1: the RMS of the difference
-// is 0.48% of the outputs' RMS on AVX3_DL; the bound leaves 3x); elsewhere the node keeps f32 and
-// the bytes are equal.
+// is 0.42% of the outputs' RMS on AVX3_DL, max 0.046; the bound leaves 3x); elsewhere the node
+// keeps f32 and the bytes are equal. (The same random mel over 320, 384, 500 and 1500 positions:
+// 0.43-0.56% RMS; over 300 positions 1.58% RMS with one output 0.9 off, a case not understood
+// yet: q and k are scaled per 32 channels, which an outlier channel makes coarse.)
 TEST(EncoderTest, TinyEnInt8AttentionStaysClose) {
   const std::string path = testdata::ModelPath("ggml-tiny.en.bin");
   struct stat st;
