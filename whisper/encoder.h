@@ -58,8 +58,9 @@ inline constexpr int kEncoderQueryBlock = 256;
 // decoder: tiny.en Q8_0 on jfk.wav, greedy, ends "country." (p = 0.46) where faster-whisper's int8
 // (float attention) and our f32 attention end "country", which python_test checks token for token.
 // Not understood yet: on a random mel over 300 positions (encoder_test) the int8 attention moves
-// tiny.en's output by 1.6% RMS with one value 0.9 off (0.4-0.6% over 320 to 1500 positions); with
-// exact scores it stays, so it comes from P.V's quantization (an outlier in v or p).
+// tiny.en's output by 1.6% RMS with one value 0.9 off (0.4-0.6% over 320 to 1500 positions). It
+// stays with exact scores, with exact p or with exact v (each tried alone), so no one quantizer
+// causes it; perhaps a badly conditioned position of that input amplifies any change.
 // kInt8AttentionOn and kInt8AttentionOff ignore the weights and the environment.
 enum Int8Attention { kInt8AttentionAuto = -1, kInt8AttentionOff = 0, kInt8AttentionOn = 1 };
 

@@ -256,7 +256,7 @@ TEST(EncoderTest, Int8AttentionIsOptInForQuantizedWeights) {
 // is 0.42% of the outputs' RMS on AVX3_DL, max 0.046; the bound leaves 3x); elsewhere the node
 // keeps f32 and the bytes are equal. (The same random mel over 320, 384, 500 and 1500 positions:
 // 0.43-0.56% RMS; over 300 positions 1.58% RMS with one output 0.9 off, a case not understood
-// yet: with exact scores it stays, so it comes from P.V's quantization, whisper/encoder.h.)
+// yet, see whisper/encoder.h.)
 TEST(EncoderTest, TinyEnInt8AttentionStaysClose) {
   const std::string path = testdata::ModelPath("ggml-tiny.en.bin");
   struct stat st;
