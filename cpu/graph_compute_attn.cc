@@ -3,6 +3,8 @@
 // split evenly across threads; each thread calls the kernel once per head it touches, with that
 // head's run of queries, so each thread packs a head's K/V at most once. Every output row is
 // computed by one thread from its own query tile, so results do not depend on n_threads.
+// A node marked with ggml_flash_attn_ext_set_int8 runs the kernel's int8 products
+// (FlashAttnKV::int8) where QuantGemmFast() (AVX512-VNNI) and d_k % 32 == 0; f32 otherwise.
 #include <stdint.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include "cpu/graph_compute_ops.h"
 #include "ggml/ops.h"
 #include "kernels/flash_attn.h"
+#include "kernels/quant_gemm.h"
 
 namespace ggml_cpu {
 namespace exec {
@@ -79,6 +82,7 @@ void ForwardFlashAttn(const ComputeParams& p, ggml_tensor* dst) {
   const int64_t n_q = q->ne[1], n_head = q->ne[2], group = q->ne[2] / k->ne[2];
   const size_t es_kv = ggml_type_size(k->type);
   const size_t es_mask = mask != nullptr ? ggml_type_size(mask->type) : 1;
+  const bool int8 = ggml_flash_attn_ext_get_int8(dst) && q->ne[0] % 32 == 0 && QuantGemmFast();
   int64_t begin, end;
   SplitRange(n_q * n_head * q->ne[3], p.ith, p.nth, &begin, &end);
   while (begin < end) {
@@ -103,6 +107,7 @@ void ForwardFlashAttn(const ComputeParams& p, ggml_tensor* dst) {
     kv.scale = ggml_get_op_params_f32(dst, 0);
     kv.mask_scale = ggml_alibi_slope(ggml_get_op_params_f32(dst, 1), n_head, h);
     kv.softcap = ggml_get_op_params_f32(dst, 2);
+    kv.int8 = int8;
     FlashAttnQueries qs;
     qs.n_q = static_cast<size_t>(run);
     qs.q = reinterpret_cast<const float*>(static_cast<const char*>(q->data) + i * q->nb[1] + h * q->nb[2] +

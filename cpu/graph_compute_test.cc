@@ -25,6 +25,7 @@
 #include "ggml/ops.h"
 #include "gtest/gtest.h"
 #include "hwy/tests/hwy_gtest.h"
+#include "kernels/quant_gemm.h"
 #include "kernels/quant_traits.h"
 #include "kernels/test_util.h"
 
@@ -180,6 +181,44 @@ TEST_P(GraphComputeTest, FlashAttnExtOnWhisperShapedViews) {
                                     ggml_flash_attn_ext(c.ctx, q, k16, v16, m32, 3.0f, max_bias, softcap), what),
                     2e-6, 2e-5, "flash_attn_ext " + what);
       }
+    }
+  }
+}
+
+// ggml_flash_attn_ext_set_int8: on a target whose QuantGemm has the int8 instruction (AVX3_DL), the
+// node runs the int8 kernel: close to the f32 reference (the quantization error, well under 0.02
+// for v in [-1, 1] at these logits) but not equal to it; elsewhere, and for d_k = 40 (not a
+// multiple of 32), the f32 kernel's bits. Threads agree bit for bit either way.
+TEST_P(GraphComputeTest, FlashAttnExtInt8Flag) {
+  test::ExpectDispatchedTo(GetParam());
+  for (int64_t d : {64, 40}) {
+    const int64_t n_head = 3, n_q = 45, n_kv = 150;
+    Ctx c;
+    auto heads = [&](ggml_tensor* x, int64_t n) {
+      return ggml_permute(c.ctx, ggml_reshape_3d(c.ctx, x, d, n_head, n), 0, 2, 1, 3);
+    };
+    auto random_f16 = [&](uint32_t seed) {
+      return ggml_cast(c.ctx, heads(RandomTensor(c.ctx, GGML_TYPE_F32, {d * n_head, n_kv}, seed, -1.0f, 1.0f), n_kv),
+                       GGML_TYPE_F16);
+    };
+    ggml_tensor* q = heads(RandomTensor(c.ctx, GGML_TYPE_F32, {d * n_head, n_q}, 31, -1.0f, 1.0f), n_q);
+    ggml_tensor* k = random_f16(32);
+    ggml_tensor* v = random_f16(33);
+    const float scale = 1.0f / sqrtf(float(d));
+    const test::Outcome f32 =
+        RunAndReference(&Exec(), c.ctx, ggml_flash_attn_ext(c.ctx, q, k, v, nullptr, scale, 0.0f, 0.0f), "f32");
+    ggml_tensor* fa8 =
+        ggml_flash_attn_ext_set_int8(ggml_flash_attn_ext(c.ctx, q, k, v, nullptr, scale, 0.0f, 0.0f), true);
+    const test::Outcome int8 = RunAndReference(&Exec(), c.ctx, fa8, "int8");
+    ASSERT_EQ(int8.exec.size(), f32.exec.size());
+    const bool expect_int8 = d % 32 == 0 && QuantGemmFast();
+    double worst = 0;
+    for (size_t i = 0; i < f32.exec.size(); ++i) worst = fmax(worst, fabs(double(int8.exec[i]) - f32.exec[i]));
+    if (expect_int8) {
+      EXPECT_GT(worst, 0.0) << "d=" << d << ": the int8 kernel did not run";
+      EXPECT_LT(worst, 0.02) << "d=" << d;
+    } else {
+      EXPECT_EQ(worst, 0.0) << "d=" << d << ": expected the f32 kernel";
     }
   }
 }

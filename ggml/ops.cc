@@ -441,6 +441,18 @@ ggml_tensor* ggml_flash_attn_ext(ggml_context* ctx, ggml_tensor* q, ggml_tensor*
   return r;
 }
 
+ggml_tensor* ggml_flash_attn_ext_set_int8(ggml_tensor* a, bool int8) {
+  GGML_OP_NONNULL("ggml_flash_attn_ext_set_int8", a);
+  GGML_OP_CHECK(a->op == GGML_OP_FLASH_ATTN_EXT, "ggml_flash_attn_ext_set_int8: %s is not FLASH_ATTN_EXT",
+                ShapeStr(a));
+  SetParamI32(a, 4, int8 ? 1 : 0);
+  return a;
+}
+
+bool ggml_flash_attn_ext_get_int8(const ggml_tensor* a) {
+  return a != nullptr && a->op == GGML_OP_FLASH_ATTN_EXT && a->op_params[4] == 1;
+}
+
 const char* ggml_op_name(ggml_op op) {
   static const char* const kNames[GGML_OP_COUNT] = {
       "NONE",    "DUP",       "ADD",      "MUL",      "SCALE",         "NORM",     "RMS_NORM",

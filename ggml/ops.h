@@ -133,6 +133,17 @@ struct ggml_tensor* ggml_flash_attn_ext(struct ggml_context* ctx, struct ggml_te
                                        struct ggml_tensor* v, struct ggml_tensor* mask, float scale, float max_bias,
                                        float logit_softcap);
 
+// Extension (ggml has no such mode): asks for the FLASH_ATTN_EXT node `a`'s two products in int8,
+// as kernels/flash_attn.h's FlashAttnKV::int8 defines them (q, k, p and v quantized in blocks of
+// 32). Stored in op_params[4] (ggml keeps its precision, GGML_PREC_*, in op_params[3]). The CPU
+// executor honours it where the dispatched target has an int8 dot-product instruction that the
+// kernel uses (kernels/quant_gemm.h QuantGemmFast(): AVX512-VNNI) and d_k is a multiple of 32;
+// elsewhere, and in the reference executor (cpu/ref_ops.h), the node computes in f32 as without it.
+// Returns a; NULL with a message when a is NULL or not FLASH_ATTN_EXT.
+struct ggml_tensor* ggml_flash_attn_ext_set_int8(struct ggml_tensor* a, bool int8);
+// True when ggml_flash_attn_ext_set_int8(a, true) was applied to the FLASH_ATTN_EXT node a.
+bool ggml_flash_attn_ext_get_int8(const struct ggml_tensor* a);
+
 // ALiBi's slope for head h of n_head (ggml-cpu's soft_max and flash_attn_ext): with n =
 // 2^floor(log2(n_head)), m0 = 2^(-max_bias / n) and m1 = 2^(-max_bias / 2 / n), the slope is
 // m0^(h + 1) for h < n and m1^(2 (h - n) + 1) after (the interleaved slopes of a non-power-of-2

@@ -334,6 +334,26 @@ TEST_F(OpsTest, FlashAttnExtResultIsPermutedAndChecksItsSources) {
   EXPECT_TRUE(ErrorMentions(log_, {"a source tensor is NULL"}));
 }
 
+TEST_F(OpsTest, FlashAttnExtInt8FlagSitsInOpParam4) {
+  ggml_tensor* q = F32(64, 30, 6, 1, "q");
+  ggml_tensor* k = New(GGML_TYPE_F16, 64, 50, 6, 1, "k");
+  ggml_tensor* v = New(GGML_TYPE_F16, 64, 50, 6, 1, "v");
+  ggml_tensor* r = ggml_flash_attn_ext(ctx_, q, k, v, nullptr, 0.125f, 0.0f, 0.0f);
+  ASSERT_NE(r, nullptr);
+  EXPECT_FALSE(ggml_flash_attn_ext_get_int8(r));
+  EXPECT_EQ(ggml_flash_attn_ext_set_int8(r, true), r);
+  EXPECT_TRUE(ggml_flash_attn_ext_get_int8(r));
+  EXPECT_EQ(r->op_params[4], 1);
+  EXPECT_EQ(ParamF32(r, 0), 0.125f);  // scale untouched
+  EXPECT_EQ(ggml_flash_attn_ext_set_int8(r, false), r);
+  EXPECT_FALSE(ggml_flash_attn_ext_get_int8(r));
+  EXPECT_EQ(ggml_flash_attn_ext_set_int8(q, true), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"ggml_flash_attn_ext_set_int8: 'q' f32 [64, 30, 6, 1] is not FLASH_ATTN_EXT"}));
+  EXPECT_FALSE(ggml_flash_attn_ext_get_int8(q));
+  EXPECT_EQ(ggml_flash_attn_ext_set_int8(nullptr, true), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"a source tensor is NULL"}));
+}
+
 // ALiBi slopes by hand: 8 heads, max_bias 8: m0 = 2^-1, slopes 2^-1 .. 2^-8; 6 heads: n = 4,
 // m0 = 2^-2 (heads 0-3: 2^-2, 2^-4, 2^-6, 2^-8), m1 = 2^-1 (heads 4, 5: 2^-1, 2^-3).
 TEST_F(OpsTest, AlibiSlopesFollowTheDefinition) {

@@ -12,17 +12,24 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels/flash_attn-inl.h"
+#include "kernels/flash_attn_int8-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ggml_cpu {
 namespace HWY_NAMESPACE {
 
 size_t FlashAttnWorkFloats(size_t d_k, size_t d_v, size_t n_kv) {
-  return FlashAttnLayoutFor(hn::ScalableTag<float>(), d_k, d_v, n_kv).total;
+  const size_t f32 = FlashAttnLayoutFor(hn::ScalableTag<float>(), d_k, d_v, n_kv).total;
+  const size_t int8 = (fa8::Layout8For(d_k, d_v, n_kv).total + sizeof(float) - 1) / sizeof(float);
+  return HWY_MAX(f32, int8);
 }
 
 void FlashAttnRun(const FlashAttnKV& kv, const FlashAttnQueries& qs, float* work) {
-  FlashAttnHead(hn::ScalableTag<float>(), kv, qs, work);
+  if (kv.int8) {
+    fa8::FlashAttnHeadInt8(kv, qs, reinterpret_cast<uint8_t*>(work));
+  } else {
+    FlashAttnHead(hn::ScalableTag<float>(), kv, qs, work);
+  }
 }
 
 }  // namespace HWY_NAMESPACE
@@ -69,6 +76,9 @@ absl::Status FlashAttn(const FlashAttnKV& kv, const FlashAttnQueries& qs, void* 
   absl::Status s = CheckOperand("k", kv.k_f16, kv.k_f32, kv.ldk, kv.d_k);
   if (s.ok()) s = CheckOperand("v", kv.v_f16, kv.v_f32, kv.ldv, kv.d_v);
   if (!s.ok()) return s;
+  if (kv.int8 && kv.d_k % 32 != 0) {
+    return Invalid(absl::StrFormat("int8 needs d_k a multiple of 32, got d_k=%zu", kv.d_k));
+  }
   if (qs.q == nullptr || qs.out == nullptr) return Invalid(qs.q == nullptr ? "q is null" : "out is null");
   if (qs.ldq < kv.d_k) return Invalid(absl::StrFormat("ldq=%zu < d_k=%zu", qs.ldq, kv.d_k));
   if (qs.ld_out < kv.d_v) return Invalid(absl::StrFormat("ld_out=%zu < d_v=%zu", qs.ld_out, kv.d_v));

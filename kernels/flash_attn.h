@@ -28,9 +28,31 @@
 // Numerics: f32 throughout (f16 K/V are widened exactly, q is scaled once); the result depends on
 // the dispatch target (block width) and not on how callers split the queries.
 //
+// int8 (FlashAttnKV::int8): the two products in 8-bit integers, blocks of 32 with f32 scales as in
+// ggml's Q8_0 (without its f16 rounding of the scale). With Quant(x) of 32 floats: d = max|x| /
+// 127, codes c = round-to-nearest-even(x * (127 / max|x|)) (all 0 when max|x| = 0):
+//   - q_i * scale (scale / softcap with a softcap) and k_j quantized per 32 channels;
+//     s[i][j] = sum over channel blocks b of isum_b * (dk_jb * dq_ib) (isum: the exact int32
+//     code dot product), then cap and mask as above;
+//   - in steps of 128 keys, p = exp(s - m) with m the running max (as above; exp by a polynomial,
+//     2e-7 relative), quantized per 32 keys to unsigned 8-bit codes (as Quant with 255 for 127:
+//     p >= 0, d = max p / 255, codes 0..255); v quantized per channel and per 32 keys (the scale
+//     of channel c over keys 32b..32b+31), i.e. v^T in Q8_0 blocks along the keys;
+//   - out[i] = sum over key blocks of isum * (dv * dp), divided by the sum of the quantized p
+//     (sum of dp times the codes' sum), so the weights of the v rows sum to 1.
+// The code products run on AVX512-VNNI's vpdpbusd on AVX3_DL (kernels/flash_attn_int8-inl.h);
+// elsewhere exactly but slowly, so callers take this only where QuantGemmFast() is true. A new
+// running max scales a block's p and its d alike, so the block's codes do not depend on the step
+// (up to rounding ties). The result differs from the f32 path by the quantization (for v in
+// [-1, 1] and scores of order 1: up to ~0.02; scores are quantized relative to their block's
+// largest |q| and |k|, so logits of order 30 move p by tens of percent: 0.07 in
+// flash_attn_int8_test's sharp case; Whisper tiny.en's encoder output moves by 0.5% RMS) and
+// from target to target only in the f32 sums' order. Needs d_k a multiple of 32 (any d_v).
+//
 // Errors (absl::InvalidArgumentError naming the argument): null pointers for a non-empty call,
 // both or neither of the f16/f32 pointers of k or v, both mask pointers, a stride smaller than its
-// row, d_k, d_v or n_kv of 0, scratch smaller than FlashAttnWorkSize. n_q == 0 does nothing.
+// row, d_k, d_v or n_kv of 0, int8 with d_k not a multiple of 32, scratch smaller than
+// FlashAttnWorkSize. n_q == 0 does nothing.
 // Allocates nothing; dispatched once per call.
 #ifndef GGML_WHISPER_KERNELS_FLASH_ATTN_H_
 #define GGML_WHISPER_KERNELS_FLASH_ATTN_H_
@@ -56,6 +78,7 @@ struct FlashAttnKV {
   float scale = 1.0f;  // Whisper: 1 / sqrt(d_k)
   float mask_scale = 1.0f;  // the mask's factor: ALiBi's slope for this head (ggml_alibi_slope)
   float softcap = 0.0f;     // logit soft capping (0: none)
+  bool int8 = false;        // both products in int8 (see "int8" above); d_k a multiple of 32
 };
 
 // The queries, the optional mask and the output of one call.
@@ -70,9 +93,9 @@ struct FlashAttnQueries {
   size_t ld_out = 0;
 };
 
-// Scratch bytes one concurrent call needs for these shapes on the current dispatch target (about
-// 4 * n_kv * (d_k + d_v) bytes: tiny.en's encoder, 1500 keys x 64 + 64, takes 0.77 MB). Any
-// alignment; each thread needs its own.
+// Scratch bytes one concurrent call needs for these shapes on the current dispatch target, f32 or
+// int8 (about 4 * n_kv * (d_k + d_v) bytes: tiny.en's encoder, 1500 keys x 64 + 64, takes 0.77 MB;
+// int8 needs less). Any alignment; each thread needs its own.
 size_t FlashAttnWorkSize(size_t d_k, size_t d_v, size_t n_kv);
 
 // out = attention(q, k, v, mask) for one head (see the top of this file).

@@ -1,7 +1,8 @@
 // FlashAttn GFLOP/s for one head (4 * n_q * n_kv * d per call: q.k and p.v, as
 // tools/bench/roofline.h counts attention) per Highway target, one thread. Shapes: the Whisper
 // encoders' self-attention (tiny/base/small: d 64, 1500 queries over 1500 keys, F16 K/V), a
-// shorter window, and one decoder query over the cross K/V.
+// shorter window, and one decoder query over the cross K/V; f32 products (BM_FlashAttn) and int8
+// (BM_FlashAttnInt8, FlashAttnKV::int8).
 //
 //   bazel run -c opt //kernels:flash_attn_benchmark -- --benchmark_filter='AVX2'
 #include <stddef.h>
@@ -29,7 +30,7 @@ const Shape kShapes[] = {
     {"cross_d64_1500x1", 64, 1500, 1},          // one decoder token over the cross K/V
 };
 
-void BM_FlashAttn(benchmark::State& state, Shape s, std::string target) {
+void BM_FlashAttn(benchmark::State& state, Shape s, std::string target, bool int8) {
   if (!ggml_cpu_set_target_limit(target.c_str())) {
     state.SkipWithError("unknown target");
     return;
@@ -46,6 +47,7 @@ void BM_FlashAttn(benchmark::State& state, Shape s, std::string target) {
   kv.v_f16 = v.data();
   kv.ldk = kv.ldv = s.d;
   kv.scale = 0.125f;
+  kv.int8 = int8;
   FlashAttnQueries qs;
   qs.n_q = s.n_q;
   qs.q = q.data();
@@ -71,10 +73,12 @@ void Register() {
     const std::string target = hwy::TargetName(t);
     if (target == "SCALAR" || target == "SSSE3" || target == "SSE4") continue;  // slow fallbacks
     for (const Shape& s : kShapes) {
-      benchmark::RegisterBenchmark(("BM_FlashAttn/" + std::string(s.name) + "/" + target).c_str(), BM_FlashAttn, s,
-                                   target)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
+      for (bool int8 : {false, true}) {
+        const std::string name = std::string(int8 ? "BM_FlashAttnInt8/" : "BM_FlashAttn/") + s.name + "/" + target;
+        benchmark::RegisterBenchmark(name.c_str(), BM_FlashAttn, s, target, int8)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
     }
   }
 }

@@ -58,7 +58,7 @@ models=(
 )
 # Parameterized by target (a case per target the CPU supports):
 kernel_tests=(activations_test conv_test norm_test softmax_test vec_test matmul_test quant_ops_test quant_gemm_test
-              flash_attn_test)
+              flash_attn_test flash_attn_int8_test)
 executor_tests=(graph_compute_test graph_compute_block_test graph_compute_matmul_test)
 # Not parameterized: they run on the dispatched target of each model (quant_matmul_test: the
 # quantized mul_mat over quant_ops, so SVE's sdot path on the SVE models).

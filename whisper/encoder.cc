@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -41,6 +43,7 @@ ggml_tensor* EncoderAttention(ggml_context* ctx, const AttentionWeights& w, ggml
     ggml_tensor* V = ggml_permute(ctx, ggml_reshape_3d(ctx, ggml_cast(ctx, v, GGML_TYPE_F16), d, n_head, n_ctx), 0,
                                   2, 1, 3);
     ggml_tensor* fa = ggml_flash_attn_ext(ctx, Q, K, V, nullptr, scale, 0.0f, 0.0f);  // [d, n_head, n_ctx]
+    if (fa != nullptr && UseInt8Attention(opt.int8_attention, w)) ggml_flash_attn_ext_set_int8(fa, true);
     attn = fa == nullptr ? nullptr : ggml_reshape_2d(ctx, fa, S, n_ctx);
   } else {
     // V: F16 [n_ctx, d, n_head] (rows along time) so that V x softmax gives [d, n, n_head].
@@ -54,6 +57,16 @@ ggml_tensor* EncoderAttention(ggml_context* ctx, const AttentionWeights& w, ggml
 }
 
 }  // namespace
+
+bool UseInt8Attention(Int8Attention mode, const AttentionWeights& w) {
+  if (mode != kInt8AttentionAuto) return mode == kInt8AttentionOn;
+  const char* env = std::getenv("WHISPER_INT8_ATTENTION");
+  if (env == nullptr || std::strcmp(env, "1") != 0) return false;
+  for (const ggml_tensor* t : {w.q_w, w.k_w, w.v_w, w.o_w}) {
+    if (t != nullptr && ggml_is_quantized(t->type)) return true;
+  }
+  return false;
+}
 
 ggml_tensor* BlockedAttention(ggml_context* ctx, ggml_tensor* Q, ggml_tensor* K, ggml_tensor* V, float scale,
                               int query_block) {
