@@ -117,6 +117,7 @@ def main():
     ap.add_argument("--sonnets-end", type=float, default=158.5)
     ap.add_argument("--reference")
     ap.add_argument("--reference-key")
+    ap.add_argument("--save", help="write each transcript's segments to SAVE.sequential.json / SAVE.batched.json")
     ap.add_argument("extra", nargs="*")
     args = ap.parse_args()
     ref_all = None
@@ -124,6 +125,9 @@ def main():
         ref_all = " ".join(s[2] for s in json.load(open(args.reference))[args.reference_key]["segments"])
     for name, batch in (("sequential", 0), (f"batch {args.batch}", args.batch)):
         wall, cpu, segs = run_cli(args, batch)
+        if args.save:
+            json.dump({"wall_s": wall, "cpu_s": cpu, "segments": [[t0, None, t] for t0, t in segs]},
+                      open(f"{args.save}.{'batched' if batch > 1 else 'sequential'}.json", "w"), indent=1)
         text = " ".join(t for _, t in segs)
         sonnets = " ".join(t for t0, t in segs if t0 < args.sonnets_end)
         row = f"{name:12s} wall {wall:7.2f} s  cpu {cpu:7.2f} s  words {len(words(text)):4d}  sonnets WER {100 * wer(SONNETS, sonnets):5.2f}%"
