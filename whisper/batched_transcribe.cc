@@ -120,11 +120,10 @@ absl::Status BatchedTranscriber::RunChunk(void* arg, int job, SlotBackend& backe
   tp.clip_frames = clip;
   tp.n_clips = 1;
   tp.hear_only_clip = true;
-  // No chunk hears another's text (faster-whisper's batched pipeline: without_timestamps aside,
-  // each chunk is prompted with the initial prompt only).
-  tp.condition_on_previous_text = false;
+  // No chunk hears another chunk's text (faster-whisper's batched pipeline: each chunk is
+  // prompted with the initial prompt only); a chunk's later windows hear its earlier ones' as the
+  // sequential loop's do (condition_on_previous_text as asked).
   tp.keep_past = false;
-  if (tp.decoding.whisper_cpp) tp.max_text_ctx = base.n_initial_prompt > 0 ? base.max_text_ctx : 0;
   tp.hooks = TranscribeHooks();
   tp.hooks.user = a.gate;
   tp.hooks.encoder_begin = GatedEncoderBegin;

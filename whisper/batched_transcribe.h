@@ -55,8 +55,9 @@ class BatchedTranscriber {
 
   // Transcribes chunks[0, n_chunks) of `mel` ([n_mels][n_frames_mel], frames [0, n_frames_audio)
   // real audio) on `sched` (whose n_slots must be this object's), each chunk as one clip of
-  // `params` (whose clips, offset and duration must be unset; condition_on_previous_text and
-  // keep_past are ignored: no chunk hears another's text) with the sequential window loop, and
+  // `params` (whose clips, offset and duration must be unset; keep_past is ignored: no chunk hears
+  // another chunk's text, while a chunk's windows are conditioned on each other's as
+  // condition_on_previous_text says) with the sequential window loop, and
   // hands each chunk's segments to `on_chunk` in order. params.token_timestamps and
   // params.word_timestamps, when set, are the templates (Begin done on the audio) each chunk's
   // own copies start from. Hooks: none are called but progress (per chunk, 0..100) and

@@ -620,7 +620,8 @@ struct whisper_full_params {
    * speech is kept (Silero misses the last 27 s of long_speech.flac's speech). With vad = true the
    * VAD's joined speech is transcribed instead (whisper.cpp's rules), cut where stretches join.
    * ggml_batch_size chunks are decoded at a time, their windows sharing every decoder step, each
-   * chunk without the previous chunk's text (only initial_prompt prompts it). Unlike
+   * chunk without the previous chunk's text (initial_prompt prompts its first window; its later
+   * windows hear its earlier ones' text unless no_context). Unlike
    * faster-whisper's pipeline, each chunk goes through the sequential loop: timestamps cut segments
    * (at most 30 s), a window ending before its chunk moves on as sequential seeking does, and token
    * / DTW word timestamps work; its segments are those of that chunk transcribed alone, bit for

@@ -118,13 +118,15 @@ def main():
     ap.add_argument("--sonnets-end", type=float, default=157.5)
     ap.add_argument("--reference")
     ap.add_argument("--reference-key")
+    ap.add_argument("--batched-only", action="store_true", help="skip the sequential run")
     ap.add_argument("--save", help="write each transcript's segments to SAVE.sequential.json / SAVE.batched.json")
     ap.add_argument("extra", nargs="*")
     args = ap.parse_args()
     ref_all = None
     if args.reference:
         ref_all = " ".join(s[2] for s in json.load(open(args.reference))[args.reference_key]["segments"])
-    for name, batch in (("sequential", 0), (f"batch {args.batch}", args.batch)):
+    modes = (("sequential", 0), (f"batch {args.batch}", args.batch))
+    for name, batch in modes[1:] if args.batched_only else modes:
         wall, cpu, segs = run_cli(args, batch)
         if args.save:
             json.dump({"wall_s": wall, "cpu_s": cpu, "segments": [[t0, None, t] for t0, t in segs]},

@@ -2,8 +2,8 @@
 //   - jfk.wav (one chunk): faster-whisper's segments (testdata/jfk_faster_whisper_tokens.json), and the
 //     same segments, token times and DTW word times as the sequential loop;
 //   - the first 80 s of long_speech.flac, 4 chunks at a time: the segments of the sequential loop
-//     run on the same chunks as clips (faster-whisper's clip_timestamps, no previous text), bit
-//     for bit, the chunks derived here from the public VAD API (whisper_ggml_vad_speech_faster_whisper
+//     run on each of the same chunks alone (a whisper_full with that chunk as its clip), bit for
+//     bit, the chunks derived here from the public VAD API (whisper_ggml_vad_speech_faster_whisper
 //     with faster-whisper's batched VAD options) and PlanChunks; nothing after the last chunk is
 //     lost (the last segment ends in the last 10 s);
 //   - errors: bad batch sizes, no VAD model, offsets, too many decoders, abort.
@@ -163,18 +163,17 @@ TEST_F(BatchedTest, LongExcerptIsTheSequentialLoopOnTheSameChunks) {
   audio->resize(80 * 16000);
   const std::vector<whisper::FrameRange> chunks = Chunks(*audio);
   ASSERT_GE(chunks.size(), 3u);
-  std::vector<float> clips;
-  for (const whisper::FrameRange& c : chunks) {
-    clips.push_back(c.start / 100.0f);
-    clips.push_back(c.end / 100.0f);
-  }
-  whisper_full_params p = Fw();
-  p.no_context = true;  // no chunk hears another's text
-  p.ggml_clip_timestamps = clips.data();
-  p.ggml_n_clip_timestamps = static_cast<int>(clips.size());
+  // Each chunk alone: one whisper_full per chunk (no text carried from one call to the next).
   const int n = static_cast<int>(audio->size());
-  ASSERT_EQ(whisper_full(ctx_, p, audio->data(), n), 0);
-  const std::vector<Seg> seq = Segments(ctx_);
+  std::vector<Seg> seq;
+  for (const whisper::FrameRange& c : chunks) {
+    const float clip[2] = {c.start / 100.0f, c.end / 100.0f};
+    whisper_full_params p = Fw();
+    p.ggml_clip_timestamps = clip;
+    p.ggml_n_clip_timestamps = 2;
+    ASSERT_EQ(whisper_full(ctx_, p, audio->data(), n), 0);
+    for (const Seg& s : Segments(ctx_)) seq.push_back(s);
+  }
   ASSERT_EQ(whisper_full(ctx_, Batched(4), audio->data(), n), 0);
   const std::vector<Seg> bat = Segments(ctx_);
   ASSERT_EQ(bat.size(), seq.size());
