@@ -62,7 +62,7 @@ step "bazel test --config=sanitize_models ${sanitize_targets[*]} (but kernels, c
 # filtering on two threads (decoding_test), the stream tool's audio buffer (a producer and a
 # consumer thread, dropping and blocking), B sequences stepped together (decode_sequences_test);
 # then several whisper_states on one context at once (whisper_full_parallel, abort from another
-# thread) and the server's state pool. TSan runs ~5x
+# thread), the server's state pool, and windows decoded together on DecodeScheduler's workers. TSan runs ~5x
 # slower than ASan, hence the explicit timeout; the model-level tests run only their concurrent
 # cases (one --test_filter for the two: a pattern that matches nothing in a binary selects none
 # of its cases there).
@@ -72,8 +72,8 @@ step "bazel test --config=tsan (threads)" \
   //apps/stream:audio_buffer_test //whisper:decode_sequences_test
 step "bazel test --config=tsan (API states, server state pool)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 \
-  --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*:InferenceConcurrency.*' \
-  -- //whisper/e2e:whisper_api_test //apps/server:inference_test
+  --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*:InferenceConcurrency.*:DecodeSchedulerTinyEnTest.BeamSearch*:DecodeSchedulerTinyEnTest.Errors' \
+  -- //whisper/e2e:whisper_api_test //apps/server:inference_test //whisper:decode_scheduler_tiny_en_test
 # Every libFuzzer target for FUZZ_SECONDS (default 30) on its seed corpus, after its regression
 # inputs (clang-14, in a separate output base).
 step "tools/fuzz/run_fuzzers.sh ${FUZZ_SECONDS:-30}" tools/fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-30}"

@@ -76,8 +76,8 @@ class InferenceState {
  public:
   // Most decoders a state holds: beam search with beam_size 8 double-buffers 16, and a batch of
   // sequences decoded together (DecodeSequences) may hold several windows' beams (8 windows of
-  // beam 5 double-buffered: 80 would need more; 64 covers 8 windows x 8 sequences).
-  static constexpr int kMaxStateDecoders = 64;
+  // beam 5 double-buffered: 80; 128 covers 8 windows of beam 8).
+  static constexpr int kMaxStateDecoders = 128;
   // Most windows (cross K/V) a state holds.
   static constexpr int kMaxStateWindows = 64;
 

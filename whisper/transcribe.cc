@@ -335,7 +335,7 @@ absl::Status Transcriber::RunClip(ModelBackend& backend, const float* mel, int n
     // Frames past window_end (the audio's end, the end of -d, of the clip or of chunk_length) are
     // 0.0 in the window, so nothing after the requested range is heard (faster-whisper cuts the
     // mel the same way).
-    const int n_valid = wcpp && chunk == kWindowFrames ? n_frames_mel : window_end;
+    const int n_valid = wcpp && chunk == kWindowFrames && !params.hear_only_clip ? n_frames_mel : window_end;
     absl::Status st = backend.Encode(mel, n_frames_mel, seek, params.audio_ctx, n_valid);
     if (!st.ok()) return st;
     st = ChooseWindowLanguage(backend, params);

@@ -151,6 +151,10 @@ struct TranscribeParams {
   // 100 ms are left), each hearing nothing after the clip's end under OpenAI's rules.
   const int* clip_frames = nullptr;
   int n_clips = 0;
+  // Windows hear nothing after their clip's end under whisper.cpp's rules too (OpenAI's always
+  // cut there): the batched pipeline's chunks (whisper/batched_transcribe.h) then never hear the
+  // next chunk's speech, which another window decodes.
+  bool hear_only_clip = false;
   // faster-whisper's hallucination_silence_threshold (seconds; negative: off): with word_timestamps under
   // OpenAI's rules, whisper/hallucination.h's rule after each window's words are timed (the
   // alignment pass then also computes the word probabilities it reads).

@@ -44,6 +44,8 @@
 /* Extension: the largest beam_size and best_of whisper_full takes (whisper.cpp's private
  * WHISPER_MAX_DECODERS); larger values make whisper_full fail. */
 #define WHISPER_GGML_MAX_DECODERS 8
+/* Most windows whisper_full_params.ggml_batch_size decodes together (extension). */
+#define WHISPER_GGML_MAX_BATCH_SIZE 64
 
 #ifdef __cplusplus
 extern "C" {
@@ -608,6 +610,28 @@ struct whisper_full_params {
    * whisper_full return -1 naming the field (faster-whisper's longer chunks are cut to 30 s by
    * pad_or_trim but still skip the whole chunk: audio never heard). Either decoding rule set. */
   int ggml_chunk_length;
+  /* Extension (not in whisper.cpp; default 0): batched transcription of long audio (issue 38), as
+   * faster-whisper 1.2.1's BatchedInferencePipeline batches it. 0 or 1: the sequential window
+   * loop. 2 .. WHISPER_GGML_MAX_BATCH_SIZE: Silero VAD (vad_model_path is required) finds the
+   * pauses (faster-whisper's batched VAD options: min_silence_duration_ms 160, max_speech_duration_s
+   * the chunk length less 1 s, vad_params.threshold), and the audio is cut there into chunks of at
+   * most ggml_chunk_length (30 s by default; longer only where no pause lies within it), all of the
+   * audio, as faster-whisper's merge_segments merges stretches, except that what VAD does not call
+   * speech is kept (Silero misses the last 27 s of long_speech.flac's speech). With vad = true the
+   * VAD's joined speech is transcribed instead (whisper.cpp's rules), cut where stretches join.
+   * ggml_batch_size chunks are decoded at a time, their windows sharing every decoder step, each
+   * chunk without the previous chunk's text (initial_prompt prompts its first window; its later
+   * windows hear its earlier ones' text unless no_context). Unlike
+   * faster-whisper's pipeline, each chunk goes through the sequential loop: timestamps cut segments
+   * (at most 30 s), a window ending before its chunk moves on as sequential seeking does, and token
+   * / DTW word timestamps work; its segments are those of that chunk transcribed alone, bit for
+   * bit. Results come through the usual getters (the input's times); new_segment_callback is called
+   * per chunk, in order. Not combined with offset_ms, duration_ms or ggml_clip_timestamps. Memory:
+   * ggml_batch_size windows' cross K/V and ggml_batch_size times the decoders of one window (greedy
+   * with fallback: best_of; beam 5: 10) self KV caches, at most 128 decoders in all. A value
+   * outside 0 .. 64, too many decoders, or no vad_model_path makes whisper_full return -1 naming
+   * the field. */
+  int ggml_batch_size;
 };
 
 WHISPER_API struct whisper_context_params* whisper_context_default_params_by_ref(void);

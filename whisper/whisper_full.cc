@@ -466,8 +466,11 @@ absl::Status RunWindows(whisper_state* state, const whisper_full_params& params,
 absl::Status FullWithState(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
                            const float* samples, int n_samples) {
   absl::Status st = CheckCall(ctx, state, params, samples, n_samples);
+  if (st.ok()) st = CheckBatchSize(params);
   bool done = false;
-  if (st.ok()) st = PrepareAudio(state, params, samples, n_samples, &done);
+  whisper_full_params vad_params = params;  // batched: stretches cut to fit a chunk
+  if (params.ggml_batch_size > 1) vad_params.vad_params.max_speech_duration_s = BatchedMaxSpeechSeconds(params);
+  if (st.ok()) st = PrepareAudio(state, vad_params, samples, n_samples, &done);
   if (!st.ok() || done) return st;
   if (state->vad_state.active) {
     samples = state->vad_state.filtered.data();
@@ -492,7 +495,7 @@ absl::Status FullWithState(whisper_context* ctx, whisper_state* state, const whi
   tp.hooks.encoder_begin = EncoderBegin;
   tp.hooks.progress = Progress;
   tp.hooks.new_segments = NewSegments;
-  st = RunWindows(state, params, tp);
+  st = params.ggml_batch_size > 1 ? RunBatched(state, params, tp, samples, n_samples) : RunWindows(state, params, tp);
   MapNewResults(state);
   return st;
 }
@@ -745,6 +748,7 @@ struct whisper_full_params whisper_full_default_params(enum whisper_sampling_str
   p.ggml_suppress_tokens = nullptr;
   p.ggml_n_suppress_tokens = 0;
   p.ggml_chunk_length = 0;
+  p.ggml_batch_size = 0;  // sequential
   return p;
 }
 

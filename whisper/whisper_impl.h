@@ -63,6 +63,14 @@ struct VadState {
   VadState& operator=(const VadState&) = delete;
   ~VadState() { whisper_vad_free(ctx); }
 };
+namespace api {
+// whisper_full's batched mode (whisper/whisper_batched.cc): its InferenceState, scheduler and
+// transcriber, kept between calls of the same batch size, decoders per window and thread count.
+struct BatchedState;
+struct BatchedStateDeleter {
+  void operator()(BatchedState* b) const;
+};
+}  // namespace api
 }  // namespace whisper
 
 struct whisper_context {
@@ -101,6 +109,7 @@ struct whisper_state {
   std::unique_ptr<whisper::WordTimestamps> word_timestamps;  // with DTW timestamps (made with ws)
   bool dtw_enabled = true;  // whisper_ggml_state_set_dtw: align this state's windows
   whisper::VadState vad_state;
+  std::unique_ptr<whisper::api::BatchedState, whisper::api::BatchedStateDeleter> batched;  // ggml_batch_size > 1
   whisper::SegmentList results;
   // results[0, n_results_mapped) are in the input's time base (MapNewResults); the rest, while
   // whisper_full runs, may still be in the joined speech's.
@@ -185,6 +194,13 @@ bool DetectSpeech(whisper_vad_context* vctx, const float* samples, int n_samples
 // Errors: InvalidArgument without vad_model_path; the model's load errors; Internal.
 absl::Status FilterSpeech(whisper_state* state, const whisper_full_params& params, const float* samples,
                           int n_samples);
+// The batched pipeline's cut points (ggml_batch_size > 1 without params.vad): the middle of every
+// pause between two speech stretches of samples (faster-whisper 1.2.1's rules, as its
+// BatchedInferencePipeline runs VAD: min_silence_duration_ms 160, max_speech_duration_s
+// max_speech_s, threshold params.vad_params.threshold), as mel frames (10 ms), increasing, in
+// (0, n_samples / 160]. Uses and keeps the state's VAD model. Errors: those of FilterSpeech.
+absl::Status SpeechCuts(whisper_state* state, const whisper_full_params& params, float max_speech_s,
+                        const float* samples, int n_samples, std::vector<int>* cuts);
 // A time (centiseconds) of the joined audio in the original audio; t itself without VAD.
 // whisper.cpp's linear map, except across a join: a start there moves to the next stretch and an
 // end to the end of the stretch before (whisper.cpp would put either inside the removed silence).
@@ -231,6 +247,19 @@ absl::Status SuppressList(whisper_context* ctx, whisper_state* state, const whis
 // tp->hotwords, and ggml_chunk_length into tp->chunk_frames (checked by FillFasterWhisperOptions).
 void SetPromptOptions(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
                       TranscribeParams* tp);
+
+// whisper_full_params.ggml_batch_size (whisper/whisper_batched.cc). CheckBatchSize: 0 .. 64, and
+// above 1 vad_model_path set and no offset, duration or clips. Errors (kSetup): InvalidArgument naming the
+// field. BatchedMaxSpeechSeconds: the VAD's max_speech_duration_s in batched mode (the chunk
+// length less 1 s, or less). RunBatched: the batched transcription of the state's mel (of
+// samples: the input, or with params.vad the VAD's joined speech, cut at its joins) into
+// state->results (with VAD, joined-speech times that MapNewResults maps), chunk by chunk through
+// tp.hooks.new_segments. Errors: kSetup for too many decoders or a failed state; a
+// chunk's failure (Cancelled on abort), with "failed: " / "aborted: " before its message.
+absl::Status CheckBatchSize(const whisper_full_params& params);
+float BatchedMaxSpeechSeconds(const whisper_full_params& params);
+absl::Status RunBatched(whisper_state* state, const whisper_full_params& params, const TranscribeParams& tp,
+                        const float* samples, int n_samples);
 
 // Whether `state` may be used with `ctx` (both non-null, state made for ctx); logs otherwise.
 bool CheckPair(const whisper_context* ctx, const whisper_state* state, const char* func);

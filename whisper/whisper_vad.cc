@@ -83,15 +83,12 @@ bool DetectSpeech(whisper_vad_context* vctx, const float* samples, int n_samples
   return true;
 }
 
-absl::Status FilterSpeech(whisper_state* state, const whisper_full_params& params, const float* samples,
-                          int n_samples) {
-  VadState& v = state->vad_state;
-  v.map.clear();
-  v.joins.clear();
-  v.gaps.clear();
-  v.filtered.clear();
-  v.speech.clear();
-  v.active = false;
+namespace {
+
+// The state's VAD model for params.vad_model_path (loaded once per path), and the speech
+// probabilities of samples in v.ctx->probs. Errors: InvalidArgument without a path; the load's;
+// Internal.
+absl::Status DetectWithState(VadState& v, const whisper_full_params& params, const float* samples, int n_samples) {
   const char* path = params.vad_model_path;
   if (path == nullptr || path[0] == '\0') {
     return absl::InvalidArgumentError("vad: vad_model_path is not set (e.g. models/ggml-silero-v6.bin)");
@@ -108,6 +105,45 @@ absl::Status FilterSpeech(whisper_state* state, const whisper_full_params& param
   if (!DetectSpeech(v.ctx, samples, n_samples, /*reset=*/true, "whisper_full")) {
     return absl::InternalError("vad: speech detection failed");
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SpeechCuts(whisper_state* state, const whisper_full_params& params, float max_speech_s,
+                        const float* samples, int n_samples, std::vector<int>* cuts) {
+  cuts->clear();
+  VadState& v = state->vad_state;
+  absl::Status st = DetectWithState(v, params, samples, n_samples);
+  if (!st.ok()) return st;
+  // faster-whisper 1.2.1 BatchedInferencePipeline.transcribe's VAD: VadOptions(max_speech_duration_s
+  // = chunk_length, min_silence_duration_ms = 160), its other defaults, faster-whisper's rules.
+  VadParams vp;
+  vp.threshold = params.vad_params.threshold;
+  vp.min_silence_duration_ms = 160;
+  vp.max_speech_duration_s = max_speech_s;
+  SpeechTimestamps(v.ctx->probs.data(), static_cast<int>(v.ctx->probs.size()), n_samples, vp,
+                   VadRules::kFasterWhisper, &v.spans);
+  for (size_t i = 0; i + 1 < v.spans.size(); ++i) {
+    // The middle of the pause (padded stretches may touch: then where they meet).
+    const int64_t mid = (v.spans[i].end + v.spans[i + 1].start) / 2;
+    const int frame = static_cast<int>(mid / kMelHop);
+    if (frame > 0 && (cuts->empty() || frame > cuts->back())) cuts->push_back(frame);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FilterSpeech(whisper_state* state, const whisper_full_params& params, const float* samples,
+                          int n_samples) {
+  VadState& v = state->vad_state;
+  v.map.clear();
+  v.joins.clear();
+  v.gaps.clear();
+  v.filtered.clear();
+  v.speech.clear();
+  v.active = false;
+  absl::Status st = DetectWithState(v, params, samples, n_samples);
+  if (!st.ok()) return st;
   SpeechTimestamps(v.ctx->probs.data(), static_cast<int>(v.ctx->probs.size()), n_samples, FromC(params.vad_params),
                    VadRules::kWhisperCpp, &v.spans);
   v.n_spans = static_cast<int>(v.spans.size());

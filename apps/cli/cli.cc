@@ -161,10 +161,11 @@ std::string CheckModelFiles(const CliParams& p, const LogSink& sink) {
   const std::string vad_model = p.vad_model.empty() ? kDefaultVadModel : p.vad_model;
   char msg[4096];
   if (whisper_ggml_check_model_file(p.model.c_str(), WHISPER_GGML_MODEL_FILE_WHISPER, msg, sizeof(msg)) != 0) return msg;
-  if (p.vad && whisper_ggml_check_model_file(vad_model.c_str(), WHISPER_GGML_MODEL_FILE_SILERO_VAD, msg, sizeof(msg)) != 0) {
+  const bool use_vad = p.vad || p.batch_size > 1;  // --batch-size cuts at VAD's pauses
+  if (use_vad && whisper_ggml_check_model_file(vad_model.c_str(), WHISPER_GGML_MODEL_FILE_SILERO_VAD, msg, sizeof(msg)) != 0) {
     return msg;
   }
-  if (!p.vad) return "";
+  if (!use_vad) return "";
   whisper_vad_context* vad = whisper_vad_init_from_file_with_params(vad_model.c_str(), whisper_vad_default_context_params());
   if (vad == nullptr) return sink.first_error.empty() ? "cannot load VAD model '" + vad_model + "'" : sink.first_error;
   whisper_vad_free(vad);

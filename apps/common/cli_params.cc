@@ -392,6 +392,8 @@ std::vector<Flag> OwnFlags() {
             "faster-whisper's max_initial_timestamp: the first timestamp is at most N s (openai rules: 0 = 0.00 only)"),
       Int(nullptr, "--chunk-length", "N", &CliParams::chunk_length, 0, 30,
           "faster-whisper's chunk_length: seconds of audio per window, 1..30 (0 = 30)"),
+      Int(nullptr, "--batch-size", "N", &CliParams::batch_size, 0, WHISPER_GGML_MAX_BATCH_SIZE,
+          "batched long audio: chunks of <= 30 s cut at VAD pauses (-vm model), N decoded at a time; 0/1: sequential"),
       [] {
         Flag f = String(nullptr, "--decoding", "RULES", &CliParams::decoding,
                         "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)");
@@ -585,6 +587,7 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   }
   w.max_initial_ts = p.max_initial_timestamp;
   w.ggml_chunk_length = p.chunk_length;
+  w.ggml_batch_size = p.batch_size;
   w.vad = p.vad;
   w.vad_model_path = p.vad_model.empty() ? kDefaultVadModel : p.vad_model.c_str();
   w.vad_params.threshold = p.vad_threshold;

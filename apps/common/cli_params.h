@@ -77,6 +77,9 @@ struct CliParams {
   std::vector<int> suppress_tokens;
   float max_initial_timestamp = 1.0f;
   int chunk_length = 0;
+  // --batch-size N (whisper_full_params.ggml_batch_size): N > 1 transcribes chunks of at most 30 s,
+  // cut at the pauses VAD finds (the -vm model), N at a time; 0 or 1: the sequential window loop.
+  int batch_size = 0;
   float entropy_thold = 2.40f;    // -et: a window whose entropy is below this failed (repetition)
   float logprob_thold = -1.00f;   // -lpt: a window whose mean log probability is below this failed
   float no_speech_thold = 0.60f;  // -nth: no-speech probability above which a window is silence

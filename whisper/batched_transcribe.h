@@ -1,0 +1,99 @@
+// Long audio transcribed in batches (issue 38 part 2), as faster-whisper 1.2.1's
+// BatchedInferencePipeline batches it: the audio is cut into chunks of at most 30 s at speech
+// boundaries (VAD), and the chunks are decoded B at a time without conditioning on each other's
+// text (DecodeScheduler: B windows share every decoder step). Unlike faster-whisper's pipeline,
+// each chunk is transcribed by the sequential window loop (Transcriber over the chunk as one clip):
+// with timestamps, so segments are cut at timestamp tokens and last at most 30 s; a window whose
+// last timestamp ends before its chunk does moves on there, as sequential seeking does; word
+// timestamps (DTW) and token timestamps work per window. Each chunk's segments are those the
+// sequential loop gives for that clip alone (without the previous text), bit for bit.
+#ifndef GGML_WHISPER_WHISPER_BATCHED_TRANSCRIBE_H_
+#define GGML_WHISPER_WHISPER_BATCHED_TRANSCRIBE_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "whisper/decode_scheduler.h"
+#include "whisper/segments.h"
+#include "whisper/token_timestamps.h"
+#include "whisper/tokens.h"
+#include "whisper/transcribe.h"
+#include "whisper/word_timestamps.h"
+
+namespace whisper {
+
+// Frames [start, end) of a mel (10 ms each).
+struct FrameRange {
+  int start = 0;
+  int end = 0;
+};
+
+// Chunks that cover frames [0, n_frames) in order, cut only at `cuts` (frames, increasing: the
+// pauses VAD found), each at most max_frames long, as faster-whisper 1.2.1's merge_segments
+// (vad.py) merges speech stretches while they fit chunk_length (greedy: the furthest cut in
+// reach). Where no cut lies within max_frames of a chunk's start, the chunk runs to the first cut
+// after that (or the end): the window loop then seeks through it as the sequential one does,
+// instead of cutting speech mid-word. Unlike faster-whisper, nothing is dropped: audio VAD did not
+// call speech is transcribed too (Silero misses the last 27 s of speech of long_speech.flac).
+// Cuts outside (0, n_frames) are ignored. Empty for n_frames <= 0.
+std::vector<FrameRange> PlanChunks(const std::vector<int>& cuts, int n_frames, int max_frames);
+
+class BatchedTranscriber {
+ public:
+  // n_slots: the scheduler's slots (one Transcriber, token- and word-timestamp state each);
+  // max_align_tokens and n_audio_ctx size the word timestamps (InferenceState::MaxAlignTokens).
+  // token_text must outlive the object.
+  BatchedTranscriber(const SpecialTokens& special, int n_text_ctx, std::function<const std::string&(Token)> token_text,
+                     int n_slots, int max_align_tokens, int n_audio_ctx);
+
+  // Called on Run's thread for each chunk in order (chunk 0 first), once its segments and those of
+  // every chunk before it are done: the chunk's segments (times in frames of `mel`).
+  using ChunkFn = void (*)(void* user, int chunk, const SegmentList& segments);
+
+  // Transcribes chunks[0, n_chunks) of `mel` ([n_mels][n_frames_mel], frames [0, n_frames_audio)
+  // real audio) on `sched` (whose n_slots must be this object's), each chunk as one clip of
+  // `params` (whose clips, offset and duration must be unset; keep_past is ignored: no chunk hears
+  // another chunk's text, while a chunk's windows are conditioned on each other's as
+  // condition_on_previous_text says) with the sequential window loop, and
+  // hands each chunk's segments to `on_chunk` in order. params.token_timestamps and
+  // params.word_timestamps, when set, are the templates (Begin done on the audio) each chunk's
+  // own copies start from. Hooks: none are called but progress (per chunk, 0..100) and
+  // encoder_begin (before each chunk: false stops, no error). Errors: InvalidArgument for a chunk
+  // outside [0, n_frames_audio], clips in params, or a scheduler of another size; the first
+  // failing chunk's (the chunks after it are not started).
+  absl::Status Run(DecodeScheduler& sched, const float* mel, int n_frames_mel, int n_frames_audio,
+                   const TranscribeParams& params, const FrameRange* chunks, int n_chunks, ChunkFn on_chunk,
+                   void* user, TranscribeStats* stats);
+
+ private:
+  struct Slot {
+    std::unique_ptr<Transcriber> transcriber;
+    TokenTimestamps token_timestamps;
+    std::unique_ptr<WordTimestamps> word_timestamps;
+    TranscribeStats stats;
+  };
+  static absl::Status RunChunk(void* arg, int job, SlotBackend& backend);
+  static void ChunkDone(void* arg, int job, const absl::Status& status);
+
+  std::vector<Slot> slots_;
+  // The current Run.
+  const float* mel_ = nullptr;
+  int n_frames_mel_ = 0, n_frames_audio_ = 0;
+  const TranscribeParams* params_ = nullptr;
+  const FrameRange* chunks_ = nullptr;
+  std::vector<SegmentList> results_;  // [n_chunks]
+  std::vector<uint8_t> done_;
+  int next_report_ = 0;
+  int n_chunks_ = 0;
+  bool stopped_ = false;
+  ChunkFn on_chunk_ = nullptr;
+  void* user_ = nullptr;
+  TranscribeStats stats_;
+};
+
+}  // namespace whisper
+
+#endif  // GGML_WHISPER_WHISPER_BATCHED_TRANSCRIBE_H_

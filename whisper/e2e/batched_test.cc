@@ -1,0 +1,234 @@
+// whisper_full with ggml_batch_size > 1 on the real tiny.en model (OpenAI's decoding rules):
+//   - jfk.wav (one chunk): faster-whisper's segments (testdata/jfk_faster_whisper_tokens.json), and the
+//     same segments, token times and DTW word times as the sequential loop;
+//   - the first 80 s of long_speech.flac, 4 chunks at a time: the segments of the sequential loop
+//     run on each of the same chunks alone (a whisper_full with that chunk as its clip), bit for
+//     bit, the chunks derived here from the public VAD API (whisper_ggml_vad_speech_faster_whisper
+//     with faster-whisper's batched VAD options) and PlanChunks; nothing after the last chunk is
+//     lost (the last segment ends in the last 10 s);
+//   - errors: bad batch sizes, no VAD model, offsets, too many decoders, abort.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "testdata/paths.h"
+#include "apps/common/audio.h"
+#include "whisper/batched_transcribe.h"
+#include "whisper/e2e/tiny_en_jfk_fixture.h"
+#include "whisper/whisper.h"
+
+namespace whisper_e2e {
+namespace {
+
+struct Seg {
+  int64_t t0, t1;
+  std::string text;
+  std::vector<int> tokens;
+  std::vector<int64_t> tok_t0, tok_t1, tok_dtw;
+  std::vector<int> word_start;
+  bool operator==(const Seg& o) const {
+    return t0 == o.t0 && t1 == o.t1 && text == o.text && tokens == o.tokens && tok_t0 == o.tok_t0 &&
+           tok_t1 == o.tok_t1 && tok_dtw == o.tok_dtw && word_start == o.word_start;
+  }
+};
+
+std::vector<Seg> Segments(whisper_context* ctx) {
+  std::vector<Seg> out;
+  for (int i = 0; i < whisper_full_n_segments(ctx); ++i) {
+    Seg s{whisper_full_get_segment_t0(ctx, i), whisper_full_get_segment_t1(ctx, i),
+          whisper_full_get_segment_text(ctx, i), {}, {}, {}, {}, {}};
+    for (int k = 0; k < whisper_full_n_tokens(ctx, i); ++k) {
+      const whisper_token_data d = whisper_full_get_token_data(ctx, i, k);
+      s.tokens.push_back(d.id);
+      s.tok_t0.push_back(d.t0);
+      s.tok_t1.push_back(d.t1);
+      s.tok_dtw.push_back(d.t_dtw);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+class BatchedTest : public TinyEnJfkTest {
+ protected:
+  static void SetUpTestSuite() {
+    TinyEnJfkTest::SetUpTestSuite();
+    ASSERT_EQ(whisper_ggml_set_decoding(ctx_, WHISPER_GGML_DECODING_OPENAI), 0);
+  }
+  // faster-whisper's options of testdata/jfk_faster_whisper_tokens.json: greedy, suppress_tokens
+  // [-1] (the non-speech set).
+  static whisper_full_params Fw() {
+    whisper_full_params p = Greedy();
+    p.suppress_nst = true;
+    return p;
+  }
+  static whisper_full_params Batched(int b) {
+    whisper_full_params p = Fw();
+    p.ggml_batch_size = b;
+    vad_path_ = testdata::ModelPath("ggml-silero-v6.bin");
+    p.vad_model_path = vad_path_.c_str();
+    return p;
+  }
+  static inline std::string vad_path_;
+};
+
+TEST_F(BatchedTest, DefaultIsSequential) { EXPECT_EQ(Greedy().ggml_batch_size, 0); }
+
+TEST_F(BatchedTest, JfkIsFasterWhispersTextAndTheSequentialSegments) {
+  const int n = static_cast<int>(jfk_->size());
+  ASSERT_EQ(whisper_full(ctx_, Fw(), jfk_->data(), n), 0);
+  const std::vector<Seg> seq = Segments(ctx_);
+  ASSERT_EQ(whisper_full(ctx_, Batched(2), jfk_->data(), n), 0);
+  const std::vector<Seg> bat = Segments(ctx_);
+  // testdata/jfk_faster_whisper_tokens.json: faster-whisper 1.2.1's two segments, 0.00 .. 7.74 s
+  // and 7.74 .. 10.74 s.
+  ASSERT_EQ(bat.size(), 2u);
+  EXPECT_EQ(bat[0].text, " And so my fellow Americans ask not what your country can do for you");
+  EXPECT_EQ(bat[1].text, " ask what you can do for your country");
+  EXPECT_EQ(bat[0].t0, 0);
+  EXPECT_EQ(bat[0].t1, 774);
+  EXPECT_EQ(bat[1].t0, 774);
+  EXPECT_EQ(bat[1].t1, 1074);
+  EXPECT_TRUE(seq == bat);
+  EXPECT_TRUE(log_.errors.empty());
+}
+
+TEST_F(BatchedTest, JfkWordTimesAreTheSequentialOnes) {
+  whisper_context_params cp = whisper_context_default_params();
+  cp.dtw_token_timestamps = true;
+  cp.dtw_aheads_preset = WHISPER_AHEADS_TINY_EN;
+  const std::string model = testdata::ModelPath("ggml-tiny.en.bin");
+  whisper_context* ctx = whisper_init_from_file_with_params(model.c_str(), cp);
+  ASSERT_NE(ctx, nullptr);
+  ASSERT_EQ(whisper_ggml_set_decoding(ctx, WHISPER_GGML_DECODING_OPENAI), 0);
+  const int n = static_cast<int>(jfk_->size());
+  auto run = [&](const whisper_full_params& p) {
+    EXPECT_EQ(whisper_full(ctx, p, jfk_->data(), n), 0);
+    std::vector<Seg> s = Segments(ctx);
+    for (size_t i = 0; i < s.size(); ++i) {
+      for (size_t k = 0; k < s[i].tokens.size(); ++k) {
+        s[i].word_start.push_back(
+            whisper_ggml_full_get_token_word_start(ctx, static_cast<int>(i), static_cast<int>(k)));
+      }
+    }
+    return s;
+  };
+  whisper_full_params p = Fw();
+  p.token_timestamps = true;
+  const std::vector<Seg> seq = run(p);
+  whisper_full_params b = Batched(3);
+  b.token_timestamps = true;
+  const std::vector<Seg> bat = run(b);
+  whisper_free(ctx);
+  ASSERT_EQ(bat.size(), 2u);
+  int n_words = 0;
+  for (const Seg& s : bat) {
+    for (int w : s.word_start) n_words += w == 1;
+  }
+  EXPECT_EQ(n_words, 22);  // "And so my fellow Americans ask not ... for your country"
+  for (int64_t t : bat[0].tok_dtw) EXPECT_GE(t, -1);
+  EXPECT_TRUE(seq == bat);
+}
+
+// The chunks the batched pipeline cuts, derived from the public VAD API: faster-whisper 1.2.1's
+// batched VAD options (VadOptions(max_speech_duration_s=chunk_length, min_silence_duration_ms=160),
+// its other defaults; max_speech 29 s here, the chunk less 1 s), a cut in the middle of each pause,
+// and PlanChunks over 30 s.
+std::vector<whisper::FrameRange> Chunks(const std::vector<float>& audio) {
+  const std::string path = testdata::ModelPath("ggml-silero-v6.bin");
+  whisper_vad_context* vad = whisper_vad_init_from_file_with_params(path.c_str(), whisper_vad_default_context_params());
+  EXPECT_NE(vad, nullptr);
+  if (vad == nullptr) return {};
+  whisper_vad_params vp = whisper_vad_default_params();
+  vp.threshold = 0.5f;
+  vp.min_speech_duration_ms = 0;
+  vp.min_silence_duration_ms = 160;
+  vp.max_speech_duration_s = 29.0f;
+  vp.speech_pad_ms = 400;
+  std::vector<int64_t> spans(2 * 256);
+  const int n = whisper_ggml_vad_speech_faster_whisper(vad, vp, -1.0f, audio.data(), static_cast<int>(audio.size()),
+                                                       spans.data(), 256);
+  whisper_vad_free(vad);
+  EXPECT_GT(n, 1);
+  EXPECT_LE(n, 256);
+  std::vector<int> cuts;
+  for (int i = 0; i + 1 < n; ++i) cuts.push_back(static_cast<int>((spans[2 * i + 1] + spans[2 * i + 2]) / 2 / 160));
+  return whisper::PlanChunks(cuts, static_cast<int>(audio.size() / 160), 3000);
+}
+
+TEST_F(BatchedTest, LongExcerptIsTheSequentialLoopOnTheSameChunks) {
+  auto audio = whisper::LoadAudio16kMono(testdata::SharedData("long_speech.flac"));
+  ASSERT_TRUE(audio.ok()) << audio.status();
+  audio->resize(80 * 16000);
+  const std::vector<whisper::FrameRange> chunks = Chunks(*audio);
+  ASSERT_GE(chunks.size(), 3u);
+  // Each chunk alone: one whisper_full per chunk (no text carried from one call to the next).
+  const int n = static_cast<int>(audio->size());
+  std::vector<Seg> seq;
+  for (const whisper::FrameRange& c : chunks) {
+    const float clip[2] = {c.start / 100.0f, c.end / 100.0f};
+    whisper_full_params p = Fw();
+    p.ggml_clip_timestamps = clip;
+    p.ggml_n_clip_timestamps = 2;
+    ASSERT_EQ(whisper_full(ctx_, p, audio->data(), n), 0);
+    for (const Seg& s : Segments(ctx_)) seq.push_back(s);
+  }
+  ASSERT_EQ(whisper_full(ctx_, Batched(4), audio->data(), n), 0);
+  const std::vector<Seg> bat = Segments(ctx_);
+  ASSERT_EQ(bat.size(), seq.size());
+  for (size_t i = 0; i < bat.size(); ++i) {
+    EXPECT_TRUE(bat[i] == seq[i]) << i << ": " << bat[i].t0 << " " << bat[i].text << " | " << seq[i].t0 << " "
+                                  << seq[i].text;
+    EXPECT_LE(bat[i].t1 - bat[i].t0, 3000) << i;
+    if (i > 0) {
+      EXPECT_GE(bat[i].t0, bat[i - 1].t0) << i;
+    }
+  }
+  EXPECT_GT(bat.back().t1, 7000);  // the speech goes on to the end of the excerpt
+  EXPECT_TRUE(log_.errors.empty());
+}
+
+// A bad ggml_batch_size, batching without a VAD model, with an offset or clips, or with more
+// decoders than a state holds: -1 and one message naming the field, nothing decoded.
+TEST_F(BatchedTest, Errors) {
+  const int n = static_cast<int>(jfk_->size());
+  struct Case {
+    const char* what;
+    whisper_full_params p;
+    const char* needle;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"-1", Batched(-1), "ggml_batch_size = -1"});
+  cases.push_back({"65", Batched(65), "ggml_batch_size = 65"});
+  whisper_full_params no_vad = Batched(2);
+  no_vad.vad_model_path = nullptr;
+  cases.push_back({"no VAD model", no_vad, "needs vad_model_path"});
+  whisper_full_params offset = Batched(2);
+  offset.offset_ms = 1000;
+  cases.push_back({"offset", offset, "offset_ms (1000)"});
+  whisper_full_params beams = Batched(64);
+  beams.strategy = WHISPER_SAMPLING_BEAM_SEARCH;
+  beams.beam_search.beam_size = 5;
+  cases.push_back({"too many decoders", beams, "more than 128"});
+  for (const Case& c : cases) {
+    log_.errors.clear();
+    EXPECT_EQ(whisper_full(ctx_, c.p, jfk_->data(), n), -1) << c.what;
+    ASSERT_EQ(log_.errors.size(), 1u) << c.what;
+    EXPECT_NE(log_.errors[0].find(c.needle), std::string::npos) << c.what << ": " << log_.errors[0];
+    EXPECT_EQ(whisper_full_n_segments(ctx_), 0) << c.what;
+  }
+}
+
+bool AbortNow(void*) { return true; }
+
+TEST_F(BatchedTest, AbortStopsWithAnError) {
+  whisper_full_params p = Batched(2);
+  p.abort_callback = AbortNow;
+  EXPECT_LT(whisper_full(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size())), 0);
+  ASSERT_EQ(log_.errors.size(), 1u);
+  EXPECT_NE(log_.errors[0].find("aborted"), std::string::npos) << log_.errors[0];
+}
+
+}  // namespace
+}  // namespace whisper_e2e
