@@ -137,6 +137,8 @@ struct WindowResult {
   std::vector<Token> tokens;  // the accepted tokens (up to and including the last timestamp)
   std::vector<float> token_logprobs;
   std::vector<TokenData> token_data;  // per token: p, plog, tid, pt, ptsum (times -1)
+  // whisper.cpp's rules: the sum over `tokens` (the accepted ones). OpenAI's: over every sampled
+  // token, <|endoftext|> included (CTranslate2's cumulative score: faster-whisper's cum_logprob).
   float sum_logprob = 0.0f;
   // whisper.cpp's rules: sum_logprob / tokens.size(). OpenAI's (decoding.py, faster-whisper):
   // the sum over every sampled token, <|endoftext|> included, / (tokens before it + 1).
