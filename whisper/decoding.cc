@@ -134,20 +134,15 @@ void WindowDecoder::Reset(const DecodingParams& params) {
 }
 
 void WindowDecoder::Score(Sequence& seq) const {
+  // The accepted tokens' log-probabilities (to the last timestamp), under both rule sets.
+  // CTranslate2 ranks by the sum over every step, <|endoftext|>'s included, over the length
+  // without it; ranking so here turned multilingual.mp3's first window at beam 5 (base) from
+  // faster-whisper's end (<|24.56|>) to a longer one (issue #37, not understood yet), so the
+  // ranking stays on the accepted tokens. TakeBest reports CTranslate2's sum.
   double sum = 0.0;
-  int n = seq.result_len;
-  if (params_.whisper_cpp) {
-    for (int i = 0; i < seq.result_len; ++i) sum += seq.data[i].plog;  // whisper.cpp: the accepted tokens
-  } else {
-    // CTranslate2 (decoding.cc GreedySearch / BeamSearch, finalize_hypothesis_score): the score is
-    // the log-probability summed over every sampled step, <|endoftext|>'s included, over the
-    // hypothesis's length (every sampled token but <|endoftext|>, the forced prefix included).
-    sum = seq.sum_logprobs_all;
-    n = static_cast<int>(seq.tokens.size());
-    if (n > 0 && seq.tokens.back() == special_.eot) --n;
-  }
+  for (int i = 0; i < seq.result_len; ++i) sum += seq.data[i].plog;
   seq.sum_logprobs = sum;
-  const double len = std::max(n + n_prefix_, 1);  // CTranslate2: the hypothesis, prefix included
+  const double len = std::max(seq.result_len + n_prefix_, 1);  // CTranslate2: the hypothesis, prefix included
   double penalty = len;  // whisper.cpp's rules without length_penalty
   if (params_.length_penalty > 0.0f) {
     penalty = std::pow((5.0 + len) / 6.0, params_.length_penalty);  // whisper.cpp, OpenAI decoding.py
@@ -261,14 +256,15 @@ bool WindowDecoder::TakeBest(float temperature, WindowResult* result) {
   if (best < 0) best = 0;
   const Sequence& s = AttemptSeq(width, best);
   AssignResult(s, result);
-  result->sum_logprob = static_cast<float>(s.sum_logprobs);
+  // whisper.cpp's rules: the accepted tokens' sum; OpenAI's: every sampled token's, eot's included
+  // (CTranslate2's cumulative score, faster-whisper's cum_logprob).
+  result->sum_logprob = static_cast<float>(params_.whisper_cpp ? s.sum_logprobs : s.sum_logprobs_all);
   if (params_.whisper_cpp) {
     result->avg_logprob = s.result_len > 0 ? static_cast<float>(s.sum_logprobs / s.result_len) : -INFINITY;
   } else {
     // OpenAI decoding.py (avg_logprob = sum_logprob / (len(tokens) + 1)) and faster-whisper's
     // generate_with_fallback (cum_logprob / (seq_len + 1)): every sampled token's log-probability,
-    // <|endoftext|>'s included (sum_logprob, as Score sets it), over the number of tokens before
-    // it plus one.
+    // <|endoftext|>'s included (sum_logprob), over the number of tokens before it plus one.
     size_t n = s.tokens.size() + static_cast<size_t>(n_prefix_);  // faster-whisper's seq_len
     if (!s.tokens.empty() && s.tokens.back() == special_.eot) --n;
     result->avg_logprob = static_cast<float>(s.sum_logprobs_all / static_cast<double>(n + 1));

@@ -524,14 +524,14 @@ TEST_F(DecodingTest, RejectsTooFewDecodersAndLongPrompts) {
   EXPECT_FALSE(dec2.Run(b1, std::vector<Token>(4, s.sot), 0, 3000, &r).ok());
 }
 
-// Beam 2 (hand-derived; scores are CTranslate2's: log-probabilities summed over every step,
-// eot's included, / the length without eot): after <|0.00|>, A (0.7) or B (0.3), then <|1.00|>;
-// after A <|1.00|>, eot (0.6) or <|1.00|> again (0.4), going on with X and 6 certain tokens to
-// <|2.00|>; after B <|1.00|>, eot. Step 4's candidates: A-eot (0.42), B-eot (0.3), A-<|1.00|>
-// (0.28). At patience 1 both beams complete there: A's ln 0.42 / 3 = -0.289 beats B's ln 0.3 / 3.
-// At patience 1.5 (3 sequences) A is set aside and its beam goes on as X: ln 0.28 / 12 = -0.106
-// wins. With faster-whisper's length_penalty 0 the score is the sum (A's ln 0.42 > X's ln 0.28)
-// and the search stops when A-eot, the best candidate, completes.
+// Beam 2 (hand-derived; scores are summed log-probabilities to the last timestamp / length): after
+// <|0.00|>, A (0.7) or B (0.3), then <|1.00|>; after A <|1.00|>, eot (0.6) or <|1.00|> again (0.4),
+// going on with X and 6 certain tokens to <|2.00|>; after B <|1.00|>, eot. Step 4's candidates:
+// A-eot (0.42), B-eot (0.3), A-<|1.00|> (0.28). At patience 1 both beams complete there: A's ln 0.7 / 3 = -0.119 beats
+// B's. At patience 1.5 (3 sequences) A is set aside and its beam goes on as X: ln 0.28 / 12 =
+// -0.106 wins. With faster-whisper's length_penalty 0 the score is the sum (A's ln 0.7 > X's ln
+// 0.28) and the search stops when A-eot, the best candidate, completes. sum_logprob reports
+// CTranslate2's cumulative score: every step's, eot's included.
 class BeamPatienceTest : public DecodingTest {
  protected:
   const Token A = 100, B = 101, X = 102;
