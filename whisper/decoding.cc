@@ -134,6 +134,11 @@ void WindowDecoder::Reset(const DecodingParams& params) {
 }
 
 void WindowDecoder::Score(Sequence& seq) const {
+  // The accepted tokens' log-probabilities (to the last timestamp), under both rule sets.
+  // CTranslate2 ranks by the sum over every step, <|endoftext|>'s included, over the length
+  // without it; ranking so here turned multilingual.mp3's first window at beam 5 (base) from
+  // faster-whisper's end (<|24.56|>) to a longer one (issue #37, not understood yet), so the
+  // ranking stays on the accepted tokens. TakeBest reports CTranslate2's sum.
   double sum = 0.0;
   for (int i = 0; i < seq.result_len; ++i) sum += seq.data[i].plog;
   seq.sum_logprobs = sum;
@@ -251,13 +256,15 @@ bool WindowDecoder::TakeBest(float temperature, WindowResult* result) {
   if (best < 0) best = 0;
   const Sequence& s = AttemptSeq(width, best);
   AssignResult(s, result);
-  result->sum_logprob = static_cast<float>(s.sum_logprobs);
+  // whisper.cpp's rules: the accepted tokens' sum; OpenAI's: every sampled token's, eot's included
+  // (CTranslate2's cumulative score, faster-whisper's cum_logprob).
+  result->sum_logprob = static_cast<float>(params_.whisper_cpp ? s.sum_logprobs : s.sum_logprobs_all);
   if (params_.whisper_cpp) {
     result->avg_logprob = s.result_len > 0 ? static_cast<float>(s.sum_logprobs / s.result_len) : -INFINITY;
   } else {
     // OpenAI decoding.py (avg_logprob = sum_logprob / (len(tokens) + 1)) and faster-whisper's
     // generate_with_fallback (cum_logprob / (seq_len + 1)): every sampled token's log-probability,
-    // <|endoftext|>'s included, over the number of tokens before it plus one.
+    // <|endoftext|>'s included (sum_logprob), over the number of tokens before it plus one.
     size_t n = s.tokens.size() + static_cast<size_t>(n_prefix_);  // faster-whisper's seq_len
     if (!s.tokens.empty() && s.tokens.back() == special_.eot) --n;
     result->avg_logprob = static_cast<float>(s.sum_logprobs_all / static_cast<double>(n + 1));

@@ -102,8 +102,9 @@ struct DecodingParams {
   // whisper_sample_token_topk, whisper_full_with_state): beam search samples beam_size candidates
   // per beam from its distribution (libstdc++ std::discrete_distribution with the decoder's
   // mt19937), all beams active from the first step, duplicates skipped only after it; sampling
-  // at temperature > 0 draws the same way; a timestamp within 10 frames (not 100) of the audio end
-  // completes a sequence, and a sequence that reached the token cap without failing is scored.
+  // at temperature > 0 draws the same way; a timestamp within 10 frames of the audio end
+  // completes a sequence (under OpenAI's rules only <|endoftext|> does, and its log-probability
+  // is in the score), and a sequence that reached the token cap without failing is scored.
   bool whisper_cpp = false;
   // OpenAI's repetition rule (openai/whisper transcribe.py decode_with_fallback, faster-whisper
   // generate_with_fallback): an attempt whose stripped text has a zlib compression ratio above
@@ -137,6 +138,8 @@ struct WindowResult {
   std::vector<Token> tokens;  // the accepted tokens (up to and including the last timestamp)
   std::vector<float> token_logprobs;
   std::vector<TokenData> token_data;  // per token: p, plog, tid, pt, ptsum (times -1)
+  // whisper.cpp's rules: the sum over `tokens` (the accepted ones). OpenAI's: over every sampled
+  // token, <|endoftext|> included (CTranslate2's cumulative score: faster-whisper's cum_logprob).
   float sum_logprob = 0.0f;
   // whisper.cpp's rules: sum_logprob / tokens.size(). OpenAI's (decoding.py, faster-whisper):
   // the sum over every sampled token, <|endoftext|> included, / (tokens before it + 1).

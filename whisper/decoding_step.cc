@@ -13,10 +13,14 @@
 namespace whisper {
 namespace {
 
-// whisper.cpp ends a decoder once a timestamp reaches within 1 s (100 frames) of the audio end.
-constexpr int kEndOfAudioMargin = 100;
-// whisper.cpp 1.8.5 uses its delta_min of 10 frames (100 ms) there.
+// whisper.cpp 1.8.5 ends a decoder once a timestamp reaches within its delta_min of 10 frames
+// (100 ms) of the audio end. OpenAI's rules (decoding.py, CTranslate2's GreedySearch / BeamSearch)
+// have no such stop: a sequence ends with <|endoftext|> (or the token cap), and that step's
+// log-probability counts in the score and avg_logprob.
 constexpr int kEndOfAudioMarginWhisperCpp = 10;
+// Under OpenAI's rules, a sequence that ends (at the token cap) with no timestamp is kept when it
+// is this close (1 s) to the audio end.
+constexpr int kEndOfAudioMargin = 100;
 constexpr int kWindowFrames = 3000;
 
 }  // namespace
@@ -195,7 +199,7 @@ void WindowDecoder::StepRules(Sequence& seq, Token token, float logprob, const T
     params_.grammar->AcceptToken(*params_.grammar_vocab, token, &seq.grammar, &grammar_scratch_);
   }
   const int margin = params_.whisper_cpp ? kEndOfAudioMarginWhisperCpp : kEndOfAudioMargin;
-  const bool at_audio_end = seq.has_ts && seek + seq.seek_delta + margin >= seek_end;
+  const bool at_audio_end = params_.whisper_cpp && seq.has_ts && seek + seq.seek_delta + margin >= seek_end;
   const bool at_max_tokens = params_.max_tokens > 0 && i >= params_.max_tokens;
   if (token == special_.eot || at_audio_end || at_max_tokens) {
     // OpenAI's rules: a sequence that ends with no timestamp after <|0.00|> (a forced prefix, or

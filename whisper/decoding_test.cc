@@ -88,17 +88,49 @@ TEST_F(DecodingTest, GreedyFollowsArgmaxAndStopsAtEot) {
   EXPECT_GT(r.avg_logprob, -0.01f);
 }
 
-TEST_F(DecodingTest, TimestampNearAudioEndCompletesWithoutEot) {
-  const std::vector<Token> script = {s.beg, 10, s.beg + 50, 11, 11};
-  FakeBackend b(s, 1, 1, [&](const std::vector<Token>& g, std::vector<float>* l) {
-    std::fill(l->begin(), l->end(), -10.0f);
-    (*l)[script[std::min(g.size(), script.size() - 1)]] = 10.0f;
-  });
-  WindowDecoder dec(s, 448, Params());
-  WindowResult r;
-  // Audio ends at 1.5 s: the 1.0 s timestamp is within the 1 s margin.
-  ASSERT_TRUE(dec.Run(b, prompt, 0, 150, &r).ok());
+// <|0.00|> 10 <|1.00|>, then <|endoftext|> (p 0.6) or <|1.20|> (p 0.4); the audio ends at 1.05 s.
+// Every other logit is -inf, so each earlier step has probability 1.
+class AudioEndTest : public DecodingTest {
+ protected:
+  WindowResult Decode(bool whisper_cpp) {
+    FakeBackend b(s, 1, 1, [&](const std::vector<Token>& g, std::vector<float>* l) {
+      const Token certain[] = {s.beg, 10, s.beg + 50};
+      if (g.size() < 3) {
+        (*l)[certain[g.size()]] = 0.0f;
+      } else if (g.size() == 3) {
+        (*l)[s.eot] = std::log(0.6f);
+        (*l)[s.beg + 60] = std::log(0.4f);
+      } else {
+        (*l)[s.eot] = 0.0f;
+      }
+    });
+    DecodingParams p = Params();
+    p.whisper_cpp = whisper_cpp;
+    WindowDecoder dec(s, 448, p);
+    WindowResult r;
+    EXPECT_TRUE(dec.Run(b, prompt, 0, 105, &r).ok());
+    return r;
+  }
+};
+
+// whisper.cpp's rule: a timestamp within 10 frames of the audio end completes the sequence, no
+// <|endoftext|> sampled: every accepted token had probability 1.
+TEST_F(AudioEndTest, WhisperCppCompletesAtATimestampNearTheEnd) {
+  const WindowResult r = Decode(true);
   EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 10, s.beg + 50}));
+  EXPECT_NEAR(r.sum_logprob, 0.0, 1e-6);
+  EXPECT_NEAR(r.avg_logprob, 0.0, 1e-6);
+}
+
+// OpenAI's rules (CTranslate2's GreedySearch, which faster-whisper runs) know no audio end: the
+// sequence goes on to <|endoftext|>, whose log-probability is in the score: sum_logprob = ln 0.6,
+// avg_logprob = ln 0.6 / (3 tokens + 1). Ending at <|1.00|> gave 0 (issue #37: avg_logprob less
+// negative than faster-whisper's).
+TEST_F(AudioEndTest, OpenAiGoesOnToEotAndScoresIt) {
+  const WindowResult r = Decode(false);
+  EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 10, s.beg + 50}));
+  EXPECT_NEAR(r.sum_logprob, std::log(0.6), 1e-5);
+  EXPECT_NEAR(r.avg_logprob, std::log(0.6) / 4, 1e-5);
 }
 
 // Greedy takes A (p 0.6) then one of ten tokens at p 0.1; beam search finds B (p 0.4) then C
@@ -498,7 +530,8 @@ TEST_F(DecodingTest, RejectsTooFewDecodersAndLongPrompts) {
 // A-eot (0.42), B-eot (0.3), A-<|1.00|> (0.28). At patience 1 both beams complete there: A's ln 0.7 / 3 = -0.119 beats
 // B's. At patience 1.5 (3 sequences) A is set aside and its beam goes on as X: ln 0.28 / 12 =
 // -0.106 wins. With faster-whisper's length_penalty 0 the score is the sum (A's ln 0.7 > X's ln
-// 0.28) and the search stops when A-eot, the best candidate, completes.
+// 0.28) and the search stops when A-eot, the best candidate, completes. sum_logprob reports
+// CTranslate2's cumulative score: every step's, eot's included.
 class BeamPatienceTest : public DecodingTest {
  protected:
   const Token A = 100, B = 101, X = 102;
@@ -561,7 +594,7 @@ TEST_F(BeamPatienceTest, HugePatienceIsTheLargestReachable) {
 TEST_F(BeamPatienceTest, LengthPenaltyZeroScoresTheSumAndStopsEarly) {
   WindowResult r = Decode(1.5f, 0.0f);
   EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, A, s.beg + 50}));
-  EXPECT_NEAR(r.sum_logprob, std::log(0.7), 1e-5);
+  EXPECT_NEAR(r.sum_logprob, std::log(0.42), 1e-5);  // eot's ln 0.6 included
   // faster-whisper's length_penalty 2: ln 0.7 / 9 = -0.040 < ln 0.28 / 144 = -0.0088.
   r = Decode(1.5f, 2.0f);
   EXPECT_EQ(r.tokens.size(), 12u);

@@ -173,19 +173,30 @@ TEST_F(CliLongAudioTest, SilenceGivesAtMostOneSegment) {
 }
 
 // 0.5 s of speech: faster-whisper 1.2.1 decodes any audio left (generate_segments: while seek <
-// the clip's end) and says " S" from 0.00 to 2.00 s, greedy and beam 5 (a timestamp past the
-// audio, not clamped); so do OpenAI's rules here. whisper.cpp's rules decode it too (more than its
-// 100 ms delta_min).
+// the clip's end), and so do OpenAI's rules here (whisper.cpp's too: more than its 100 ms
+// delta_min). faster-whisper on the same samples: with suppress_tokens=[-1] (-sns) " S" from 0.00
+// to 2.00 s (a timestamp past the audio, not clamped), greedy and beam 5; with suppress_tokens=[]
+// (the CLI's default) the same greedy, but at beam 5 (the CLI's default) " [BLANK_AUDIO]" from 0.00
+// to 10.00 s: CTranslate2 scores every hypothesis to <|endoftext|> (no end-of-audio stop).
 TEST_F(CliLongAudioTest, HalfSecondClipIsDecodedAsFasterWhisperDoes) {
   const std::vector<int16_t> clip(jfk_.begin(), jfk_.begin() + kRate / 2);
-  const CliRun run = Transcribe("half_second", clip, {});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  const std::vector<CliSegment> segs = ParseSegments(run.out);
-  ASSERT_EQ(segs.size(), 1u) << run.out;
-  EXPECT_EQ(segs[0].text, " S");
-  EXPECT_EQ(segs[0].t0_ms, 0);
-  EXPECT_EQ(segs[0].t1_ms, 2000);
-  EXPECT_NE(run.err.find("(8000 samples, 0.5 sec)"), std::string::npos) << run.err;
+  struct Case {
+    std::vector<std::string> flags;
+    const char* text;
+    int64_t t1_ms;
+  };
+  const Case cases[] = {{{}, " [BLANK_AUDIO]", 10000}, {{"-bs", "1"}, " S", 2000}, {{"-sns"}, " S", 2000}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::PrintToString(c.flags));
+    const CliRun run = Transcribe("half_second", clip, c.flags);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const std::vector<CliSegment> segs = ParseSegments(run.out);
+    ASSERT_EQ(segs.size(), 1u) << run.out;
+    EXPECT_EQ(segs[0].text, c.text);
+    EXPECT_EQ(segs[0].t0_ms, 0);
+    EXPECT_EQ(segs[0].t1_ms, c.t1_ms);
+    EXPECT_NE(run.err.find("(8000 samples, 0.5 sec)"), std::string::npos) << run.err;
+  }
 }
 
 }  // namespace
