@@ -24,14 +24,17 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
     file, or $GGML_WHISPER_VAD_MODEL); it then works as faster-whisper's (speech chunks by its
     rules, concatenated, times restored as its SpeechTimestampsMap); word_timestamps=True loads a
     second context of the same (memory-mapped) file with the model's alignment heads;
-  - suppress_tokens is any list of ids (-1: the non-speech set), as faster-whisper's;
-  - max_new_tokens with a window prompt that does not fit (prompt + max_new_tokens > 448) raises
-    RuntimeError from the segment iterator (faster-whisper: ValueError), naming max_new_tokens;
   - chunk_length accepts whole seconds 1..30 (faster-whisper's longer chunks skip audio);
   - multilingual=True (a language per 30 s window, as faster-whisper's) also tells each segment's
     language in Segment.language, a field faster-whisper's Segment does not have (None without it);
-  - Word.probability is the mean of its tokens' probabilities when they were decoded (faster-whisper's
-    come from the alignment pass; hallucination_silence_threshold does use those, as faster-whisper);
+  - beam_size and best_of are at most 32 (whisper.h's WHISPER_GGML_MAX_DECODERS; faster-whisper sets
+    no limit, whisper.cpp 8);
+  - bad values raise at the call where faster-whisper's first window raises (temperature=[] or a
+    string, beam_size or best_of 0: the same exception types), and a suppress_tokens id past the
+    vocabulary raises ValueError (faster-whisper 1.2.1 crashes the interpreter);
+  - probabilities (Word.probability, avg_logprob, no_speech_prob, language probabilities) differ
+    from CTranslate2's float32 ones in the third decimal (ggml's F16 arithmetic), and a near tie of
+    two tokens can then decode differently.
 
 The GIL is released while audio decodes and while a segment is being decoded, so several threads
 can transcribe with one model at once (each call has its own decoding state).
@@ -348,7 +351,10 @@ class WhisperModel:
         model, another language or task="translate" is transcribed in English with faster-whisper's
         warning on the "ggml_whisper" logger (the CLI and the server say the same). Raises ValueError
         for bad audio or options, FileNotFoundError for a missing file (or VAD model with
-        vad_filter), RuntimeError if decoding fails (raised by the iterator). word_timestamps=True
+        vad_filter); the iterator raises what faster-whisper's raises in its windows: ValueError when
+        a window's prompt + max_new_tokens exceeds 448, TypeError for max_initial_timestamp=None,
+        and RuntimeError if decoding fails. temperature is a number or a list or tuple of them, tried
+        in order (faster-whisper's; <= 0 decodes by beam search or greedily). word_timestamps=True
         times words as faster-whisper does (cross-attention DTW; segments move to their words).
         multilingual=True detects the language of every 30 s window from its encoder output and
         decodes the window in it, as faster-whisper 1.2.1 does (info.language stays the one
