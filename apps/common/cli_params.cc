@@ -635,6 +635,7 @@ std::string CliUsage(const char* argv0) {
                   "  - decoding follows OpenAI's transcribe.py (faster-whisper's transcripts) unless\n"
                   "    --decoding whisper.cpp (whisper.cpp's transcripts);\n"
                   "  - the model defaults to models/ggml-tiny.en.bin; an unknown flag exits 2;\n"
+                  "  - -bs and -bo take up to 32 (whisper-cli: 8);\n"
                   "  - flags marked 'ignored' print a notice;\n"
                   "  - a bad --grammar exits 2 naming its line and column, an unknown --grammar-rule\n"
                   "    exits 2 naming it (whisper-cli: exit 4; a warning and no grammar);\n"
