@@ -351,10 +351,8 @@ class WhisperModel:
         model, another language or task="translate" is transcribed in English with faster-whisper's
         warning on the "ggml_whisper" logger (the CLI and the server say the same). Raises ValueError
         for bad audio or options, FileNotFoundError for a missing file (or VAD model with
-        vad_filter); the iterator raises what faster-whisper's raises in its windows: ValueError when
-        a window's prompt + max_new_tokens exceeds 448, TypeError for max_initial_timestamp=None,
-        and RuntimeError if decoding fails. temperature is a number or a list or tuple of them, tried
-        in order (faster-whisper's; <= 0 decodes by beam search or greedily). word_timestamps=True
+        vad_filter); the iterator raises as faster-whisper's windows do (ValueError for a prompt +
+        max_new_tokens past 448, TypeError for max_initial_timestamp=None), or RuntimeError. word_timestamps=True
         times words as faster-whisper does (cross-attention DTW; segments move to their words).
         multilingual=True detects the language of every 30 s window from its encoder output and
         decodes the window in it, as faster-whisper 1.2.1 does (info.language stays the one
@@ -402,12 +400,9 @@ class WhisperModel:
                                  duration=duration, duration_after_vad=samples.shape[0] / SAMPLE_RATE,
                                  all_language_probs=all_probs, transcription_options=options,
                                  vad_options=vad_params[1] if vad_filter else None)
-        if not samples.size:
-            return iter(()), info  # no audio, or VAD found no speech: faster-whisper transcribes nothing
-        if isinstance(max_initial_timestamp, bool) or not isinstance(max_initial_timestamp, numbers.Real):
-            # faster-whisper 1.2.1 fails in its first window (max_initial_timestamp / time_precision).
-            return _raising(TypeError("max_initial_timestamp=%r, expected a number of seconds"
-                                      % (max_initial_timestamp,))), info
+        early = _no_windows(samples, max_initial_timestamp)
+        if early is not None:
+            return early, info
         o = self._core_options(options, language, translate)
         o.chunk_length = int(chunk_length or 0)
         run = (self._word_model() if word_timestamps else self._model).transcribe(samples, o)
@@ -606,6 +601,17 @@ def _raising(error):
     fails there for some option values, after transcribe() has returned."""
     raise error
     yield  # a generator
+
+
+def _no_windows(samples, max_initial_timestamp):
+    """The segments of a transcription that decodes no window, or None: none for no audio (or no
+    speech after VAD), as faster-whisper; a TypeError at the first next() for a max_initial_timestamp
+    that is not a number (faster-whisper 1.2.1 divides it by time_precision in its first window)."""
+    if not samples.size:
+        return iter(())
+    if isinstance(max_initial_timestamp, bool) or not isinstance(max_initial_timestamp, numbers.Real):
+        return _raising(TypeError("max_initial_timestamp=%r, expected a number of seconds" % (max_initial_timestamp,)))
+    return None
 
 
 def _is_language_code(language) -> bool:
