@@ -11,6 +11,7 @@
 //                                      -> (language, translate, [("info"|"warning", message)]):
 //                                        the CLI's and server's rule (apps/common/request_rules.h)
 //   MAX_THREADS                        the CLI's -t limit (request_rules.h kMaxThreads)
+//   MAX_DECODERS                       the largest beam_size and best_of (WHISPER_GGML_MAX_DECODERS)
 //
 // The GIL is released around every call into the library and while waiting for a segment, so
 // several Python threads transcribe on one Model at once (one whisper_state each). Errors raise:
@@ -110,6 +111,7 @@ struct Options {
   int best_of = 5;
   float temperature = 0.0f;
   float temperature_inc = 0.2f;
+  std::vector<float> temperatures;  // whisper_full_params.ggml_temperatures (empty: the two above)
   float logprob_thold = -1.0f;
   float no_speech_thold = 0.6f;
   float compression_ratio_thold = 2.4f;  // whisper_full_params.ggml_compression_ratio_thold (0: off)
@@ -157,7 +159,8 @@ struct SegmentOut {
   whisper_ggml_segment_decoding window = {};  // the window's seek, temperature, avg_logprob, compression ratio
   float no_speech_prob = 0.0f;
   int lang_id = 0;  // whisper_ggml_full_get_segment_lang_id: its window's language
-  // Word times (a context made with dtw): (t0, t1 centiseconds, bytes, mean token p) per word.
+  // Word times (a context made with dtw): (t0, t1 centiseconds, bytes, probability) per word
+  // (whisper_ggml_full_get_token_word_probability: faster-whisper's Word.probability).
   bool has_words = false;
   std::vector<std::tuple<int64_t, int64_t, std::string, float>> words;
 };
@@ -178,7 +181,9 @@ class Transcription {
 
   ~Transcription() { Close(); }
 
-  // The next segment, or None at the end. Raises RuntimeError if the run failed.
+  // The next segment, or None at the end. Raises ValueError if whisper_full refused its
+  // parameters (-1: e.g. a window's prompt + max_new_tokens past n_text_ctx, faster-whisper's
+  // ValueError from its iterator), RuntimeError for any other failure.
   py::object Next() {
     SegmentOut seg;
     bool have = false;
@@ -193,6 +198,7 @@ class Transcription {
       }
     }
     if (!have) {
+      if (ret_ == -1 && !aborted_) throw py::value_error(error_);
       if (ret_ != 0 && !aborted_) throw std::runtime_error(error_);
       return py::none();
     }
@@ -245,7 +251,6 @@ class Transcription {
       const whisper_token beg = whisper_token_beg(ctx);
       const int nt = whisper_full_n_tokens_from_state(state, i);
       s.has_words = nt > 0 && whisper_ggml_full_get_token_word_start_from_state(state, i, 0) >= 0;
-      int n_in_word = 0;
       for (int j = 0; j < nt; ++j) {
         const whisper_token_data d = whisper_full_get_token_data_from_state(state, i, j);
         if (d.id >= beg) s.tokens.push_back(d.id);
@@ -254,21 +259,17 @@ class Transcription {
         s.token_logprobs.push_back(d.plog);
         if (!s.has_words) continue;
         // A word: its first token's t0 to its last token's t1 (in the input's time with VAD:
-        // whisper.cpp 1.9.3's getters); probability: the mean of its tokens'.
+        // whisper.cpp 1.9.3's getters); probability: the alignment pass's, as faster-whisper's.
         const int64_t t0 = whisper_full_get_token_t0_from_state(state, i, j);
         const int64_t t1 = whisper_full_get_token_t1_from_state(state, i, j);
         if (whisper_ggml_full_get_token_word_start_from_state(state, i, j) == 1 || s.words.empty()) {
-          if (!s.words.empty()) std::get<3>(s.words.back()) /= static_cast<float>(n_in_word);
-          s.words.emplace_back(t0, t1, std::string(), 0.0f);
-          n_in_word = 0;
+          s.words.emplace_back(t0, t1, std::string(),
+                               whisper_ggml_full_get_token_word_probability_from_state(state, i, j));
         }
         auto& w = s.words.back();
         std::get<1>(w) = std::max(std::get<1>(w), t1);
         std::get<2>(w) += whisper_token_to_str(ctx, d.id);
-        std::get<3>(w) += d.p;
-        ++n_in_word;
       }
-      if (!s.words.empty() && n_in_word > 0) std::get<3>(s.words.back()) /= static_cast<float>(n_in_word);
       std::lock_guard<std::mutex> lock(self->mu_);
       self->queue_.push_back(std::move(s));
     }
@@ -285,6 +286,8 @@ class Transcription {
     p.greedy.best_of = o.best_of;
     p.temperature = o.temperature;
     p.temperature_inc = o.temperature_inc;
+    p.ggml_temperatures = o.temperatures.empty() ? nullptr : o.temperatures.data();
+    p.ggml_n_temperatures = static_cast<int>(o.temperatures.size());
     p.logprob_thold = o.logprob_thold;
     p.no_speech_thold = o.no_speech_thold;
     p.ggml_compression_ratio_thold = o.compression_ratio_thold;
@@ -546,6 +549,7 @@ void DefineFunctions(py::module_& m) {
       py::arg("multilingual"), py::arg("language"), py::arg("translate"),
       "faster-whisper's rule for language and task on English-only models (apps/common/request_rules.h).");
   m.attr("MAX_THREADS") = whisper::kMaxThreads;
+  m.attr("MAX_DECODERS") = WHISPER_GGML_MAX_DECODERS;  // the largest beam_size and best_of
 }
 
 // Options (whisper_full's parameters), VadParams and speech_chunks, the sampling strategies.
@@ -557,6 +561,7 @@ void DefineOptions(py::module_& m) {
       .def_readwrite("best_of", &Options::best_of)
       .def_readwrite("temperature", &Options::temperature)
       .def_readwrite("temperature_inc", &Options::temperature_inc)
+      .def_readwrite("temperatures", &Options::temperatures)
       .def_readwrite("logprob_thold", &Options::logprob_thold)
       .def_readwrite("no_speech_thold", &Options::no_speech_thold)
       .def_readwrite("compression_ratio_thold", &Options::compression_ratio_thold)

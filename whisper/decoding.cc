@@ -40,7 +40,9 @@ double TokenEntropy(const Token* tokens, int n_tokens, int n) {
 int DecodersNeeded(const DecodingParams& p) {
   const bool cpp_beam = p.whisper_cpp && p.beam_search;  // a beam search at every temperature
   const int beams = p.beam_size > 1 || cpp_beam ? 2 * std::max(p.beam_size, 1) : 1;
-  const int sampled = p.temperature_inc > 0.0f || p.temperature > 0.0f ? std::max(p.best_of, 1) : 1;
+  bool sampling = p.n_temperatures > 0 ? false : p.temperature_inc > 0.0f || p.temperature > 0.0f;
+  for (int k = 0; k < p.n_temperatures; ++k) sampling = sampling || p.temperatures[k] > 0.0f;
+  const int sampled = sampling ? std::max(p.best_of, 1) : 1;
   return std::max(beams, cpp_beam ? 2 * sampled : sampled);
 }
 
@@ -59,7 +61,7 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
   for (Lane& lane : lanes_) {
     lane.logits.resize(special.n_vocab);
     lane.logprobs.resize(special.n_vocab);
-    lane.cands.reserve(16);
+    lane.cands.reserve(static_cast<size_t>(width));  // TopK's k <= width
     lane.output.reserve(n_text_ctx);
   }
   lane_seq_.resize(width);
@@ -106,12 +108,14 @@ int WindowDecoder::MaxCandidates() const {
 }
 
 int WindowDecoder::MaxSteps(int n_prompt) const {
-  if (params_.max_new_tokens > 0 && !params_.whisper_cpp) {
+  if (!params_.whisper_cpp) {
     // CTranslate2 WhisperReplica::generate: max_length = min(total / 2, total - start_step), where
-    // total = len(prompt) + max_new_tokens (faster-whisper's prompt, prefix included) and
-    // start_step = the prompt before the prefix, less 1. The forced prefix's steps count in
-    // max_length (return_prefix: decoding.cc get_max_step), so fewer are left to sample.
-    const int64_t total = static_cast<int64_t>(n_prompt) + params_.max_new_tokens;
+    // total = len(prompt) + max_new_tokens (faster-whisper's prompt, prefix included), or the
+    // model's max_length 448 (n_text_ctx) without max_new_tokens, and start_step = the prompt
+    // before the prefix, less 1. The forced prefix's steps count in max_length (return_prefix:
+    // decoding.cc get_max_step), so fewer are left to sample: 224 - prefix by default.
+    const int64_t total = params_.max_new_tokens > 0 ? static_cast<int64_t>(n_prompt) + params_.max_new_tokens
+                                                     : static_cast<int64_t>(n_text_ctx_);
     const int64_t max_length = std::min(total / 2, total - (n_prompt - n_prefix_ - 1));
     return static_cast<int>(std::min<int64_t>(std::max<int64_t>(0, max_length - n_prefix_), n_text_ctx_));
   }
@@ -150,7 +154,8 @@ void WindowDecoder::Score(Sequence& seq) const {
     penalty = std::pow(len, static_cast<double>(params_.fw_length_penalty));  // CTranslate2 (pow(x, 1) = x)
   }
   seq.score = sum / penalty;
-  if (seq.result_len > kEntropyWindow &&
+  // whisper.cpp's repetition rule; OpenAI's (faster-whisper's) has the compression ratio instead.
+  if (params_.whisper_cpp && seq.result_len > kEntropyWindow &&
       TokenEntropy(seq.tokens.data(), seq.result_len, kEntropyWindow) < params_.entropy_thold) {
     seq.failed = true;
   }
@@ -304,9 +309,10 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
   if (!st.ok()) return st;
   result->n_fallbacks = 0;
   result->history_dropped = false;
-  float t = params_.temperature;
-  int n_attempts = 0;
-  for (;;) {
+  float t = 0.0f;
+  for (int k = 0;; ++k) {
+    bool last_temperature = false;
+    t = TemperatureAt(k, t, &last_temperature);
     if (params_.whisper_cpp && n_history > 0 && !result->history_dropped && t >= kHistoryTemperatureCutoff) {
       // whisper.cpp re-prompts every attempt; past text only below the cutoff.
       n_prompt -= n_history;
@@ -314,15 +320,17 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
       if (!st.ok()) return st;
       result->history_dropped = true;
     }
-    const bool last_temperature = params_.temperature_inc <= 0.0f || t + params_.temperature_inc >= 1.0f + 1e-6f;
     // On a retry, every slot still holds the prompt's KV in positions [0, n_prompt): later
     // positions are overwritten as the new attempt decodes, and the first step reads the saved
-    // prompt logits.
-    if (t != params_.temperature) ++result->n_fallbacks;
-    st = Attempt(backend, n_prompt, t, seek, seek_end);
+    // prompt logits. A temperature below 0 decodes as 0 (faster-whisper: `if temperature > 0`
+    // samples, else beam search) and is reported as given.
+    if (k > 0) ++result->n_fallbacks;
+    const float t_decode = std::max(t, 0.0f);
+    st = Attempt(backend, n_prompt, t_decode, seek, seek_end);
     if (!st.ok()) return st;
-    const bool retry = TakeBest(t, result);
-    if (!params_.whisper_cpp) KeepIfBetter(*result, n_attempts++ == 0);
+    const bool retry = TakeBest(t_decode, result);
+    result->temperature = t;
+    if (!params_.whisper_cpp) KeepIfBetter(*result, k == 0);
     if (!retry) break;
     if (last_temperature) {
       // Every temperature failed. whisper.cpp (and openai-whisper) keep the last attempt;
@@ -330,9 +338,19 @@ absl::Status WindowDecoder::Run(DecoderBackend& backend, const std::vector<Token
       if (!params_.whisper_cpp) RestoreKept(t, result);
       break;
     }
-    t += params_.temperature_inc;
   }
   return absl::OkStatus();
+}
+
+float WindowDecoder::TemperatureAt(int k, float previous, bool* last) const {
+  if (params_.n_temperatures > 0) {
+    *last = k + 1 >= params_.n_temperatures;
+    return params_.temperatures[std::min(k, params_.n_temperatures - 1)];
+  }
+  // whisper.cpp's list: for (t = temperature; t < 1.0f + 1e-6f; t += temperature_inc), in float.
+  const float t = k == 0 ? params_.temperature : previous + params_.temperature_inc;
+  *last = params_.temperature_inc <= 0.0f || t + params_.temperature_inc >= 1.0f + 1e-6f;
+  return t;
 }
 
 void WindowDecoder::KeepIfBetter(const WindowResult& attempt, bool first) {
@@ -341,9 +359,9 @@ void WindowDecoder::KeepIfBetter(const WindowResult& attempt, bool first) {
   // max(below_cr_threshold_results or all_results, key=avg_logprob): an attempt under the
   // threshold beats any above it; among equals the strictly higher average wins, so the first of
   // equal maxima stays (Python's max).
-  // An attempt none of whose sequences completed (our token cap, the entropy rule, a segment
-  // without timestamps: rules CTranslate2 does not have, whose sequences run on to max_length)
-  // holds at most a cut of its text: any attempt that completed beats it.
+  // An attempt none of whose sequences completed (a segment without timestamps, timestamps going
+  // back: rules CTranslate2 does not have, whose sequences run on to max_length) holds at most a
+  // cut of its text: any attempt that completed beats it.
   const bool complete = !attempt.failed;
   bool better = first || (complete && !kept_complete_);
   if (!better && complete == kept_complete_) {

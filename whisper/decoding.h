@@ -57,12 +57,23 @@ class DecoderBackend {
   }
 };
 
+// The largest beam_size and best_of (whisper.h's WHISPER_GGML_MAX_DECODERS): a beam search keeps
+// 2 x beam_size backend decoders, and InferenceState has at most 64.
+constexpr int kMaxDecodingWidth = 32;
+
 struct DecodingParams {
   int beam_size = 1;                // > 1: beam search at temperature 0
   int best_of = 5;                  // decoders sampled at temperature > 0
   float temperature = 0.0f;         // the first temperature tried
   float temperature_inc = 0.2f;     // 0 disables fallback
-  float entropy_thold = 2.4f;       // a decoder whose last 32 tokens have lower entropy fails
+  // faster-whisper's temperature as a sequence (whisper_full_params.ggml_temperatures): with
+  // n_temperatures > 0 the attempts run at temperatures[0], [1], ... in that order, whatever the
+  // values (faster-whisper generate_with_fallback: a temperature <= 0 decodes as 0, beam search or
+  // greedy, one above samples best_of sequences), instead of temperature, temperature +
+  // temperature_inc, ... up to 1.0. Not owned: the array must stay valid while Run runs.
+  const float* temperatures = nullptr;
+  int n_temperatures = 0;
+  float entropy_thold = 2.4f;       // whisper.cpp's rules: a decoder whose last 32 tokens have lower entropy fails
   float logprob_thold = -1.0f;      // fallback when the average log-probability is below
   float no_speech_thold = 0.6f;     // with logprob_thold: the window is silence
   // whisper.cpp's length_penalty (whisper_full_params.length_penalty; OpenAI decoding.py's
@@ -88,10 +99,13 @@ struct DecodingParams {
   // p + 1) - p decoding steps (CTranslate2's max_length = min(total / 2, total - (n - p - 1)) for
   // total = n + max_new_tokens, whose first p steps force the prefix), the last one ending the
   // sequence as complete (not failed; with no timestamp after <|0.00|>, the whole window is one
-  // segment), instead of the 220-token cap. Run returns InvalidArgument when n + max_new_tokens
-  // > n_text_ctx (faster-whisper's ValueError). 0: unset (faster-whisper's None).
+  // segment). Run returns InvalidArgument when n + max_new_tokens > n_text_ctx (faster-whisper's
+  // ValueError). 0: unset (faster-whisper's None): under OpenAI's rules the same with total =
+  // n_text_ctx (CTranslate2's max_length 448: 224 steps, the prefix's included).
   int max_new_tokens = 0;
-  int max_tokens_per_window = 220;  // whisper.cpp: n_text_ctx / 2 - 4
+  // whisper.cpp's rules: at most this many tokens per window (n_text_ctx / 2 - 4), and a sequence
+  // that reaches it with no timestamp past the window's middle fails (a repetition loop).
+  int max_tokens_per_window = 220;
   // whisper_full_params.max_tokens: > 0 ends a window's decoding after this many tokens (and,
   // with timestamps, forces a timestamp once it is reached: filter.max_text_tokens).
   int max_tokens = 0;
@@ -182,7 +196,8 @@ class WindowDecoder {
   // temperature >= 0.5 is prompted without them (whisper.cpp's
   // WHISPER_HISTORY_CONDITIONING_TEMP_CUTOFF): the prompt pass, and with it no_speech_prob, is
   // redone on the rest. Attempts run at temperature, temperature + temperature_inc, ... up to 1.0
-  // until one passes the checks (see WindowResult::failed for which is kept when none does).
+  // (or at params.temperatures) until one passes the checks (see WindowResult::failed for which
+  // is kept when none does).
   // n_prefix: how many of the prompt's last tokens are a forced prefix (faster-whisper 1.2.1's
   // prefix, transcribe.py get_prompt: [<|0.00|>,] then its text after the sot sequence; 0 =
   // none). They are decoded with the prompt and every sequence starts after them, as CTranslate2
@@ -245,6 +260,9 @@ class WindowDecoder {
   bool TakeBest(float temperature, WindowResult* result);
   // Whether an attempt at `temperature` is a beam search (see DecodingParams::beam_search).
   bool BeamAt(float temperature) const;
+  // Attempt k's temperature (k = 0, 1, ...; `previous` is attempt k - 1's), and whether it is the
+  // last of the fallback sequence.
+  float TemperatureAt(int k, float previous, bool* last) const;
   // Grows set_aside_ to MaxCandidates() - beam_size sequences (allocates only when that grows).
   void ReserveSetAside();
   // max_new_tokens under OpenAI's rules: a sequence still going after the attempt's last step ends
@@ -284,7 +302,7 @@ class WindowDecoder {
   struct Lane {
     std::vector<float> logits;    // n_vocab
     std::vector<float> logprobs;  // n_vocab
-    std::vector<Candidate> cands;  // reserved 16
+    std::vector<Candidate> cands;  // reserved width (TopK)
     GrammarScratch grammar;        // the grammar penalty's search
     std::vector<Token> output;     // prefix_ + the sequence's tokens (reserved n_text_ctx), see FilterInto
     TsStats ts;

@@ -143,10 +143,11 @@ Token WindowDecoder::SampleWhisperCpp(const Lane& lane, std::mt19937& rng) {
 }
 
 void WindowDecoder::TopK(int k, Lane& lane, int from, const Sequence& seq) const {
-  // k is small (<= 8): insertion into a sorted run of k beats a heap. Ties keep the lower id.
-  // The scan skips ahead (SIMD) to the next logprob above -inf, or above the k-th best once there
-  // are k: after the first few hundred tokens almost none are.
-  Candidate best[16];
+  // k is small (<= kMaxDecodingWidth): insertion into a sorted run of k beats a heap. Ties keep
+  // the lower id. The scan skips ahead (SIMD) to the next logprob above -inf, or above the k-th
+  // best once there are k: after the first few hundred tokens almost none are.
+  Candidate best[kMaxDecodingWidth];
+  k = std::min(k, kMaxDecodingWidth);
   int n = 0;
   const float* logprobs = lane.logprobs.data();
   const size_t n_vocab = static_cast<size_t>(special_.n_vocab);
@@ -222,10 +223,10 @@ void WindowDecoder::StepRules(Sequence& seq, Token token, float logprob, const T
     seq.completed = true;
     return;
   }
-  // A window that reaches the token cap is treated as stuck in a repetition loop (not with
-  // max_new_tokens under OpenAI's rules: Attempt ends the sequence at its last step).
-  const bool capped = params_.max_new_tokens > 0 && !params_.whisper_cpp;
-  if (!capped && i == params_.max_tokens_per_window - 1 &&
+  // whisper.cpp's rules: a window that reaches the token cap is treated as stuck in a repetition
+  // loop. OpenAI's have CTranslate2's max_length instead: Attempt ends the sequence at its last
+  // step (MaxSteps).
+  if (params_.whisper_cpp && i == params_.max_tokens_per_window - 1 &&
       (seq.result_len == 0 || seq.seek_delta < kWindowFrames / 2)) {
     seq.failed = true;
   }
@@ -400,7 +401,7 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
   for (int j = 0; j < width + n_set_aside_; ++j) {
     Sequence& s = AttemptSeq(width, j);
     const bool live = !s.completed && !s.failed && !s.idle;
-    if (live && params_.max_new_tokens > 0 && !params_.whisper_cpp && static_cast<int>(s.tokens.size()) == n_max) {
+    if (live && !params_.whisper_cpp && static_cast<int>(s.tokens.size()) == n_max) {
       CompleteAtLastStep(s);
     }
     // Ran out of tokens or context, or an idle beam. whisper.cpp scores a sequence that ran out

@@ -367,8 +367,10 @@ TEST_F(DecodingTest, RepetitiveTextFallsBackOnCompressionRatio) {
 }
 
 // Every temperature fails. Attempt k (temperature 0.2 k, best_of 1) emits <|0.00|>, reps[k] text
-// tokens (" I'm sorry." each, or distinct words), <|2.00|> and <|endoftext|>, or (loop[k]) repeats
-// one token up to the 220-token cap, which fails it. The first cost_steps[k] text tokens cost
+// tokens (" I'm sorry." each, or distinct words), <|2.00|> and <|endoftext|>, or (loop[k]) samples
+// " I'm sorry." or an empty token at even odds (log-probability -ln 2 each, whichever is drawn) to
+// CTranslate2's max_length (224 steps) under OpenAI's rules, where the sequence ends complete, or
+// to whisper.cpp's 220-token cap, which fails it. The first cost_steps[k] text tokens cost
 // kCost nats each: the token's raw logit is 0 beside kOthers text tokens at -kL. Costs are put on
 // attempts at temperature <= 0.4 only, where the others weigh kOthers e^(-kL / T) <= 1e-5 in the
 // sampling, so every attempt is deterministic. OpenAI's avg_logprob = cost_steps kCost /
@@ -390,7 +392,7 @@ class EveryTemperatureFails : public DecodingTest {
       if (g.size() == 1) ++attempt;  // each attempt's first decode (one sequence per attempt)
       const int p = static_cast<int>(g.size());
       if (loop[attempt]) {
-        (*l)[100] = 0.0f;
+        (*l)[100] = (*l)[101] = 0.0f;
       } else if (p <= reps[attempt]) {
         (*l)[distinct[attempt] ? 200 + p : 100] = 0.0f;
         if (p <= cost_steps[attempt]) {
@@ -437,8 +439,9 @@ class EveryTemperatureFails : public DecodingTest {
 
 // faster-whisper 1.2.1 generate_with_fallback: the attempts at 0, 0.2 and 0.4 are repetitive (20 x
 // " I'm sorry.", compression ratio 9.95 > 2.4); the highest avg_logprob -- attempt 1's, sampled at
-// 0.2 -- is kept and reported at the final temperature 1.0. The attempts at 0.6 to 1.0 ran into
-// the token cap: they rank last (before, the one at 1.0 was kept).
+// 0.2 -- is kept and reported at the final temperature 1.0. The attempts at 0.6 to 1.0 run to
+// max_length and complete, as in CTranslate2, but their avg_logprob (224 x -ln 2 / 225) is lower
+// and their text repetitive (before, the one at 1.0 was kept).
 TEST_F(EveryTemperatureFails, KeepsTheHighestAverageLogprob) {
   reps = {20, 20, 20, 0, 0, 0};
   cost_steps = {3, 1, 2, 0, 0, 0};
@@ -488,20 +491,88 @@ TEST_F(EveryTemperatureFails, WhisperCppKeepsTheLastAttempt) {
   EXPECT_TRUE(r.tokens.empty());
 }
 
-TEST_F(DecodingTest, RepetitionLoopFailsAtTheTokenCap) {
+// "la la la ..." forever: whisper.cpp's rules fail the sequence at their 220-token cap; OpenAI's
+// end it at CTranslate2's max_length, min(448 / 2, 448 - (prompt - 1)) = 224 steps for a prompt of
+// one token, complete (not failed), one segment over the window (no timestamp after <|0.00|>).
+TEST_F(DecodingTest, RepetitionLoopEndsAtTheTokenCap) {
   auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {
     if (g.empty()) {
       (*l)[s.beg] = 0.0f;
     } else {
-      (*l)[100 + static_cast<int>(g.size() % 2)] = 0.0f;  // "la la la ..." forever
+      (*l)[100 + static_cast<int>(g.size() % 2)] = 0.0f;
     }
   };
-  FakeBackend b(s, 1, 1, script);
-  WindowDecoder dec(s, 448, Params());
+  for (bool whisper_cpp : {true, false}) {
+    FakeBackend b(s, 1, 1, script);
+    DecodingParams p = Params();
+    p.whisper_cpp = whisper_cpp;
+    WindowDecoder dec(s, 448, p);
+    WindowResult r;
+    ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+    if (whisper_cpp) {
+      EXPECT_TRUE(r.failed);
+      EXPECT_LE(b.n_decode_calls, 1 + 220);
+    } else {
+      EXPECT_FALSE(r.failed);
+      EXPECT_EQ(r.tokens.size(), 224u);  // <|0.00|> and 223 text tokens
+      EXPECT_EQ(b.n_decode_calls, 1 + 223);  // the last step's token is not decoded
+      EXPECT_EQ(r.seek_delta, 3000);
+    }
+  }
+}
+
+// faster-whisper's temperature as a list (DecodingParams::temperatures): the attempts run at its
+// values in order, whatever they are -- here 0.4, 0.0 and 0.3, each failing on log-probability
+// (three text tokens of 2 nats each: avg_logprob -6 / 6; at T <= 0.4 the rivals weigh
+// kOthers e^(-kL / T) <= 1e-5, so sampling is deterministic) -- and a single negative value
+// decodes greedily and is reported as given.
+TEST_F(DecodingTest, TemperatureListRunsInOrder) {
+  constexpr int kOthers = 40000;
+  constexpr float kL = 8.7442f;  // kOthers e^-kL = e^2 - 1
+  int attempts = 0;
+  auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {
+    if (g.empty()) {
+      (*l)[s.beg] = 0.0f;
+      return;
+    }
+    if (g.size() == 1) ++attempts;
+    if (g.size() <= 3) {
+      (*l)[100 + static_cast<int>(g.size())] = 0.0f;
+      for (int i = 0; i < kOthers; ++i) (*l)[1000 + i] = -kL;
+    } else {
+      (*l)[g.size() == 4 ? s.beg + 50 : s.eot] = 0.0f;
+    }
+  };
+  const float temps[3] = {0.4f, 0.0f, 0.3f};
+  DecodingParams p = Params();
+  p.best_of = 1;
+  p.temperatures = temps;
+  p.n_temperatures = 3;
+  p.logprob_thold = -0.5f;
+  p.best_of = 3;
+  EXPECT_EQ(DecodersNeeded(p), 3);  // a temperature above 0 samples best_of
+  p.best_of = 1;
+  {
+    FakeBackend b(s, DecodersNeeded(p), 1, script);
+    WindowDecoder dec(s, 448, p);
+    WindowResult r;
+    ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+    EXPECT_EQ(attempts, 3);
+    EXPECT_EQ(r.n_fallbacks, 2);
+    EXPECT_EQ(r.temperature, 0.3f);  // every attempt failed: the final temperature is reported
+    EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 101, 102, 103, s.beg + 50}));
+  }
+  const float negative[1] = {-0.5f};
+  p.temperatures = negative;
+  p.n_temperatures = 1;
+  attempts = 0;
+  FakeBackend b(s, DecodersNeeded(p), 1, script);
+  WindowDecoder dec(s, 448, p);
   WindowResult r;
   ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
-  EXPECT_TRUE(r.failed);
-  EXPECT_LE(b.n_decode_calls, 1 + 220);
+  EXPECT_EQ(attempts, 1);
+  EXPECT_EQ(r.temperature, -0.5f);
+  EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 101, 102, 103, s.beg + 50}));  // the argmax at every step
 }
 
 TEST(TokenEntropy, CountsOnlyTheWindow) {

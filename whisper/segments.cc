@@ -15,6 +15,7 @@ Segment& SegmentList::Append() {
   s.text.clear();
   s.tokens.clear();
   s.word_begin.clear();
+  s.word_probability.clear();
   s.no_speech_prob = 0.0f;
   s.speaker_turn_next = false;
   s.language_id = 0;
@@ -122,6 +123,10 @@ bool SplitLastSegmentAtGap(const SpecialTokens& s, int64_t gap_begin, int64_t ga
     next.word_begin[0] = 1;
     head.word_begin.resize(cut);
   }
+  if (head.word_probability.size() == head.tokens.size()) {
+    next.word_probability.assign(head.word_probability.begin() + at, head.word_probability.end());
+    head.word_probability.resize(cut);
+  }
   head.tokens.resize(cut);
   head.t1 = gap_begin;
   head.speaker_turn_next = false;
@@ -196,6 +201,10 @@ int WrapLastSegment(const SpecialTokens& s, int max_len, bool split_on_word,
         next.word_begin.assign(head.word_begin.begin() + cut, head.word_begin.end());
         next.word_begin[0] = 1;
         head.word_begin.resize(i);
+        if (head.word_probability.size() == head.tokens.size()) {
+          next.word_probability.assign(head.word_probability.begin() + cut, head.word_probability.end());
+          head.word_probability.resize(i);
+        }
         for (size_t k = i; k-- > 0;) {
           if (head.tokens[k].id < s.eot) {
             head_end = std::min(head.tokens[k].t1, tok.t0);

@@ -49,6 +49,10 @@ struct Segment {
   // Word timestamps (whisper/word_timestamps.h): 1 at each token that starts a word, 0 elsewhere,
   // as long as `tokens`; empty when words were not computed.
   std::vector<uint8_t> word_begin;
+  // With word_begin under OpenAI's rules: at each text token, the probability of the word it is
+  // part of (the mean of the word's own tokens' alignment-pass probabilities: faster-whisper's
+  // Word.probability), -1 at other tokens; as long as `tokens`, or empty.
+  std::vector<float> word_probability;
 };
 
 // An append-only list of segments whose elements keep their string and vector capacity across

@@ -35,6 +35,7 @@ void CopySegment(const Segment& src, Segment* dst) {
   dst->text.assign(src.text);
   dst->tokens.assign(src.tokens.begin(), src.tokens.end());
   dst->word_begin.assign(src.word_begin.begin(), src.word_begin.end());
+  dst->word_probability.assign(src.word_probability.begin(), src.word_probability.end());
   dst->no_speech_prob = src.no_speech_prob;
   dst->speaker_turn_next = src.speaker_turn_next;
   dst->language_id = src.language_id;
@@ -425,9 +426,10 @@ absl::Status Transcriber::AlignWindow(ModelBackend& backend, const TranscribePar
   const std::vector<Token>& seq =
       words.Sequence(special_, prompt_.data() + n_history, sot_len, window_segments_, 0, window_segments_.size());
   if (seq.empty()) return absl::OkStatus();
-  // The hallucination rule reads word probabilities: the alignment pass's logits from the
-  // <|notimestamps|> position (sot_len) on.
-  const bool probs = !wcpp && params.hallucination_silence_thold >= 0.0;
+  // Word probabilities (Segment::word_probability, read by the hallucination rule): the alignment
+  // pass's logits from the <|notimestamps|> position (sot_len) on, as faster-whisper's
+  // find_alignment always computes them.
+  const bool probs = !wcpp;
   absl::StatusOr<ModelBackend::AlignmentLogits> qk =
       backend.Align(seq.data(), static_cast<int>(seq.size()), probs ? sot_len : -1);
   if (!qk.ok()) return qk.status();

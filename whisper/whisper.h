@@ -41,9 +41,11 @@
 #define WHISPER_N_FFT 400         /* samples per STFT frame (25 ms) */
 #define WHISPER_HOP_LENGTH 160    /* samples between frames (10 ms): one mel frame per centisecond */
 #define WHISPER_CHUNK_SIZE 30     /* seconds per encoder window */
-/* Extension: the largest beam_size and best_of whisper_full takes (whisper.cpp's private
- * WHISPER_MAX_DECODERS); larger values make whisper_full fail. */
-#define WHISPER_GGML_MAX_DECODERS 8
+/* Extension: the largest beam_size and best_of whisper_full takes; larger values make it fail.
+ * whisper.cpp's private WHISPER_MAX_DECODERS is 8 (it fails above); faster-whisper sets no limit.
+ * Beam search keeps 2 x beam_size KV caches (n_text_ctx x n_text_layer x 2 x n_text_state F16:
+ * 2.75 MB each for tiny, 5.5 MB for base). */
+#define WHISPER_GGML_MAX_DECODERS 32
 /* Most windows whisper_full_params.ggml_batch_size decodes together (extension). */
 #define WHISPER_GGML_MAX_BATCH_SIZE 64
 
@@ -448,7 +450,7 @@ struct whisper_full_params {
                             at most this (0: <|0.00|> only); negative or NaN is an error (-1) */
   float length_penalty;  /* default -1 (score = sum logprob / length) */
   float temperature_inc; /* fallback step, default 0.2; <= 0 disables fallback */
-  float entropy_thold;   /* default 2.4 */
+  float entropy_thold;   /* default 2.4; whisper.cpp's rules only (OpenAI's: compression ratio) */
   float logprob_thold;   /* default -1 */
   float no_speech_thold; /* default 0.6 */
   struct {
@@ -632,6 +634,13 @@ struct whisper_full_params {
    * outside 0 .. 64, too many decoders, or no vad_model_path makes whisper_full return -1 naming
    * the field. */
   int ggml_batch_size;
+  /* Extension (not in whisper.cpp; default NULL and 0: temperature, then + temperature_inc up to
+   * 1.0): faster-whisper's temperature as a list, ggml_n_temperatures (>= 1) values tried in order
+   * until an attempt passes the fallback checks; any finite values, in any order (<= 0 decodes as
+   * 0: beam search or greedy; above 0 samples best_of). NaN, infinity, or a count < 0 or without
+   * an array is -1, naming the field. Not copied: valid during whisper_full. Either rule set. */
+  const float* ggml_temperatures;
+  int ggml_n_temperatures;
 };
 
 WHISPER_API struct whisper_context_params* whisper_context_default_params_by_ref(void);

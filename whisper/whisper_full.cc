@@ -223,6 +223,7 @@ absl::Status CheckWindows(whisper_context* ctx, whisper_state* state, const whis
   dp->beam_size = params.strategy == WHISPER_SAMPLING_BEAM_SEARCH ? std::max(1, params.beam_search.beam_size) : 1;
   dp->beam_search = params.strategy == WHISPER_SAMPLING_BEAM_SEARCH;
   dp->best_of = std::max(1, params.greedy.best_of);
+  static_assert(WHISPER_GGML_MAX_DECODERS == kMaxDecodingWidth, "whisper.h and decoding.h disagree");
   if (dp->beam_size > WHISPER_GGML_MAX_DECODERS || dp->best_of > WHISPER_GGML_MAX_DECODERS) {
     return WithKind(absl::InvalidArgumentError(absl::StrFormat("too many decoders requested (%d), max = %d",
                                                                std::max(dp->beam_size, dp->best_of), WHISPER_GGML_MAX_DECODERS)),
@@ -749,6 +750,8 @@ struct whisper_full_params whisper_full_default_params(enum whisper_sampling_str
   p.ggml_n_suppress_tokens = 0;
   p.ggml_chunk_length = 0;
   p.ggml_batch_size = 0;  // sequential
+  p.ggml_temperatures = nullptr;  // temperature, temperature_inc
+  p.ggml_n_temperatures = 0;
   return p;
 }
 

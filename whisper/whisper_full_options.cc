@@ -71,6 +71,21 @@ absl::Status FillFasterWhisperOptions(const whisper_full_params& params, Decodin
   if (std::isnan(params.ggml_prompt_reset_on_temperature)) {
     return SetupError("whisper_full_params.ggml_prompt_reset_on_temperature = nan: expected a number");
   }
+  const int n_t = params.ggml_n_temperatures;
+  if (n_t < 0 || (n_t > 0 && params.ggml_temperatures == nullptr)) {
+    return SetupError(absl::StrFormat("whisper_full_params.ggml_n_temperatures = %d with ggml_temperatures %s: "
+                                      "expected a count >= 0 of the array's values (0: temperature and "
+                                      "temperature_inc)",
+                                      n_t, params.ggml_temperatures == nullptr ? "NULL" : "set"));
+  }
+  for (int k = 0; k < n_t; ++k) {
+    if (!std::isfinite(params.ggml_temperatures[k])) {
+      return SetupError(absl::StrFormat("whisper_full_params.ggml_temperatures[%d] = %g: expected a finite value", k,
+                                        params.ggml_temperatures[k]));
+    }
+  }
+  dp->temperatures = n_t > 0 ? params.ggml_temperatures : nullptr;
+  dp->n_temperatures = n_t;
   if (params.ggml_chunk_length < 0 || params.ggml_chunk_length > 30) {
     return SetupError(absl::StrFormat("whisper_full_params.ggml_chunk_length = %d: expected 1 .. 30 seconds (0: 30)",
                                       params.ggml_chunk_length));

@@ -60,6 +60,22 @@ WHISPER_API int whisper_ggml_full_get_token_word_start_from_state(struct whisper
                                                                   int i_token);
 WHISPER_API int whisper_ggml_full_get_token_word_start(struct whisper_context* ctx, int i_segment, int i_token);
 
+/* Word probability (extension): with word times (above), the probability of the word that text
+ * token i_token of segment i_segment is part of, as faster-whisper 1.2.1's Word.probability:
+ * the mean, over the word's own tokens (not punctuation merged into it), of each token's
+ * probability in the alignment pass (CTranslate2's Whisper align text_token_probs: the softmax
+ * over the text vocabulary [0, whisper_token_eot) of the logits before the token, with
+ * <|notimestamps|> and the window's text tokens as the prompt; transcribe.py find_alignment).
+ * Every token of a word gives the same value. The alignment pass then computes the logits of
+ * every text position: n_vocab floats each, about 46 MB more for a window of 224 tokens of a
+ * 51864-token vocabulary, allocated once per state. Returns -1 for a timestamp or special token,
+ * a segment without word times (whisper.cpp's rules, no dtw_token_timestamps, or
+ * whisper_ggml_state_set_dtw 0), and an index out of range (logged). */
+WHISPER_API float whisper_ggml_full_get_token_word_probability_from_state(struct whisper_state* state, int i_segment,
+                                                                          int i_token);
+WHISPER_API float whisper_ggml_full_get_token_word_probability(struct whisper_context* ctx, int i_segment,
+                                                               int i_token);
+
 /* Segment scores (extension), what whisper-server's and OpenAI's verbose_json segments report:
  * - avg_logprob: the mean natural-log probability (whisper_token_data.plog) of the segment's text
  *   tokens (ids below whisper_token_eot); 0 when it has none. whisper.cpp 1.8.5's

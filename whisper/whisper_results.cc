@@ -211,6 +211,16 @@ int whisper_ggml_full_get_token_word_start(struct whisper_context* ctx, int i, i
   return whisper_ggml_full_get_token_word_start_from_state(DefaultState(ctx), i, j);
 }
 
+float whisper_ggml_full_get_token_word_probability_from_state(struct whisper_state* state, int i, int j) {
+  if (TokenAt(state, i, j, __func__) == nullptr) return -1.0f;
+  const whisper::Segment& s = state->results[i];
+  if (s.word_probability.size() != s.tokens.size()) return -1.0f;
+  return s.word_probability[j];
+}
+float whisper_ggml_full_get_token_word_probability(struct whisper_context* ctx, int i, int j) {
+  return whisper_ggml_full_get_token_word_probability_from_state(DefaultState(ctx), i, j);
+}
+
 float whisper_ggml_full_get_segment_avg_logprob_from_state(struct whisper_state* state, int i) {
   const whisper::Segment* s = SegmentAt(state, i, __func__);
   if (s == nullptr) return 0.0f;

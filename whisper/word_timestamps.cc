@@ -94,6 +94,7 @@ int WordTimestamps::CollectTextTokens(const SpecialTokens& special, SegmentList*
   for (size_t s = first; s < last; ++s) {
     Segment& seg = (*segments)[s];
     seg.word_begin.clear();
+    seg.word_probability.clear();
     for (TokenData& t : seg.tokens) {
       if (special.IsText(t.id)) {
         text_.push_back(&t);
@@ -303,6 +304,12 @@ void WordTimestamps::WriteTokenTimes(const SpecialTokens& special, int64_t seek,
     Segment& seg = (*segments)[first + text_segment_[w.token_begin]];
     if (seg.word_begin.size() != seg.tokens.size()) seg.word_begin.assign(seg.tokens.size(), 0);
     seg.word_begin[text_[w.token_begin] - seg.tokens.data()] = 1;
+    if (w.probability < 0.0) continue;  // no alignment-pass logits
+    for (int k = w.token_begin; k < w.token_end; ++k) {
+      Segment& ks = (*segments)[first + text_segment_[k]];
+      if (ks.word_probability.size() != ks.tokens.size()) ks.word_probability.assign(ks.tokens.size(), -1.0f);
+      ks.word_probability[text_[k] - ks.tokens.data()] = static_cast<float>(w.probability);
+    }
   }
   // Timestamp tokens: the time they name.
   for (size_t s = first; s < last; ++s) {

@@ -328,6 +328,30 @@ Flag ClipTimestampsFlag() {
   return f;
 }
 
+// --temperatures LIST: faster-whisper's temperature as a list, "0,0.3,0.9" (any finite numbers, in
+// any order; one value: no fallback). An element that is not a finite number is an error naming it.
+Flag TemperaturesFlag() {
+  Flag f;
+  f.long_name = "--temperatures";
+  f.value_name = "LIST";
+  f.help = "faster-whisper's temperature as a list: fall back through these, e.g. 0,0.3,0.9 (replaces -tp, -tpi)";
+  f.set = [](CliParams& p, const std::string& v) {
+    p.temperatures.clear();
+    for (absl::string_view item : absl::StrSplit(v, ',')) {
+      float x;
+      if (!absl::SimpleAtof(item, &x) || !std::isfinite(x)) {
+        p.temperatures.clear();
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", item, "' in '", v, "' is not a finite number (expected T0,T1,...)"));
+      }
+      p.temperatures.push_back(x);
+    }
+    return absl::OkStatus();
+  };
+  f.show = [](const CliParams& p) { return absl::StrJoin(p.temperatures, ","); };
+  return f;
+}
+
 // --suppress-tokens LIST: faster-whisper's suppress_tokens as comma-separated ids ("-1,11"; -1 is
 // the non-speech set; "" is the empty list). An element that is not an integer >= -1 is an error
 // naming it.
@@ -381,6 +405,7 @@ std::vector<Flag> OwnFlags() {
           "faster-whisper's no_repeat_ngram_size: no N-gram repeats in a window; 0: off"),
       Int(nullptr, "--max-new-tokens", "N", &CliParams::max_new_tokens, 0, INT_MAX,
           "faster-whisper's max_new_tokens (openai rules): tokens per window; 0: no limit"),
+      TemperaturesFlag(),
       Float(nullptr, "--prompt-reset-on-temperature", "N", &CliParams::prompt_reset_on_temperature, -FLT_MAX,
             FLT_MAX, "faster-whisper's prompt_reset_on_temperature (openai rules): drop the prompt above it"),
       String(nullptr, "--prefix", "TEXT", &CliParams::prefix,
@@ -601,6 +626,8 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.beam_search.patience = p.patience;  // faster-whisper's patience (whisper.cpp ignores the field)
   w.temperature = p.temperature;
   w.temperature_inc = p.no_fallback ? 0.0f : p.temperature_inc;
+  w.ggml_temperatures = p.temperatures.empty() ? nullptr : p.temperatures.data();
+  w.ggml_n_temperatures = static_cast<int>(p.temperatures.size());
   w.entropy_thold = p.entropy_thold;
   w.logprob_thold = p.logprob_thold;
   w.no_speech_thold = p.no_speech_thold;
@@ -627,6 +654,7 @@ std::string CliUsage(const char* argv0) {
                   "  - decoding follows OpenAI's transcribe.py (faster-whisper's transcripts) unless\n"
                   "    --decoding whisper.cpp (whisper.cpp's transcripts);\n"
                   "  - the model defaults to models/ggml-tiny.en.bin; an unknown flag exits 2;\n"
+                  "  - -bs and -bo take up to 32 (whisper-cli: 8);\n"
                   "  - flags marked 'ignored' print a notice;\n"
                   "  - a bad --grammar exits 2 naming its line and column, an unknown --grammar-rule\n"
                   "    exits 2 naming it (whisper-cli: exit 4; a warning and no grammar);\n"

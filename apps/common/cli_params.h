@@ -86,6 +86,9 @@ struct CliParams {
   float temperature = 0.0f;       // -tp: initial sampling temperature, in [0, 1]
   float temperature_inc = 0.2f;   // -tpi: temperature step of the fallback
   bool no_fallback = false;       // -nf: no fallback (whisper-cli passes temperature_inc 0 then)
+  // --temperatures: faster-whisper's temperature as a list, tried in order (any finite values;
+  // whisper_full_params.ggml_temperatures); empty: -tp and -tpi (and -nf) decide.
+  std::vector<float> temperatures;
 
   // --- task ---
   bool debug_mode = false;       // -debug: accepted; a no-op in whisper.cpp 1.8.5 and here

@@ -297,9 +297,13 @@ TEST(CliParams, IntegerValuesAndTheirRanges) {
       EXPECT_THAT(ParseError({name, "x"}), StartsWith(std::string(name) + " needs an integer"));
     }
   }
-  EXPECT_EQ(ParseError({"-bs", "0"}), "-bs 0 is out of range [1, 8]");
-  EXPECT_EQ(ParseError({"--beam-size", "9"}), "--beam-size 9 is out of range [1, 8]");
-  EXPECT_EQ(ParseError({"-bo", "0"}), "-bo 0 is out of range [1, 8]");
+  // WHISPER_GGML_MAX_DECODERS (whisper-cli: 8).
+  EXPECT_EQ(ParseError({"-bs", "0"}), "-bs 0 is out of range [1, 32]");
+  EXPECT_EQ(ParseError({"--beam-size", "33"}), "--beam-size 33 is out of range [1, 32]");
+  EXPECT_EQ(ParseError({"-bo", "0"}), "-bo 0 is out of range [1, 32]");
+  const whisper_full_params wide = ToWhisperFullParams(*Parse({"-bs", "16", "-bo", "32"}));
+  EXPECT_EQ(wide.beam_search.beam_size, 16);
+  EXPECT_EQ(wide.greedy.best_of, 32);
   EXPECT_EQ(ParseError({"-t", "-1"}), "-t -1 is out of range [0, 512]");
   EXPECT_EQ(ParseError({"-t", "1000"}), "-t 1000 is out of range [0, 512]");
   EXPECT_EQ(ParseError({"-ot", "-5"}), "-ot -5 is out of range (must be >= 0)");
@@ -418,6 +422,21 @@ TEST(CliParams, NoFallbackKeepsTemperatureInc) {
     EXPECT_TRUE(p->no_fallback);
     EXPECT_FLOAT_EQ(p->temperature_inc, 0.5f);
   }
+}
+
+// --temperatures: faster-whisper's temperature list into whisper_full_params.ggml_temperatures, in
+// the order given; anything but finite numbers is an error naming the element.
+TEST(CliParams, TemperatureList) {
+  absl::StatusOr<CliParams> p = Parse({"--temperatures", "0.4,0,-0.5,0.9"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->temperatures, (std::vector<float>{0.4f, 0.0f, -0.5f, 0.9f}));
+  const whisper_full_params w = ToWhisperFullParams(*p);
+  ASSERT_EQ(w.ggml_n_temperatures, 4);
+  EXPECT_EQ(w.ggml_temperatures, p->temperatures.data());
+  EXPECT_EQ(ToWhisperFullParams(*Parse({})).ggml_temperatures, nullptr);  // none: -tp, -tpi
+  EXPECT_THAT(ParseError({"--temperatures", "0,x"}), HasSubstr("'x' in '0,x' is not a finite number (expected T0,T1,...)"));
+  EXPECT_THAT(ParseError({"--temperatures", "0,inf"}), HasSubstr("'inf' in '0,inf' is not a finite number"));
+  EXPECT_THAT(ParseError({"--temperatures", ""}), HasSubstr("'' in '' is not a finite number"));
 }
 
 TEST(CliParams, SeveralInputsAndOutputNames) {
@@ -544,7 +563,7 @@ TEST(CliParams, HelpStopsParsing) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_TRUE(p->help);
   // Flags before -h are still checked.
-  EXPECT_EQ(ParseError({"-bs", "0", "-h"}), "-bs 0 is out of range [1, 8]");
+  EXPECT_EQ(ParseError({"-bs", "0", "-h"}), "-bs 0 is out of range [1, 32]");
 }
 
 TEST(CliParams, VersionAndListLanguages) {

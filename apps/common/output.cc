@@ -251,6 +251,7 @@ std::vector<Word> SegmentWords(const TranscriptSegment& s, whisper_token eot,
     }
     Word w;
     int n = 0;
+    const size_t first = k;
     w.t0 = s.tokens[k].t0;
     w.t1 = s.tokens[k].t1;
     do {
@@ -265,6 +266,10 @@ std::vector<Word> SegmentWords(const TranscriptSegment& s, whisper_token eot,
     } while (k < s.tokens.size() && !s.word_begin[k]);
     w.text = RepairUtf8(w.text);
     w.probability /= n;
+    // The alignment pass's (faster-whisper's), when the library gives it.
+    if (s.word_probability.size() == s.tokens.size() && s.word_probability[first] >= 0.0f) {
+      w.probability = s.word_probability[first];
+    }
     words.push_back(std::move(w));
   }
   return words;

@@ -101,11 +101,12 @@ std::string FormatScore(const std::vector<TranscriptSegment>& segments, const st
 // JSON does: [{"text", "timestamps" and "offsets" (when token times are set), "id", "p",
 // "t_dtw"}, ...], adjacent tokens merged while they split a UTF-8 character; a segment with word
 // times (TranscriptSegment::word_begin, from -dtw) also lists "words": [{"text", "timestamps", "offsets",
-// "p" (the mean of its tokens')}, ...] (an extension: whisper-cli has no word list).
+// "p" (SegmentWords' probability)}, ...] (an extension: whisper-cli has no word list).
 // One word of a segment with word times (TranscriptSegment::word_begin, from -dtw): from a word-start
 // token to the next one, its text tokens' (id < eot) bytes, UTF-8 repaired (a leading space
 // included, as faster-whisper's Word.word), the first token's t0 and the last one's t1
-// (centiseconds), and the mean of their probabilities (faster-whisper's Word.probability).
+// (centiseconds), and its probability: TranscriptSegment::word_probability (faster-whisper's
+// Word.probability, from the alignment pass) when set, else the mean of its tokens' p.
 struct Word {
   std::string text;
   int64_t t0 = 0, t1 = 0;

@@ -31,9 +31,13 @@ std::vector<TranscriptSegment> CollectSegments(whisper_context* ctx, whisper_sta
                                      : whisper_ggml_full_get_token_word_start(ctx, i, j);
       if (w < 0) {
         s.word_begin.clear();
+        s.word_probability.clear();
         break;
       }
       s.word_begin.push_back(static_cast<uint8_t>(w));
+      s.word_probability.push_back(state != nullptr
+                                       ? whisper_ggml_full_get_token_word_probability_from_state(state, i, j)
+                                       : whisper_ggml_full_get_token_word_probability(ctx, i, j));
     }
   }
   return out;

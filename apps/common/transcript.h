@@ -33,6 +33,9 @@ struct TranscriptSegment {
   // Word starts (whisper_ggml_full_get_token_word_start): 1 at each token that starts a word, 0
   // elsewhere, as long as `tokens`; empty when the library computed no word times.
   std::vector<uint8_t> word_begin;
+  // With word_begin: each token's word probability (whisper_ggml_full_get_token_word_probability,
+  // faster-whisper's Word.probability; -1 at timestamps), as long as `tokens`.
+  std::vector<float> word_probability;
 };
 
 // The segments of the last whisper_full on `state`, or on the context's default state (whisper_full,

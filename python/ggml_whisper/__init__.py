@@ -24,14 +24,17 @@ the differences below; BatchedInferencePipeline does not exist yet. Differences:
     file, or $GGML_WHISPER_VAD_MODEL); it then works as faster-whisper's (speech chunks by its
     rules, concatenated, times restored as its SpeechTimestampsMap); word_timestamps=True loads a
     second context of the same (memory-mapped) file with the model's alignment heads;
-  - suppress_tokens is any list of ids (-1: the non-speech set), as faster-whisper's;
-  - max_new_tokens with a window prompt that does not fit (prompt + max_new_tokens > 448) raises
-    RuntimeError from the segment iterator (faster-whisper: ValueError), naming max_new_tokens;
   - chunk_length accepts whole seconds 1..30 (faster-whisper's longer chunks skip audio);
   - multilingual=True (a language per 30 s window, as faster-whisper's) also tells each segment's
     language in Segment.language, a field faster-whisper's Segment does not have (None without it);
-  - Word.probability is the mean of its tokens' probabilities when they were decoded (faster-whisper's
-    come from the alignment pass; hallucination_silence_threshold does use those, as faster-whisper);
+  - beam_size and best_of are at most 32 (whisper.h's WHISPER_GGML_MAX_DECODERS; faster-whisper sets
+    no limit, whisper.cpp 8);
+  - bad values raise at the call where faster-whisper's first window raises (temperature=[] or a
+    string, beam_size or best_of 0: the same exception types), and a suppress_tokens id past the
+    vocabulary raises ValueError (faster-whisper 1.2.1 crashes the interpreter);
+  - probabilities (Word.probability, avg_logprob, no_speech_prob, language probabilities) differ
+    from CTranslate2's float32 ones in the third decimal (ggml's F16 arithmetic), and a near tie of
+    two tokens can then decode differently.
 
 The GIL is released while audio decodes and while a segment is being decoded, so several threads
 can transcribe with one model at once (each call has its own decoding state).
@@ -162,42 +165,40 @@ def decode_audio(audio: Union[str, os.PathLike, BinaryIO, np.ndarray]) -> np.nda
                     % type(audio).__name__)
 
 
-def _temperatures(temperature) -> Tuple[float, float]:
-    """faster-whisper's temperature (a float, or the increasing sequence to fall back through) as
-    whisper.h's (temperature, temperature_inc)."""
-    if isinstance(temperature, (int, float)):
-        return float(temperature), 0.0
-    ts = [float(t) for t in temperature]
-    if not ts:
-        raise ValueError("temperature is an empty sequence, expected a float or increasing floats")
-    if len(ts) == 1:
-        return ts[0], 0.0
-    inc = ts[1] - ts[0]
-    ok = inc > 0 and all(abs((b - a) - inc) < 1e-6 for a, b in zip(ts, ts[1:])) and ts[-1] + inc > 1.0 - 1e-6
-    if not ok:
-        raise ValueError("temperature %s: only an evenly spaced sequence up to 1.0 is supported "
-                         "(whisper.h's temperature and temperature_inc), e.g. [0.0, 0.2, ..., 1.0]" % (ts,))
-    return ts[0], inc
+def _temperatures(temperature) -> List[float]:
+    """faster-whisper's temperature as the list of temperatures to fall back through: a list or
+    tuple as it is (any finite numbers, in any order: <= 0 decodes by beam search or greedily,
+    above 0 samples best_of candidates), any other number as [temperature]. Raises TypeError for a
+    value that is not a number, ValueError for an empty list and NaN or infinity."""
+    values = list(temperature) if isinstance(temperature, (list, tuple)) else [temperature]
+    if not values:
+        raise ValueError("temperature=%r: expected a number or a non-empty list of numbers" % (temperature,))
+    for t in values:
+        if isinstance(t, bool) or not isinstance(t, numbers.Real):
+            raise TypeError("temperature=%r: expected a number or a list or tuple of numbers" % (temperature,))
+        if not math.isfinite(t):
+            raise ValueError("temperature=%r: expected finite numbers" % (temperature,))
+    return [float(t) for t in values]
 
 
-def _check_decoding_options(task, beam_size, best_of, temperature, suppress_tokens):
-    """Checks transcribe's task and decoding options; returns (suppress_tokens as a list,
-    temperature, temperature_inc). Raises ValueError naming the first bad option."""
+def _check_decoding_options(task, beam_size, best_of, temperature, suppress_tokens, n_vocab):
+    """Checks transcribe's task and decoding options; returns (suppress_tokens as a list, the
+    temperatures). Raises ValueError naming the first bad option (TypeError for a temperature that
+    is not a number)."""
     if task not in ("transcribe", "translate"):
         raise ValueError("task=%r, expected 'transcribe' or 'translate'" % task)
-    if beam_size < 1 or beam_size > 8:
-        raise ValueError("beam_size is %d, expected 1..8 (whisper.cpp's WHISPER_MAX_DECODERS)" % beam_size)
-    if best_of < 1 or best_of > 8:
-        raise ValueError("best_of is %d, expected 1..8" % best_of)
+    for name, value in (("beam_size", beam_size), ("best_of", best_of)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= _core.MAX_DECODERS:
+            # CTranslate2: "The beam size must be > 0", "The number of hypotheses must be > 0".
+            raise ValueError("%s is %r, expected 1..%d (whisper.h's WHISPER_GGML_MAX_DECODERS)"
+                             % (name, value, _core.MAX_DECODERS))
     tokens_to_suppress = list(suppress_tokens) if suppress_tokens is not None else []
     for t in tokens_to_suppress:  # faster-whisper's get_suppressed_tokens: ids, -1 = non-speech set
-        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < -1:
-            raise ValueError("suppress_tokens=%r: expected token ids (ints >= 0) and -1 (the non-speech tokens)"
-                             % (suppress_tokens,))
-    t0, t_inc = _temperatures(temperature)
-    if not 0.0 <= t0 <= 1.0:
-        raise ValueError("temperature %g, expected 0..1" % t0)
-    return tokens_to_suppress, t0, t_inc
+        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or not -1 <= t < n_vocab:
+            # faster-whisper 1.2.1 crashes (SIGSEGV in CTranslate2) on an id past the vocabulary.
+            raise ValueError("suppress_tokens=%r: expected token ids in [0, %d) and -1 (the non-speech tokens)"
+                             % (suppress_tokens, n_vocab))
+    return tokens_to_suppress, _temperatures(temperature)
 
 
 def _check_prompt_options(prefix, hotwords, chunk_length):
@@ -350,7 +351,8 @@ class WhisperModel:
         model, another language or task="translate" is transcribed in English with faster-whisper's
         warning on the "ggml_whisper" logger (the CLI and the server say the same). Raises ValueError
         for bad audio or options, FileNotFoundError for a missing file (or VAD model with
-        vad_filter), RuntimeError if decoding fails (raised by the iterator). word_timestamps=True
+        vad_filter); the iterator raises as faster-whisper's windows do (ValueError for a prompt +
+        max_new_tokens past 448, TypeError for max_initial_timestamp=None), or RuntimeError. word_timestamps=True
         times words as faster-whisper does (cross-attention DTW; segments move to their words).
         multilingual=True detects the language of every 30 s window from its encoder output and
         decodes the window in it, as faster-whisper 1.2.1 does (info.language stays the one
@@ -368,8 +370,8 @@ class WhisperModel:
         # faster-whisper 1.2.1: "vad_filter will be ignored if clip_timestamps is used" (!= "0").
         vad_filter = vad_filter and _is_default_clip(clip_timestamps)
         vad_params = self._vad_params(vad_parameters) if vad_filter else None
-        tokens_to_suppress, t0, t_inc = _check_decoding_options(
-            task, beam_size, best_of, temperature, suppress_tokens)
+        tokens_to_suppress, temperatures = _check_decoding_options(
+            task, beam_size, best_of, temperature, suppress_tokens, self._model.dims[0])
         _check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
                             max_new_tokens, prompt_reset_on_temperature)
         _check_prompt_options(prefix, hotwords, chunk_length)
@@ -383,8 +385,7 @@ class WhisperModel:
             _from_first_clip(samples, clips), language,
             task, language_detection_segments, language_detection_threshold)
         options = TranscriptionOptions(
-            beam_size=beam_size, best_of=best_of, temperatures=[t0 + i * t_inc for i in range(
-                1 + (int(round((1.0 - t0) / t_inc)) if t_inc > 0 else 0))],
+            beam_size=beam_size, best_of=best_of, temperatures=temperatures,
             log_prob_threshold=log_prob_threshold, no_speech_threshold=no_speech_threshold,
             compression_ratio_threshold=_compression_ratio_threshold(compression_ratio_threshold),
             condition_on_previous_text=condition_on_previous_text, initial_prompt=initial_prompt,
@@ -395,14 +396,15 @@ class WhisperModel:
             repetition_penalty=repetition_penalty, no_repeat_ngram_size=no_repeat_ngram_size,
             prompt_reset_on_temperature=prompt_reset_on_temperature, max_new_tokens=max_new_tokens,
             prefix=prefix, hotwords=hotwords)
-        o = self._core_options(options, t0, t_inc, language, translate)
-        o.chunk_length = int(chunk_length or 0)
         info = TranscriptionInfo(language=language, language_probability=language_probability,
                                  duration=duration, duration_after_vad=samples.shape[0] / SAMPLE_RATE,
                                  all_language_probs=all_probs, transcription_options=options,
                                  vad_options=vad_params[1] if vad_filter else None)
-        if not samples.size:
-            return iter(()), info  # no audio, or VAD found no speech: faster-whisper transcribes nothing
+        early = _no_windows(samples, max_initial_timestamp)
+        if early is not None:
+            return early, info
+        o = self._core_options(options, language, translate)
+        o.chunk_length = int(chunk_length or 0)
         run = (self._word_model() if word_timestamps else self._model).transcribe(samples, o)
         return _Segments(run, bool(multilingual), speech_map), info
 
@@ -446,15 +448,14 @@ class WhisperModel:
             language_probability, all_probs = 1.0, None
         return language, translate, language_probability, all_probs
 
-    def _core_options(self, options, t0, t_inc, language, translate):
+    def _core_options(self, options, language, translate):
         """whisper_full's parameters (_core.Options) for the checked TranscriptionOptions, the
-        temperature and its increment, the decided language and task."""
+        decided language and task."""
         o = _core.Options()
         o.strategy = _core.SAMPLING_BEAM_SEARCH if options.beam_size > 1 else _core.SAMPLING_GREEDY
         o.beam_size = options.beam_size
         o.best_of = options.best_of
-        o.temperature = t0
-        o.temperature_inc = t_inc
+        o.temperatures = options.temperatures  # whisper_full_params.ggml_temperatures
         o.logprob_thold = options.log_prob_threshold if options.log_prob_threshold is not None else -math.inf
         o.no_speech_thold = options.no_speech_threshold if options.no_speech_threshold is not None else math.inf
         # whisper_full_params.ggml_compression_ratio_thold: None -> 0 (no check).
@@ -593,6 +594,24 @@ def _hallucination_silence_threshold(value) -> Optional[float]:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value >= 0):
         raise ValueError("hallucination_silence_threshold=%r, expected seconds >= 0 or None" % (value,))
     return float(value)
+
+
+def _raising(error):
+    """A segment iterator whose first next() raises `error`: faster-whisper's generate_segments
+    fails there for some option values, after transcribe() has returned."""
+    raise error
+    yield  # a generator
+
+
+def _no_windows(samples, max_initial_timestamp):
+    """The segments of a transcription that decodes no window, or None: none for no audio (or no
+    speech after VAD), as faster-whisper; a TypeError at the first next() for a max_initial_timestamp
+    that is not a number (faster-whisper 1.2.1 divides it by time_precision in its first window)."""
+    if not samples.size:
+        return iter(())
+    if isinstance(max_initial_timestamp, bool) or not isinstance(max_initial_timestamp, numbers.Real):
+        return _raising(TypeError("max_initial_timestamp=%r, expected a number of seconds" % (max_initial_timestamp,)))
+    return None
 
 
 def _is_language_code(language) -> bool:

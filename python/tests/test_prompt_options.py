@@ -34,9 +34,6 @@ NEAR_TIES = {
     "long_max_initial_timestamp_0": 7,
     # "thice" (501) against "thine" (500) (27.68 s).
     "long_suppress_comma_nst": 9,
-    # 120-130 s: faster-whisper repeats "thy w" up to CTranslate2's max_length (224 tokens) and
-    # keeps it; our decoder's token cap (n_text_ctx / 2 - 4) fails such a sequence instead.
-    "long_chunk_length_10": 24,
 }
 
 _MODELS = {}

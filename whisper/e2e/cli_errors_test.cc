@@ -383,7 +383,7 @@ INSTANTIATE_TEST_SUITE_P(
                       FlagCase{"missing_value", {"-f", "a.wav", "-bs"}, {"-bs needs a value"}},
                       FlagCase{"malformed_int", {"-bs", "five", "-f", "a.wav"}, {"-bs", "'five'"}},
                       FlagCase{"malformed_float", {"-tp", "hot", "-f", "a.wav"}, {"-tp", "'hot'"}},
-                      FlagCase{"beam_out_of_range", {"-bs", "0", "-f", "a.wav"}, {"-bs 0 is out of range [1, 8]"}},
+                      FlagCase{"beam_out_of_range", {"-bs", "0", "-f", "a.wav"}, {"-bs 0 is out of range [1, 32]"}},
                       FlagCase{"negative_threads", {"-t", "-1", "-f", "a.wav"}, {"-t"}},
                       FlagCase{"no_input", {"-t", "2"}, {"no input files"}}),
     [](const ::testing::TestParamInfo<FlagCase>& info) { return std::string(info.param.name); });

@@ -382,7 +382,10 @@ TEST_F(WhisperApiTest, ParallelSplitsAndJoinsTheHalves) {
 // whisper.cpp's rules every text token gets a t_dtw, non-decreasing and inside the audio, and no
 // word marks (whisper.cpp's -dtw); under OpenAI's rules the tokens also start 22 words (faster-
 // whisper's count for jfk.wav greedy, testdata/word_timestamps_faster_whisper.json), each with
-// t0 <= t1 inside its segment. A preset that does not fit the model fails at init.
+// t0 <= t1 inside its segment and the probability faster-whisper 1.2.1 gives the word
+// (whisper_ggml_full_get_token_word_probability: the alignment pass's; within 1e-2 of
+// testdata/fw_word_probability.json, 2.3e-3 when it was written), the same at each of its tokens.
+// A preset that does not fit the model fails at init.
 TEST_F(WhisperApiTest, DtwTimestamps) {
   const std::string model = testdata::ModelPath("ggml-tiny.en.bin");
   whisper_context_params cp = whisper_context_default_params();
@@ -393,8 +396,18 @@ TEST_F(WhisperApiTest, DtwTimestamps) {
   whisper_state* st = whisper_init_state(ctx);
   ASSERT_NE(st, nullptr);
   const int n = static_cast<int>(jfk_->size());
+  std::ifstream f("testdata/fw_word_probability.json");
+  const nlohmann::json ref = nlohmann::json::parse(f, nullptr, false);
+  std::vector<double> want;  // faster-whisper's, tiny.en greedy on jfk.wav (the file's first run)
+  ASSERT_TRUE(!ref.is_discarded() && ref["runs"][0]["audio"] == "jfk.wav" && ref["runs"][0]["options"]["beam_size"] == 1);
+  for (const auto& s : ref["runs"][0]["segments"]) {
+    for (const auto& w : s["words"]) want.push_back(w["probability"].get<double>());
+  }
+  ASSERT_EQ(want.size(), 22u);
   for (whisper_ggml_decoding rules : {WHISPER_GGML_DECODING_WHISPER_CPP, WHISPER_GGML_DECODING_OPENAI}) {
     SCOPED_TRACE(rules == WHISPER_GGML_DECODING_OPENAI ? "OpenAI's rules" : "whisper.cpp's rules");
+    std::vector<float> got;  // each word's, at its first token
+    float word_p = -1.0f;
     ASSERT_EQ(whisper_ggml_set_decoding(ctx, rules), 0);
     ASSERT_EQ(whisper_full_with_state(ctx, st, Greedy(), jfk_->data(), n), 0);
     int64_t last = 0;
@@ -405,16 +418,24 @@ TEST_F(WhisperApiTest, DtwTimestamps) {
       for (int j = 0; j < whisper_full_n_tokens_from_state(st, i); ++j) {
         const whisper_token_data d = whisper_full_get_token_data_from_state(st, i, j);
         const int w = whisper_ggml_full_get_token_word_start_from_state(st, i, j);
-        if (d.id >= whisper_token_eot(ctx)) continue;
+        const float p = whisper_ggml_full_get_token_word_probability_from_state(st, i, j);
+        if (d.id >= whisper_token_eot(ctx)) {
+          EXPECT_EQ(p, -1.0f);  // timestamps belong to no word
+          continue;
+        }
         ++n_text;
         EXPECT_GE(d.t_dtw, last) << "segment " << i << " token " << j;
         EXPECT_LE(d.t_dtw, 1100);
         last = d.t_dtw;
         if (rules == WHISPER_GGML_DECODING_WHISPER_CPP) {
           EXPECT_EQ(w, -1);
+          EXPECT_EQ(p, -1.0f);
         } else {
           ASSERT_GE(w, 0);
           n_words += w;
+          if (w == 1) got.push_back(p);
+          if (w == 0) EXPECT_EQ(p, word_p) << "segment " << i << " token " << j;
+          word_p = p;
           EXPECT_LE(s0, d.t0);
           EXPECT_LE(d.t0, d.t1);
           EXPECT_LE(d.t1, s1);
@@ -422,8 +443,14 @@ TEST_F(WhisperApiTest, DtwTimestamps) {
       }
     }
     EXPECT_GT(n_text, 20);
-    if (rules == WHISPER_GGML_DECODING_OPENAI) EXPECT_EQ(n_words, 22);
+    if (rules == WHISPER_GGML_DECODING_OPENAI) {
+      EXPECT_EQ(n_words, 22);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], want[k], 1e-2) << "word " << k;
+    }
   }
+  EXPECT_EQ(whisper_ggml_full_get_token_word_probability_from_state(st, 0, 9999), -1.0f);
+  EXPECT_EQ(whisper_ggml_full_get_token_word_probability_from_state(nullptr, 0, 0), -1.0f);
   whisper_free_state(st);
   whisper_free(ctx);
 
