@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -33,6 +34,7 @@
 
 #include <unistd.h>
 
+#include "absl/strings/match.h"
 #include "apps/common/bazel_run.h"
 #include "apps/common/audio.h"
 #include "apps/common/cli_params.h"
@@ -192,6 +194,12 @@ std::string CheckOffset(const CliParams& p, const std::string& name, size_t n_sa
 void WarnClipsPastEnd(const CliParams& p, const std::string& name, size_t n_samples) {
   const double duration = static_cast<double>(n_samples) / WHISPER_SAMPLE_RATE;
   for (size_t i = 0; i < p.clip_timestamps.size(); i += 2) {
+    if (i + 1 < p.clip_timestamps.size() && p.clip_timestamps[i + 1] <= p.clip_timestamps[i]) {
+      std::fprintf(stderr, "warning: '%s': --clip-timestamps clip %zu ends (%.2f s) where or before it starts (%.2f s): "
+                   "nothing of it is transcribed\n", name.c_str(), i / 2 + 1, p.clip_timestamps[i + 1],
+                   p.clip_timestamps[i]);
+      continue;
+    }
     if (p.clip_timestamps[i] < duration) continue;
     std::fprintf(stderr, "warning: '%s': --clip-timestamps clip %zu starts at %.2f s, at or after the audio's end (%.2f s): "
                  "nothing of it is transcribed\n", name.c_str(), i / 2 + 1, p.clip_timestamps[i], duration);
@@ -398,6 +406,8 @@ std::string NameRules(const std::string& msg, const GbnfGrammar& g) {
 std::optional<int> LoadGrammar(const CliParams& p, CliGrammar* g) {
   if (p.grammar.empty()) return std::nullopt;
   std::string text = p.grammar, what = "(GBNF text)";
+  std::error_code ec;
+  if (std::filesystem::is_directory(p.grammar, ec)) return Fail("--grammar '" + p.grammar + "': is a directory", 2);
   std::ifstream in(p.grammar, std::ios::binary);
   if (in.good()) {
     std::ostringstream ss;
@@ -406,7 +416,17 @@ std::optional<int> LoadGrammar(const CliParams& p, CliGrammar* g) {
     what = "'" + p.grammar + "'";
   }
   absl::StatusOr<GbnfGrammar> parsed = ParseGbnf(text);
-  if (!parsed.ok()) return Fail("--grammar " + what + ": " + std::string(parsed.status().message()), 2);
+  if (!parsed.ok()) {
+    // Text that is no grammar but looks like a path: say that no such file was read.
+    const bool path_like = p.grammar.find("::=") == std::string::npos &&
+                           (p.grammar.find('/') != std::string::npos || absl::EndsWith(p.grammar, ".gbnf"));
+    if (what == "(GBNF text)" && path_like) {
+      return Fail("--grammar '" + p.grammar + "': no such file (and not GBNF text: " +
+                      std::string(parsed.status().message()) + ")",
+                  2);
+    }
+    return Fail("--grammar " + what + ": " + std::string(parsed.status().message()), 2);
+  }
   g->parsed = std::move(*parsed);
   g->rules = g->parsed.CRules();
   if (!p.no_prints) std::fprintf(stderr, "main: grammar:\n%s\n", FormatGbnf(g->parsed).c_str());
