@@ -139,5 +139,30 @@ TEST(InferenceBatch, MultilingualBaseGivesItsAloneReplies) {
   EXPECT_THAT(want[0].body, HasSubstr("\"language\":\"chinese\""));
 }
 
+// whisper_ggml_batch's C API refuses bad arguments (whisper/whisper_ggml.h): NULL context, slots
+// outside 1 .. 64, no decoders, more than 128 decoders in all, threads < 1; a state of another
+// context; NULL batch or state.
+TEST(InferenceBatch, CApiErrors) {
+  InstallLogCapture(/*quiet=*/true);
+  std::unique_ptr<LoadedModel> a = LoadModel("ggml-tiny.en.bin", 1, BatchOptions());
+  std::unique_ptr<LoadedModel> b = LoadModel("ggml-tiny.en.bin", 2, BatchOptions{2, 1});
+  ASSERT_TRUE(a && b && b->batch() != nullptr);
+  EXPECT_EQ(whisper_ggml_batch_init(nullptr, 2, 2, 1), nullptr);
+  const int bad[][3] = {{0, 2, 1}, {65, 1, 1}, {2, 0, 1}, {64, 3, 1}, {2, 2, 0}};
+  for (const auto& x : bad) {
+    EXPECT_EQ(whisper_ggml_batch_init(a->ctx(), x[0], x[1], x[2]), nullptr) << x[0] << " " << x[1] << " " << x[2];
+  }
+  whisper_state* other = whisper_init_state(a->ctx());
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(whisper_ggml_state_set_batch(other, b->batch()), -1);  // b's batch is for b's context
+  EXPECT_EQ(whisper_ggml_state_set_batch(other, nullptr), 0);
+  EXPECT_EQ(whisper_ggml_state_set_batch(nullptr, nullptr), -1);
+  whisper_free_state(other);
+  int64_t steps = -1;
+  EXPECT_EQ(whisper_ggml_batch_stats(nullptr, &steps, nullptr), -1);
+  EXPECT_EQ(whisper_ggml_batch_stats(b->batch(), &steps, nullptr), 0);
+  EXPECT_GE(steps, 0);
+}
+
 }  // namespace
 }  // namespace whisper::server

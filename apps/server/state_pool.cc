@@ -8,6 +8,26 @@
 
 namespace whisper::server {
 
+namespace {
+
+// Each state transcribes 1 s of silence (greedy, n_threads threads), so its buffers (and the
+// shared batch's) are in memory before the first request. Errors: Internal.
+absl::Status WarmUp(whisper_context* ctx, const std::vector<whisper_state*>& states, int n_threads) {
+  const std::vector<float> silence(WHISPER_SAMPLE_RATE, 0.0f);
+  whisper_full_params w = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+  w.n_threads = n_threads;
+  w.print_progress = false;
+  w.language = "en";
+  for (whisper_state* s : states) {
+    if (whisper_full_with_state(ctx, s, w, silence.data(), static_cast<int>(silence.size())) != 0) {
+      return absl::InternalError("warm-up transcription failed");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 int DecodersForRequest(int beam_size, int best_of) {
   const int sampled = std::max(1, best_of);
   return beam_size > 1 ? 2 * std::max(beam_size, sampled) : sampled;
@@ -82,15 +102,8 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
   }
   m->free_ = m->states_;
   if (warmup_threads > 0) {
-    const std::vector<float> silence(WHISPER_SAMPLE_RATE, 0.0f);
-    whisper_full_params w = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
-    w.n_threads = warmup_threads;
-    w.print_progress = false;
-    w.language = "en";
-    for (whisper_state* s : m->states_) {
-      if (whisper_full_with_state(m->ctx_, s, w, silence.data(), static_cast<int>(silence.size())) != 0) {
-        return absl::InternalError(errors.FirstOr(absl::StrCat("'", path, "': warm-up transcription failed")));
-      }
+    if (absl::Status st = WarmUp(m->ctx_, m->states_, warmup_threads); !st.ok()) {
+      return absl::InternalError(errors.FirstOr(absl::StrCat("'", path, "': ", st.message())));
     }
   }
   return m;

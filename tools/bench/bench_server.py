@@ -49,13 +49,23 @@ def run(binary, model, audio, parallel, threads, clients, requests, flags=()):
 
         with concurrent.futures.ThreadPoolExecutor(clients) as pool:
             list(pool.map(one, range(clients)))  # warm-up
+            cpu0 = cpu_seconds(server.proc.pid)
             t0 = time.perf_counter()
             lat = list(pool.map(one, range(requests)))
             wall = time.perf_counter() - t0
+            cpu = cpu_seconds(server.proc.pid) - cpu0
         rss = server.rss_kib()
     return {"parallel": parallel, "threads": threads, "flags": list(flags), "clients": clients, "requests": requests,
             "p50_s": statistics.median(lat), "p99_s": percentile(lat, 99), "max_s": max(lat),
-            "requests_per_s": requests / wall, "rss_mib": rss / 1024.0}
+            "requests_per_s": requests / wall, "cpu_s_per_request": cpu / requests, "rss_mib": rss / 1024.0}
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of process `pid` (all its threads), seconds: /proc/PID/stat utime and
+    stime. Less sensitive than wall time to other load on the machine."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 _AUDIO = {}
@@ -91,8 +101,9 @@ def main():
             r = run(args.server, args.model, args.audio, parallel, threads, clients, args.requests, flags)
             results.append(r)
             print("--parallel %d -t %d%s, %d clients: p50 %.3f s, p99 %.3f s, max %.3f s, %.2f requests/s, "
-                  "RSS %.0f MiB" % (parallel, threads, "".join(" " + f for f in flags), r["clients"], r["p50_s"],
-                                    r["p99_s"], r["max_s"], r["requests_per_s"], r["rss_mib"]), flush=True)
+                  "CPU %.3f s/request, RSS %.0f MiB"
+                  % (parallel, threads, "".join(" " + f for f in flags), r["clients"], r["p50_s"], r["p99_s"],
+                     r["max_s"], r["requests_per_s"], r["cpu_s_per_request"], r["rss_mib"]), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpu_count": os.cpu_count(), "audio": args.audio, "results": results}, f, indent=1)
