@@ -72,7 +72,7 @@ step "bazel test --config=tsan (threads)" \
   //apps/stream:audio_buffer_test //whisper:decode_sequences_test //whisper:decode_scheduler_run_one_test
 step "bazel test --config=tsan (API states, server state pool)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 \
-  --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*:InferenceConcurrency.*:InferenceBatch.Every*' \
+  --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*:InferenceConcurrency.*:InferenceBatch.Three*' \
   -- //whisper/e2e:whisper_api_test //apps/server:inference_test //apps/server:inference_batch_test
 # Every libFuzzer target for FUZZ_SECONDS (default 30) on its seed corpus, after its regression
 # inputs (clang-14, in a separate output base).

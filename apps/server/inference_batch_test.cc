@@ -116,6 +116,20 @@ TEST(InferenceBatch, EveryRequestKindGivesItsAloneReply) {
   EXPECT_EQ(batched->waiting(), 0);
 }
 
+// The threading case (small enough for TSan, tools/test.sh): three greedy requests at once on a
+// batch of 2 slots (one waits for a slot) give the reply of the request alone.
+TEST(InferenceBatch, ThreeGreedyRequestsAtOnce) {
+  InstallLogCapture(/*quiet=*/true);
+  const std::string jfk = ReadFile(testdata::SharedData("jfk.wav"));
+  std::unique_ptr<LoadedModel> alone = LoadModel("ggml-tiny.en.bin", 1, BatchOptions());
+  std::unique_ptr<LoadedModel> batched = LoadModel("ggml-tiny.en.bin", 2, BatchOptions{2, 1});
+  ASSERT_TRUE(alone && batched);
+  const Request r{Api::kWhisperServer, {{"response_format", "text"}}, &jfk};
+  const std::vector<Reply> want =
+      ExpectSameReplies({r, r, r}, {"-bs", "1", "-bo", "2", "-t", "1"}, *alone, *batched);
+  EXPECT_THAT(want[0].body, HasSubstr("ask not what your country can do for you"));
+}
+
 // Whisper base (multilingual): the Mandarin clip with the language detected and word timestamps,
 // jfk.wav, and a translation, at once on 2 slots; each reply is its alone reply.
 TEST(InferenceBatch, MultilingualBaseGivesItsAloneReplies) {
