@@ -69,11 +69,11 @@ step "bazel test --config=sanitize_models ${sanitize_targets[*]} (but kernels, c
 step "bazel test --config=tsan (threads)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 -- \
   //cpu:threadpool_test //cpu:graph_compute_test //cpu:graph_compute_block_test //whisper:decoding_test \
-  //apps/stream:audio_buffer_test //whisper:decode_sequences_test
+  //apps/stream:audio_buffer_test //whisper:decode_sequences_test //whisper:decode_scheduler_run_one_test
 step "bazel test --config=tsan (API states, server state pool)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 \
-  --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*:InferenceConcurrency.*:DecodeSchedulerTinyEnTest.BeamSearch*:DecodeSchedulerTinyEnTest.Errors' \
-  -- //whisper/e2e:whisper_api_test //apps/server:inference_test //whisper:decode_scheduler_tiny_en_test
+  --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*:InferenceConcurrency.*:InferenceBatch.Three*' \
+  -- //whisper/e2e:whisper_api_test //apps/server:inference_test //apps/server:inference_batch_test
 # Every libFuzzer target for FUZZ_SECONDS (default 30) on its seed corpus, after its regression
 # inputs (clang-14, in a separate output base).
 step "tools/fuzz/run_fuzzers.sh ${FUZZ_SECONDS:-30}" tools/fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-30}"

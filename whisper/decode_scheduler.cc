@@ -132,6 +132,7 @@ DecodeScheduler::DecodeScheduler(InferenceState* state, int n_slots)
   slot_status_.assign(n_slots, absl::OkStatus());
   batch_.resize(static_cast<size_t>(per_slot_) * n_slots);
   batch_slots_.resize(n_slots);
+  slot_held_.assign(n_slots, 0);
   ended_jobs_.reserve(n_slots);
   ended_status_.reserve(n_slots);
   for (int s = 0; s < n_slots; ++s) {
@@ -161,6 +162,11 @@ absl::Status DecodeScheduler::Run(int n_jobs, JobFn fn, void* arg, DoneFn done) 
                         fn == nullptr ? ", fn null" : ""));
   }
   std::unique_lock<std::mutex> lock(mu_);
+  if (n_callers_ > 0 || n_callers_waiting_ > 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "DecodeScheduler::Run: %d RunOne jobs hold slots and %d wait (one mode at a time)", n_callers_,
+        n_callers_waiting_));
+  }
   n_jobs_ = n_jobs;
   next_job_ = 0;
   n_active_ = 0;
@@ -190,6 +196,51 @@ absl::Status DecodeScheduler::Run(int n_jobs, JobFn fn, void* arg, DoneFn done) 
   }
   fn_ = nullptr;
   return first_error_;
+}
+
+absl::Status DecodeScheduler::RunOne(JobFn fn, void* arg, int job) {
+  if (fn == nullptr) return absl::InvalidArgumentError("DecodeScheduler::RunOne: fn is null (need a job function)");
+  std::unique_lock<std::mutex> lock(mu_);
+  if (fn_ != nullptr) {
+    return absl::FailedPreconditionError("DecodeScheduler::RunOne: a Run is in progress (its workers hold the slots)");
+  }
+  ++n_callers_waiting_;
+  int slot = -1;
+  slot_cv_.wait(lock, [&] {
+    for (int s = 0; s < n_slots() && slot < 0; ++s) {
+      if (!slot_held_[s]) slot = s;
+    }
+    return slot >= 0;
+  });
+  --n_callers_waiting_;
+  slot_held_[slot] = 1;
+  ++n_callers_;
+  ++n_running_;  // from here a step waits for this job's step (or its wait for the state)
+  lock.unlock();
+  const absl::Status st = fn(arg, job, *slots_[slot]);
+  lock.lock();
+  --n_running_;
+  --n_callers_;
+  slot_held_[slot] = 0;
+  cv_.notify_all();  // a running job fewer: the others' step may go
+  slot_cv_.notify_one();
+  return st;
+}
+
+int DecodeScheduler::n_callers_running() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return n_callers_;
+}
+
+int DecodeScheduler::n_callers_waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return n_callers_waiting_;
+}
+
+void DecodeScheduler::StepCounts(int64_t* n_steps, int64_t* n_sequences) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (n_steps != nullptr) *n_steps = n_steps_;
+  if (n_sequences != nullptr) *n_sequences = n_step_sequences_;
 }
 
 void DecodeScheduler::WorkerLoop(int slot) {

@@ -100,6 +100,22 @@ class DecodeScheduler {
   // InvalidArgument for n_jobs < 0 or a null fn; the jobs'. Not reentrant: one Run at a time.
   absl::Status Run(int n_jobs, JobFn fn, void* arg, DoneFn done = nullptr);
 
+  // Runs one job on the calling thread, on a slot no other caller holds (after waiting for one
+  // when all are held), and returns its status. For jobs that arrive over time (the server's
+  // requests, issue 38 part 3: continuous batching): the job's first step joins the steps of the
+  // jobs in flight at the next batched step, and when it returns its slot leaves the batch. A step
+  // waits for the job only while fn runs, so a caller waiting for a slot, or doing its own work
+  // before or after RunOne, holds no step back. `job` is passed to fn as is. Thread-safe: any
+  // number of callers at once (each returns when its own job ends); not during a Run (whose
+  // workers hold the slots), and every call must have returned before the scheduler is destroyed.
+  // Errors: InvalidArgument for a null fn; FailedPrecondition during a Run; the job's.
+  absl::Status RunOne(JobFn fn, void* arg, int job = 0);
+  // Callers in RunOne: holding a slot, and waiting for one (for tests and load reports).
+  int n_callers_running() const;
+  int n_callers_waiting() const;
+  // n_steps() and n_step_sequences() read under the scheduler's lock, for a scheduler in use.
+  void StepCounts(int64_t* n_steps, int64_t* n_sequences) const;
+
   // Checked before every graph the jobs run (encoder, prompt pass, batched step, alignment):
   // true makes that call fail with Cancelled. Null: none. Called with the state held, so never
   // twice at once.
@@ -136,7 +152,7 @@ class DecodeScheduler {
   std::vector<std::unique_ptr<SlotBackend>> slots_;
   std::vector<std::thread> workers_;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;       // any change of the step / state bookkeeping
   std::condition_variable work_cv_;  // a new Run or shutdown, for idle workers
   std::condition_variable done_cv_;  // a job ended, for Run's thread
@@ -162,6 +178,11 @@ class DecodeScheduler {
   absl::Status first_error_;
   std::vector<int> ended_jobs_;  // jobs ended since Run's thread last looked (reserved)
   std::vector<absl::Status> ended_status_;
+
+  // RunOne's callers: which slots they hold ([n_slots], sized at Create), how many hold or wait.
+  std::vector<uint8_t> slot_held_;
+  int n_callers_ = 0, n_callers_waiting_ = 0;
+  std::condition_variable slot_cv_;  // a slot held by a caller was freed
 
   bool (*abort_)(void*) = nullptr;
   void* abort_user_ = nullptr;

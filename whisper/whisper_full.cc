@@ -496,7 +496,11 @@ absl::Status FullWithState(whisper_context* ctx, whisper_state* state, const whi
   tp.hooks.encoder_begin = EncoderBegin;
   tp.hooks.progress = Progress;
   tp.hooks.new_segments = NewSegments;
-  st = params.ggml_batch_size > 1 ? RunBatched(state, params, tp, samples, n_samples) : RunWindows(state, params, tp);
+  if (params.ggml_batch_size > 1) {
+    st = RunBatched(state, params, tp, samples, n_samples);
+  } else {
+    st = UsesSharedBatch(state, params, tp) ? RunShared(state, params, tp) : RunWindows(state, params, tp);
+  }
   MapNewResults(state);
   return st;
 }

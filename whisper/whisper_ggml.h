@@ -203,6 +203,38 @@ WHISPER_API const char* whisper_ggml_format_timestamp(int64_t t, int comma, char
 WHISPER_API int whisper_ggml_check_grammar(const whisper_grammar_element** rules, size_t n_rules,
                                            size_t i_start_rule, char* msg, size_t msg_size);
 
+/* ---- Continuous batching of requests (extension, issue 38 part 3) -----------------------------
+ * A decoder batch shared by the whisper_states of one context, so that transcriptions running at
+ * once on several threads (a server's requests) read every decoder weight once per step for all
+ * of them. whisper_ggml_batch_init makes one inference state of n_slots windows and n_slots x
+ * n_decoders_per_slot decoders (InferenceState, n_threads threads; the context's flash_attn and DTW
+ * alignment heads) and its scheduler (whisper/decode_scheduler.h). whisper_ggml_state_set_batch
+ * attaches it to a state (NULL detaches): from then on whisper_full_with_state on that state runs
+ * its window loop on a free slot of the batch (waiting for one while all n_slots are taken), so its
+ * one-token decoder steps run in one graph with those of every other state's transcription in
+ * flight (a transcription joins at the next step and leaves when its window loop ends); its
+ * encoder, prompt and alignment passes run on the batch's state one at a time. Each
+ * transcription's results are those it gives alone (DecodeSequences gives each sequence the bytes
+ * of its own step), with the same options. Everything else (VAD, the log-mel, language detection,
+ * whisper_lang_auto_detect_with_state) stays on the state's own buffers and params.n_threads.
+ * A call runs as without the batch when it needs more decoders than n_decoders_per_slot (beam
+ * search, best_of), or uses ggml_batch_size > 1.
+ * whisper_ggml_batch_init returns NULL with a message for a NULL ctx, n_slots not in 1 .. 64,
+ * n_decoders_per_slot < 1, n_slots x n_decoders_per_slot > 128, n_threads outside 1 ..
+ * GGML_THREADPOOL_MAX_THREADS, or a state that cannot be made. whisper_ggml_state_set_batch returns
+ * 0, or -1 for a NULL state or a batch of another context; it must not be called while the state
+ * transcribes. whisper_ggml_batch_free (NULL: no-op) must come after every state using the batch
+ * has finished its calls and been detached or freed; the context must outlive the batch.
+ * whisper_ggml_batch_stats writes the batched steps run so far and the sequences they held (either
+ * pointer may be NULL); -1 for a NULL batch. */
+struct whisper_ggml_batch;
+WHISPER_API struct whisper_ggml_batch* whisper_ggml_batch_init(struct whisper_context* ctx, int n_slots,
+                                                               int n_decoders_per_slot, int n_threads);
+WHISPER_API void whisper_ggml_batch_free(struct whisper_ggml_batch* batch);
+WHISPER_API int whisper_ggml_state_set_batch(struct whisper_state* state, struct whisper_ggml_batch* batch);
+WHISPER_API int whisper_ggml_batch_stats(const struct whisper_ggml_batch* batch, int64_t* n_steps,
+                                         int64_t* n_sequences);
+
 #ifdef __cplusplus
 }
 #endif

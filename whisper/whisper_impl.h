@@ -110,6 +110,7 @@ struct whisper_state {
   bool dtw_enabled = true;  // whisper_ggml_state_set_dtw: align this state's windows
   whisper::VadState vad_state;
   std::unique_ptr<whisper::api::BatchedState, whisper::api::BatchedStateDeleter> batched;  // ggml_batch_size > 1
+  whisper_ggml_batch* shared_batch = nullptr;  // whisper_ggml_state_set_batch (not owned)
   whisper::SegmentList results;
   // results[0, n_results_mapped) are in the input's time base (MapNewResults); the rest, while
   // whisper_full runs, may still be in the joined speech's.
@@ -260,6 +261,14 @@ absl::Status CheckBatchSize(const whisper_full_params& params);
 float BatchedMaxSpeechSeconds(const whisper_full_params& params);
 absl::Status RunBatched(whisper_state* state, const whisper_full_params& params, const TranscribeParams& tp,
                         const float* samples, int n_samples);
+
+// Continuous batching (whisper/whisper_shared_batch.cc, whisper_ggml_state_set_batch).
+// UsesSharedBatch: whether this call's window loop runs on the state's shared batch (one is
+// attached, ggml_batch_size <= 1, and a slot has the decoders tp needs). RunShared: RunWindows's
+// work (the window loop into state->results, the abort check before every graph, whisper.cpp's
+// counters, "aborted: " / "failed: " before a failure's message) on a slot of that batch.
+bool UsesSharedBatch(const whisper_state* state, const whisper_full_params& params, const TranscribeParams& tp);
+absl::Status RunShared(whisper_state* state, const whisper_full_params& params, const TranscribeParams& tp);
 
 // Whether `state` may be used with `ctx` (both non-null, state made for ctx); logs otherwise.
 bool CheckPair(const whisper_context* ctx, const whisper_state* state, const char* func);

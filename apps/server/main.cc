@@ -14,7 +14,8 @@
 // (whisper-server's codes).
 //
 // Differences from whisper-server, also in --help and the README: requests run in parallel
-// (--parallel states, a bounded --queue, then 503); /load is off unless --models-dir is given and
+// (--parallel states, a bounded --queue, then 503), their decoder steps batched together
+// (continuous batching; --no-batching turns it off); /load is off unless --models-dir is given and
 // then loads only a file name inside that folder (whisper-server opens any path a client sends);
 // a failed /load keeps the old model (whisper-server exits); errors are JSON naming the field;
 // language or translation requests on an English-only model are transcribed in English with a
@@ -73,7 +74,9 @@ std::optional<int> ResolveParams(ServerParams* sp) {
   }
   if (sp->decode.n_threads == 0) {
     const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    sp->decode.n_threads = std::max(1, std::min(4, hw) / sp->parallel);
+    // With the shared batch its state runs every model graph: all threads go to it.
+    const int share = sp->batching && sp->parallel >= 2 ? 1 : sp->parallel;
+    sp->decode.n_threads = std::max(1, std::min(4, hw) / share);
     sp->decode_args.push_back("-t");
     sp->decode_args.push_back(std::to_string(sp->decode.n_threads));
   }
@@ -98,10 +101,16 @@ bool LoadRuntime(const ServerParams& sp, ServerRuntime* rt) {
   rt->params = sp;
   rt->decoding = decoding;
   rt->log_requests = !sp.decode.no_prints;
+  if (sp.batching && sp.parallel >= 2) {
+    // Slots sized for the server's default request; a request asking for more decoders (a larger
+    // beam or best_of) runs on its own state.
+    rt->batch.decoders_per_slot = DecodersForRequest(sp.decode.beam_size, sp.decode.best_of);
+    rt->batch.n_threads = sp.decode.n_threads;
+  }
   ErrorCapture errors;
   absl::StatusOr<std::unique_ptr<LoadedModel>> m =
       LoadedModel::Load(sp.decode.model, sp.parallel, sp.queue, decoding, sp.decode.n_threads,
-                        sp.decode.dtw, sp.decode.flash_attn, sp.decode.compute_type);
+                        sp.decode.dtw, sp.decode.flash_attn, sp.decode.compute_type, rt->batch);
   if (!m.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(m.status().message()).c_str());
     return false;

@@ -36,6 +36,7 @@ struct ServerRuntime {
   ServerParams params;  // decode.n_threads resolved (>= 1); models_dir a realpath or "" (/load off)
   whisper_ggml_decoding decoding = WHISPER_GGML_DECODING_OPENAI;
   ModelSlot model;      // set before the first request
+  BatchOptions batch;   // the decoder batch of every model loaded (LoadRuntime; /load)
   std::mutex load_mu;   // one /load at a time
   bool log_requests = true;  // one stderr line per transcription request
 };

@@ -73,6 +73,8 @@ absl::StatusOr<ServerParams> ParseServerParams(int argc, const char* const* argv
       if (st = value(&v); st.ok()) st = ParseRange(arg, v, 1, 86400, &p.write_timeout_s);
     } else if (arg == "--parallel") {
       if (st = value(&v); st.ok()) st = ParseRange(arg, v, 1, 64, &p.parallel);
+    } else if (arg == "--no-batching") {
+      p.batching = false;
     } else if (arg == "--queue") {
       if (st = value(&v); st.ok()) st = ParseRange(arg, v, 0, 4096, &p.queue);
     } else if (arg == "--max-body-size") {
@@ -120,7 +122,9 @@ std::string ServerUsage(const char* argv0) {
       {"--public PATH", "[] folder of static files served under --request-path"},
       {"--request-path PATH", "[] prefix of every route, e.g. /api"},
       {"--inference-path PATH", absl::StrCat("[", d.inference_path, "] whisper-server's inference route")},
-      {"--parallel N", absl::StrCat("[", d.parallel, "] transcriptions at once (one whisper_state each)")},
+      {"--parallel N", absl::StrCat("[", d.parallel, "] transcriptions at once (one whisper_state each); from 2 on,\n"
+                                    "                           their decoder steps run as one batch")},
+      {"--no-batching", "[false] each transcription decodes on its own state (no shared batch)"},
       {"--queue N", absl::StrCat("[", d.queue, "] requests that may wait for a state; more get 503")},
       {"--max-body-size BYTES", absl::StrCat("[", d.max_body_size, "] larger request bodies get 413")},
       {"--read-timeout S", absl::StrCat("[", d.read_timeout_s, "] seconds a client may stall sending")},
@@ -136,15 +140,17 @@ std::string ServerUsage(const char* argv0) {
                   "  --prompt, -nf, -mc, -ml, -sow, -et, -lpt, -nth, -sns, --decoding, ...; see\n"
                   "  `bazel run //whisper:cli -- --help`), as defaults for every request. Server defaults\n"
                   "  that differ from whisper-cli's are whisper-server's: -bs 1 (greedy), -bo 2; -t defaults to\n"
-                  "  min(4, hardware threads) / --parallel. -di labels every reply's segments with the louder\n"
-                  "  of the file's first two channels ('(speaker 0)', '<v Speaker1>', \"speaker\": \"?\"), as the\n"
+                  "  min(4, hardware threads), divided by --parallel with --no-batching.\n"
+                  "  -di labels every reply's segments with the louder of the file's first two channels\n"
+                  "  ('(speaker 0)', '<v Speaker1>', \"speaker\": \"?\"), as the\n"
                   "  'diarize' field does per request; -tdrz ('tinydiarize') sets tdrz_enable (a tdrz model's\n"
                   "  speaker turns, which whisper-server 1.8.5 writes in no reply).\n"
                   "\nroutes: POST <request-path><inference-path> (whisper-server's form fields), POST /load\n"
                   "  (field 'model': a file name in --models-dir), GET /health, POST /v1/audio/transcriptions\n"
                   "  and /v1/audio/translations (OpenAI's API).\n"
                   "\ndifferences from whisper-server 1.8.5: requests run in parallel (--parallel, --queue, then\n"
-                  "  503); /load is off unless --models-dir is given and only loads a file name inside that folder\n"
+                  "  503), their decoder steps batched together; /load is off unless --models-dir is given and\n"
+                  "  only loads a file name inside that folder\n"
                   "  (whisper-server opens any path a client names, and exits when it is not a model); a failed\n"
                   "  /load keeps the old model; errors are JSON naming the field; on an English-only model a\n"
                   "  request for another language or translation is transcribed in English with a warning\n"

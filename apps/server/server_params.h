@@ -27,8 +27,10 @@ struct ServerParams {
   int read_timeout_s = 600;         // --read-timeout: seconds a connection may stall while sending
   int write_timeout_s = 600;        // --write-timeout: seconds a client may stall while receiving
   // --parallel N: transcriptions that run at once, each on its own whisper_state over the one
-  // loaded model (whisper-server runs one at a time).
+  // loaded model (whisper-server runs one at a time). With N >= 2 their decoder steps run as one
+  // batch of at most N sequences' windows (continuous batching, state_pool.h) unless --no-batching.
   int parallel = 1;
+  bool batching = true;  // --no-batching: false (each request decodes on its own state)
   // --queue N: requests that may wait for a free state; one more is answered 503.
   int queue = 16;
   // --max-body-size BYTES: larger request bodies are answered 413 before they are read whole.
@@ -40,7 +42,8 @@ struct ServerParams {
   std::string tmp_dir = ".";  // --tmp-dir: accepted for whisper-server scripts; unused
   bool help = false;          // -h/--help
   // The decoding defaults of every request (a request's form fields override them). n_threads
-  // 0 means: min(4, hardware threads) / parallel, at least 1.
+  // 0 means: min(4, hardware threads) / parallel, at least 1; with the batch (parallel >= 2 and
+  // batching), min(4, hardware threads), the batch's threads.
   CliParams decode;
   // The decoding flags that produced `decode` (whisper-server's defaults first, then the user's),
   // to which each request's form values are appended (inference.h ParseRequest).

@@ -41,6 +41,8 @@ TEST(ServerParams, DefaultsAreWhisperServers) {
   EXPECT_EQ(p->decode.beam_size, 1);
   EXPECT_EQ(p->decode.best_of, 2);
   EXPECT_EQ(p->parallel, 1);
+  EXPECT_TRUE(p->batching);  // --parallel >= 2 shares a decoder batch unless --no-batching
+  EXPECT_FALSE(Parse({"--no-batching"})->batching);
   EXPECT_EQ(p->decode.n_threads, 0);
   EXPECT_EQ(p->models_dir, "");  // POST /load is off
 }
@@ -127,6 +129,7 @@ TEST(ServerParams, HelpStopsParsing) {
   EXPECT_TRUE(p->help);
   const std::string usage = ServerUsage("whisper-server");
   EXPECT_THAT(usage, HasSubstr("--parallel N"));
+  EXPECT_THAT(usage, HasSubstr("--no-batching"));
   EXPECT_THAT(usage, HasSubstr("/v1/audio/transcriptions"));
   EXPECT_THAT(usage, HasSubstr("--models-dir DIR"));
   EXPECT_THAT(usage, HasSubstr("without it /load is disabled"));

@@ -8,6 +8,7 @@ of whisper-server and OpenAI's audio API, read through the official `openai` SDK
 import concurrent.futures
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -444,6 +445,52 @@ class ServerLoadTest(unittest.TestCase):
                     self.assertIn("server busy", json.loads(body)["error"]["message"])
             self.assertEqual(harness.post(server.port, "/v1/audio/transcriptions", [],
                                           [("file", "jfk.wav", jfk)])[0], 200)
+
+
+class ServerBatchTest(unittest.TestCase):
+    """Continuous batching (--parallel 4: one decoder batch of 4 slots): a greedy request gives the
+    same bytes alone and among 11 concurrent requests of other kinds (formats, prompt, temperature,
+    beam search on its own state, word timestamps, bad requests), equal to the CLI's; a client
+    that stalls mid-request times out without holding the batch; --no-batching gives the same."""
+
+    def test_greedy_alone_and_in_a_batch(self):
+        with open(JFK, "rb") as f:
+            jfk = f.read()
+        cli = cli_outputs(JFK)
+        files = [("file", "jfk.wav", jfk)]
+        greedy = ([("response_format", "text")], files)
+        others = [
+            ([("response_format", "verbose_json")], files),
+            ([("response_format", "srt"), ("prompt", "Ask not")], files),
+            ([("response_format", "vtt"), ("temperature", "0.6")], files),
+            ([("response_format", "text"), ("beam_size", "5")], files),
+            ([("response_format", "json"), ("max_len", "12")], files),
+            ([("response_format", "text"), ("temperature", "-1")], files),  # 400
+            ([("response_format", "text")], [("file", "junk.wav", b"RIFF" + os.urandom(3000))]),  # 400
+        ]
+        with harness.Server(SERVER, ["-m", MODEL, "--parallel", "4", "-t", "2", "--queue", "16", "-np",
+                                     "--read-timeout", "2"]) as server:
+            status, _, alone = harness.post(server.port, "/inference", *greedy)
+            self.assertEqual((status, alone.decode()), (200, cli["txt"]))
+            stalled = socket.create_connection(("127.0.0.1", server.port))
+            stalled.sendall(b"POST /inference HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\npartial")
+            jobs = [greedy, greedy, greedy, greedy] + others
+            with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+                replies = list(pool.map(lambda j: harness.post(server.port, "/inference", *j), jobs))
+            for status, _, body in replies[:4]:
+                self.assertEqual((status, body), (200, alone))
+            want = [200, 200, 200, 200, 200, 400, 400]
+            self.assertEqual([r[0] for r in replies[4:]], want, [r[2][:200] for r in replies[4:]])
+            self.assertIn(b"ask not what your country", replies[7][2])  # beam 5
+            # The stalled client's connection is closed by --read-timeout (with or without a 4xx).
+            stalled.settimeout(30)
+            end = stalled.recv(4096)
+            self.assertTrue(end == b"" or end.startswith(b"HTTP/1.1 4"), end[:100])
+            stalled.close()
+            status, _, again = harness.post(server.port, "/inference", *greedy)
+            self.assertEqual((status, again), (200, alone))
+        with harness.Server(SERVER, ["-m", MODEL, "--parallel", "2", "--no-batching", "-t", "1", "-np"]) as server:
+            self.assertEqual(harness.post(server.port, "/inference", *greedy)[2], alone)
 
 
 if __name__ == "__main__":

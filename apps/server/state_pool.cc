@@ -1,5 +1,6 @@
 #include "apps/server/state_pool.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -7,10 +8,36 @@
 
 namespace whisper::server {
 
+namespace {
+
+// Each state transcribes 1 s of silence (greedy, n_threads threads), so its buffers (and the
+// shared batch's) are in memory before the first request. Errors: Internal.
+absl::Status WarmUp(whisper_context* ctx, const std::vector<whisper_state*>& states, int n_threads) {
+  const std::vector<float> silence(WHISPER_SAMPLE_RATE, 0.0f);
+  whisper_full_params w = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+  w.n_threads = n_threads;
+  w.print_progress = false;
+  w.language = "en";
+  for (whisper_state* s : states) {
+    if (whisper_full_with_state(ctx, s, w, silence.data(), static_cast<int>(silence.size())) != 0) {
+      return absl::InternalError("warm-up transcription failed");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int DecodersForRequest(int beam_size, int best_of) {
+  const int sampled = std::max(1, best_of);
+  return beam_size > 1 ? 2 * std::max(beam_size, sampled) : sampled;
+}
+
 absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string& path, int parallel, int queue,
                                                                whisper_ggml_decoding decoding, int warmup_threads,
                                                                const std::string& dtw, bool flash_attn,
-                                                               const std::string& compute_type) {
+                                                               const std::string& compute_type,
+                                                               const BatchOptions& batch) {
   if (parallel < 1 || queue < 0) {
     return absl::InvalidArgumentError(absl::StrCat("LoadedModel::Load: parallel = ", parallel, ", queue = ", queue,
                                                    ", expected parallel >= 1 and queue >= 0"));
@@ -56,6 +83,13 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
   if (whisper_ggml_set_decoding(m->ctx_, decoding) != 0) {
     return absl::InvalidArgumentError(errors.FirstOr("whisper_ggml_set_decoding failed"));
   }
+  if (batch.decoders_per_slot > 0 && parallel >= 2) {
+    m->batch_ = whisper_ggml_batch_init(m->ctx_, parallel, batch.decoders_per_slot, batch.n_threads);
+    if (m->batch_ == nullptr) {
+      return absl::ResourceExhaustedError(errors.FirstOr(absl::StrCat("'", path, "': cannot make the decoder batch of ",
+                                                                      parallel, " slots")));
+    }
+  }
   for (int i = 0; i < parallel; ++i) {
     whisper_state* s = whisper_init_state(m->ctx_);
     if (s == nullptr) {
@@ -63,19 +97,13 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
           errors.FirstOr(absl::StrCat("'", path, "': cannot make whisper_state ", i + 1, " of ", parallel)));
     }
     whisper_ggml_state_set_dtw(s, m->dtw_every_request_ ? 1 : 0);
+    if (m->batch_ != nullptr) whisper_ggml_state_set_batch(s, m->batch_);
     m->states_.push_back(s);
   }
   m->free_ = m->states_;
   if (warmup_threads > 0) {
-    const std::vector<float> silence(WHISPER_SAMPLE_RATE, 0.0f);
-    whisper_full_params w = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
-    w.n_threads = warmup_threads;
-    w.print_progress = false;
-    w.language = "en";
-    for (whisper_state* s : m->states_) {
-      if (whisper_full_with_state(m->ctx_, s, w, silence.data(), static_cast<int>(silence.size())) != 0) {
-        return absl::InternalError(errors.FirstOr(absl::StrCat("'", path, "': warm-up transcription failed")));
-      }
+    if (absl::Status st = WarmUp(m->ctx_, m->states_, warmup_threads); !st.ok()) {
+      return absl::InternalError(errors.FirstOr(absl::StrCat("'", path, "': ", st.message())));
     }
   }
   return m;
@@ -83,6 +111,7 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
 
 LoadedModel::~LoadedModel() {
   for (whisper_state* s : states_) whisper_free_state(s);
+  whisper_ggml_batch_free(batch_);
   whisper_free(ctx_);
 }
 

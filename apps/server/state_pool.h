@@ -3,6 +3,11 @@
 // are busy it waits in a bounded queue, and past the queue it is refused at once (the server
 // answers 503), so a burst of clients neither grows memory nor hangs.
 //
+// Continuous batching (BatchOptions, issue 38 part 3): the states may share one decoder batch
+// (whisper_ggml_batch, whisper/whisper_ggml.h) of `parallel` slots, so the transcriptions in flight
+// read every decoder weight once per step for all of them: a request joins the running batch at
+// its first step and leaves it when its window loop ends; each gives the reply it gives alone.
+//
 // States are made when the model is loaded, so a request never pays for one, and each keeps its
 // buffers between requests (whisper.h: after the first whisper_full on a state, the next makes
 // no heap allocation in the compute path).
@@ -19,6 +24,20 @@
 #include "whisper/whisper.h"
 
 namespace whisper::server {
+
+// The decoder batch the states share. decoders_per_slot 0: none (each state decodes on its own
+// buffers, as whisper-server would with one state per request). Else each of the `parallel`
+// slots holds that many decoders (a request needing more, e.g. a larger beam than the server's
+// default, runs on its own state) and the batch's graphs run on n_threads threads.
+struct BatchOptions {
+  int decoders_per_slot = 0;
+  int n_threads = 1;
+};
+
+// Decoders a request with these decoding arguments needs (whisper/decoding.h DecodersNeeded, for
+// either decoding rule set): beam search double-buffers max(beam_size, best_of) beams; greedy
+// decoding with temperature fallback samples best_of.
+int DecodersForRequest(int beam_size, int best_of);
 
 class LoadedModel {
  public:
@@ -38,10 +57,13 @@ class LoadedModel {
   // to learn its shape). `flash_attn` is whisper_context_params.flash_attn (-fa / -nfa).
   // `compute_type` is faster-whisper's name (--compute-type, whisper_ggml_set_compute_type): the
   // weights are converted at load, for /load's models too; InvalidArgument naming it if unknown.
+  // `batch`: the shared decoder batch (with parallel >= 2 only); ResourceExhausted when it cannot
+  // be made (whisper_ggml_batch_init's message).
   static absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const std::string& path, int parallel, int queue,
                                                           whisper_ggml_decoding decoding, int warmup_threads = 0,
                                                           const std::string& dtw = "", bool flash_attn = true,
-                                                          const std::string& compute_type = "default");
+                                                          const std::string& compute_type = "default",
+                                                          const BatchOptions& batch = BatchOptions());
   ~LoadedModel();
   LoadedModel(const LoadedModel&) = delete;
   LoadedModel& operator=(const LoadedModel&) = delete;
@@ -74,6 +96,8 @@ class LoadedModel {
   // Requests holding a state, and requests waiting for one (for /health and tests).
   int busy() const;
   int waiting() const;
+  // The shared decoder batch (null without one), for tests and reports.
+  whisper_ggml_batch* batch() const { return batch_; }
 
  private:
   LoadedModel() = default;
@@ -81,7 +105,8 @@ class LoadedModel {
 
   std::string path_;
   whisper_context* ctx_ = nullptr;
-  std::vector<whisper_state*> states_;  // all states, freed before ctx_
+  std::vector<whisper_state*> states_;  // all states, freed before batch_ and ctx_
+  whisper_ggml_batch* batch_ = nullptr;  // shared by states_ (null: none), freed before ctx_
   int queue_ = 0;
   bool words_available_ = false;
   bool dtw_every_request_ = false;

@@ -9,6 +9,11 @@ whisper-server's defaults: greedy, response_format json) until `--requests` are 
 from sending to the last byte of the reply. One warm-up request per client is not counted. Prints
 one line per configuration and, with --json, writes them all. Numbers are for this machine only:
 compare configurations measured in one run.
+
+--configs P:T[:FLAG,...] (repeatable) replaces the three configurations: e.g. `--configs 2:1:--no-batching
+--configs 8:2` compares two states decoding on their own with 8 requests sharing one decoder batch
+(continuous batching, the server's default from --parallel 2 on). --clients takes a list (1,4,8): each
+configuration runs at each client count, in the order given.
 """
 import argparse
 import concurrent.futures
@@ -30,9 +35,9 @@ def percentile(xs, p):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def run(binary, model, audio, parallel, threads, clients, requests):
+def run(binary, model, audio, parallel, threads, clients, requests, flags=()):
     with harness.Server(binary, ["-m", model, "--parallel", str(parallel), "-t", str(threads), "-np",
-                                 "--queue", str(max(16, clients))]) as server:
+                                 "--queue", str(max(16, clients))] + list(flags)) as server:
         files = [("file", os.path.basename(audio), audio_bytes(audio))]
 
         def one(_):
@@ -44,13 +49,23 @@ def run(binary, model, audio, parallel, threads, clients, requests):
 
         with concurrent.futures.ThreadPoolExecutor(clients) as pool:
             list(pool.map(one, range(clients)))  # warm-up
+            cpu0 = cpu_seconds(server.proc.pid)
             t0 = time.perf_counter()
             lat = list(pool.map(one, range(requests)))
             wall = time.perf_counter() - t0
+            cpu = cpu_seconds(server.proc.pid) - cpu0
         rss = server.rss_kib()
-    return {"parallel": parallel, "threads": threads, "clients": clients, "requests": requests,
+    return {"parallel": parallel, "threads": threads, "flags": list(flags), "clients": clients, "requests": requests,
             "p50_s": statistics.median(lat), "p99_s": percentile(lat, 99), "max_s": max(lat),
-            "requests_per_s": requests / wall, "rss_mib": rss / 1024.0}
+            "requests_per_s": requests / wall, "cpu_s_per_request": cpu / requests, "rss_mib": rss / 1024.0}
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of process `pid` (all its threads), seconds: /proc/PID/stat utime and
+    stime. Less sensitive than wall time to other load on the machine."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 _AUDIO = {}
@@ -70,16 +85,25 @@ def main():
     ap.add_argument("--model", default=os.path.join(models, "ggml-tiny.en.bin"))
     ap.add_argument("--audio", default=os.path.join(shared, "data", "jfk.wav"))
     ap.add_argument("--requests", type=int, default=40)
-    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--clients", default="4", help="client counts, comma-separated (e.g. 1,4,8)")
+    ap.add_argument("--configs", action="append", help="P:T[:FLAG,...] --parallel P, -t T, extra server flags")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args()
+    configs = [(1, 2, []), (2, 1, []), (2, 2, [])]
+    if args.configs:
+        configs = []
+        for c in args.configs:
+            parts = c.split(":")
+            configs.append((int(parts[0]), int(parts[1]), parts[2].split(",") if len(parts) > 2 else []))
     results = []
-    for parallel, threads in ((1, 2), (2, 1), (2, 2)):
-        r = run(args.server, args.model, args.audio, parallel, threads, args.clients, args.requests)
-        results.append(r)
-        print("--parallel %d -t %d, %d clients: p50 %.3f s, p99 %.3f s, max %.3f s, %.2f requests/s, RSS %.0f MiB"
-              % (parallel, threads, r["clients"], r["p50_s"], r["p99_s"], r["max_s"], r["requests_per_s"],
-                 r["rss_mib"]), flush=True)
+    for clients in [int(c) for c in args.clients.split(",")]:
+        for parallel, threads, flags in configs:
+            r = run(args.server, args.model, args.audio, parallel, threads, clients, args.requests, flags)
+            results.append(r)
+            print("--parallel %d -t %d%s, %d clients: p50 %.3f s, p99 %.3f s, max %.3f s, %.2f requests/s, "
+                  "CPU %.3f s/request, RSS %.0f MiB"
+                  % (parallel, threads, "".join(" " + f for f in flags), r["clients"], r["p50_s"], r["p99_s"],
+                     r["max_s"], r["requests_per_s"], r["cpu_s_per_request"], r["rss_mib"]), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpu_count": os.cpu_count(), "audio": args.audio, "results": results}, f, indent=1)
