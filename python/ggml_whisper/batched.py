@@ -204,7 +204,7 @@ class BatchedInferencePipeline:
             condition_on_previous_text=False, initial_prompt=initial_prompt, suppress_blank=suppress_blank,
             suppress_tokens=tokens_to_suppress, without_timestamps=without_timestamps,
             max_initial_timestamp=max_initial_timestamp, word_timestamps=word_timestamps,
-            multilingual=bool(multilingual), clip_timestamps=clip_timestamps or "0",
+            multilingual=bool(multilingual), clip_timestamps=clips or "0",
             hallucination_silence_threshold=None, patience=patience, length_penalty=length_penalty,
             repetition_penalty=repetition_penalty, no_repeat_ngram_size=no_repeat_ngram_size,
             prompt_reset_on_temperature=0.5, max_new_tokens=max_new_tokens, prefix=prefix, hotwords=hotwords)
@@ -214,7 +214,6 @@ class BatchedInferencePipeline:
         o.prefix = ""
         o.hallucination_silence_thold = -1.0
         o.chunk_length = chunk_seconds if chunk_length else 0
-        o.clip_timestamps = clips or []
         # Audio within one chunk is one chunk whatever VAD finds (whisper/batched_transcribe.h
         # PlanChunks), which the sequential loop gives as it is, without the batched state.
         if use_vad and batch_size > 1 and duration > chunk_seconds:
