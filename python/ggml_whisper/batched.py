@@ -125,45 +125,25 @@ class BatchedInferencePipeline:
         self.model = model
         self.last_speech_timestamp = 0.0  # faster-whisper's attribute (its word alignment state)
 
-    def transcribe(
-        self,
-        audio: Union[str, BinaryIO, np.ndarray],
-        language: Optional[str] = None,
-        task: str = "transcribe",
-        log_progress: bool = False,
-        beam_size: int = 5,
-        best_of: int = 5,
-        patience: float = 1,
-        length_penalty: float = 1,
-        repetition_penalty: float = 1,
-        no_repeat_ngram_size: int = 0,
-        temperature: Union[float, List[float], Tuple[float, ...]] = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
-        compression_ratio_threshold: Optional[float] = 2.4,
-        log_prob_threshold: Optional[float] = -1.0,
-        no_speech_threshold: Optional[float] = 0.6,
-        condition_on_previous_text: bool = True,
-        prompt_reset_on_temperature: float = 0.5,
-        initial_prompt: Optional[Union[str, Iterable[int]]] = None,
-        prefix: Optional[str] = None,
-        suppress_blank: bool = True,
-        suppress_tokens: Optional[List[int]] = [-1],
-        without_timestamps: bool = False,
-        max_initial_timestamp: float = 1.0,
-        word_timestamps: bool = False,
-        prepend_punctuations: str = _PREPEND,
-        append_punctuations: str = _APPEND,
-        multilingual: bool = False,
-        vad_filter: bool = True,
-        vad_parameters=None,
-        max_new_tokens: Optional[int] = None,
-        chunk_length: Optional[int] = None,
-        clip_timestamps: Optional[List[dict]] = None,
-        hallucination_silence_threshold: Optional[float] = None,
-        batch_size: int = 8,
-        hotwords: Optional[str] = None,
-        language_detection_threshold: Optional[float] = 0.5,
-        language_detection_segments: int = 1,
-    ) -> Tuple[Iterator["_gw.Segment"], "_gw.TranscriptionInfo"]:
+    def transcribe(self, audio: Union[str, BinaryIO, np.ndarray], language: Optional[str] = None,
+                   task: str = "transcribe", log_progress: bool = False, beam_size: int = 5, best_of: int = 5,
+                   patience: float = 1, length_penalty: float = 1, repetition_penalty: float = 1,
+                   no_repeat_ngram_size: int = 0,
+                   temperature: Union[float, List[float], Tuple[float, ...]] = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+                   compression_ratio_threshold: Optional[float] = 2.4, log_prob_threshold: Optional[float] = -1.0,
+                   no_speech_threshold: Optional[float] = 0.6, condition_on_previous_text: bool = True,
+                   prompt_reset_on_temperature: float = 0.5,
+                   initial_prompt: Optional[Union[str, Iterable[int]]] = None, prefix: Optional[str] = None,
+                   suppress_blank: bool = True, suppress_tokens: Optional[List[int]] = [-1],
+                   without_timestamps: bool = False, max_initial_timestamp: float = 1.0,
+                   word_timestamps: bool = False, prepend_punctuations: str = _PREPEND,
+                   append_punctuations: str = _APPEND, multilingual: bool = False, vad_filter: bool = True,
+                   vad_parameters=None, max_new_tokens: Optional[int] = None, chunk_length: Optional[int] = None,
+                   clip_timestamps: Optional[List[dict]] = None,
+                   hallucination_silence_threshold: Optional[float] = None, batch_size: int = 8,
+                   hotwords: Optional[str] = None, language_detection_threshold: Optional[float] = 0.5,
+                   language_detection_segments: int = 1,
+                   ) -> Tuple[Iterator["_gw.Segment"], "_gw.TranscriptionInfo"]:
         """Transcribes `audio` (a path, a binary file object or float32 samples at 16 kHz) in chunks
         of at most chunk_length (30 s), batch_size chunks at a time.
 
@@ -174,24 +154,14 @@ class BatchedInferencePipeline:
         vad_filter=False on audio of chunk_length or more (faster-whisper's message) and from the
         iterator if decoding fails.
         """
+        a = {k: v for k, v in locals().items() if k not in ("self", "audio")}  # the arguments by name
         m = self.model
-        batch_size = _check_batch_size(batch_size)
-        if prepend_punctuations != _PREPEND or append_punctuations != _APPEND:
-            raise ValueError("prepend_punctuations/append_punctuations: only faster-whisper's defaults %r / %r "
-                             "are supported (the library merges those)" % (_PREPEND, _APPEND))
-        clips = None if not clip_timestamps else _clip_list(clip_timestamps)
-        tokens_to_suppress, t0, t_inc = _gw._check_decoding_options(
-            task, beam_size, best_of, temperature, suppress_tokens)
-        _gw._check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
-                                max_new_tokens, prompt_reset_on_temperature)
-        _gw._check_prompt_options(None, hotwords, chunk_length)
-        chunk_seconds = int(chunk_length or 30)
-        use_vad = vad_filter and clips is None
-        vad = m._vad_params(_vad_options(vad_parameters, chunk_seconds)) if use_vad else None
+        tokens_to_suppress, t0, t_inc, clips, vad = self._check(a)
         multilingual = m._multilingual(multilingual)
         samples = _gw.decode_audio(audio)
         duration = samples.shape[0] / _gw.SAMPLE_RATE
-        if clips is None and not use_vad and duration >= chunk_seconds:
+        chunk_seconds = int(chunk_length or 30)
+        if clips is None and vad is None and duration >= chunk_seconds:
             raise RuntimeError("No clip timestamps found. Set 'vad_filter' to True or provide 'clip_timestamps'.")
         language, translate, language_probability, all_probs = m._language(
             _gw._from_first_clip(samples, clips or []), language, task, language_detection_segments,
@@ -208,23 +178,42 @@ class BatchedInferencePipeline:
             hallucination_silence_threshold=None, patience=patience, length_penalty=length_penalty,
             repetition_penalty=repetition_penalty, no_repeat_ngram_size=no_repeat_ngram_size,
             prompt_reset_on_temperature=0.5, max_new_tokens=max_new_tokens, prefix=prefix, hotwords=hotwords)
-        # prefix and hallucination_silence_threshold stay unused, as faster-whisper's batched mode.
         o = m._core_options(options, t0, t_inc, language, translate)
         o.no_context = True
-        o.prefix = ""
+        o.prefix = ""  # prefix and hallucination_silence_threshold: unused, as faster-whisper's batched mode
         o.hallucination_silence_thold = -1.0
         o.chunk_length = chunk_seconds if chunk_length else 0
         # Audio within one chunk is one chunk whatever VAD finds (whisper/batched_transcribe.h
         # PlanChunks), which the sequential loop gives as it is, without the batched state.
-        if use_vad and batch_size > 1 and duration > chunk_seconds:
-            o.batch_size = batch_size
+        if vad is not None and a["batch_size"] > 1 and duration > chunk_seconds:
+            o.batch_size = int(a["batch_size"])
             o.vad_model_path = m._vad_model_path()
             o.vad_params = vad[0]
         info = _gw.TranscriptionInfo(language=language, language_probability=language_probability,
                                      duration=duration, duration_after_vad=duration, all_language_probs=all_probs,
-                                     transcription_options=options, vad_options=vad[1] if use_vad else None)
+                                     transcription_options=options, vad_options=vad[1] if vad else None)
         if not samples.size:
             return iter(()), info
         run = (m._word_model() if word_timestamps else m._model).transcribe(samples, o)
         segments = _gw._Segments(run, bool(multilingual))
         return (_Progress(segments, duration) if log_progress else segments), info
+
+    def _check(self, a):
+        """Checks transcribe's arguments `a` (by name) as WhisperModel.transcribe and faster-whisper
+        check them; returns (suppress_tokens, temperature, temperature_inc, the clips as a flat list
+        or None, (VadParams, options dict) or None without VAD). Raises ValueError or TypeError
+        naming the first bad argument."""
+        _check_batch_size(a["batch_size"])
+        if a["prepend_punctuations"] != _PREPEND or a["append_punctuations"] != _APPEND:
+            raise ValueError("prepend_punctuations/append_punctuations: only faster-whisper's defaults %r / %r "
+                             "are supported (the library merges those)" % (_PREPEND, _APPEND))
+        clips = _clip_list(a["clip_timestamps"]) if a["clip_timestamps"] else None
+        tokens_to_suppress, t0, t_inc = _gw._check_decoding_options(
+            a["task"], a["beam_size"], a["best_of"], a["temperature"], a["suppress_tokens"])
+        _gw._check_beam_options(a["beam_size"], a["patience"], a["length_penalty"], a["repetition_penalty"],
+                                a["no_repeat_ngram_size"], a["max_new_tokens"], a["prompt_reset_on_temperature"])
+        _gw._check_prompt_options(None, a["hotwords"], a["chunk_length"])
+        vad = None
+        if a["vad_filter"] and clips is None:
+            vad = self.model._vad_params(_vad_options(a["vad_parameters"], int(a["chunk_length"] or 30)))
+        return tokens_to_suppress, t0, t_inc, clips, vad

@@ -379,6 +379,28 @@ def print_scaling(results, configs, audios, threads_list):
             print(f"| {audio_name} | {c.label} | " + " | ".join(cells) + " |")
 
 
+def make_audios(names, shared, tmp, ap):
+    """{label: path} of the --audio names (jfk, 60s, long, zh); made in tmp where converted."""
+    jfk = os.path.join(shared, "data", "jfk.wav")
+    audios = {}
+    for name in names:
+        if name == "jfk":
+            audios["jfk 11 s"] = jfk
+        elif name == "60s":
+            clip = os.path.join(tmp, "jfk_x4_60s.wav")
+            secs = make_60s_clip(jfk, clip)
+            audios[f"jfk x4 {secs:.0f} s"] = clip
+        elif name == "long":
+            wav = os.path.join(tmp, "long_speech.wav")
+            secs = flac_to_wav(os.path.join(shared, "data", "long_speech.flac"), wav)
+            audios[f"long_speech {secs:.0f} s"] = wav
+        elif name == "zh":
+            audios["zh_aishell 4 s"] = os.path.join(shared, "data", "zh_aishell_BAC009S0764W0121.wav")
+        else:
+            ap.error(f"unknown audio '{name}' (jfk, 60s, long, zh)")
+    return audios
+
+
 def main():
     if "--child" in sys.argv:
         return child_main(sys.argv[1:])
@@ -407,24 +429,8 @@ def main():
     shared = os.environ.get("GGML_WHISPER_SHARED") or os.path.normpath(os.path.join(REPO, "..", "shared"))
     if not os.path.isdir(os.path.join(shared, "data")):
         sys.exit(f"compare_peers: no {shared}/data (the shared audio): set GGML_WHISPER_SHARED")
-    jfk = os.path.join(shared, "data", "jfk.wav")
     tmp = tempfile.mkdtemp(prefix="compare_peers_audio_")
-    audios = {}
-    for name in args.audio.split(","):
-        if name == "jfk":
-            audios["jfk 11 s"] = jfk
-        elif name == "60s":
-            clip = os.path.join(tmp, "jfk_x4_60s.wav")
-            secs = make_60s_clip(jfk, clip)
-            audios[f"jfk x4 {secs:.0f} s"] = clip
-        elif name == "long":
-            wav = os.path.join(tmp, "long_speech.wav")
-            secs = flac_to_wav(os.path.join(shared, "data", "long_speech.flac"), wav)
-            audios[f"long_speech {secs:.0f} s"] = wav
-        elif name == "zh":
-            audios["zh_aishell 4 s"] = os.path.join(shared, "data", "zh_aishell_BAC009S0764W0121.wav")
-        else:
-            ap.error(f"unknown audio '{name}' (jfk, 60s, long, zh)")
+    audios = make_audios(args.audio.split(","), shared, tmp, ap)
     threads_list = [int(t) for t in args.threads.split(",")]
     cli = args.cli or build_cli(args.bazel)
     wanted = set(args.only.split(",")) if args.only else {"wcpp"}
