@@ -108,6 +108,7 @@ class _Progress:
         try:
             segment = next(self._segments)
         except StopIteration:
+            self._bar.update(max(0.0, round(self._bar.total - self._bar.n, 2)))  # the audio after the last segment
             self._bar.close()
             raise
         self._bar.update(max(0.0, round(segment.end - self._done, 2)))
