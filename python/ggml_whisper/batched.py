@@ -43,6 +43,7 @@ Errors: as WhisperModel.transcribe for the shared options; RuntimeError("No clip
 found. ...") as faster-whisper for vad_filter=False on audio of chunk_length or more.
 """
 
+import inspect
 import math
 import numbers
 from typing import BinaryIO, Iterable, Iterator, List, Optional, Tuple, Union
@@ -90,6 +91,26 @@ def _vad_options(vad_parameters, chunk_length):
     if isinstance(vad_parameters, dict):
         return dict(vad_parameters, max_speech_duration_s=chunk_length)
     return vad_parameters
+
+
+def _decoding_options(model, a):
+    """(suppress_tokens, temperatures) of transcribe's arguments `a`, checked by WhisperModel's own
+    _check_decoding_options: that of a (temperature, temperature_inc) pair, or the one taking
+    n_vocab and returning the list (the temperature-list change of the h-fw37 branch)."""
+    args = (a["task"], a["beam_size"], a["best_of"], a["temperature"], a["suppress_tokens"])
+    if "n_vocab" in inspect.signature(_gw._check_decoding_options).parameters:
+        return _gw._check_decoding_options(*args, model._model.dims[0])
+    tokens, t0, t_inc = _gw._check_decoding_options(*args)
+    return tokens, [t0 + i * t_inc for i in range(1 + (int(round((1.0 - t0) / t_inc)) if t_inc > 0 else 0))]
+
+
+def _core_options(model, options, language, translate):
+    """WhisperModel._core_options for `options` (TranscriptionOptions), whichever of its two
+    signatures (with or without the temperature and its increment) the package has."""
+    if len(inspect.signature(model._core_options).parameters) == 3:
+        return model._core_options(options, language, translate)
+    t = options.temperatures
+    return model._core_options(options, t[0], t[1] - t[0] if len(t) > 1 else 0.0, language, translate)
 
 
 class _Progress:
@@ -157,7 +178,7 @@ class BatchedInferencePipeline:
         """
         a = {k: v for k, v in locals().items() if k not in ("self", "audio")}  # the arguments by name
         m = self.model
-        tokens_to_suppress, t0, t_inc, clips, vad = self._check(a)
+        tokens_to_suppress, temperatures, clips, vad = self._check(a)
         multilingual = m._multilingual(multilingual)
         samples = _gw.decode_audio(audio)
         duration = samples.shape[0] / _gw.SAMPLE_RATE
@@ -168,8 +189,7 @@ class BatchedInferencePipeline:
             _gw._from_first_clip(samples, clips or []), language, task, language_detection_segments,
             language_detection_threshold)
         options = _gw.TranscriptionOptions(
-            beam_size=beam_size, best_of=best_of, temperatures=[t0 + i * t_inc for i in range(
-                1 + (int(round((1.0 - t0) / t_inc)) if t_inc > 0 else 0))],
+            beam_size=beam_size, best_of=best_of, temperatures=temperatures,
             log_prob_threshold=log_prob_threshold, no_speech_threshold=no_speech_threshold,
             compression_ratio_threshold=_gw._compression_ratio_threshold(compression_ratio_threshold),
             condition_on_previous_text=False, initial_prompt=initial_prompt, suppress_blank=suppress_blank,
@@ -179,7 +199,7 @@ class BatchedInferencePipeline:
             hallucination_silence_threshold=None, patience=patience, length_penalty=length_penalty,
             repetition_penalty=repetition_penalty, no_repeat_ngram_size=no_repeat_ngram_size,
             prompt_reset_on_temperature=0.5, max_new_tokens=max_new_tokens, prefix=prefix, hotwords=hotwords)
-        o = m._core_options(options, t0, t_inc, language, translate)
+        o = _core_options(m, options, language, translate)
         o.no_context = True
         o.prefix = ""  # prefix and hallucination_silence_threshold: unused, as faster-whisper's batched mode
         o.hallucination_silence_thold = -1.0
@@ -201,20 +221,19 @@ class BatchedInferencePipeline:
 
     def _check(self, a):
         """Checks transcribe's arguments `a` (by name) as WhisperModel.transcribe and faster-whisper
-        check them; returns (suppress_tokens, temperature, temperature_inc, the clips as a flat list
-        or None, (VadParams, options dict) or None without VAD). Raises ValueError or TypeError
+        check them; returns (suppress_tokens, temperatures, the clips as a flat list or None,
+        (VadParams, options dict) or None without VAD). Raises ValueError or TypeError
         naming the first bad argument."""
         _check_batch_size(a["batch_size"])
         if a["prepend_punctuations"] != _PREPEND or a["append_punctuations"] != _APPEND:
             raise ValueError("prepend_punctuations/append_punctuations: only faster-whisper's defaults %r / %r "
                              "are supported (the library merges those)" % (_PREPEND, _APPEND))
         clips = _clip_list(a["clip_timestamps"]) if a["clip_timestamps"] else None
-        tokens_to_suppress, t0, t_inc = _gw._check_decoding_options(
-            a["task"], a["beam_size"], a["best_of"], a["temperature"], a["suppress_tokens"])
+        tokens_to_suppress, temperatures = _decoding_options(self.model, a)
         _gw._check_beam_options(a["beam_size"], a["patience"], a["length_penalty"], a["repetition_penalty"],
                                 a["no_repeat_ngram_size"], a["max_new_tokens"], a["prompt_reset_on_temperature"])
         _gw._check_prompt_options(None, a["hotwords"], a["chunk_length"])
         vad = None
         if a["vad_filter"] and clips is None:
             vad = self.model._vad_params(_vad_options(a["vad_parameters"], int(a["chunk_length"] or 30)))
-        return tokens_to_suppress, t0, t_inc, clips, vad
+        return tokens_to_suppress, temperatures, clips, vad
