@@ -146,6 +146,9 @@ struct Options {
   // vad_filter (faster-whisper's VadOptions; whisper_full_params.vad): "" = off.
   std::string vad_model_path;
   whisper_vad_params vad_params = whisper_vad_default_params();
+  // whisper_full_params.ggml_batch_size (BatchedInferencePipeline, ggml_whisper/batched.py): > 1
+  // decodes VAD-cut chunks that many at a time; vad_model_path then finds the pauses (p.vad off).
+  int batch_size = 0;
 };
 
 // One segment as the Python layer receives it.
@@ -328,6 +331,8 @@ class Transcription {
       p.vad_model_path = o.vad_model_path.c_str();
       p.vad_params = o.vad_params;
     }
+    p.ggml_batch_size = o.batch_size;
+    if (o.batch_size > 1) p.vad = false;  // batched: all the audio, cut at the pauses VAD finds
     p.print_progress = false;
     p.print_realtime = false;
     p.print_timestamps = false;
@@ -550,6 +555,7 @@ void DefineFunctions(py::module_& m) {
       "faster-whisper's rule for language and task on English-only models (apps/common/request_rules.h).");
   m.attr("MAX_THREADS") = whisper::kMaxThreads;
   m.attr("MAX_DECODERS") = WHISPER_GGML_MAX_DECODERS;  // the largest beam_size and best_of
+  m.attr("MAX_BATCH_SIZE") = WHISPER_GGML_MAX_BATCH_SIZE;
 }
 
 // Options (whisper_full's parameters), VadParams and speech_chunks, the sampling strategies.
@@ -589,7 +595,8 @@ void DefineOptions(py::module_& m) {
       .def_readwrite("prompt_tokens", &Options::prompt_tokens)
       .def_readwrite("n_threads", &Options::n_threads)
       .def_readwrite("vad_model_path", &Options::vad_model_path)
-      .def_readwrite("vad_params", &Options::vad_params);
+      .def_readwrite("vad_params", &Options::vad_params)
+      .def_readwrite("batch_size", &Options::batch_size);
   py::class_<whisper_vad_params>(m, "VadParams")
       .def(py::init([] { return whisper_vad_default_params(); }))
       .def_readwrite("threshold", &whisper_vad_params::threshold)

@@ -10,7 +10,7 @@
 
 A script written for faster-whisper's sequential API (faster_whisper.WhisperModel, transcribe's
 keyword arguments, the Segment and TranscriptionInfo fields) runs with its import changed, within
-the differences below; BatchedInferencePipeline does not exist yet. Differences:
+the differences below; BatchedInferencePipeline is in ggml_whisper/batched.py. Differences:
   - the model is a whisper.cpp ggml file (tools/get_model.sh, tools:convert), not a CTranslate2
     directory or a model size name; device must be "cpu" or "auto";
   - compute_type converts the weight matrices at load to a ggml type (the tensors and kernels of
@@ -726,3 +726,9 @@ class _Segments:
             self.close()
         except Exception:
             pass
+
+
+# faster-whisper's batched pipeline (ggml_whisper/batched.py), imported as faster-whisper's users do.
+from ggml_whisper.batched import BatchedInferencePipeline  # noqa: E402
+
+__all__.append("BatchedInferencePipeline")

@@ -77,7 +77,9 @@ def make_inputs(jfk, in_dir):
 def cli_texts(cli, model, work):
     """The CLI's text for each distinct clip, with the job's options: greedy (-bs 1, for time: the
     job passes --beam-size 1) and the Python API's other defaults (faster-whisper's: non-speech
-    tokens suppressed, temperature fallback with best_of 5, conditioning on previous text)."""
+    tokens suppressed, temperature fallback with best_of 5). The job's default pipeline is the
+    batched one (BatchedInferencePipeline): each clip, shorter than 30 s, is one chunk, decoded as
+    the sequential loop decodes it (a single window: no previous text either way)."""
     texts = []
     for k in range(len(CLIPS)):
         # Not -nt: whisper-cli's -nt also decodes without timestamp tokens, which changes the text.

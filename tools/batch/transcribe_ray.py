@@ -2,7 +2,8 @@
 """Batch transcription on Ray Data with the ggml_whisper Python package.
 
     python3 tools/batch/transcribe_ray.py --input AUDIO_DIR_OR_MANIFEST --output OUT_DIR \
-        --model models/ggml-tiny.en.bin [--address auto] [--workers 2] [--threads 1]
+        --model models/ggml-tiny.en.bin [--address auto] [--workers 2] [--threads 1] \
+        [--pipeline batched|sequential] [--decode-batch-size 8]
 
 Input: a directory (every audio file under it, recursively) or a manifest: .csv, .jsonl or .parquet
 with a column of audio paths (--path-column, default "path"; relative paths are relative to the
@@ -13,7 +14,13 @@ Output: OUT_DIR/part-*.jsonl (or .parquet with --format parquet), one row per in
   when the file could not be transcribed: such files are written, never dropped).
 
 How: one WhisperModel per actor (an actor pool of --workers, each reserving --threads CPUs, the
-threads it decodes with; the ggml_whisper package is shipped to the nodes as a runtime_env
+threads it decodes with), transcribing each file with the batched pipeline by default
+(--pipeline batched: ggml_whisper.BatchedInferencePipeline, faster-whisper 1.2.1's API; a file
+longer than 30 s is cut at the pauses Silero VAD finds into chunks of at most 30 s, of which
+--decode-batch-size share every decoder step, none conditioned on another's text; shorter files are
+one chunk; the VAD model ggml-silero-v6.bin must lie beside --model on every node) or with
+WhisperModel.transcribe (--pipeline sequential: 30 s windows in turn, each conditioned on the
+previous text); the ggml_whisper package is shipped to the nodes as a runtime_env
 py_module, and they need the Debian libraries tools/setup.sh installs), files streamed through
 Dataset.map_batches, rows written by a datasink
 that writes each part to a temporary name and renames it, so a part is either complete or absent.
@@ -109,10 +116,15 @@ def _write_part(path, rows):
 class Transcriber:
     """Ray Data actor: one model, reused for every batch this worker gets."""
 
-    def __init__(self, model_path, threads, options):
-        from ggml_whisper import WhisperModel
+    def __init__(self, model_path, threads, options, pipeline="batched", decode_batch_size=8):
+        from ggml_whisper import BatchedInferencePipeline, WhisperModel
         self.model = WhisperModel(model_path, cpu_threads=threads)
-        self.options = options
+        self.options = dict(options)
+        if pipeline == "batched":
+            self.transcribe = BatchedInferencePipeline(self.model).transcribe
+            self.options["batch_size"] = decode_batch_size
+        else:
+            self.transcribe = self.model.transcribe
 
     def __call__(self, batch):
         out = {c: [] for c in COLUMNS}
@@ -120,7 +132,7 @@ class Transcriber:
             t = time.time()
             row = {"path": path, "duration": None, "language": None, "segments": [], "text": "", "error": None}
             try:
-                segments, info = self.model.transcribe(path, **self.options)
+                segments, info = self.transcribe(path, **self.options)
                 segs = [{"start": s.start, "end": s.end, "text": s.text} for s in segments]
                 row.update(duration=info.duration, language=info.language, segments=segs,
                            text="".join(s["text"] for s in segs))
@@ -182,6 +194,11 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1, help="threads (and Ray CPUs) per actor")
     ap.add_argument("--batch-size", type=int, default=1, help="files per map_batches call")
     ap.add_argument("--beam-size", type=int, default=5)
+    ap.add_argument("--pipeline", choices=("batched", "sequential"), default="batched",
+                    help="batched: BatchedInferencePipeline (VAD-cut chunks of <= 30 s decoded together); "
+                         "sequential: WhisperModel.transcribe")
+    ap.add_argument("--decode-batch-size", type=int, default=8,
+                    help="with --pipeline batched: chunks of one file decoded at a time (1..64)")
     ap.add_argument("--language", default=None)
     args = ap.parse_args(argv)
     require_modules()
@@ -211,7 +228,8 @@ def main(argv=None):
         ds = ds.map_batches(
             Transcriber,
             fn_constructor_kwargs={"model_path": os.path.abspath(args.model), "threads": args.threads,
-                                   "options": options},
+                                   "options": options, "pipeline": args.pipeline,
+                                   "decode_batch_size": args.decode_batch_size},
             batch_size=args.batch_size,
             concurrency=workers,
             num_cpus=args.threads,

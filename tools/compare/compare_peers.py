@@ -22,6 +22,13 @@ Systems and configurations (the same weights for all: Whisper tiny.en, or base w
   ours q8_0 / whisper.cpp q8_0: the same CLIs on models/ggml-tiny.en.bin quantized to Q8_0 by
                   //tools/quantize (skip with --no-q8); the fw int8 rows are also compared with
                   ours q8_0 (column x_work vs ours q8_0): 8-bit weights against 8-bit weights.
+  batched (--batched N, issue 38 part 6; these rows replace the ones above): our CLI with
+                  --batch-size N (-vm models/ggml-silero-v6.bin: chunks of <= 30 s cut at VAD
+                  pauses, N decoded at a time, none conditioned on another's text) against our
+                  sequential CLI in the same mode, and faster-whisper's BatchedInferencePipeline
+                  (int8, batch_size=N, its defaults otherwise: vad_filter=True,
+                  without_timestamps=True, temperature 0 only) against ours batched; greedy and
+                  beam 5 (best-of 5) each.
 Audio: jfk.wav (11 s); "60s", a 60 s clip made here: (jfk.wav + 4 s of silence) x 4; "long",
 ../shared/data/long_speech.flac (3.5 min of real speech, 7+ windows) as 16-bit WAV
 (sndfile-convert, from tools/setup.sh).
@@ -30,13 +37,16 @@ Columns: wall = process start to exit (includes interpreter start-up and imports
 peers); work = model load + transcription, timed inside the process (our CLI's "total time");
 RSS = peak resident set of the process (getrusage of the child, ru_maxrss); same = the
 transcript (segment texts joined, whitespace collapsed) is identical to ours in the same mode;
-x_wall / x_work = median over rounds of (this / ours in the same mode). With several thread
+x_wall / x_work = median over rounds of (this / ours in the same mode: the row named in "vs"); words =
+the transcript's word count (median); WER % = word error rate of this transcript against that row's
+(lower-cased, punctuation removed; Levenshtein over words). With several thread
 counts a second table gives each system's own thread scaling (time on the fewest threads / time
 on more, per round; every round runs all thread counts).
 
 Usage (from the repo root):
   python3 tools/compare/compare_peers.py --threads 1,2 --rounds 5 --audio jfk,long [--json out.json]
                                  [--only ours,fw,wcpp] [--model base] [--language zh --audio zh]
+  python3 tools/compare/compare_peers.py --batched 8 --threads 2 --rounds 3 --audio long --model base
 Every system is told the language (--language, default en), as whisper-cli's default -l en.
 Needs: pip install faster-whisper; tools/setup.sh (model files, sndfile-convert); bazel; cmake
 (build_whisper_cpp.sh installs it when run as root).
@@ -76,8 +86,13 @@ def child_faster_whisper(args):
     model = WhisperModel(args.model, device="cpu", compute_type=args.compute_type,
                          cpu_threads=args.threads, num_workers=1)
     audio = load_wav_f32(args.audio)
-    segments, _ = model.transcribe(audio, language=args.language, beam_size=args.beam, best_of=5,
-                                   vad_filter=False, condition_on_previous_text=True)
+    if args.batched > 0:  # BatchedInferencePipeline with its defaults (vad_filter=True, ...)
+        from faster_whisper import BatchedInferencePipeline
+        segments, _ = BatchedInferencePipeline(model).transcribe(
+            audio, language=args.language, beam_size=args.beam, best_of=5, batch_size=args.batched)
+    else:
+        segments, _ = model.transcribe(audio, language=args.language, beam_size=args.beam, best_of=5,
+                                       vad_filter=False, condition_on_previous_text=True)
     text = [s.text for s in segments]  # the generator does the work
     return {"text": text, "work_s": time.perf_counter() - t0, "import_s": t_import}
 
@@ -91,6 +106,7 @@ def child_main(argv):
     ap.add_argument("--beam", type=int, default=1)
     ap.add_argument("--compute-type", default="float32")
     ap.add_argument("--language", default="en")
+    ap.add_argument("--batched", type=int, default=0, help="BatchedInferencePipeline batch_size (0: sequential)")
     args = ap.parse_args(argv)
     print("RESULT " + json.dumps(child_faster_whisper(args)), flush=True)
 
@@ -99,6 +115,20 @@ def child_main(argv):
 
 def normalize(texts):
     return re.sub(r"\s+", " ", " ".join(t.strip() for t in texts)).strip()
+
+
+def word_error_rate(hyp, ref):
+    """Word error rate (%) of hyp against ref: (substitutions + deletions + insertions) / words of
+    ref, over lower-cased words without punctuation (Levenshtein distance over words)."""
+    def words(text):
+        return re.sub(r"[^\w\s']", " ", text.lower()).split()
+    h, r = words(hyp), words(ref)
+    row = list(range(len(h) + 1))
+    for i, rw in enumerate(r, 1):
+        prev, row[0] = row[0], i
+        for j, hw in enumerate(h, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (rw != hw))
+    return 100.0 * row[len(h)] / max(1, len(r))
 
 
 def make_60s_clip(src, dst):
@@ -175,10 +205,10 @@ def build_configs(cli, wcpp_cli, args, q8_model=None):
     def ours(extra, m=model):
         return lambda audio, t: [cli, "-m", m, "-f", audio, "-t", str(t), "-l", lang, *extra]
 
-    def fw(ct, beam):
+    def fw(ct, beam, batched=0):
         return lambda audio, t: [py, me, "--child", "faster-whisper", "--model", ct2, "--audio",
                                  audio, "--threads", str(t), "--beam", str(beam),
-                                 "--compute-type", ct, "--language", lang]
+                                 "--compute-type", ct, "--language", lang, "--batched", str(batched)]
 
     def wcpp(extra, m=model):
         return lambda audio, t: [wcpp_cli, "-m", m, "-f", audio, "-t", str(t), "-l", lang, *extra]
@@ -213,9 +243,30 @@ def build_configs(cli, wcpp_cli, args, q8_model=None):
                    None, q8g),
             Config("whisper.cpp", "beam5", "whisper.cpp q8_0 (bs 5)", wcpp([], q8_model), None, q8b),
         ]
+    if args.batched:
+        configs = batched_configs(ours, fw, args.batched)
     wanted = set(args.only.split(",")) if args.only else None
     short = {"ours": "ours", "faster-whisper": "fw", "whisper.cpp": "wcpp"}
     return [c for c in configs if wanted is None or short[c.system] in wanted]
+
+
+def batched_configs(ours, fw, n):
+    """The batched-mode rows (issue 38 part 6): ours with --batch-size n against our sequential
+    CLI, faster-whisper's BatchedInferencePipeline int8 (batch_size=n) against ours batched."""
+    vad = os.path.join(REPO, "models", "ggml-silero-v6.bin")
+    if not os.path.exists(vad):
+        sys.exit(f"compare_peers: {vad} is missing (tools/get_vad_model.sh): --batch-size cuts at VAD pauses")
+    seq_g, seq_b = "ours greedy", "ours default (bs 5)"
+    bat_g, bat_b = f"ours batched {n} greedy", f"ours batched {n} (bs 5)"
+    batch = ["--batch-size", str(n), "-vm", vad]
+    return [
+        Config("ours", "greedy", seq_g, ours(["-bs", "1"]), None, seq_g),
+        Config("ours", "beam5", seq_b, ours([]), None, seq_b),
+        Config("ours", "greedy", bat_g, ours(["-bs", "1"] + batch), None, seq_g),
+        Config("ours", "beam5", bat_b, ours(batch), None, seq_b),
+        Config("faster-whisper", "greedy", f"fw int8 batched {n} greedy", fw("int8", 1, n), None, bat_g),
+        Config("faster-whisper", "beam5", f"fw int8 batched {n} (bs 5)", fw("int8", 5, n), None, bat_b),
+    ]
 
 
 def build_cli(bazel):
@@ -267,10 +318,10 @@ def flac_to_wav(src, dst):
 
 def print_table(results, configs, audios, threads_list):
     q8 = any(c.q8_key for c in configs)
-    hdr = (f"| audio | th | system / mode | wall s | work s | peak RSS MiB | same text as ours |"
-           f" x_wall vs ours | x_work vs ours |" + (" x_work vs ours q8_0 |" if q8 else ""))
+    hdr = (f"| audio | th | system / mode | vs | wall s | work s | peak RSS MiB | words | WER % vs |"
+           f" same text as vs | x_wall vs | x_work vs |" + (" x_work vs ours q8_0 |" if q8 else ""))
     print(hdr)
-    print("|" + "---|" * (10 if q8 else 9))
+    print("|" + "---|" * (13 if q8 else 12))
     for audio_name in audios:
         for t in threads_list:
             for c in configs:
@@ -280,10 +331,14 @@ def print_table(results, configs, audios, threads_list):
                 ours = results.get((audio_name, t, c.ours_key)) or []
                 med = {k: statistics.median(r[k] for r in runs) for k in ("wall", "work", "rss_mib")}
                 texts = {r["text"] for r in runs}
+                n_words = statistics.median(len(r["text"].split()) for r in runs)
+                wer = "-"
                 if c.ours_key == c.label:
                     same = "(ref)"
                     xw = xk = "1.00"
                 else:
+                    wer = f"{statistics.median(word_error_rate(a['text'], b['text']) for a, b in zip(runs, ours)):.2f}" \
+                        if ours else "-"
                     ref = {r["text"] for r in ours}
                     same = "yes" if texts == ref and len(ref) == 1 else "no"
                     pairs = list(zip(runs, ours))
@@ -295,8 +350,8 @@ def print_table(results, configs, audios, threads_list):
                     pairs = list(zip(runs, q8runs))
                     xq = (f" {statistics.median(a['work'] / b['work'] for a, b in pairs):.2f} |"
                           if pairs else " - |")
-                print(f"| {audio_name} | {t} | {c.label} | {med['wall']:.2f} | {med['work']:.2f} |"
-                      f" {med['rss_mib']:.0f} | {same} | {xw} | {xk} |{xq}")
+                print(f"| {audio_name} | {t} | {c.label} | {c.ours_key or '-'} | {med['wall']:.2f} |"
+                      f" {med['work']:.2f} | {med['rss_mib']:.0f} | {n_words:.0f} | {wer} | {same} | {xw} | {xk} |{xq}")
 
 
 def print_scaling(results, configs, audios, threads_list):
@@ -324,6 +379,28 @@ def print_scaling(results, configs, audios, threads_list):
             print(f"| {audio_name} | {c.label} | " + " | ".join(cells) + " |")
 
 
+def make_audios(names, shared, tmp, ap):
+    """{label: path} of the --audio names (jfk, 60s, long, zh); made in tmp where converted."""
+    jfk = os.path.join(shared, "data", "jfk.wav")
+    audios = {}
+    for name in names:
+        if name == "jfk":
+            audios["jfk 11 s"] = jfk
+        elif name == "60s":
+            clip = os.path.join(tmp, "jfk_x4_60s.wav")
+            secs = make_60s_clip(jfk, clip)
+            audios[f"jfk x4 {secs:.0f} s"] = clip
+        elif name == "long":
+            wav = os.path.join(tmp, "long_speech.wav")
+            secs = flac_to_wav(os.path.join(shared, "data", "long_speech.flac"), wav)
+            audios[f"long_speech {secs:.0f} s"] = wav
+        elif name == "zh":
+            audios["zh_aishell 4 s"] = os.path.join(shared, "data", "zh_aishell_BAC009S0764W0121.wav")
+        else:
+            ap.error(f"unknown audio '{name}' (jfk, 60s, long, zh)")
+    return audios
+
+
 def main():
     if "--child" in sys.argv:
         return child_main(sys.argv[1:])
@@ -342,6 +419,9 @@ def main():
     ap.add_argument("--bazel", default=os.environ.get("BAZEL", "bazel"))
     ap.add_argument("--json", default=None, help="write every run here")
     ap.add_argument("--show-texts", action="store_true", help="print each distinct transcript")
+    ap.add_argument("--batched", type=int, default=0,
+                    help="N > 0: only the batched-mode rows (ours --batch-size N, our sequential CLI, "
+                         "faster-whisper's BatchedInferencePipeline int8 batch_size=N), greedy and beam 5")
     ap.add_argument("--no-q8", action="store_true",
                     help="skip the Q8_0 rows (ours and whisper.cpp on tiny.en quantized to Q8_0)")
     args = ap.parse_args()
@@ -349,30 +429,14 @@ def main():
     shared = os.environ.get("GGML_WHISPER_SHARED") or os.path.normpath(os.path.join(REPO, "..", "shared"))
     if not os.path.isdir(os.path.join(shared, "data")):
         sys.exit(f"compare_peers: no {shared}/data (the shared audio): set GGML_WHISPER_SHARED")
-    jfk = os.path.join(shared, "data", "jfk.wav")
     tmp = tempfile.mkdtemp(prefix="compare_peers_audio_")
-    audios = {}
-    for name in args.audio.split(","):
-        if name == "jfk":
-            audios["jfk 11 s"] = jfk
-        elif name == "60s":
-            clip = os.path.join(tmp, "jfk_x4_60s.wav")
-            secs = make_60s_clip(jfk, clip)
-            audios[f"jfk x4 {secs:.0f} s"] = clip
-        elif name == "long":
-            wav = os.path.join(tmp, "long_speech.wav")
-            secs = flac_to_wav(os.path.join(shared, "data", "long_speech.flac"), wav)
-            audios[f"long_speech {secs:.0f} s"] = wav
-        elif name == "zh":
-            audios["zh_aishell 4 s"] = os.path.join(shared, "data", "zh_aishell_BAC009S0764W0121.wav")
-        else:
-            ap.error(f"unknown audio '{name}' (jfk, 60s, long, zh)")
+    audios = make_audios(args.audio.split(","), shared, tmp, ap)
     threads_list = [int(t) for t in args.threads.split(",")]
     cli = args.cli or build_cli(args.bazel)
     wanted = set(args.only.split(",")) if args.only else {"wcpp"}
-    wcpp_cli = args.whisper_cpp_cli or (build_whisper_cpp() if "wcpp" in wanted else None)
+    wcpp_cli = args.whisper_cpp_cli or (build_whisper_cpp() if "wcpp" in wanted and not args.batched else None)
     q8_model = None
-    if not args.no_q8 and (args.only is None or "ours" in wanted):
+    if not args.no_q8 and not args.batched and (args.only is None or "ours" in wanted):
         q8_model = quantize_q8_0(args.bazel, args.model)
     configs = build_configs(cli, wcpp_cli, args, q8_model)
     print(f"compare_peers: {len(configs)} configurations x {len(audios)} inputs x "
