@@ -1,8 +1,12 @@
-// whisper_full's faster-whisper 1.2.1 options (whisper/whisper.h's ggml_* extension fields and
-// beam_search.patience) onto DecodingParams and TranscribeParams, each checked; declared in
-// whisper/whisper_impl.h.
+// whisper_full's parameters: their defaults (whisper_full_default_params, whisper.cpp 1.8.5's
+// values, and the VAD defaults), and the faster-whisper 1.2.1 options (whisper/whisper.h's ggml_*
+// extension fields and beam_search.patience) onto DecodingParams and TranscribeParams, each
+// checked; declared in whisper/whisper_impl.h.
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -141,3 +145,101 @@ void SetPromptOptions(whisper_context* ctx, whisper_state* state, const whisper_
 
 }  // namespace api
 }  // namespace whisper
+
+extern "C" {
+
+struct whisper_vad_params whisper_vad_default_params(void) {
+  whisper_vad_params p{};
+  p.threshold = 0.5f;
+  p.min_speech_duration_ms = 250;
+  p.min_silence_duration_ms = 100;
+  p.max_speech_duration_s = FLT_MAX;
+  p.speech_pad_ms = 30;
+  p.samples_overlap = 0.1f;
+  return p;
+}
+
+struct whisper_vad_context_params whisper_vad_default_context_params(void) {
+  whisper_vad_context_params p{};
+  p.n_threads = 4;
+  p.use_gpu = false;
+  p.gpu_device = 0;
+  return p;
+}
+
+struct whisper_full_params whisper_full_default_params(enum whisper_sampling_strategy strategy) {
+  whisper_full_params p{};
+  p.strategy = strategy;
+  p.n_threads = std::max(1, std::min(4, static_cast<int>(std::thread::hardware_concurrency())));
+  p.n_max_text_ctx = 16384;
+  p.offset_ms = 0;
+  p.duration_ms = 0;
+  p.translate = false;
+  p.no_context = true;
+  p.no_timestamps = false;
+  p.single_segment = false;
+  p.print_special = false;
+  p.print_progress = true;
+  p.print_realtime = false;
+  p.print_timestamps = true;
+  p.token_timestamps = false;
+  p.thold_pt = 0.01f;
+  p.thold_ptsum = 0.01f;
+  p.max_len = 0;
+  p.split_on_word = false;
+  p.max_tokens = 0;
+  p.debug_mode = false;
+  p.audio_ctx = 0;
+  p.tdrz_enable = false;
+  p.suppress_regex = nullptr;
+  p.initial_prompt = nullptr;
+  p.carry_initial_prompt = false;
+  p.prompt_tokens = nullptr;
+  p.prompt_n_tokens = 0;
+  p.language = "en";
+  p.detect_language = false;
+  p.suppress_blank = true;
+  p.suppress_nst = false;
+  p.temperature = 0.0f;
+  p.max_initial_ts = 1.0f;
+  p.length_penalty = -1.0f;
+  p.temperature_inc = 0.2f;
+  p.entropy_thold = 2.4f;
+  p.logprob_thold = -1.0f;
+  p.no_speech_thold = 0.6f;
+  p.greedy.best_of = strategy == WHISPER_SAMPLING_GREEDY ? 5 : -1;
+  p.beam_search.beam_size = strategy == WHISPER_SAMPLING_BEAM_SEARCH ? 5 : -1;
+  p.beam_search.patience = -1.0f;
+  p.grammar_penalty = 100.0f;
+  p.vad = false;
+  p.vad_model_path = nullptr;
+  p.vad_params = whisper_vad_default_params();
+  p.ggml_multilingual = false;
+  p.ggml_compression_ratio_thold = 2.4f;  // faster-whisper's compression_ratio_threshold
+  p.ggml_clip_timestamps = nullptr;       // faster-whisper's clip_timestamps "0": everything
+  p.ggml_n_clip_timestamps = 0;
+  p.ggml_hallucination_silence_thold = -1.0f;  // off: faster-whisper's None
+  // faster-whisper 1.2.1's defaults (transcribe()).
+  p.ggml_length_penalty = 1.0f;
+  p.ggml_repetition_penalty = 1.0f;
+  p.ggml_no_repeat_ngram_size = 0;
+  p.ggml_max_new_tokens = 0;
+  p.ggml_prompt_reset_on_temperature = 0.5f;
+  p.ggml_prefix = nullptr;
+  p.ggml_hotwords = nullptr;
+  p.ggml_suppress_tokens = nullptr;
+  p.ggml_n_suppress_tokens = 0;
+  p.ggml_chunk_length = 0;
+  p.ggml_batch_size = 0;  // sequential
+  p.ggml_temperatures = nullptr;  // temperature, temperature_inc
+  p.ggml_n_temperatures = 0;
+  return p;
+}
+
+struct whisper_full_params* whisper_full_default_params_by_ref(enum whisper_sampling_strategy strategy) {
+  return new whisper_full_params(whisper_full_default_params(strategy));
+}
+
+void whisper_free_params(struct whisper_full_params* params) { delete params; }
+
+}  // extern "C"

@@ -1,0 +1,121 @@
+// The decoding, compute-type and faster-whisper option flags of ParseCliParams and how they reach
+// whisper_full_params (ToWhisperFullParams); the flag grammar itself is in cli_params_test.cc.
+#include <cfloat>
+#include <string>
+#include <vector>
+
+#include "apps/common/cli_params.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace whisper {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+absl::StatusOr<CliParams> Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "whisper-cli");
+  return ParseCliParams(static_cast<int>(args.size()), args.data());
+}
+
+// The error message of a parse that must fail ("" and a test failure if it succeeds).
+std::string ParseError(std::vector<const char*> args) {
+  absl::StatusOr<CliParams> p = Parse(args);
+  if (p.ok()) {
+    ADD_FAILURE() << "parse succeeded: " << ::testing::PrintToString(args);
+    return "";
+  }
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(p.status().message());
+}
+
+TEST(CliParamsDecoding, OpenAiByDefaultWhisperCppOnRequestOthersRejected) {
+  const char* none[] = {"cli", "-f", "a.wav"};
+  auto p = ParseCliParams(3, none);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->decoding, "openai");
+  const char* wcpp[] = {"cli", "--decoding", "whisper.cpp", "-f", "a.wav"};
+  p = ParseCliParams(5, wcpp);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->decoding, "whisper.cpp");
+  const char* bad[] = {"cli", "--decoding", "fast", "-f", "a.wav"};
+  p = ParseCliParams(5, bad);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("--decoding"), std::string::npos) << p.status();
+  EXPECT_NE(p.status().message().find("fast"), std::string::npos) << p.status();
+}
+
+// --compute-type takes faster-whisper's names (whisper_ggml_set_compute_type's table) and sets
+// the context's weight conversion: int8* -> Q8_0, float16 -> F16, float32 -> F32, bfloat16 -> F16
+// with a note, default/auto -> none. int16 and other names are refused with the accepted list.
+TEST(CliParamsComputeType, FasterWhisperNamesToWeightTypes) {
+  const char* none[] = {"cli", "-f", "a.wav"};
+  auto p = ParseCliParams(3, none);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->compute_type, "default");
+  EXPECT_FALSE(ToWhisperContextParams(*p).ggml_convert_weights);
+  struct Case {
+    const char* name;
+    bool convert;
+    ggml_type type;
+  };
+  for (const Case& c : {Case{"int8", true, GGML_TYPE_Q8_0}, Case{"int8_float32", true, GGML_TYPE_Q8_0},
+                        Case{"int8_float16", true, GGML_TYPE_Q8_0}, Case{"int8_bfloat16", true, GGML_TYPE_Q8_0},
+                        Case{"float16", true, GGML_TYPE_F16}, Case{"float32", true, GGML_TYPE_F32},
+                        Case{"bfloat16", true, GGML_TYPE_F16}, Case{"auto", false, GGML_TYPE_F16},
+                        Case{"default", false, GGML_TYPE_F16}}) {
+    SCOPED_TRACE(c.name);
+    const char* argv[] = {"cli", "--compute-type", c.name, "-f", "a.wav"};
+    p = ParseCliParams(5, argv);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->compute_type, c.name);
+    std::string note;
+    const whisper_context_params cp = ToWhisperContextParams(*p, &note);
+    EXPECT_EQ(cp.ggml_convert_weights, c.convert);
+    if (c.convert) EXPECT_EQ(cp.ggml_weight_type, c.type);
+    EXPECT_EQ(note.empty(), std::string(c.name) != "bfloat16") << note;
+  }
+  for (const char* bad : {"int16", "q8_0", "INT8", ""}) {
+    SCOPED_TRACE(bad);
+    const char* argv[] = {"cli", "--compute-type", bad, "-f", "a.wav"};
+    p = ParseCliParams(5, argv);
+    ASSERT_FALSE(p.ok());
+    EXPECT_THAT(std::string(p.status().message()),
+                HasSubstr(std::string("--compute-type compute_type '") + bad + "' is not supported"));
+    EXPECT_THAT(std::string(p.status().message()),
+                HasSubstr("default, auto, int8, int8_float32, int8_float16, int8_bfloat16, float16, bfloat16, float32"));
+  }
+}
+
+// faster-whisper's transcribe options under their own names reach whisper_full_params (defaults:
+// faster-whisper's; patience's 1 as OpenAI's `patience or 1.0`).
+TEST(CliParamsFasterWhisper, BeamAndRepetitionOptionsReachTheFullParams) {
+  absl::StatusOr<CliParams> p = Parse({});
+  ASSERT_TRUE(p.ok());
+  whisper_full_params w = ToWhisperFullParams(*p);
+  EXPECT_FLOAT_EQ(w.beam_search.patience, 1.0f);
+  EXPECT_FLOAT_EQ(w.ggml_length_penalty, 1.0f);
+  EXPECT_FLOAT_EQ(w.ggml_repetition_penalty, 1.0f);
+  EXPECT_EQ(w.ggml_no_repeat_ngram_size, 0);
+  EXPECT_EQ(w.ggml_max_new_tokens, 0);
+  EXPECT_FLOAT_EQ(w.ggml_prompt_reset_on_temperature, 0.5f);
+  p = Parse({"--patience", "2", "--length-penalty", "-0.5", "--repetition-penalty", "1.5", "--no-repeat-ngram-size",
+             "3", "--max-new-tokens", "20", "--prompt-reset-on-temperature", "1"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  w = ToWhisperFullParams(*p);
+  EXPECT_FLOAT_EQ(w.beam_search.patience, 2.0f);
+  EXPECT_FLOAT_EQ(w.ggml_length_penalty, -0.5f);
+  EXPECT_FLOAT_EQ(w.ggml_repetition_penalty, 1.5f);
+  EXPECT_EQ(w.ggml_no_repeat_ngram_size, 3);
+  EXPECT_EQ(w.ggml_max_new_tokens, 20);
+  EXPECT_FLOAT_EQ(w.ggml_prompt_reset_on_temperature, 1.0f);
+  EXPECT_THAT(ParseError({"--patience", "0"}), StartsWith("--patience 0 is out of range"));
+  EXPECT_THAT(ParseError({"--repetition-penalty", "0"}), StartsWith("--repetition-penalty 0 is out of range"));
+  EXPECT_THAT(ParseError({"--no-repeat-ngram-size", "-1"}), StartsWith("--no-repeat-ngram-size -1 is out of range"));
+  EXPECT_THAT(ParseError({"--max-new-tokens", "-2"}), StartsWith("--max-new-tokens -2 is out of range"));
+  EXPECT_THAT(ParseError({"--length-penalty", "nan"}), StartsWith("--length-penalty needs a finite number"));
+}
+
+}  // namespace
+}  // namespace whisper
