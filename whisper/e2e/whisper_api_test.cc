@@ -497,7 +497,7 @@ TEST_F(WhisperApiTest, MisuseFailsCleanly) {
   p.audio_ctx = 100000;
   EXPECT_EQ(whisper_full(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size())), -5);
   p = whisper_full_default_params(WHISPER_SAMPLING_BEAM_SEARCH);
-  p.beam_search.beam_size = 9;
+  p.beam_search.beam_size = WHISPER_GGML_MAX_DECODERS + 1;  // 33: over the limit
   EXPECT_EQ(whisper_full(ctx_, p, jfk_->data(), static_cast<int>(jfk_->size())), -4);
   std::vector<float> nan(*jfk_);
   nan[1234] = NAN;
