@@ -66,7 +66,9 @@ class BatchedTest : public TinyEnJfkTest {
   static whisper_full_params Batched(int b) {
     whisper_full_params p = Fw();
     p.ggml_batch_size = b;
-    vad_path_ = testdata::ModelPath("ggml-silero-v6.bin");
+    // Set once: params made earlier keep pointing at this string (reassigning it freed their
+    // vad_model_path under ASan).
+    if (vad_path_.empty()) vad_path_ = testdata::ModelPath("ggml-silero-v6.bin");
     p.vad_model_path = vad_path_.c_str();
     return p;
   }
