@@ -503,7 +503,6 @@ HWY_INLINE void DotRows4(int64_t nb, const uint8_t* x_row, size_t x_nb1, const B
   using D32 = typename Dot::D32;
   using D4 = std::conditional_t<hn::MaxLanes(D32()) <= 4, D32,
                                 hn::DFromV<decltype(FoldTo4(D32(), hn::Zero(D32())))>>;
-  const D4 d4;
   const hn::Rebind<float, D4> df;
   static_assert(hn::MaxLanes(D4()) == 4, "one lane per row");
   const BlockX* x0 = reinterpret_cast<const BlockX*>(x_row);

@@ -12,7 +12,7 @@
 # so one run reports everything; the exit status is non-zero if any step failed. Each step's wall
 # time is printed after it and again in a table at the end (CI's budget is 60 minutes).
 # Extra arguments go to the first `bazel test` (e.g. tools/test.sh --test_output=all).
-# Env: BAZEL (default "bazel"); SANITIZE_TARGETS (default "//..."); FUZZ_SECONDS (default 30; long
+# Env: BAZEL (default "bazel"); SANITIZE_TARGETS (default "//..."); FUZZ_SECONDS (default 15; long
 #      runs: tools/fuzz/run_fuzzers.sh SECONDS TARGET..., see its usage).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,10 +22,25 @@ failed=()
 times=()
 t_all=$SECONDS
 
+slow=()
+# slowest <marker> <bazel config args...>: the 6 slowest tests a bazel step ran (their test.xml
+# newer than <marker>), kept for the table at the end: CI prints only its last lines, and its
+# 60-minute budget is cut by measurement.
+slowest() {
+  local marker="$1" logs
+  shift
+  logs="$("$bazel" info "$@" bazel-testlogs 2>/dev/null)" || return 0
+  while read -r t f; do
+    slow+=("$(printf '%7.1f s  %s' "$t" "${f#"$logs"/}")")
+  done < <(find "$logs" -name test.xml -newer "$marker" -exec grep -m1 -o -H 'time="[0-9.]*"' {} + 2>/dev/null |
+           sed -E 's|^(.*)/test.xml:time="([0-9.]*)"$|\2 \1|' | sort -rn | head -6)
+}
+
 step() {  # step <name> <command...>
-  local name="$1" t0=$SECONDS result=passed
+  local name="$1" t0=$SECONDS result=passed marker
   shift
   echo "test: $name"
+  marker="$(mktemp)"
   if ! "$@"; then
     echo "test: FAILED: $name" >&2
     failed+=("$name")
@@ -33,6 +48,11 @@ step() {  # step <name> <command...>
   fi
   echo "test: $name: $result in $((SECONDS - t0)) s"
   times+=("$(printf '%6d s  %-6s  %s' $((SECONDS - t0)) "$result" "$name")")
+  if [[ "$1" == "$bazel" && "$2" == test ]]; then
+    slow+=("$name:")
+    slowest "$marker" $(grep -o -- '--config=[a-z_]*' <<<"$*" || true)
+  fi
+  rm -f "$marker"
 }
 
 # Whisper base (multilingual) for the tests on it (//whisper/e2e:base_model_test,
@@ -74,9 +94,9 @@ step "bazel test --config=tsan (API states, server state pool)" \
   "$bazel" test --config=tsan --keep_going --test_timeout=1800 \
   --test_filter='WhisperApiTest.FourStates*:WhisperApiTest.Parallel*:WhisperApiTest.Abort*:InferenceConcurrency.*:InferenceBatch.Three*' \
   -- //whisper/e2e:whisper_api_test //apps/server:inference_test //apps/server:inference_batch_test
-# Every libFuzzer target for FUZZ_SECONDS (default 30) on its seed corpus, after its regression
-# inputs (clang-14, in a separate output base).
-step "tools/fuzz/run_fuzzers.sh ${FUZZ_SECONDS:-30}" tools/fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-30}"
+# Every libFuzzer target for FUZZ_SECONDS (default 15: 9 targets on 2 cores are ~70 s of CI) on
+# its seed corpus, after its regression inputs (clang-14, in a separate output base).
+step "tools/fuzz/run_fuzzers.sh ${FUZZ_SECONDS:-15}" tools/fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-15}"
 step "tools/test_consumer.sh" tools/test_consumer.sh
 step "tools/test_python_package.sh" tools/test_python_package.sh
 step "tools/batch/test_ray.sh" tools/batch/test_ray.sh
@@ -87,6 +107,8 @@ step "tools/test_aarch64.sh" tools/test_aarch64.sh
 
 echo "test: wall time per step:"
 printf '%s\n' "${times[@]}"
+echo "test: slowest tests per bazel step (test.xml time):"
+printf '  %s\n' "${slow[@]}"
 echo "test: total $((SECONDS - t_all)) s"
 if ((${#failed[@]})); then
   echo "test: ${#failed[@]} step(s) failed:" >&2

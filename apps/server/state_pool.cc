@@ -11,10 +11,15 @@ namespace whisper::server {
 namespace {
 
 // Each state transcribes 1 s of silence (greedy, n_threads threads), so its buffers (and the
-// shared batch's) are in memory before the first request. Errors: Internal.
+// shared batch's) are in memory before the first request. The graphs are reserved at their
+// largest when the state is made (whisper/state.cc), so one attempt of at most 8 tokens is enough:
+// without the caps a model that never ends its text (random weights: the fuzzer's) decodes to
+// CTranslate2's max_length at every fallback temperature. Errors: Internal.
 absl::Status WarmUp(whisper_context* ctx, const std::vector<whisper_state*>& states, int n_threads) {
   const std::vector<float> silence(WHISPER_SAMPLE_RATE, 0.0f);
   whisper_full_params w = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+  w.temperature_inc = 0.0f;
+  w.ggml_max_new_tokens = 8;
   w.n_threads = n_threads;
   w.print_progress = false;
   w.language = "en";
