@@ -29,6 +29,9 @@ namespace whisper {
 struct FrameRange {
   int start = 0;
   int end = 0;
+  // Where the last stretch VAD called speech in [start, end) ends (frames; 0: unknown). A chunk
+  // decoded as one window is not ended (eot) before its timestamps reach 1 s before this.
+  int speech_end = 0;
 };
 
 // Chunks that cover frames [0, n_frames) in order, cut only at `cuts` (frames, increasing: the
