@@ -24,6 +24,7 @@ struct BatchedState {
   int n_slots = 0;     // built: windows the state, scheduler and transcriber hold
   int per_slot = 0;
   int n_threads = 0;
+  int n_encoder_runs = 0;  // of the last Run
   std::vector<FrameRange> chunks;
   ~BatchedState() {
     sched.reset();
@@ -150,10 +151,6 @@ static void SetSpeechEnds(const std::vector<SpeechSpan>& spans, std::vector<Fram
   }
 }
 
-int BatchedSlots(const whisper_state* state) {
-  return state->batched != nullptr ? state->batched->n_slots : 0;
-}
-
 absl::Status RunBatched(whisper_state* state, const whisper_full_params& params, const TranscribeParams& tp,
                         const float* samples, int n_samples) {
   // Chunk boundaries: with params.vad, the start of every stretch of the joined speech (after its
@@ -193,6 +190,7 @@ absl::Status RunBatched(whisper_state* state, const whisper_full_params& params,
   const int64_t dec_us = static_cast<int64_t>((t1.decode_ms - t0.decode_ms) * 1000.0);
   state->t_encode_us += enc_us;
   state->n_encode += t1.n_encode - t0.n_encode;
+  b.n_encoder_runs = t1.n_encode - t0.n_encode;
   state->t_batchd_us += dec_us;
   state->n_batchd += t1.n_decode - t0.n_decode;
   state->t_sample_us += std::max<int64_t>(0, NowUs() - t_loop - enc_us - dec_us);
@@ -207,3 +205,22 @@ absl::Status RunBatched(whisper_state* state, const whisper_full_params& params,
 
 }  // namespace api
 }  // namespace whisper
+
+extern "C" {
+
+int whisper_ggml_batched_stats_from_state(struct whisper_state* state, int* n_chunks, int* n_windows,
+                                          int* n_encoder_runs) {
+  if (state == nullptr || state->batched == nullptr) return -1;
+  const whisper::api::BatchedState& b = *state->batched;
+  if (n_chunks != nullptr) *n_chunks = static_cast<int>(b.chunks.size());
+  if (n_windows != nullptr) *n_windows = b.n_slots;
+  if (n_encoder_runs != nullptr) *n_encoder_runs = b.n_encoder_runs;
+  return 0;
+}
+
+int whisper_ggml_batched_stats(struct whisper_context* ctx, int* n_chunks, int* n_windows, int* n_encoder_runs) {
+  if (ctx == nullptr) return -1;
+  return whisper_ggml_batched_stats_from_state(ctx->state, n_chunks, n_windows, n_encoder_runs);
+}
+
+}  // extern "C"

@@ -261,9 +261,6 @@ absl::Status CheckBatchSize(const whisper_full_params& params);
 float BatchedMaxSpeechSeconds(const whisper_full_params& params);
 absl::Status RunBatched(whisper_state* state, const whisper_full_params& params, const TranscribeParams& tp,
                         const float* samples, int n_samples);
-// The windows of the state's batched InferenceState (min(ggml_batch_size, chunks) of the call that
-// built it; 0 before any batched call).
-int BatchedSlots(const whisper_state* state);
 
 // Continuous batching (whisper/whisper_shared_batch.cc, whisper_ggml_state_set_batch).
 // UsesSharedBatch: whether this call's window loop runs on the state's shared batch (one is
