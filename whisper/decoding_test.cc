@@ -157,42 +157,6 @@ TEST_F(DecodingTest, KeepUnclosedTailKeepsTheTextAfterTheLastTimestamp) {
   }
 }
 
-// filter.eot_before_frame: <|endoftext|> is the most probable token after <|1.00|> (100 frames),
-// but below frame 200 it is suppressed, so the sequence opens a segment at the next timestamp
-// allowed (<|2.00|>, the most probable one) and goes on; after <|2.20|> (220 frames) eot is taken.
-TEST_F(DecodingTest, EotBeforeFrameDecodesOnToThatFrame) {
-  for (int before : {0, 200}) {
-    FakeBackend b(s, 1, 1, [&](const std::vector<Token>& g, std::vector<float>* l) {
-      std::fill(l->begin(), l->end(), -10.0f);
-      const Token certain[] = {s.beg, 10, s.beg + 50};
-      if (g.size() < 3) {
-        (*l)[certain[g.size()]] = 10.0f;
-      } else if (g.size() == 3) {
-        (*l)[s.eot] = 10.0f;
-        (*l)[s.beg + 100] = 5.0f;
-      } else if (g.size() == 4) {
-        (*l)[12] = 10.0f;
-      } else if (g.size() == 5) {
-        (*l)[s.beg + 110] = 10.0f;
-      } else {
-        (*l)[s.eot] = 10.0f;
-      }
-    });
-    DecodingParams p = Params();
-    p.filter.eot_before_frame = before;
-    WindowDecoder dec(s, 448, p);
-    WindowResult r;
-    ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
-    if (before == 0) {
-      EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 10, s.beg + 50}));
-      EXPECT_EQ(r.seek_delta, 100);
-    } else {
-      EXPECT_EQ(r.tokens, (std::vector<Token>{s.beg, 10, s.beg + 50, s.beg + 100, 12, s.beg + 110}));
-      EXPECT_EQ(r.seek_delta, 220);
-    }
-  }
-}
-
 TEST_F(DecodingTest, BeamSearchFindsTheMoreProbableSequence) {
   const Token A = 100, B = 101, C = 300;
   auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {

@@ -41,6 +41,27 @@ TEST(SpecialTokens, EnglishAndMultilingualIds) {
   EXPECT_EQ(v3.num_languages, 100);
 }
 
+// eot_before_frame (the batched pipeline's one window per chunk): after <|0.00|> a <|1.00|> (seek_delta
+// 100 frames) eot is suppressed below frame 200 only, and not before any timestamp (has_ts false);
+// the timestamp rules then leave the next timestamps (<|1.00|> on) to open a segment.
+TEST_F(LogitFilterTest, EotBeforeFrameSuppressesEotUntilThatFrame) {
+  const std::vector<Token> tokens = {s.beg, 100, s.beg + 50};
+  LogitFilterParams p;
+  p.eot_before_frame = 200;
+  for (int delta : {100, 199, 200, 300}) {
+    std::fill(logits.begin(), logits.end(), 0.0f);
+    Run(tokens, true, delta, p);
+    EXPECT_EQ(logits[s.eot] == kNegInf, delta < 200) << delta;
+    EXPECT_NE(logits[s.beg + 50], kNegInf) << delta;
+  }
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  Run({100}, false, 0, p);
+  EXPECT_NE(logits[s.eot], kNegInf);
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  Run(tokens, true, 100);  // off by default
+  EXPECT_NE(logits[s.eot], kNegInf);
+}
+
 TEST_F(LogitFilterTest, FirstTokenSuppressesBlankEotAndLateTimestamps) {
   logits[100] = 5.0f;  // more probable than the 51 allowed timestamps together (e^5 > 51)
   Run({});

@@ -363,10 +363,8 @@ absl::Status Transcriber::RunClip(ModelBackend& backend, const float* mel, int n
     if (wcpp ? chunk < kWindowFrames && result_.seek_delta >= kWindowFrames : Untimed(special_, result_.tokens)) {
       result_.seek_delta = window_end - seek;
     }
-    // One window per clip: an unclosed last segment (text after the last timestamp) ends at the
-    // clip's end, and the clip is done after this window.
     if (one_window && !result_.tokens.empty() && !special_.IsTimestamp(result_.tokens.back())) {
-      result_.seek_delta = window_end - seek;
+      result_.seek_delta = window_end - seek;  // one window per clip: trailing text ends with the clip
     }
     int advance = SeekAdvance(special_, result_.tokens, result_.seek_delta, window_end - seek);
     const bool no_speech = result_.no_speech_prob > dp.no_speech_thold && result_.avg_logprob < dp.logprob_thold;
