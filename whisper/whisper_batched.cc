@@ -166,7 +166,11 @@ absl::Status RunBatched(whisper_state* state, const whisper_full_params& params,
   }
   const int chunk_frames = tp.chunk_frames > 0 ? std::min(tp.chunk_frames, 3000) : 3000;
   std::vector<FrameRange> chunks = PlanChunks(cuts, n_frames, chunk_frames);
-  if (!state->vad_state.active) SetSpeechEnds(state->vad_state.spans, &chunks);
+  if (!state->vad_state.active) {
+    SetSpeechEnds(state->vad_state.spans, &chunks);
+  } else {
+    for (FrameRange& c : chunks) c.speech_end = c.end;  // the joined audio is all speech
+  }
   st = EnsureBatched(state, params.ggml_batch_size, static_cast<int>(chunks.size()), DecodersNeeded(tp.decoding),
                      params.n_threads);
   if (!st.ok()) return st;
