@@ -225,8 +225,8 @@ TEST_F(BatchedTest, LongExcerptIsOneWindowPerChunk) {
 }
 
 // A file shorter than one chunk builds a one-window state whatever the batch size (jfk.wav is
-// 11 s: one chunk); a longer file rebuilds it to min(8, its chunks); a short file after it reuses
-// that; another batch size rebuilds it for its own chunks.
+// 11 s: one chunk); a longer file (45 s: two chunks or more) rebuilds it to min(8, its chunks); a
+// short file after it reuses that; another batch size rebuilds it for its own chunks.
 TEST_F(BatchedTest, StateHoldsMinOfBatchAndChunksWindows) {
   const std::string model = testdata::ModelPath("ggml-tiny.en.bin");
   whisper_context* ctx = whisper_init_from_file_with_params(model.c_str(), whisper_context_default_params());
@@ -234,9 +234,9 @@ TEST_F(BatchedTest, StateHoldsMinOfBatchAndChunksWindows) {
   ASSERT_EQ(whisper_ggml_set_decoding(ctx, WHISPER_GGML_DECODING_OPENAI), 0);
   auto audio = whisper::LoadAudio16kMono(testdata::SharedData("long_speech.flac"));
   ASSERT_TRUE(audio.ok()) << audio.status();
-  audio->resize(80 * 16000);
+  audio->resize(45 * 16000);
   const size_t n_long = Chunks(*audio).size();
-  ASSERT_GE(n_long, 3u);
+  ASSERT_GE(n_long, 2u);
   struct Step {
     const std::vector<float>* audio;
     int batch, chunks, windows;
