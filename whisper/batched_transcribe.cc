@@ -124,6 +124,19 @@ absl::Status BatchedTranscriber::RunChunk(void* arg, int job, SlotBackend& backe
   // prompted with the initial prompt only); a chunk's later windows hear its earlier ones' as the
   // sequential loop's do (condition_on_previous_text as asked).
   tp.keep_past = false;
+  // One window per chunk of at most a window (faster-whisper's batched pipeline encodes each chunk
+  // once); its text after the last timestamp is kept as a segment to the chunk's end.
+  tp.one_window_per_clip = true;
+  const int window = base.chunk_frames > 0 ? std::min(base.chunk_frames, 3000) : 3000;
+  tp.decoding.keep_unclosed_tail = clip[1] - clip[0] <= window;
+  // Whisper often ends a full window's decoding seconds before its speech does (leaving it to the
+  // next window); with one window per chunk that text would be lost, so eot waits until the last
+  // timestamp is within kEotMarginFrames of the speech's end (VAD's, padded 0.4 s).
+  constexpr int kEotMarginFrames = 100;
+  const int speech_end = std::min(self.chunks_[job].speech_end, clip[1]);
+  if (tp.decoding.keep_unclosed_tail && speech_end - kEotMarginFrames > clip[0]) {
+    tp.decoding.filter.eot_before_frame = speech_end - kEotMarginFrames - clip[0];
+  }
   tp.hooks = TranscribeHooks();
   tp.hooks.user = a.gate;
   tp.hooks.encoder_begin = GatedEncoderBegin;

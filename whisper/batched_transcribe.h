@@ -1,12 +1,14 @@
 // Long audio transcribed in batches (issue 38 part 2), as faster-whisper 1.2.1's
 // BatchedInferencePipeline batches it: the audio is cut into chunks of at most 30 s at speech
 // boundaries (VAD), and the chunks are decoded B at a time without conditioning on each other's
-// text (DecodeScheduler: B windows share every decoder step). Unlike faster-whisper's pipeline,
-// each chunk is transcribed by the sequential window loop (Transcriber over the chunk as one clip):
-// with timestamps, so segments are cut at timestamp tokens and last at most 30 s; a window whose
-// last timestamp ends before its chunk does moves on there, as sequential seeking does; word
-// timestamps (DTW) and token timestamps work per window. Each chunk's segments are those the
-// sequential loop gives for that clip alone (without the previous text), bit for bit.
+// text (DecodeScheduler: B windows share every decoder step). Each chunk is transcribed by the
+// window loop (Transcriber over the chunk as one clip) with one_window_per_clip: a chunk of at most
+// one window is encoded and decoded once, as faster-whisper's pipeline does, but with timestamps,
+// so segments are cut at timestamp tokens and last at most 30 s; the text after the last timestamp
+// is kept (keep_unclosed_tail) and <|endoftext|> waits until the timestamps reach 1 s before the
+// chunk's speech_end (filter.eot_before_frame), so no tail is left for a second window. A longer
+// chunk seeks through its windows as the sequential loop does. Word timestamps (DTW) and token
+// timestamps work per window.
 #ifndef GGML_WHISPER_WHISPER_BATCHED_TRANSCRIBE_H_
 #define GGML_WHISPER_WHISPER_BATCHED_TRANSCRIBE_H_
 
@@ -29,6 +31,9 @@ namespace whisper {
 struct FrameRange {
   int start = 0;
   int end = 0;
+  // Where the last stretch VAD called speech in [start, end) ends (frames; 0: unknown). A chunk
+  // decoded as one window is not ended (eot) before its timestamps reach 1 s before this.
+  int speech_end = 0;
 };
 
 // Chunks that cover frames [0, n_frames) in order, cut only at `cuts` (frames, increasing: the
@@ -56,8 +61,8 @@ class BatchedTranscriber {
   // Transcribes chunks[0, n_chunks) of `mel` ([n_mels][n_frames_mel], frames [0, n_frames_audio)
   // real audio) on `sched` (whose n_slots must be this object's), each chunk as one clip of
   // `params` (whose clips, offset and duration must be unset; keep_past is ignored: no chunk hears
-  // another chunk's text, while a chunk's windows are conditioned on each other's as
-  // condition_on_previous_text says) with the sequential window loop, and
+  // another chunk's text, while a longer chunk's windows are conditioned on each other's as
+  // condition_on_previous_text says) with one window per chunk of at most a window, and
   // hands each chunk's segments to `on_chunk` in order. params.token_timestamps and
   // params.word_timestamps, when set, are the templates (Begin done on the audio) each chunk's
   // own copies start from. Hooks: none are called but progress (per chunk, 0..100) and

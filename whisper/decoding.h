@@ -112,6 +112,10 @@ struct DecodingParams {
   // whisper_full_params.single_segment: a completed window covers the whole 30 s (no seek by
   // timestamps) and keeps every token up to its end.
   bool single_segment = false;
+  // The batched pipeline's one window per chunk (TranscribeParams::one_window_per_clip): a
+  // completed sequence with timestamps keeps the text after its last timestamp (an unclosed last
+  // segment) instead of leaving it for the next window (OpenAI's and whisper.cpp's seek rules).
+  bool keep_unclosed_tail = false;
   // whisper.cpp's decoding instead of OpenAI's (whisper.cpp src/whisper.cpp
   // whisper_sample_token_topk, whisper_full_with_state): beam search samples beam_size candidates
   // per beam from its distribution (libstdc++ std::discrete_distribution with the decoder's

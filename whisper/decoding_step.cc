@@ -220,6 +220,9 @@ void WindowDecoder::StepRules(Sequence& seq, Token token, float logprob, const T
       seq.result_len = token == special_.eot ? i : i + 1;
       seq.seek_delta = kWindowFrames;
     }
+    if (params_.keep_unclosed_tail && seq.result_len > 0) {
+      seq.result_len = static_cast<int>(seq.tokens.size()) - (token == special_.eot ? 1 : 0);
+    }
     seq.completed = true;
     return;
   }
@@ -423,6 +426,8 @@ void WindowDecoder::CompleteAtLastStep(Sequence& seq) const {
     // segment_size: the chunk, clip or audio left).
     seq.result_len = static_cast<int>(seq.tokens.size());
     seq.seek_delta = kWindowFrames;
+  } else if (params_.keep_unclosed_tail) {
+    seq.result_len = static_cast<int>(seq.tokens.size());  // the text after the last timestamp too
   }
 }
 

@@ -135,6 +135,28 @@ TEST_F(AudioEndTest, OpenAiGoesOnToEotAndScoresIt) {
 
 // Greedy takes A (p 0.6) then one of ten tokens at p 0.1; beam search finds B (p 0.4) then C
 // (p 0.99), the more probable sequence.
+// The batched pipeline's one window per chunk (keep_unclosed_tail): the text after the last
+// timestamp pair (11 after <|1.00|><|1.00|>) stays in the result; without it the window ends at
+// <|1.00|> and the next window would decode 11 again (OpenAI's and whisper.cpp's seek rules).
+TEST_F(DecodingTest, KeepUnclosedTailKeepsTheTextAfterTheLastTimestamp) {
+  const std::vector<Token> script = {s.beg, 10, s.beg + 50, s.beg + 50, 11, s.eot};
+  for (bool keep : {false, true}) {
+    FakeBackend b(s, 1, 1, [&](const std::vector<Token>& g, std::vector<float>* l) {
+      std::fill(l->begin(), l->end(), -10.0f);
+      (*l)[script[std::min(g.size(), script.size() - 1)]] = 10.0f;
+    });
+    DecodingParams p = Params();
+    p.keep_unclosed_tail = keep;
+    WindowDecoder dec(s, 448, p);
+    WindowResult r;
+    ASSERT_TRUE(dec.Run(b, prompt, 0, 3000, &r).ok());
+    std::vector<Token> want = {s.beg, 10, s.beg + 50, s.beg + 50};
+    if (keep) want.push_back(11);
+    EXPECT_EQ(r.tokens, want) << keep;
+    EXPECT_EQ(r.seek_delta, 100) << keep;  // the last timestamp either way
+  }
+}
+
 TEST_F(DecodingTest, BeamSearchFindsTheMoreProbableSequence) {
   const Token A = 100, B = 101, C = 300;
   auto script = [&](const std::vector<Token>& g, std::vector<float>* l) {

@@ -132,6 +132,8 @@ bool ApplyLogitFilters(const SpecialTokens& s, const LogitFilterParams& p, const
   if (p.no_timestamps) Suppress(logits, s.beg, n_vocab);
   // 3b. A segment at its token cap must end with a timestamp.
   if (!p.no_timestamps && p.max_text_tokens > 0 && n_tokens >= p.max_text_tokens) Suppress(logits, 0, s.eot);
+  // 3c. The batched pipeline's chunk is not done before its speech is (eot_before_frame).
+  if (p.eot_before_frame > 0 && has_ts && seek_delta < p.eot_before_frame) logits[s.eot] = kNegInf;
   // 4. Task and control tokens never appear in the output; nor do language tokens (all 100 of
   // whisper.cpp's table, as it does, which on English-only models covers the unused slots).
   logits[s.sot] = kNegInf;

@@ -32,6 +32,11 @@ struct LogitFilterParams {
   // > 0: once this many tokens are sampled, text is suppressed so a timestamp (or eot) follows
   // (whisper.cpp's max_tokens rule, ggml-org/whisper.cpp#3798). Ignored with no_timestamps.
   int max_text_tokens = 0;
+  // > 0: <|endoftext|> is suppressed after a timestamp while the last timestamp (seek_delta, frames
+  // from the window's start) is below this frame: the batched pipeline's one window per chunk
+  // decodes on to where VAD heard the chunk's speech end instead of leaving a tail for another
+  // window. 0: off.
+  int eot_before_frame = 0;
   // tinydiarize (whisper_full_params.tdrz_enable): <|startoflm|>, the speaker-turn token of
   // tdrz models, is not suppressed (whisper.cpp [TDRZ]).
   bool tdrz = false;

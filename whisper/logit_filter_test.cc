@@ -41,6 +41,26 @@ TEST(SpecialTokens, EnglishAndMultilingualIds) {
   EXPECT_EQ(v3.num_languages, 100);
 }
 
+// eot_before_frame (the batched pipeline's one window per chunk): after a segment closed at
+// seek_delta (<|0.00|> text <|delta / 100 s|>), a likely eot (logit 30: no timestamp rule removes
+// it) is suppressed while seek_delta is below frame 200 only, and not before any timestamp
+// (has_ts false), nor when the field is 0 (the default).
+TEST_F(LogitFilterTest, EotBeforeFrameSuppressesEotUntilThatFrame) {
+  LogitFilterParams p;
+  p.eot_before_frame = 200;
+  auto eot_suppressed = [&](const std::vector<Token>& tokens, bool has_ts, int delta, const LogitFilterParams& fp) {
+    std::fill(logits.begin(), logits.end(), 0.0f);
+    logits[s.eot] = 30.0f;
+    Run(tokens, has_ts, delta, fp);
+    return logits[s.eot] == kNegInf;
+  };
+  for (int delta : {100, 198, 200, 300}) {
+    EXPECT_EQ(eot_suppressed({s.beg, 100, s.beg + delta / 2}, true, delta, p), delta < 200) << delta;
+  }
+  EXPECT_FALSE(eot_suppressed({100}, false, 0, p));
+  EXPECT_FALSE(eot_suppressed({s.beg, 100, s.beg + 50}, true, 100, LogitFilterParams()));
+}
+
 TEST_F(LogitFilterTest, FirstTokenSuppressesBlankEotAndLateTimestamps) {
   logits[100] = 5.0f;  // more probable than the 51 allowed timestamps together (e^5 > 51)
   Run({});

@@ -324,6 +324,7 @@ absl::Status Transcriber::RunClip(ModelBackend& backend, const float* mel, int n
   const int seek_start = clip.start;
   const int seek_end = clip.end;
   int& seek = *seek_io;
+  const bool one_window = params.one_window_per_clip && seek_end - seek_start <= chunk;
   while (seek + min_frames_left < seek_end) {
     // The window's audio: chunk_length (faster-whisper's nb_max_frames) or to the clip's end.
     const int window_end = std::min(seek_end, seek + chunk);
@@ -362,6 +363,9 @@ absl::Status Transcriber::RunClip(ModelBackend& backend, const float* mel, int n
     if (wcpp ? chunk < kWindowFrames && result_.seek_delta >= kWindowFrames : Untimed(special_, result_.tokens)) {
       result_.seek_delta = window_end - seek;
     }
+    if (one_window && !result_.tokens.empty() && !special_.IsTimestamp(result_.tokens.back())) {
+      result_.seek_delta = window_end - seek;  // one window per clip: trailing text ends with the clip
+    }
     int advance = SeekAdvance(special_, result_.tokens, result_.seek_delta, window_end - seek);
     const bool no_speech = result_.no_speech_prob > dp.no_speech_thold && result_.avg_logprob < dp.logprob_thold;
     if (no_speech) {
@@ -375,14 +379,14 @@ absl::Status Transcriber::RunClip(ModelBackend& backend, const float* mel, int n
         st = AlignWindow(backend, params, seek, window_end, n_history, &advance);
         if (!st.ok()) return st;
         if (!CheckHallucinations(params, seek, window_end, n_frames_audio, last_speech, &advance)) {
-          seek += advance;  // faster-whisper's `continue`: no segments, the prompt as it was
+          seek = one_window ? seek_end : seek + advance;  // faster-whisper's `continue`
           continue;
         }
       }
       AppendWindowSegments(params, seek, seek_end, segments);
     }
     UpdatePast(params, max_past, n_past_used, no_speech);
-    seek += advance;
+    seek = one_window ? seek_end : seek + advance;
   }
   return absl::OkStatus();
 }

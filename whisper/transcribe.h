@@ -155,6 +155,12 @@ struct TranscribeParams {
   // cut there): the batched pipeline's chunks (whisper/batched_transcribe.h) then never hear the
   // next chunk's speech, which another window decodes.
   bool hear_only_clip = false;
+  // The batched pipeline's chunks (faster-whisper 1.2.1's BatchedInferencePipeline decodes each
+  // chunk once): a clip that fits one window (at most chunk_frames long) is decoded by exactly one
+  // window and the clip ends there. Its segments are cut at its timestamps; text after the last
+  // timestamp (decoding.keep_unclosed_tail should be set) is one more segment ending at the clip's
+  // end; audio after a window that ended early is not decoded again. Longer clips seek as usual.
+  bool one_window_per_clip = false;
   // faster-whisper's hallucination_silence_threshold (seconds; negative: off): with word_timestamps under
   // OpenAI's rules, whisper/hallucination.h's rule after each window's words are timed (the
   // alignment pass then also computes the word probabilities it reads).

@@ -623,14 +623,17 @@ struct whisper_full_params {
    * VAD's joined speech is transcribed instead (whisper.cpp's rules), cut where stretches join.
    * ggml_batch_size chunks are decoded at a time, their windows sharing every decoder step, each
    * chunk without the previous chunk's text (initial_prompt prompts its first window; its later
-   * windows hear its earlier ones' text unless no_context). Unlike
-   * faster-whisper's pipeline, each chunk goes through the sequential loop: timestamps cut segments
-   * (at most 30 s), a window ending before its chunk moves on as sequential seeking does, and token
-   * / DTW word timestamps work; its segments are those of that chunk transcribed alone, bit for
-   * bit. Results come through the usual getters (the input's times); new_segment_callback is called
-   * per chunk, in order. Not combined with offset_ms, duration_ms or ggml_clip_timestamps. Memory:
-   * ggml_batch_size windows' cross K/V and ggml_batch_size times the decoders of one window (greedy
-   * with fallback: best_of; beam 5: 10) self KV caches, at most 128 decoders in all. A value
+   * windows hear its earlier ones' text unless no_context). As in faster-whisper's pipeline, a
+   * chunk of at most 30 s is encoded and decoded once (one window); unlike it, timestamps cut
+   * segments (at most 30 s), the text after the last timestamp is kept (a segment to the chunk's
+   * end), <|endoftext|> is not taken before the timestamps reach 1 s before the end of the chunk's
+   * last VAD speech stretch (Whisper often stops seconds early in a full window, leaving the rest
+   * to the next one), and token / DTW word timestamps work. A longer chunk (no pause within 30 s)
+   * runs the sequential loop over its windows. Results come through the usual getters (the input's
+   * times); new_segment_callback is called per chunk, in order. Not combined with offset_ms,
+   * duration_ms or ggml_clip_timestamps. Memory: min(ggml_batch_size, chunks) windows' cross K/V
+   * and as many times the decoders of one window (greedy with fallback: best_of; beam 5: 10) self
+   * KV caches (whisper_ggml_batched_stats), at most 128 decoders for ggml_batch_size. A value
    * outside 0 .. 64, too many decoders, or no vad_model_path makes whisper_full return -1 naming
    * the field. */
   int ggml_batch_size;

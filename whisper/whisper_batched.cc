@@ -20,9 +20,11 @@ struct BatchedState {
   std::unique_ptr<DecodeScheduler> sched;  // before ws: its workers stop first
   std::unique_ptr<InferenceState> ws;
   std::unique_ptr<BatchedTranscriber> transcriber;
-  int batch_size = 0;
+  int batch_size = 0;  // asked for (ggml_batch_size)
+  int n_slots = 0;     // built: windows the state, scheduler and transcriber hold
   int per_slot = 0;
   int n_threads = 0;
+  int n_encoder_runs = 0;  // of the last Run
   std::vector<FrameRange> chunks;
   ~BatchedState() {
     sched.reset();
@@ -67,18 +69,23 @@ float BatchedMaxSpeechSeconds(const whisper_full_params& params) {
 
 namespace {
 
-// The batched InferenceState, scheduler and transcriber, remade when the batch size, the decoders
-// a window needs or the thread count change.
-absl::Status EnsureBatched(whisper_state* state, int batch_size, int per_slot, int n_threads) {
-  if (const BatchedState* b = state->batched.get(); b != nullptr && b->batch_size == batch_size && b->per_slot == per_slot && b->n_threads == n_threads) {
+// The batched InferenceState, scheduler and transcriber for n_chunks chunks: min(batch_size,
+// n_chunks) windows (at least 1), so a file shorter than one chunk builds a one-window state. Kept
+// while it holds that many windows for the same batch size, decoders per window and threads;
+// else remade. The decoder limit is checked against batch_size (what longer audio would need).
+absl::Status EnsureBatched(whisper_state* state, int batch_size, int n_chunks, int per_slot, int n_threads) {
+  const int n_slots = std::max(1, std::min(batch_size, n_chunks));
+  if (const BatchedState* b = state->batched.get(); b != nullptr && b->batch_size == batch_size &&
+                                                    b->n_slots >= n_slots && b->per_slot == per_slot &&
+                                                    b->n_threads == n_threads) {
     return absl::OkStatus();
   }
-  const int n_decoders = batch_size * per_slot;
-  if (n_decoders > InferenceState::kMaxStateDecoders) {
+  if (batch_size * per_slot > InferenceState::kMaxStateDecoders) {
     return WithKind(absl::InvalidArgumentError(absl::StrFormat(
                         "whisper_full_params.ggml_batch_size = %d: %d windows of %d decoders each need %d, more than "
                         "%d; use a smaller batch or beam",
-                        batch_size, batch_size, per_slot, n_decoders, InferenceState::kMaxStateDecoders)),
+                        batch_size, batch_size, per_slot, batch_size * per_slot,
+                        InferenceState::kMaxStateDecoders)),
                     ErrorKind::kSetup);
   }
   state->batched.reset();  // free the old buffers first
@@ -86,7 +93,7 @@ absl::Status EnsureBatched(whisper_state* state, int batch_size, int per_slot, i
   const WhisperModel& model = *ctx->model;
   EncoderOptions encoder;
   encoder.flash_attn = ctx->params.flash_attn;
-  auto ws = InferenceState::Create(model, n_decoders, n_threads, nullptr, encoder, batch_size);
+  auto ws = InferenceState::Create(model, n_slots * per_slot, n_threads, nullptr, encoder, n_slots);
   if (!ws.ok()) return WithKind(ws.status(), ErrorKind::kSetup);
   if (!ctx->aheads.empty()) {
     absl::Status st = (*ws)->SetAlignmentHeads(ctx->aheads);
@@ -94,14 +101,15 @@ absl::Status EnsureBatched(whisper_state* state, int batch_size, int per_slot, i
   }
   auto next = std::make_unique<BatchedState>();
   next->ws = std::move(*ws);
-  auto sched = DecodeScheduler::Create(next->ws.get(), batch_size);
+  auto sched = DecodeScheduler::Create(next->ws.get(), n_slots);
   if (!sched.ok()) return WithKind(sched.status(), ErrorKind::kSetup);
   next->sched = std::move(*sched);
   const WhisperHparams& h = model.hparams();
   next->transcriber = std::make_unique<BatchedTranscriber>(model.special(), h.n_text_ctx, ctx->token_text,
-                                                           batch_size, InferenceState::MaxAlignTokens(h),
+                                                           n_slots, InferenceState::MaxAlignTokens(h),
                                                            h.n_audio_ctx);
   next->batch_size = batch_size;
+  next->n_slots = n_slots;
   next->per_slot = per_slot;
   next->n_threads = n_threads;
   state->batched.reset(next.release());
@@ -130,15 +138,26 @@ bool AbortBridge(void* user) {
 
 }  // namespace
 
+// Each chunk's speech_end: the end (mel frames) of the last VAD stretch (samples, padded) that
+// ends inside it; 0 when none does.
+static void SetSpeechEnds(const std::vector<SpeechSpan>& spans, std::vector<FrameRange>* chunks) {
+  size_t k = 0;
+  for (FrameRange& c : *chunks) {
+    c.speech_end = 0;
+    while (k < spans.size() && spans[k].end / kMelHop <= c.end) {
+      if (spans[k].end / kMelHop > c.start) c.speech_end = static_cast<int>(spans[k].end / kMelHop);
+      ++k;
+    }
+  }
+}
+
 absl::Status RunBatched(whisper_state* state, const whisper_full_params& params, const TranscribeParams& tp,
                         const float* samples, int n_samples) {
-  absl::Status st = EnsureBatched(state, params.ggml_batch_size, DecodersNeeded(tp.decoding), params.n_threads);
-  if (!st.ok()) return st;
-  BatchedState& b = *state->batched;
   // Chunk boundaries: with params.vad, the start of every stretch of the joined speech (after its
   // join's silence); else the pauses VAD finds in the whole audio, none of which is dropped.
   const int n_frames = tp.decoding.whisper_cpp ? state->mel_n_len_org : state->mel_n_frames_audio;
   std::vector<int> cuts;
+  absl::Status st;
   if (state->vad_state.active) {
     for (const VadState::Join& j : state->vad_state.joins) cuts.push_back(static_cast<int>(j.next_start));
   } else {
@@ -146,8 +165,18 @@ absl::Status RunBatched(whisper_state* state, const whisper_full_params& params,
     if (!st.ok()) return WithKind(st, ErrorKind::kSetup);
   }
   const int chunk_frames = tp.chunk_frames > 0 ? std::min(tp.chunk_frames, 3000) : 3000;
-  b.chunks = PlanChunks(cuts, n_frames, chunk_frames);
-  Log(GGML_LOG_LEVEL_INFO, "whisper_full: batched: %zu chunks, %d at a time\n", b.chunks.size(), b.batch_size);
+  std::vector<FrameRange> chunks = PlanChunks(cuts, n_frames, chunk_frames);
+  if (!state->vad_state.active) {
+    SetSpeechEnds(state->vad_state.spans, &chunks);
+  } else {
+    for (FrameRange& c : chunks) c.speech_end = c.end;  // the joined audio is all speech
+  }
+  st = EnsureBatched(state, params.ggml_batch_size, static_cast<int>(chunks.size()), DecodersNeeded(tp.decoding),
+                     params.n_threads);
+  if (!st.ok()) return st;
+  BatchedState& b = *state->batched;
+  b.chunks.swap(chunks);
+  Log(GGML_LOG_LEVEL_INFO, "whisper_full: batched: %zu chunks, %d at a time\n", b.chunks.size(), b.n_slots);
   state->abort_callback = params.abort_callback;
   state->abort_callback_user_data = params.abort_callback_user_data;
   b.sched->SetAbort(AbortBridge, state);
@@ -165,6 +194,7 @@ absl::Status RunBatched(whisper_state* state, const whisper_full_params& params,
   const int64_t dec_us = static_cast<int64_t>((t1.decode_ms - t0.decode_ms) * 1000.0);
   state->t_encode_us += enc_us;
   state->n_encode += t1.n_encode - t0.n_encode;
+  b.n_encoder_runs = t1.n_encode - t0.n_encode;
   state->t_batchd_us += dec_us;
   state->n_batchd += t1.n_decode - t0.n_decode;
   state->t_sample_us += std::max<int64_t>(0, NowUs() - t_loop - enc_us - dec_us);
@@ -179,3 +209,22 @@ absl::Status RunBatched(whisper_state* state, const whisper_full_params& params,
 
 }  // namespace api
 }  // namespace whisper
+
+extern "C" {
+
+int whisper_ggml_batched_stats_from_state(struct whisper_state* state, int* n_chunks, int* n_windows,
+                                          int* n_encoder_runs) {
+  if (state == nullptr || state->batched == nullptr) return -1;
+  const whisper::api::BatchedState& b = *state->batched;
+  if (n_chunks != nullptr) *n_chunks = static_cast<int>(b.chunks.size());
+  if (n_windows != nullptr) *n_windows = b.n_slots;
+  if (n_encoder_runs != nullptr) *n_encoder_runs = b.n_encoder_runs;
+  return 0;
+}
+
+int whisper_ggml_batched_stats(struct whisper_context* ctx, int* n_chunks, int* n_windows, int* n_encoder_runs) {
+  if (ctx == nullptr) return -1;
+  return whisper_ggml_batched_stats_from_state(ctx->state, n_chunks, n_windows, n_encoder_runs);
+}
+
+}  // extern "C"

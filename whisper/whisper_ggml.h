@@ -235,6 +235,17 @@ WHISPER_API int whisper_ggml_state_set_batch(struct whisper_state* state, struct
 WHISPER_API int whisper_ggml_batch_stats(const struct whisper_ggml_batch* batch, int64_t* n_steps,
                                          int64_t* n_sequences);
 
+/* The batched pipeline (whisper_full_params.ggml_batch_size > 1) on this state: the chunks the last
+ * batched whisper_full cut (n_chunks), the windows the state's batched buffers hold (n_windows:
+ * min(ggml_batch_size, chunks) of the call that built them; a later call with as many or fewer
+ * chunks and the same batch size, decoders and threads reuses them) and the encoder runs the last
+ * call made (n_encoder_runs: one per chunk of at most 30 s). Any pointer may be NULL. Returns 0,
+ * or -1 for a NULL state/context or one that never ran batched (outputs untouched). */
+WHISPER_API int whisper_ggml_batched_stats_from_state(struct whisper_state* state, int* n_chunks, int* n_windows,
+                                                      int* n_encoder_runs);
+WHISPER_API int whisper_ggml_batched_stats(struct whisper_context* ctx, int* n_chunks, int* n_windows,
+                                           int* n_encoder_runs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,9 +11,11 @@ with faster-whisper 1.2.1's API (faster_whisper/transcribe.py, class BatchedInfe
 
 The work is whisper_full's batched mode (whisper_full_params.ggml_batch_size, whisper/whisper.h):
 Silero VAD finds the pauses, the audio is cut there into chunks of at most chunk_length (30 s), and
-batch_size chunks share every decoder step, none conditioned on another's text. Each chunk goes
-through the sequential window loop, so by design the results differ from faster-whisper's batched
-pipeline where that loop keeps the quality of sequential transcription:
+batch_size chunks share every decoder step, none conditioned on another's text. Each chunk is
+encoded and decoded once (one window, as faster-whisper's), but the text after its last timestamp
+is kept and <|endoftext|> waits until the timestamps reach 1 s before VAD's speech end in the
+chunk (whisper.h, ggml_batch_size), so by design the results differ from faster-whisper's batched
+pipeline where that keeps the quality of sequential transcription:
   - without_timestamps defaults to False (faster-whisper: True): segments are cut at timestamp
     tokens (at most 30 s each) instead of one segment per chunk; True gives one segment per chunk
     (per window) as faster-whisper's;

@@ -1,11 +1,12 @@
 // whisper_full with ggml_batch_size > 1 on the real tiny.en model (OpenAI's decoding rules):
 //   - jfk.wav (one chunk): faster-whisper's segments (testdata/jfk_faster_whisper_tokens.json), and the
 //     same segments, token times and DTW word times as the sequential loop;
-//   - the first 80 s of long_speech.flac, 4 chunks at a time: the segments of the sequential loop
-//     run on each of the same chunks alone (a whisper_full with that chunk as its clip), bit for
-//     bit, the chunks derived here from the public VAD API (whisper_ggml_vad_speech_faster_whisper
-//     with faster-whisper's batched VAD options) and PlanChunks; nothing after the last chunk is
-//     lost (the last segment ends in the last 10 s);
+//   - the first 80 s of long_speech.flac: one encoder run per chunk, each chunk's segments starting
+//     with those of the sequential loop's first window on that chunk (a whisper_full with that
+//     chunk as its clip, stopped after one window), the chunks derived here from the public VAD
+//     API (whisper_ggml_vad_speech_faster_whisper with faster-whisper's batched VAD options) and
+//     PlanChunks; nothing after the last chunk is lost (the last segment ends in the last 10 s);
+//   - the batched state's windows: min(batch size, chunks), so a short file builds one;
 //   - errors: bad batch sizes, no VAD model, offsets, too many decoders, abort.
 #include <cmath>
 #include <string>
@@ -159,36 +160,103 @@ std::vector<whisper::FrameRange> Chunks(const std::vector<float>& audio) {
   return whisper::PlanChunks(cuts, static_cast<int>(audio.size() / 160), 3000);
 }
 
-TEST_F(BatchedTest, LongExcerptIsTheSequentialLoopOnTheSameChunks) {
+// encoder_begin_callback that lets one window run: the sequential loop's first window of a clip.
+bool FirstWindowOnly(whisper_context*, whisper_state*, void* user) { return (*static_cast<int*>(user))++ == 0; }
+
+// One window per chunk (faster-whisper's BatchedInferencePipeline encodes each chunk once): as
+// many encoder runs as chunks (each at most 30 s), as many windows in the batched state as chunks
+// (fewer than 8). Each chunk's segments start with those of the sequential loop's first window on
+// that chunk (the same decoding up to where that window stopped: fallback off, so both take the
+// first attempt); after them come the segments of the text the sequential loop would have left to
+// a second window (an unclosed last segment, or the speech after an early <|endoftext|>), and
+// nothing of the next chunk.
+TEST_F(BatchedTest, LongExcerptIsOneWindowPerChunk) {
   auto audio = whisper::LoadAudio16kMono(testdata::SharedData("long_speech.flac"));
   ASSERT_TRUE(audio.ok()) << audio.status();
   audio->resize(80 * 16000);
   const std::vector<whisper::FrameRange> chunks = Chunks(*audio);
   ASSERT_GE(chunks.size(), 3u);
-  // Each chunk alone: one whisper_full per chunk (no text carried from one call to the next).
+  ASSERT_LT(chunks.size(), 8u);
+  for (const whisper::FrameRange& c : chunks) ASSERT_LE(c.end - c.start, 3000);
   const int n = static_cast<int>(audio->size());
-  std::vector<Seg> seq;
-  for (const whisper::FrameRange& c : chunks) {
-    const float clip[2] = {c.start / 100.0f, c.end / 100.0f};
+  std::vector<std::vector<Seg>> first(chunks.size());
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    const float clip[2] = {chunks[c].start / 100.0f, chunks[c].end / 100.0f};
     whisper_full_params p = Fw();
+    p.temperature_inc = 0.0f;
     p.ggml_clip_timestamps = clip;
     p.ggml_n_clip_timestamps = 2;
+    int windows = 0;
+    p.encoder_begin_callback = FirstWindowOnly;
+    p.encoder_begin_callback_user_data = &windows;
     ASSERT_EQ(whisper_full(ctx_, p, audio->data(), n), 0);
-    for (const Seg& s : Segments(ctx_)) seq.push_back(s);
+    first[c] = Segments(ctx_);
+    ASSERT_FALSE(first[c].empty()) << c;
   }
-  ASSERT_EQ(whisper_full(ctx_, Batched(4), audio->data(), n), 0);
+  log_.errors.clear();  // whisper.cpp's "encoder_begin_callback returned false" of the stops above
+  whisper_full_params b = Batched(8);
+  b.temperature_inc = 0.0f;
+  ASSERT_EQ(whisper_full(ctx_, b, audio->data(), n), 0);
   const std::vector<Seg> bat = Segments(ctx_);
-  ASSERT_EQ(bat.size(), seq.size());
-  for (size_t i = 0; i < bat.size(); ++i) {
-    EXPECT_TRUE(bat[i] == seq[i]) << i << ": " << bat[i].t0 << " " << bat[i].text << " | " << seq[i].t0 << " "
-                                  << seq[i].text;
-    EXPECT_LE(bat[i].t1 - bat[i].t0, 3000) << i;
-    if (i > 0) {
-      EXPECT_GE(bat[i].t0, bat[i - 1].t0) << i;
+  int n_chunks = -1, n_windows = -1, n_encoder_runs = -1;
+  ASSERT_EQ(whisper_ggml_batched_stats(ctx_, &n_chunks, &n_windows, &n_encoder_runs), 0);
+  EXPECT_EQ(n_chunks, static_cast<int>(chunks.size()));
+  EXPECT_EQ(n_encoder_runs, static_cast<int>(chunks.size()));
+  EXPECT_EQ(n_windows, static_cast<int>(chunks.size()));
+  size_t pos = 0;
+  int n_more = 0;  // segments past the sequential first windows'
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    for (const Seg& f : first[c]) {
+      ASSERT_LT(pos, bat.size()) << c;
+      EXPECT_TRUE(bat[pos] == f) << c << ": " << bat[pos].t0 << " " << bat[pos].text << " | " << f.t0 << " " << f.text;
+      ++pos;
+    }
+    const int64_t next = c + 1 < chunks.size() ? chunks[c + 1].start : INT64_MAX;
+    for (; pos < bat.size() && bat[pos].t0 < next; ++pos, ++n_more) {
+      EXPECT_GE(bat[pos].t0, bat[pos - 1].t1) << pos;
+      EXPECT_LE(bat[pos].t1, chunks[c].end) << pos;
     }
   }
+  EXPECT_EQ(pos, bat.size());
+  EXPECT_GT(n_more, 0);  // tiny.en leaves text after its first window on this excerpt
+  for (const Seg& s : bat) EXPECT_LE(s.t1 - s.t0, 3000);
   EXPECT_GT(bat.back().t1, 7000);  // the speech goes on to the end of the excerpt
   EXPECT_TRUE(log_.errors.empty());
+}
+
+// A file shorter than one chunk builds a one-window state whatever the batch size (jfk.wav is
+// 11 s: one chunk); a longer file (45 s: two chunks or more) rebuilds it to min(8, its chunks); a
+// short file after it reuses that; another batch size rebuilds it for its own chunks.
+TEST_F(BatchedTest, StateHoldsMinOfBatchAndChunksWindows) {
+  const std::string model = testdata::ModelPath("ggml-tiny.en.bin");
+  whisper_context* ctx = whisper_init_from_file_with_params(model.c_str(), whisper_context_default_params());
+  ASSERT_NE(ctx, nullptr);
+  ASSERT_EQ(whisper_ggml_set_decoding(ctx, WHISPER_GGML_DECODING_OPENAI), 0);
+  auto audio = whisper::LoadAudio16kMono(testdata::SharedData("long_speech.flac"));
+  ASSERT_TRUE(audio.ok()) << audio.status();
+  audio->resize(45 * 16000);
+  const size_t n_long = Chunks(*audio).size();
+  ASSERT_GE(n_long, 2u);
+  struct Step {
+    const std::vector<float>* audio;
+    int batch, chunks, windows;
+  };
+  const Step steps[] = {{jfk_, 8, 1, 1},
+                        {&*audio, 8, static_cast<int>(n_long), static_cast<int>(std::min<size_t>(8, n_long))},
+                        {jfk_, 8, 1, static_cast<int>(std::min<size_t>(8, n_long))},
+                        {jfk_, 2, 1, 1}};
+  int i = 0;
+  for (const Step& st : steps) {
+    EXPECT_EQ(whisper_full(ctx, Batched(st.batch), st.audio->data(), static_cast<int>(st.audio->size())), 0) << i;
+    int n_chunks = -1, n_windows = -1, n_encoder_runs = -1;
+    EXPECT_EQ(whisper_ggml_batched_stats(ctx, &n_chunks, &n_windows, &n_encoder_runs), 0) << i;
+    EXPECT_EQ(n_chunks, st.chunks) << i;
+    EXPECT_EQ(n_windows, st.windows) << i;
+    EXPECT_EQ(n_encoder_runs, st.chunks) << i;
+    ++i;
+  }
+  whisper_free(ctx);
+  EXPECT_EQ(whisper_ggml_batched_stats(nullptr, nullptr, nullptr, nullptr), -1);
 }
 
 // A bad ggml_batch_size, batching without a VAD model, with an offset or clips, or with more
