@@ -462,7 +462,9 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   // diarize: channels 0 and 1 too, as whisper-server 1.8.5 decodes the upload as stereo
   // (read_audio_data with stereo; a mono file gives its channel twice, so every label is "?").
   std::vector<std::vector<float>> stereo;
+  AudioReport report;
   AudioOptions audio_options;
+  audio_options.report = &report;
   if (o.decode.diarize) audio_options.stereo = &stereo;
   absl::StatusOr<std::vector<float>> audio =
       LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), name, audio_options);
@@ -490,7 +492,9 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   for (const LanguageDecision::Note& note : language.notes) {
     if (note.level == LanguageDecision::Level::kWarning) warnings.push_back(note.message);
   }
-  if (std::string w = OffsetWarning(form, o.decode, audio->size()); !w.empty()) warnings.push_back(std::move(w));
+  for (std::string w : {TruncationWarning(report, name), OffsetWarning(form, o.decode, audio->size())}) {
+    if (!w.empty()) warnings.push_back(std::move(w));
+  }
   absl::StatusOr<LoadedModel::Lease> lease = model.Acquire();
   if (!lease.ok()) return ErrorReply(api, 503, std::string(lease.status().message()));
   whisper_state* state = lease->state();

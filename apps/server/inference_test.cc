@@ -422,6 +422,17 @@ TEST_F(InferenceTest, OffsetPastTheEndIsAnEmpty200WithAWarning) {
   EXPECT_THAT(r.body, HasSubstr("ask what you can do for your country"));
 }
 
+// An upload whose WAV header announces 32000 frames over 16000 present is transcribed as far as it
+// goes with the CLI's warning (it was silent).
+TEST_F(InferenceTest, TruncatedUploadWarns) {
+  Form f;
+  f.emplace("file", FormValue{SilentWav(32000).substr(0, 44 + 2 * 16000), "cut.wav", true});
+  const Reply r = Run(Api::kWhisperServer, f);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.warnings, ElementsAreArray({"cut.wav: decoding stopped after 16000 of the 32000 frames the header "
+                                            "announces (corrupt or truncated data): transcribing the 1.00 s decoded"}));
+}
+
 // diarize and tinydiarize against whisper-server 1.8.5's reply bodies for the same requests
 // (testdata/whisper_server_diarize.json, tools/whisper_cpp/whisper_server_diarize.py): stereo
 // jfk.wav with channel 1 at a quarter ("left"), swapped ("right"), equal, and mono jfk.wav. text,
