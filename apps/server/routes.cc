@@ -129,6 +129,55 @@ std::optional<std::string> BadContentLength(const httplib::Request& req) {
   return std::nullopt;
 }
 
+// The handlers around the routes: Content-Length checked before a body is read, "Keep-Alive"
+// dropped from a response that closes, JSON errors for what no route answered, exceptions as 500.
+void InstallHttpHandlers(httplib::Server& svr, const ServerRuntime& rt) {
+  svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const std::optional<std::string> bad = BadContentLength(req);
+    if (!bad) return httplib::Server::HandlerResponse::Unhandled;
+    Send(ErrorReply(ApiOfPath(req.path), 400, *bad), res);
+    res.set_header("Connection", "close");
+    HttpServer::CloseConnectionAfterResponse();
+    return httplib::Server::HandlerResponse::Handled;
+  });
+
+  // cpp-httplib adds "Keep-Alive" to every response not closing on its own account; one that
+  // closes the connection (above) says only "Connection: close".
+  svr.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.get_header_value("Connection") == "close") res.headers.erase("Keep-Alive");
+  });
+
+  // Replies the handlers did not write: unknown routes (404), bodies over --max-body-size (413),
+  // requests cpp-httplib could not parse (400). JSON in the route's API shape.
+  svr.set_error_handler(httplib::Server::HandlerWithResponse(
+      [&rt](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        std::string message;
+        if (const std::optional<int> ms = HttpServer::HeadTimeoutExceeded(); ms && res.status == 400) {
+          res.status = 408;
+          message = "the request's headers did not end within " + std::to_string(*ms) + " ms of its first byte";
+        } else if (res.status == 413) {
+          message = "request body is larger than --max-body-size " + std::to_string(rt.params.max_body_size) + " bytes";
+        } else if (res.status == 404) {
+          message = "no route " + req.method + " " + req.path;
+        } else {
+          message = "malformed HTTP request (status " + std::to_string(res.status) + ")";
+        }
+        Send(ErrorReply(ApiOfPath(req.path), res.status, message), res);
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  svr.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    Send(ErrorReply(ApiOfPath(req.path), 500, "internal error: " + what), res);
+  });
+}
+
 }  // namespace
 
 void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
@@ -162,21 +211,6 @@ void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
   svr.Post(rp + "/v1/audio/translations", transcribe(Api::kOpenAiTranslation));
   svr.Options(rp + sp.inference_path, [](const httplib::Request&, httplib::Response&) {});
 
-  svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    const std::optional<std::string> bad = BadContentLength(req);
-    if (!bad) return httplib::Server::HandlerResponse::Unhandled;
-    Send(ErrorReply(ApiOfPath(req.path), 400, *bad), res);
-    res.set_header("Connection", "close");
-    HttpServer::CloseConnectionAfterResponse();
-    return httplib::Server::HandlerResponse::Handled;
-  });
-
-  // cpp-httplib adds "Keep-Alive" to every response not closing on its own account; one that
-  // closes the connection (above) says only "Connection: close".
-  svr.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.get_header_value("Connection") == "close") res.headers.erase("Keep-Alive");
-  });
-
   svr.Post(rp + "/load", [&rt](const httplib::Request& req, httplib::Response& res) { Load(rt, ToForm(req), res); });
 
   svr.Get(rp + "/health", [](const httplib::Request&, httplib::Response& res) {
@@ -187,35 +221,7 @@ void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
     res.set_content(HomePage(rt.params), "text/html");
   });
 
-  // Replies the handlers did not write: unknown routes (404), bodies over --max-body-size (413),
-  // requests cpp-httplib could not parse (400). JSON in the route's API shape.
-  svr.set_error_handler(httplib::Server::HandlerWithResponse(
-      [&rt](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        std::string message;
-        if (const std::optional<int> ms = HttpServer::HeadTimeoutExceeded(); ms && res.status == 400) {
-          res.status = 408;
-          message = "the request's headers did not end within " + std::to_string(*ms) + " ms of its first byte";
-        } else if (res.status == 413) {
-          message = "request body is larger than --max-body-size " + std::to_string(rt.params.max_body_size) + " bytes";
-        } else if (res.status == 404) {
-          message = "no route " + req.method + " " + req.path;
-        } else {
-          message = "malformed HTTP request (status " + std::to_string(res.status) + ")";
-        }
-        Send(ErrorReply(ApiOfPath(req.path), res.status, message), res);
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  svr.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown exception";
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    Send(ErrorReply(ApiOfPath(req.path), 500, "internal error: " + what), res);
-  });
+  InstallHttpHandlers(svr, rt);
 }
 
 }  // namespace whisper::server
