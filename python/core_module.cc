@@ -2,7 +2,8 @@
 // faster-whisper-shaped API on top). Built on whisper.h only, plus the audio decoder the CLI uses.
 //
 //   Model(path, decoding, dtw, compute_type)  one whisper_context (whisper_init_from_file_with_params)
-//   decode_audio_file(path)            -> float32 ndarray, ne = [n_samples] at 16 kHz (LoadAudio16kMono)
+//   decode_audio_file(path)            -> (float32 ndarray, ne = [n_samples] at 16 kHz, the truncation
+//                                        warning or "") (LoadAudio16kMono; path: str or bytes)
 //   decode_audio_bytes(data, name)     -> the same from an in-memory file image
 //   Model.detect_language(audio)       -> (lang_id, [p per language]) (whisper_lang_auto_detect)
 //   Model.transcribe(audio, options)   -> Transcription: whisper_full on its own whisper_state, on a
@@ -11,6 +12,7 @@
 //                                      -> (language, translate, [("info"|"warning", message)]):
 //                                        the CLI's and server's rule (apps/common/request_rules.h)
 //   MAX_THREADS                        the CLI's -t limit (request_rules.h kMaxThreads)
+//   MAX_FLOAT_SAMPLE                   the largest sample magnitude audio files may hold (audio.h)
 //   MAX_DECODERS                       the largest beam_size and best_of (WHISPER_GGML_MAX_DECODERS)
 //
 // The GIL is released around every call into the library and while waiting for a segment, so
@@ -83,25 +85,35 @@ py::array_t<float> ToArray(std::vector<float>&& samples) {
   throw py::value_error(msg);
 }
 
-py::array_t<float> DecodeAudioFile(const std::string& path) {
+// (samples, warning): the warning is the CLI's for a decode that stopped before the frames the
+// header announces (a truncated WAV), "" otherwise (audio.h TruncationWarning).
+using DecodedAudio = std::pair<py::array_t<float>, std::string>;
+
+DecodedAudio DecodeAudioFile(const std::string& path) {
   absl::StatusOr<std::vector<float>> audio;
+  whisper::AudioReport report;
+  whisper::AudioOptions options;
+  options.report = &report;
   {
     py::gil_scoped_release release;
-    audio = whisper::LoadAudio16kMono(path);
+    audio = whisper::LoadAudio16kMono(path, options);
   }
   if (!audio.ok()) RaiseAudioError(audio.status());
-  return ToArray(std::move(*audio));
+  return {ToArray(std::move(*audio)), whisper::TruncationWarning(report, path)};
 }
 
-py::array_t<float> DecodeAudioBytes(const py::bytes& data, const std::string& name) {
+DecodedAudio DecodeAudioBytes(const py::bytes& data, const std::string& name) {
   std::string_view bytes = data;  // pybind11: a view of the bytes object, valid while it lives
   absl::StatusOr<std::vector<float>> audio;
+  whisper::AudioReport report;
+  whisper::AudioOptions options;
+  options.report = &report;
   {
     py::gil_scoped_release release;
-    audio = whisper::LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), name);
+    audio = whisper::LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), name, options);
   }
   if (!audio.ok()) RaiseAudioError(audio.status());
-  return ToArray(std::move(*audio));
+  return {ToArray(std::move(*audio)), whisper::TruncationWarning(report, name)};
 }
 
 // whisper_full_params fields the Python layer sets (names as in whisper.h).
@@ -530,7 +542,8 @@ namespace {
 // faster-whisper's language rule, MAX_THREADS.
 void DefineFunctions(py::module_& m) {
   m.def("decode_audio_file", &DecodeAudioFile, py::arg("path"),
-        "Decodes an audio file to mono float32 at 16 kHz (libsndfile: WAV, FLAC, OGG, MP3, ...).");
+        "Decodes an audio file to mono float32 at 16 kHz (libsndfile: WAV, FLAC, OGG, MP3, ...); returns "
+        "(samples, the warning for a truncated file or '').");
   m.def("decode_audio_bytes", &DecodeAudioBytes, py::arg("data"), py::arg("name"),
         "Decodes the bytes of an audio file as decode_audio_file decodes the file.");
   m.def("version", [] { return std::string(whisper_version()); });
@@ -554,6 +567,7 @@ void DefineFunctions(py::module_& m) {
       py::arg("multilingual"), py::arg("language"), py::arg("translate"),
       "faster-whisper's rule for language and task on English-only models (apps/common/request_rules.h).");
   m.attr("MAX_THREADS") = whisper::kMaxThreads;
+  m.attr("MAX_FLOAT_SAMPLE") = whisper::kMaxFloatSample;  // float files' limit, for numpy audio too
   m.attr("MAX_DECODERS") = WHISPER_GGML_MAX_DECODERS;  // the largest beam_size and best_of
   m.attr("MAX_BATCH_SIZE") = WHISPER_GGML_MAX_BATCH_SIZE;
 }

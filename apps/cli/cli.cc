@@ -356,13 +356,8 @@ std::optional<std::vector<float>> LoadInput(const CliParams& p, const std::strin
     return std::nullopt;
   }
   // A decoder that stopped early without an error (a corrupt FLAC frame) is not silent.
-  if (report.announced_is_exact && report.frames_decoded < report.frames_announced) {
-    std::fprintf(stderr,
-                 "warning: %s: decoding stopped after %lld of the %lld frames the header announces (corrupt or "
-                 "truncated data): transcribing the %.2f s decoded\n",
-                 file == "-" ? kStdinName : file.c_str(), static_cast<long long>(report.frames_decoded),
-                 static_cast<long long>(report.frames_announced),
-                 static_cast<double>(report.frames_decoded) / report.sample_rate);
+  if (const std::string w = TruncationWarning(report, file == "-" ? kStdinName : file); !w.empty()) {
+    std::fprintf(stderr, "warning: %s\n", w.c_str());
   }
   if (audio->size() < 1600) {  // whisper.cpp rejects input under 100 ms (10 frames)
     Fail("'" + InputName(file) + "': " + std::to_string(audio->size()) + " samples is shorter than 100 ms");

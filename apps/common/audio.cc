@@ -199,7 +199,8 @@ absl::Status DrainStreams(int64_t total_frames, const std::string& name, DecodeS
 // The frames a WAV's 'data' chunk header announces when the file is shorter than that, else -1.
 // libsndfile sizes SF_INFO.frames from the bytes present, so a truncated WAV looks complete; its
 // parse log (SFC_GET_LOG_INFO, wav.c) records "data : <header bytes> (should be <bytes present>)"
-// and "Block Align : <bytes per frame>".
+// and "Block Align : <bytes per frame>". A size of 0xFFFFFFFF is no announcement: it is what a
+// writer that cannot seek back leaves (ffmpeg's WAV to a pipe), a stream of unknown length.
 int64_t TruncatedWavFrames(SNDFILE* file, const SF_INFO& info) {
   const int major = info.format & SF_FORMAT_TYPEMASK;
   if (major != SF_FORMAT_WAV && major != SF_FORMAT_WAVEX) return -1;
@@ -211,7 +212,7 @@ int64_t TruncatedWavFrames(SNDFILE* file, const SF_INFO& info) {
   if (data == nullptr || align == nullptr ||
       std::sscanf(data, "\ndata : %lld (should be %lld)", &header_bytes, &present_bytes) != 2 ||
       std::sscanf(align, "Block Align : %lld", &block_align) != 1 || block_align <= 0 ||
-      header_bytes <= present_bytes) {
+      header_bytes <= present_bytes || header_bytes == 0xFFFFFFFFLL) {
     return -1;
   }
   return header_bytes / block_align;
@@ -533,6 +534,16 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromStream(FILE* f, const std
   absl::Status read = ReadStream(f, name, options.max_stream_bytes, &bytes);
   if (!read.ok()) return read;
   return LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), name, options);
+}
+
+std::string TruncationWarning(const AudioReport& report, const std::string& name) {
+  if (!report.announced_is_exact || report.frames_decoded >= report.frames_announced || report.sample_rate <= 0) {
+    return "";
+  }
+  return absl::StrFormat("%s: decoding stopped after %d of the %d frames the header announces (corrupt or "
+                         "truncated data): transcribing the %.2f s decoded",
+                         name, report.frames_decoded, report.frames_announced,
+                         static_cast<double>(report.frames_decoded) / report.sample_rate);
 }
 
 absl::StatusOr<SampleRange> SampleRangeFromMs(int64_t n_samples, int64_t offset_ms,

@@ -128,6 +128,12 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromMemory(const void* data, 
 absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromStream(FILE* f, const std::string& name,
                                                               const AudioOptions& options = {});
 
+// The warning for a decode that stopped before the frames its header announces (a truncated WAV,
+// a corrupt FLAC frame; not MP3, whose count is an estimate), naming `name`, both frame counts and
+// the seconds decoded, which the CLI, the server and the Python package all transcribe; "" when
+// the decode is complete.
+std::string TruncationWarning(const AudioReport& report, const std::string& name);
+
 // Half-open range [begin, end) of sample indices.
 struct SampleRange {
   int64_t begin = 0;

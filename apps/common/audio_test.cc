@@ -471,6 +471,16 @@ TEST(LoadAudioTest, ReportShowsATruncatedWav) {
   EXPECT_EQ(report.frames_decoded, 6000);
   EXPECT_TRUE(report.announced_is_exact);
   EXPECT_EQ(audio->size(), 6000u);
+  EXPECT_EQ(TruncationWarning(report, "cut.wav"),
+            "cut.wav: decoding stopped after 6000 of the 16000 frames the header announces (corrupt or truncated "
+            "data): transcribing the 0.38 s decoded");
+  // A 'data' size of 0xFFFFFFFF (ffmpeg's WAV to a pipe, which cannot seek back to fill it in) is
+  // a stream of unknown length, not 2^31 frames announced: no warning.
+  wav = Pcm16WavBytes(16000, 16000);
+  for (int i = 40; i < 44; ++i) wav[i] = 0xFF;
+  ASSERT_TRUE(LoadAudio16kMonoFromMemory(wav.data(), wav.size(), "pipe.wav", options).ok());
+  EXPECT_EQ(report.frames_announced, 16000);
+  EXPECT_EQ(TruncationWarning(report, "pipe.wav"), "");
 }
 
 TEST(LoadAudioErrorTest, Directory) {

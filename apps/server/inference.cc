@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 #include "apps/common/audio.h"
 #include "apps/common/output.h"
@@ -389,6 +390,28 @@ Reply ErrorReply(Api api, int status, const std::string& message, const std::str
 
 namespace {
 
+// offset_t/duration (ms) against the audio (n_samples at 16 kHz): a selection starting at or past
+// the audio's end, or shorter than the 100 ms whisper.cpp transcribes, transcribes nothing. As
+// whisper-server 1.8.5 (whisper_full: "input is too short", a 200 with empty text) the reply stays
+// a 200 (a client stepping offset_t through a file meets the end this way), with a warning naming
+// the field, its value and the audio's duration so the empty text is not taken for silence. The
+// CLI makes -ot past the end an error (exit 1): a user typing a flag wants to hear of it at once.
+// The warning, or "" when the selection is transcribed.
+std::string OffsetWarning(const Form& form, const CliParams& d, size_t n_samples) {
+  if (d.offset_t_ms == 0 && d.duration_ms == 0) return "";
+  const std::string offset = form.count("offset_t") ? "field 'offset_t' " : "the server's -ot ";
+  const double audio_s = static_cast<double>(n_samples) / kSampleRate;
+  absl::StatusOr<SampleRange> r = SampleRangeFromMs(static_cast<int64_t>(n_samples), d.offset_t_ms, d.duration_ms);
+  if (!r.ok()) {
+    return absl::StrFormat("%s%d ms is at or past the end of the audio (%.3f s): nothing was transcribed", offset,
+                           d.offset_t_ms, audio_s);
+  }
+  if (r->size() >= 1600) return "";
+  return absl::StrFormat("%s%d ms with duration %d ms selects %d ms of the %.3f s audio, less than the 100 ms "
+                         "whisper.cpp transcribes: nothing was transcribed",
+                         offset, d.offset_t_ms, d.duration_ms, r->size() / 16, audio_s);
+}
+
 // Whether the server's arguments name a language (-l/--language).
 bool NamesLanguage(const std::vector<std::string>& args) {
   return std::find(args.begin(), args.end(), "-l") != args.end() ||
@@ -439,7 +462,9 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   // diarize: channels 0 and 1 too, as whisper-server 1.8.5 decodes the upload as stereo
   // (read_audio_data with stereo; a mono file gives its channel twice, so every label is "?").
   std::vector<std::vector<float>> stereo;
+  AudioReport report;
   AudioOptions audio_options;
+  audio_options.report = &report;
   if (o.decode.diarize) audio_options.stereo = &stereo;
   absl::StatusOr<std::vector<float>> audio =
       LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), name, audio_options);
@@ -466,6 +491,9 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   std::vector<std::string> warnings;
   for (const LanguageDecision::Note& note : language.notes) {
     if (note.level == LanguageDecision::Level::kWarning) warnings.push_back(note.message);
+  }
+  for (std::string w : {TruncationWarning(report, name), OffsetWarning(form, o.decode, audio->size())}) {
+    if (!w.empty()) warnings.push_back(std::move(w));
   }
   absl::StatusOr<LoadedModel::Lease> lease = model.Acquire();
   if (!lease.ok()) return ErrorReply(api, 503, std::string(lease.status().message()));

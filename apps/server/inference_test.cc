@@ -395,6 +395,44 @@ TEST_F(InferenceTest, FieldsChangeTheDecode) {
   EXPECT_THAT(r.body, ::testing::Not(HasSubstr("Americans")));
 }
 
+// offset_t at or past the end of jfk.wav (176000 samples = 11.000 s), or leaving under 100 ms:
+// whisper-server 1.8.5's 200 with empty text (whisper_full's "input is too short"), plus a warning
+// naming the field, the value and the audio's duration (it was a silent empty 200). An offset
+// inside the audio warns of nothing.
+TEST_F(InferenceTest, OffsetPastTheEndIsAnEmpty200WithAWarning) {
+  Reply r = Run(Api::kWhisperServer, JfkForm({{"offset_t", "60000"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string past = "field 'offset_t' 60000 ms is at or past the end of the audio (11.000 s): nothing was transcribed";
+  EXPECT_EQ(json::parse(r.body), json({{"text", ""}, {"warnings", {past}}}));
+  EXPECT_THAT(r.warnings, ElementsAreArray({past}));
+  r = Run(Api::kWhisperServer, JfkForm({{"offset_t", "11000"}, {"response_format", "text"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, "");
+  EXPECT_THAT(r.warnings, ElementsAreArray({"field 'offset_t' 11000 ms is at or past the end of the audio (11.000 s): "
+                                            "nothing was transcribed"}));
+  r = Run(Api::kOpenAiTranscription, JfkForm({{"offset_t", "10950"}, {"response_format", "verbose_json"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["segments"], json::array());
+  EXPECT_THAT(r.warnings, ElementsAreArray({"field 'offset_t' 10950 ms with duration 0 ms selects 50 ms of the "
+                                            "11.000 s audio, less than the 100 ms whisper.cpp transcribes: nothing "
+                                            "was transcribed"}));
+  r = Run(Api::kWhisperServer, JfkForm({{"offset_t", "7740"}, {"duration", "3000"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.warnings, ::testing::IsEmpty());
+  EXPECT_THAT(r.body, HasSubstr("ask what you can do for your country"));
+}
+
+// An upload whose WAV header announces 32000 frames over 16000 present is transcribed as far as it
+// goes with the CLI's warning (it was silent).
+TEST_F(InferenceTest, TruncatedUploadWarns) {
+  Form f;
+  f.emplace("file", FormValue{SilentWav(32000).substr(0, 44 + 2 * 16000), "cut.wav", true});
+  const Reply r = Run(Api::kWhisperServer, f);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.warnings, ElementsAreArray({"cut.wav: decoding stopped after 16000 of the 32000 frames the header "
+                                            "announces (corrupt or truncated data): transcribing the 1.00 s decoded"}));
+}
+
 // diarize and tinydiarize against whisper-server 1.8.5's reply bodies for the same requests
 // (testdata/whisper_server_diarize.json, tools/whisper_cpp/whisper_server_diarize.py): stereo
 // jfk.wav with channel 1 at a quarter ("left"), swapped ("right"), equal, and mono jfk.wav. text,

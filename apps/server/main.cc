@@ -22,7 +22,8 @@
 // warning (request_rules.h); segments are not cut at 60 characters unless
 // max_len is sent (whisper-server forces max_len 60); --convert is accepted but audio is always
 // decoded in process (libsndfile: WAV, FLAC, OGG, MP3, AIFF); a client that disconnects does not
-// abort its transcription (cpp-httplib 0.11 cannot tell).
+// abort its transcription (cpp-httplib 0.11 cannot tell); each connection has a thread of its own
+// and a request's head must arrive within 30 s (http_server.h), so idle clients block no one.
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,6 +42,7 @@
 
 #include "apps/common/bazel_run.h"
 #include "httplib.h"
+#include "apps/server/http_server.h"
 #include "apps/server/routes.h"
 #include "apps/server/log_capture.h"
 #include "apps/server/models_dir.h"
@@ -120,7 +122,7 @@ bool LoadRuntime(const ServerParams& sp, ServerRuntime* rt) {
 }
 
 // Binds `svr` to --host and --port (0: any free port). The port bound, or 0 when none could be.
-int BindPort(httplib::Server& svr, const ServerParams& sp) {
+int BindPort(HttpServer& svr, const ServerParams& sp) {
   // cpp-httplib 0.11's default options add SO_REUSEPORT, so a second server bound to a port in
   // use and both answered requests in turn (with their different models). SO_REUSEADDR only, as
   // whisper-server's builds of newer cpp-httplib do: a port in use is an error.
@@ -128,14 +130,7 @@ int BindPort(httplib::Server& svr, const ServerParams& sp) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
   });
-  int port = sp.port;
-  if (port == 0) {
-    port = svr.bind_to_any_port(sp.host);
-    if (port < 0) port = 0;
-  } else if (!svr.bind_to_port(sp.host, port)) {
-    port = 0;
-  }
-  return port;
+  return svr.Bind(sp.host, sp.port);
 }
 
 // Serves on the bound `svr` until SIGINT/SIGTERM (taken by a thread of its own, which stops the
@@ -181,7 +176,7 @@ int Run(int argc, char** argv) {
   ServerRuntime rt;
   if (!LoadRuntime(sp, &rt)) return 3;
 
-  httplib::Server svr;
+  HttpServer svr;  // a thread per connection, a deadline for each request's headers
   if (!sp.public_path.empty()) {
     if (!svr.set_mount_point(sp.request_path.empty() ? "/" : sp.request_path, sp.public_path)) {
       std::fprintf(stderr, "error: --public '%s' is not a folder\n", sp.public_path.c_str());

@@ -2,7 +2,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <string>
 
+#include "apps/server/http_server.h"
 #include "apps/server/inference.h"
 #include "apps/server/models_dir.h"
 
@@ -100,14 +103,86 @@ void Load(ServerRuntime& rt, const Form& form, httplib::Response& res) {
   res.set_content("Load was successful!", "application/text");  // whisper-server's reply
 }
 
+// The request's Content-Length headers checked before its body is read: each must be a decimal
+// byte count (RFC 9112 section 6.3: otherwise the body's framing is unknown; the server must answer
+// 400 and close the connection), and repeated ones must agree. cpp-httplib 0.11 reads the value
+// with strtoull, so "-5" meant 2^64 - 5 bytes and the request waited for them. The message, or
+// nullopt when fine (no header, or a count; a count over --max-body-size is cpp-httplib's 413).
+std::optional<std::string> BadContentLength(const httplib::Request& req) {
+  const size_t n = req.get_header_value_count("Content-Length");
+  std::string first;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string v = req.get_header_value("Content-Length", i);
+    bool digits = !v.empty() && v.size() <= 19;  // < 10^19 fits in uint64_t
+    for (char c : v) digits = digits && c >= '0' && c <= '9';
+    if (!digits) {
+      std::string shown;
+      for (char c : v.substr(0, 40)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';
+      return "header Content-Length '" + shown + (v.size() > 40 ? "...'" : "'") +
+             " is not a byte count: expected 1 to 19 decimal digits";
+    }
+    if (i > 0 && v != first) {
+      return "header Content-Length is given twice with different values ('" + first + "' and '" + v + "')";
+    }
+    first = v;
+  }
+  return std::nullopt;
+}
+
+// The handlers around the routes: Content-Length checked before a body is read, "Keep-Alive"
+// dropped from a response that closes, JSON errors for what no route answered, exceptions as 500.
+void InstallHttpHandlers(httplib::Server& svr, const ServerRuntime& rt) {
+  svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const std::optional<std::string> bad = BadContentLength(req);
+    if (!bad) return httplib::Server::HandlerResponse::Unhandled;
+    Send(ErrorReply(ApiOfPath(req.path), 400, *bad), res);
+    res.set_header("Connection", "close");
+    HttpServer::CloseConnectionAfterResponse();
+    return httplib::Server::HandlerResponse::Handled;
+  });
+
+  // cpp-httplib adds "Keep-Alive" to every response not closing on its own account; one that
+  // closes the connection (above) says only "Connection: close".
+  svr.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.get_header_value("Connection") == "close") res.headers.erase("Keep-Alive");
+  });
+
+  // Replies the handlers did not write: unknown routes (404), bodies over --max-body-size (413),
+  // requests cpp-httplib could not parse (400). JSON in the route's API shape.
+  svr.set_error_handler(httplib::Server::HandlerWithResponse(
+      [&rt](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        std::string message;
+        if (const std::optional<int> ms = HttpServer::HeadTimeoutExceeded(); ms && res.status == 400) {
+          res.status = 408;
+          message = "the request's headers did not end within " + std::to_string(*ms) + " ms of its first byte";
+        } else if (res.status == 413) {
+          message = "request body is larger than --max-body-size " + std::to_string(rt.params.max_body_size) + " bytes";
+        } else if (res.status == 404) {
+          message = "no route " + req.method + " " + req.path;
+        } else {
+          message = "malformed HTTP request (status " + std::to_string(res.status) + ")";
+        }
+        Send(ErrorReply(ApiOfPath(req.path), res.status, message), res);
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  svr.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    Send(ErrorReply(ApiOfPath(req.path), 500, "internal error: " + what), res);
+  });
+}
+
 }  // namespace
 
 void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
   const ServerParams& sp = rt.params;
-  // Enough connection threads for every state, every queued request and a few quick requests
-  // (health checks, rejections) at the same time; connections beyond that wait to be accepted.
-  const size_t n_http_threads = static_cast<size_t>(sp.parallel + sp.queue + 4);
-  svr.new_task_queue = [n_http_threads] { return new httplib::ThreadPool(n_http_threads); };
+  // Connection threads and the request head's deadline: HttpServer (http_server.h).
   svr.set_payload_max_length(sp.max_body_size);
   svr.set_read_timeout(sp.read_timeout_s, 0);
   svr.set_write_timeout(sp.write_timeout_s, 0);
@@ -146,32 +221,7 @@ void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
     res.set_content(HomePage(rt.params), "text/html");
   });
 
-  // Replies the handlers did not write: unknown routes (404), bodies over --max-body-size (413),
-  // requests cpp-httplib could not parse (400). JSON in the route's API shape.
-  svr.set_error_handler(httplib::Server::HandlerWithResponse(
-      [&rt](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        std::string message;
-        if (res.status == 413) {
-          message = "request body is larger than --max-body-size " + std::to_string(rt.params.max_body_size) + " bytes";
-        } else if (res.status == 404) {
-          message = "no route " + req.method + " " + req.path;
-        } else {
-          message = "malformed HTTP request (status " + std::to_string(res.status) + ")";
-        }
-        Send(ErrorReply(ApiOfPath(req.path), res.status, message), res);
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  svr.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown exception";
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    Send(ErrorReply(ApiOfPath(req.path), 500, "internal error: " + what), res);
-  });
+  InstallHttpHandlers(svr, rt);
 }
 
 }  // namespace whisper::server

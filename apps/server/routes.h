@@ -41,8 +41,10 @@ struct ServerRuntime {
   bool log_requests = true;  // one stderr line per transcription request
 };
 
-// Configures `svr` (thread pool, body limit, timeouts, default headers) and installs every route
-// and the JSON error and exception handlers.
+// Configures `svr` (body limit, timeouts, default headers) and installs every route, the check of
+// Content-Length before a body is read (400 and the connection closed when it is not a byte count)
+// and the JSON error and exception handlers. Connection threads and the request head's deadline
+// are HttpServer's (http_server.h); on a plain httplib::Server the routes work the same.
 void InstallRoutes(httplib::Server& svr, ServerRuntime& rt);
 
 }  // namespace whisper::server

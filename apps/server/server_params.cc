@@ -154,7 +154,8 @@ std::string ServerUsage(const char* argv0) {
                   "  (whisper-server opens any path a client names, and exits when it is not a model); a failed\n"
                   "  /load keeps the old model; errors are JSON naming the field; on an English-only model a\n"
                   "  request for another language or translation is transcribed in English with a warning\n"
-                  "  (a 'Warning' header, and 'warnings' in JSON replies).\n\n");
+                  "  (a 'Warning' header, and 'warnings' in JSON replies); each connection has a thread of\n"
+                  "  its own and a request's line and headers must arrive within 30 s (else 408).\n\n");
   return out;
 }
 

@@ -137,32 +137,80 @@ def decode_audio(audio: Union[str, os.PathLike, BinaryIO, np.ndarray]) -> np.nda
 
     Files are decoded by libsndfile (WAV, FLAC, OGG/Vorbis/Opus, MP3, AIFF, ...) and resampled with
     libsamplerate, exactly as the ggml_whisper CLI reads them. Raises FileNotFoundError for a
-    missing path and ValueError for data that is not audio (the message names the file) and for an
-    empty file. An empty array is returned as it is (transcribe gives no segments for it, as
-    faster-whisper 1.2.1 does).
+    missing path and ValueError for data that is not audio (the message names the file), for an
+    empty file, and for array samples that are NaN, infinite or past the magnitude float files may
+    hold (_core.MAX_FLOAT_SAMPLE, 1e4; full scale is 1.0). A file that ends before the frames its
+    header announces (a truncated WAV) is decoded as far as it goes, with the CLI's warning on the
+    "ggml_whisper" logger naming the file and both counts. An empty array is returned as it is
+    (transcribe gives no segments for it, as faster-whisper 1.2.1 does).
     """
     if isinstance(audio, np.ndarray):
-        if audio.ndim != 1:
-            raise ValueError("audio array has shape %s, expected one dimension of mono samples at 16 kHz"
-                             % (audio.shape,))
-        if not np.issubdtype(audio.dtype, np.floating):
-            raise ValueError("audio array has dtype %s, expected float32 samples in [-1, 1]" % audio.dtype)
-        samples = np.ascontiguousarray(audio, dtype=np.float32)
-        if not np.all(np.isfinite(samples)):
-            bad = int(np.flatnonzero(~np.isfinite(samples))[0])
-            raise ValueError("audio array sample %d is %s, expected finite samples" % (bad, samples[bad]))
-        return samples
+        return _checked_samples(audio)
     if isinstance(audio, (str, os.PathLike)):
-        return _core.decode_audio_file(os.fspath(audio))
-    if hasattr(audio, "read"):
+        samples, warning = _core.decode_audio_file(_fs_path("audio", audio))
+    elif hasattr(audio, "read"):
         data = audio.read()
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise ValueError("audio file object returned %s from read(), expected bytes (open it in 'rb' mode)"
                              % type(data).__name__)
-        name = getattr(audio, "name", "<file object>")
-        return _core.decode_audio_bytes(bytes(data), str(name))
-    raise TypeError("audio is a %s, expected a path, a binary file object or a float32 numpy array"
-                    % type(audio).__name__)
+        name = str(getattr(audio, "name", "<file object>")).encode("utf-8", "backslashreplace")
+        samples, warning = _core.decode_audio_bytes(bytes(data), name)
+    else:
+        raise TypeError("audio is a %s, expected a path, a binary file object or a float32 numpy array"
+                        % type(audio).__name__)
+    if warning:
+        _LOG.warning("%s", warning)
+    return samples
+
+
+def _checked_samples(audio: np.ndarray) -> np.ndarray:
+    """decode_audio for an array: float32, one dimension, every sample finite and within
+    _core.MAX_FLOAT_SAMPLE, the CLI's bound for float files (faster-whisper 1.2.1, tiny.en float32,
+    2 s of NaN, inf or 1e30: 224 ')' characters after 3 minutes; of 1e5: " No, no, no.")."""
+    if audio.ndim != 1:
+        raise ValueError("audio array has shape %s, expected one dimension of mono samples at 16 kHz"
+                         % (audio.shape,))
+    if not np.issubdtype(audio.dtype, np.floating):
+        raise ValueError("audio array has dtype %s, expected float32 samples in [-1, 1]" % audio.dtype)
+    if not np.all(np.isfinite(audio)):
+        bad = int(np.flatnonzero(~np.isfinite(audio))[0])
+        raise ValueError("audio array sample %d is %s, expected finite samples" % (bad, audio[bad]))
+    samples = np.ascontiguousarray(audio, dtype=np.float32)
+    loud = np.abs(samples) > _core.MAX_FLOAT_SAMPLE
+    if loud.any():
+        bad = int(np.flatnonzero(loud)[0])
+        raise ValueError("audio array sample %d is %g, expected a magnitude of at most %g (full scale is 1.0)"
+                         % (bad, float(audio[bad]), _core.MAX_FLOAT_SAMPLE))
+    return samples
+
+
+def _fs_path(name, path) -> bytes:
+    """`path` (str or os.PathLike) as the bytes the file system takes (os.fsencode: a name with
+    undecodable bytes round-trips), for the C++ side. Raises ValueError naming the argument for a
+    NUL byte (a C string would end there and name another file) or a str that has no encoding."""
+    try:
+        raw = os.fsencode(path)
+    except UnicodeEncodeError as e:
+        raise ValueError("%s path %r cannot be encoded as a file name (%s)" % (name, os.fspath(path), e.reason)) from None
+    if b"\0" in raw:
+        raise ValueError("%s path %r contains a NUL character" % (name, os.fspath(path)))
+    return raw
+
+
+def _check_text(name, text):
+    """A str option passed to the C API as UTF-8 text that ends at its first NUL: raises ValueError
+    naming the option for a NUL character (what follows would be dropped without a word;
+    faster-whisper tokenizes it, this API cannot carry it) and for a lone surrogate, which is not
+    text and has no UTF-8 form (pybind11 raised a bare TypeError)."""
+    nul = text.find("\0")
+    if nul >= 0:
+        raise ValueError("%s has a NUL character at index %d: whisper_full takes NUL-terminated text; remove it"
+                         % (name, nul))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError("%s has %r at index %d, a lone surrogate that is not text (no UTF-8 encoding)"
+                         % (name, text[e.start], e.start)) from None
 
 
 def _temperatures(temperature) -> List[float]:
@@ -201,12 +249,18 @@ def _check_decoding_options(task, beam_size, best_of, temperature, suppress_toke
     return tokens_to_suppress, _temperatures(temperature)
 
 
-def _check_prompt_options(prefix, hotwords, chunk_length):
-    """prefix and hotwords: a string or None; chunk_length: whole seconds 1..30 or None (30; faster-
-    whisper's longer chunks would skip audio). Raises ValueError naming the option."""
+def _check_prompt_options(prefix, hotwords, chunk_length, initial_prompt=None):
+    """prefix and hotwords: a string or None; initial_prompt: a string, token ids or None; every
+    string without NUL characters or lone surrogates (_check_text); chunk_length: whole seconds
+    1..30 or None (30; faster-whisper's longer chunks would skip audio). Raises ValueError naming
+    the option."""
     for name, text in (("prefix", prefix), ("hotwords", hotwords)):
         if text is not None and not isinstance(text, str):
             raise ValueError("%s=%r, expected a string or None" % (name, text))
+        if text is not None:
+            _check_text(name, text)
+    if isinstance(initial_prompt, str):
+        _check_text("initial_prompt", initial_prompt)
     if chunk_length is not None and (isinstance(chunk_length, bool) or not isinstance(chunk_length, numbers.Integral)
                                      or not 1 <= chunk_length <= 30):
         raise ValueError("chunk_length=%r, expected whole seconds 1..30 or None (30)" % (chunk_length,))
@@ -264,6 +318,8 @@ class WhisperModel:
                  compute_type: str = "default", cpu_threads: int = 0, num_workers: int = 1,
                  download_root: Optional[str] = None, local_files_only: bool = False,
                  decoding: str = "openai"):
+        if decoding not in ("openai", "whisper.cpp"):
+            raise ValueError("decoding=%r, expected 'openai' or 'whisper.cpp'" % (decoding,))
         if device not in ("auto", "cpu"):
             raise ValueError("device=%r: ggml_whisper runs on the CPU ('cpu' or 'auto')" % device)
         # CTranslate2's compute types: the weights are converted at load (whisper_ggml_set_compute_type).
@@ -280,7 +336,7 @@ class WhisperModel:
             raise FileNotFoundError(
                 "model %r not found: ggml_whisper loads whisper.cpp ggml model files (run tools/get_model.sh, "
                 "or convert with //tools:convert); model size names are not downloaded" % path)
-        self._model = _core.Model(path, decoding, "", compute_type)
+        self._model = _core.Model(_fs_path("model", path), decoding, "", compute_type)
         if self._model.compute_type_note:
             _LOG.warning("%s", self._model.compute_type_note)
         self._compute_type = compute_type
@@ -374,7 +430,7 @@ class WhisperModel:
             task, beam_size, best_of, temperature, suppress_tokens, self._model.dims[0])
         _check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
                             max_new_tokens, prompt_reset_on_temperature)
-        _check_prompt_options(prefix, hotwords, chunk_length)
+        _check_prompt_options(prefix, hotwords, chunk_length, initial_prompt)
         multilingual = self._multilingual(multilingual)
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE
@@ -423,8 +479,8 @@ class WhisperModel:
         with nothing between (collect_chunks), and the _SpeechTimestampsMap that restores times."""
         params, opts = vad_params
         neg = opts["neg_threshold"]
-        chunks = _core.speech_chunks(self._vad_model_path(), samples, params, -1.0 if neg is None else float(neg),
-                                     self._threads)
+        chunks = _core.speech_chunks(_fs_path("VAD model", self._vad_model_path()), samples, params,
+                                     -1.0 if neg is None else float(neg), self._threads)
         if not chunks:
             return np.zeros(0, np.float32), None
         return np.concatenate([samples[s:e] for s, e in chunks]), _SpeechTimestampsMap(chunks)
@@ -545,7 +601,8 @@ class WhisperModel:
                 if preset is None:
                     raise ValueError("word_timestamps=True: no alignment heads are known for a model of dims %s "
                                      "(n_vocab, n_audio_layer, n_text_layer)" % (self._model.dims,))
-                self._words = _core.Model(self.model_path, self._decoding, preset, self._compute_type)
+                self._words = _core.Model(_fs_path("model", self.model_path), self._decoding, preset,
+                                          self._compute_type)
             return self._words
 
 
@@ -617,7 +674,7 @@ def _no_windows(samples, max_initial_timestamp):
 def _is_language_code(language) -> bool:
     """Whether `language` is one of Whisper's language codes ("en", "zh", ...): whisper.cpp's
     whisper_lang_id also takes names ("english"), faster-whisper 1.2.1's Tokenizer does not."""
-    if not isinstance(language, str):
+    if not isinstance(language, str) or not language.isascii() or "\0" in language:
         return False
     lang = _core.lang_id(language)
     return lang >= 0 and _core.lang_str(lang) == language

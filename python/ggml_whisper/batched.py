@@ -210,7 +210,7 @@ class BatchedInferencePipeline:
         # PlanChunks), which the sequential loop gives as it is, without the batched state.
         if vad is not None and a["batch_size"] > 1 and duration > chunk_seconds:
             o.batch_size = int(a["batch_size"])
-            o.vad_model_path = m._vad_model_path()
+            o.vad_model_path = _gw._fs_path("VAD model", m._vad_model_path())
             o.vad_params = vad[0]
         info = _gw.TranscriptionInfo(language=language, language_probability=language_probability,
                                      duration=duration, duration_after_vad=duration, all_language_probs=all_probs,
@@ -234,7 +234,7 @@ class BatchedInferencePipeline:
         tokens_to_suppress, temperatures = _decoding_options(self.model, a)
         _gw._check_beam_options(a["beam_size"], a["patience"], a["length_penalty"], a["repetition_penalty"],
                                 a["no_repeat_ngram_size"], a["max_new_tokens"], a["prompt_reset_on_temperature"])
-        _gw._check_prompt_options(None, a["hotwords"], a["chunk_length"])
+        _gw._check_prompt_options(None, a["hotwords"], a["chunk_length"], a["initial_prompt"])
         vad = None
         if a["vad_filter"] and clips is None:
             vad = self.model._vad_params(_vad_options(a["vad_parameters"], int(a["chunk_length"] or 30)))
