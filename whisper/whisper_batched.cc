@@ -135,6 +135,7 @@ absl::Status RunBatched(whisper_state* state, const whisper_full_params& params,
   absl::Status st = EnsureBatched(state, params.ggml_batch_size, DecodersNeeded(tp.decoding), params.n_threads);
   if (!st.ok()) return st;
   BatchedState& b = *state->batched;
+  b.ws->set_gelu(GeluOfRules(tp.decoding.whisper_cpp));
   // Chunk boundaries: with params.vad, the start of every stretch of the joined speech (after its
   // join's silence); else the pauses VAD finds in the whole audio, none of which is dropped.
   const int n_frames = tp.decoding.whisper_cpp ? state->mel_n_len_org : state->mel_n_frames_audio;

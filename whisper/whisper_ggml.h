@@ -218,7 +218,10 @@ WHISPER_API int whisper_ggml_check_grammar(const whisper_grammar_element** rules
  * of its own step), with the same options. Everything else (VAD, the log-mel, language detection,
  * whisper_lang_auto_detect_with_state) stays on the state's own buffers and params.n_threads.
  * A call runs as without the batch when it needs more decoders than n_decoders_per_slot (beam
- * search, best_of), or uses ggml_batch_size > 1.
+ * search, best_of), or uses ggml_batch_size > 1. The batch's graphs use the GELU of the context's
+ * decoding rules at whisper_ggml_batch_init (whisper_ggml_set_decoding: whisper.cpp's tanh form or
+ * the model's erf form); a call on the batch after the context's rules changed fails (-1, with a
+ * message), so set the rules first.
  * whisper_ggml_batch_init returns NULL with a message for a NULL ctx, n_slots not in 1 .. 64,
  * n_decoders_per_slot < 1, n_slots x n_decoders_per_slot > 128, n_threads outside 1 ..
  * GGML_THREADPOOL_MAX_THREADS, or a state that cannot be made. whisper_ggml_state_set_batch returns

@@ -33,12 +33,6 @@ namespace {
 
 constexpr char kReference[] = "testdata/reference/fw_avg_logprob.json";
 constexpr double kTolerance = 1e-2;
-// A run whose tokens differ from faster-whisper's, by the GELU: base on jfk.wav at beam 5 keeps
-// "And so my" where faster-whisper keeps "And so, my" (with the erf GELU in encoder.cc and
-// decoder.cc, measured, the tokens are equal and avg_logprob within 3.3e-5). Its text must differ
-// (so this entry goes once the GELU is the model's); its avg_logprob is not compared.
-constexpr char kKnownGeluDifference[] = "base jfk.wav clip=0 beam=5";
-
 void Silent(ggml_log_level, const char*, void*) {}
 
 struct ContextDeleter {
@@ -121,14 +115,9 @@ class AvgLogprobTest : public ::testing::Test {
       w.avg_logprob = seg["avg_logprob"].get<double>();
     }
     ASSERT_EQ(got.size(), want.size());
-    const bool known = run["name"] == kKnownGeluDifference;
     for (auto g = got.begin(), w = want.begin(); g != got.end(); ++g, ++w) {
       SCOPED_TRACE("window at seek " + std::to_string(w->first));
       EXPECT_EQ(g->first, w->first);
-      if (known) {
-        EXPECT_NE(g->second.text, w->second.text) << "the known difference is gone: remove kKnownGeluDifference";
-        continue;
-      }
       EXPECT_EQ(g->second.text, w->second.text);
       EXPECT_NEAR(g->second.avg_logprob, w->second.avg_logprob, kTolerance);
       printf("%s, seek %lld: avg_logprob %.5f, faster-whisper %.5f (%+.1e)\n", run["name"].get<std::string>().c_str(),
