@@ -9,12 +9,14 @@
 // greedy and beam 5. Every window (the segments of one seek) has faster-whisper's text tokens, and
 // its avg_logprob is within kTolerance of faster-whisper's.
 //
-// kTolerance is the numerics, not the rules: our encoder's and decoder's GELU is whisper.cpp's
-// tanh form, the model's (and CTranslate2's) the exact erf one, and a window's low-probability
-// tokens move by a few 1e-3 (measured: 7.7e-5 to 5.2e-3, the largest on jfk.wav from 10.5 s: 5
-// tokens, one at p 0.11; with the erf GELU 1e-5 to 1.1e-3). Leaving out <|endoftext|>'s
-// log-probability at the audio end (the bug this guards; whisper/decoding_test.cc AudioEndTest
-// pins the rule) moved the windows from 10 s and 10.5 s by 0.037 and 0.027.
+// kTolerance is the numerics, not the rules. Under OpenAI's rules our GELU is the model's (and
+// CTranslate2's) exact erf form (whisper/encoder.h Gelu); measured: 1e-5 to 1.1e-3, the largest on
+// jfk.wav from 10 s (greedy; 8.2e-4 at beam 5), every other window within 5e-4. With whisper.cpp's
+// tanh GELU they were 7.7e-5 to 5.2e-3 (jfk.wav from 10.5 s: 5 tokens, one at p 0.11), and base
+// on jfk.wav at beam 5 kept "And so my" where faster-whisper keeps "And so, my" (now equal, within
+// 3.3e-5). Leaving out <|endoftext|>'s log-probability at the audio end (the bug this guards;
+// whisper/decoding_test.cc AudioEndTest pins the rule) moved the windows from 10 s and 10.5 s by
+// 0.037 and 0.027; the tanh GELU, by 2.1e-3 to 5.2e-3 there.
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -32,7 +34,7 @@ namespace whisper_e2e {
 namespace {
 
 constexpr char kReference[] = "testdata/reference/fw_avg_logprob.json";
-constexpr double kTolerance = 1e-2;
+constexpr double kTolerance = 2e-3;
 void Silent(ggml_log_level, const char*, void*) {}
 
 struct ContextDeleter {
