@@ -46,8 +46,6 @@ RUNS = [
     # threshold, else among all) is the beam search at 0.0 for every seed tried, reported at 0.8.
     # (Greedy, beam_size 1, keeps a sampled attempt for some seeds: no reference.)
     ("temperature_list_fallback_x3", "tiny.en", "jfk_x3", {"beam_size": 5, "temperature": [0.0, 0.4, 0.8]}),
-    ("temperature_list_fallback_best_of_3_x3", "tiny.en", "jfk_x3",
-     {"beam_size": 5, "best_of": 3, "temperature": [0.0, 0.4, 0.8]}),
     ("beam_10", "tiny.en", "jfk", {"beam_size": 10, "temperature": 0.0}),
     ("beam_16", "tiny.en", "jfk", {"beam_size": 16, "temperature": 0.0}),
     ("beam_10_base", "base", "jfk", {"beam_size": 10, "temperature": 0.0, "language": "en"}),
