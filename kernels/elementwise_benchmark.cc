@@ -89,6 +89,13 @@ void BM_Gelu(benchmark::State& state, std::string target) {
   });
 }
 
+void BM_GeluErf(benchmark::State& state, std::string target) {
+  const Rows r = kGelu;
+  RunOnTarget(state, target, r, [&](const float* x, float* y) {
+    GeluF32(r.n * r.nrows, x, y, GeluMode::kErf);
+  });
+}
+
 void RegisterAll() {
   for (const Rows& r : {kSoftmax, kNorm, kGelu}) {
     benchmark::RegisterBenchmark((std::string("Memcpy/") + r.name).c_str(), BM_Memcpy, r);
@@ -98,6 +105,7 @@ void RegisterAll() {
     benchmark::RegisterBenchmark(("Softmax/" + name + "/" + kSoftmax.name).c_str(), BM_Softmax, name);
     benchmark::RegisterBenchmark(("LayerNorm/" + name + "/" + kNorm.name).c_str(), BM_LayerNorm, name);
     benchmark::RegisterBenchmark(("Gelu/" + name + "/" + kGelu.name).c_str(), BM_Gelu, name);
+    benchmark::RegisterBenchmark(("GeluErf/" + name + "/" + kGelu.name).c_str(), BM_GeluErf, name);
   }
 }
 

@@ -28,6 +28,7 @@ struct DecoderStep {
   const AlignmentHead* aheads = nullptr;
   int n_aheads = 0;
   int n_logits = 1;  // logits of the last n_logits tokens (one sequence)
+  Gelu gelu = Gelu::kErf;
 };
 
 struct StepShape {
@@ -58,10 +59,10 @@ ggml_tensor* Project(ggml_context* ctx, ggml_tensor* w, ggml_tensor* x, const St
 }
 
 // x + MLP(LN(x)) (whisper/encoder.h MlpBlock) with the products cut as Project does.
-ggml_tensor* DecoderMlp(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x, const StepShape& s) {
-  if (s.col_block <= 0) return MlpBlock(ctx, w, x);
+ggml_tensor* DecoderMlp(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x, const StepShape& s, Gelu gelu) {
+  if (s.col_block <= 0) return MlpBlock(ctx, w, x, gelu);
   ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
-  cur = ggml_gelu(ctx, ggml_add(ctx, Project(ctx, w.fc1_w, cur, s), w.fc1_b));
+  cur = GeluOp(ctx, ggml_add(ctx, Project(ctx, w.fc1_w, cur, s), w.fc1_b), gelu);
   cur = ggml_add(ctx, Project(ctx, w.fc2_w, cur, s), w.fc2_b);
   return ggml_add(ctx, cur, x);
 }
@@ -342,7 +343,7 @@ absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model,
     const DecoderLayerWeights& lw = w.decoder[il];
     cur = SelfAttention(ctx, g.graph, lw.attn, st, il, s, cur);
     cur = CrossAttention(ctx, g.graph, lw.cross, st, il, s, cur, g.aheads_qk);
-    cur = DecoderMlp(ctx, lw.mlp, cur, s);
+    cur = DecoderMlp(ctx, lw.mlp, cur, s, st.gelu);
     if (cur == nullptr) return BuildError(absl::StrCat("decoder layer ", il));
   }
   // Only the last token's logits are needed (of each sequence's token in a batch; the last
@@ -364,23 +365,24 @@ absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model,
 absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperModel& model,
                                                const DecoderKv& self_kv, const DecoderKv& cross_kv,
                                                int n_audio_ctx, int n_tokens, int n_past,
-                                               const AlignmentHead* aheads, int n_aheads, int n_logits) {
+                                               const AlignmentHead* aheads, int n_aheads, int n_logits, Gelu gelu) {
   const DecoderSequence seq{self_kv, cross_kv, n_audio_ctx, n_past};
-  return Build(ctx, model, DecoderStep{&seq, 1, false, n_tokens, aheads, n_aheads, n_logits});
+  return Build(ctx, model, DecoderStep{&seq, 1, false, n_tokens, aheads, n_aheads, n_logits, gelu});
 }
 
 absl::StatusOr<DecoderGraph> BuildSequencesDecoderGraph(ggml_context* ctx, const WhisperModel& model,
-                                                        const DecoderSequence* seqs, int n_seqs) {
+                                                        const DecoderSequence* seqs, int n_seqs, Gelu gelu) {
   if (seqs == nullptr || n_seqs < 1) {
     return absl::InvalidArgumentError(absl::StrFormat("decoder: a batch of %d sequences%s (need >= 1)", n_seqs,
                                                       seqs == nullptr ? " and no sequence array" : ""));
   }
-  return Build(ctx, model, DecoderStep{seqs, n_seqs, true, n_seqs, nullptr, 0, 1});
+  return Build(ctx, model, DecoderStep{seqs, n_seqs, true, n_seqs, nullptr, 0, 1, gelu});
 }
 
 absl::StatusOr<DecoderGraph> BuildBatchedDecoderGraph(ggml_context* ctx, const WhisperModel& model,
                                                       const DecoderKv* self_kvs, int n_batch,
-                                                      const DecoderKv& cross_kv, int n_audio_ctx, int n_past) {
+                                                      const DecoderKv& cross_kv, int n_audio_ctx, int n_past,
+                                                      Gelu gelu) {
   if (self_kvs == nullptr || n_batch < 1) {
     return absl::InvalidArgumentError(absl::StrFormat("decoder: a batch of %d decoders%s (need >= 1)", n_batch,
                                                       self_kvs == nullptr ? " and no KV caches" : ""));
@@ -395,7 +397,7 @@ absl::StatusOr<DecoderGraph> BuildBatchedDecoderGraph(ggml_context* ctx, const W
     seqs = heap_seqs.data();
   }
   for (int b = 0; b < n_batch; ++b) seqs[b] = DecoderSequence{self_kvs[b], cross_kv, n_audio_ctx, n_past};
-  return BuildSequencesDecoderGraph(ctx, model, seqs, n_batch);
+  return BuildSequencesDecoderGraph(ctx, model, seqs, n_batch, gelu);
 }
 
 }  // namespace whisper

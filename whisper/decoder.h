@@ -22,6 +22,7 @@
 #include "ggml/ggml.h"
 #include "ggml/graph.h"
 #include "whisper/dtw.h"
+#include "whisper/encoder.h"
 #include "whisper/model.h"
 
 namespace whisper {
@@ -90,12 +91,13 @@ struct DecoderGraph {
 // whisper/dtw.h) adds the aheads_qk output for DTW timestamps; the context then needs
 // DecoderGraphSize(hparams, n_aheads). n_logits (1 .. n_tokens; InvalidArgument otherwise): the
 // logits of the last n_logits tokens, ne = [n_vocab, n_logits] (the alignment pass's token
-// probabilities need every text position's, as CTranslate2's Whisper align).
+// probabilities need every text position's, as CTranslate2's Whisper align). `gelu`: the MLPs'
+// GELU (whisper/encoder.h Gelu; the encoder's and the decoder's are the same form).
 absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperModel& model,
                                                const DecoderKv& self_kv, const DecoderKv& cross_kv,
                                                int n_audio_ctx, int n_tokens, int n_past,
                                                const AlignmentHead* aheads = nullptr, int n_aheads = 0,
-                                               int n_logits = 1);
+                                               int n_logits = 1, Gelu gelu = Gelu::kErf);
 
 // One sampling step of n_seqs independent sequences in one graph: token b (input tokens[b],
 // ne = [n_seqs]) is sequence seqs[b]'s token at position seqs[b].n_past of seqs[b].self_kv, and
@@ -117,9 +119,11 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
 // Needs DecoderGraphSize(hparams, 0, n_seqs). Errors: InvalidArgument for a null
 // array or n_seqs < 1, a sequence whose n_past is not in [0, n_text_ctx), whose n_audio_ctx is not
 // in [1, hparams.n_audio_ctx], whose caches are too small or not F16, or two sequences that share
-// a self KV cache; Internal (with ggml_last_error()) when a constructor fails.
+// a self KV cache; Internal (with ggml_last_error()) when a constructor fails. `gelu` as
+// BuildDecoderGraph's.
 absl::StatusOr<DecoderGraph> BuildSequencesDecoderGraph(ggml_context* ctx, const WhisperModel& model,
-                                                        const DecoderSequence* seqs, int n_seqs);
+                                                        const DecoderSequence* seqs, int n_seqs,
+                                                        Gelu gelu = Gelu::kErf);
 
 // One sampling step of n_batch decoders of one window (beam search, best-of): the special case
 // of BuildSequencesDecoderGraph where every sequence has cross_kv, n_audio_ctx and n_past (so
@@ -129,7 +133,8 @@ absl::StatusOr<DecoderGraph> BuildSequencesDecoderGraph(ggml_context* ctx, const
 // n_batch). Errors: those of BuildSequencesDecoderGraph. Heap-allocates only for n_batch > 32.
 absl::StatusOr<DecoderGraph> BuildBatchedDecoderGraph(ggml_context* ctx, const WhisperModel& model,
                                                       const DecoderKv* self_kvs, int n_batch,
-                                                      const DecoderKv& cross_kv, int n_audio_ctx, int n_past);
+                                                      const DecoderKv& cross_kv, int n_audio_ctx, int n_past,
+                                                      Gelu gelu = Gelu::kErf);
 
 }  // namespace whisper
 

@@ -94,9 +94,13 @@ ggml_tensor* LayerNorm(ggml_context* ctx, ggml_tensor* x, ggml_tensor* w, ggml_t
   return ggml_add(ctx, ggml_mul(ctx, ggml_norm(ctx, x, kLayerNormEps), w), b);
 }
 
-ggml_tensor* MlpBlock(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x) {
+ggml_tensor* GeluOp(ggml_context* ctx, ggml_tensor* x, Gelu gelu) {
+  return gelu == Gelu::kTanh ? ggml_gelu(ctx, x) : ggml_gelu_erf(ctx, x);
+}
+
+ggml_tensor* MlpBlock(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x, Gelu gelu) {
   ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
-  cur = ggml_gelu(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w.fc1_w, cur), w.fc1_b));
+  cur = GeluOp(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w.fc1_w, cur), w.fc1_b), gelu);
   cur = ggml_add(ctx, ggml_mul_mat(ctx, w.fc2_w, cur), w.fc2_b);
   return ggml_add(ctx, cur, x);
 }
@@ -136,9 +140,9 @@ absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperM
   // Conv stem: [2 n_ctx, n_mels] -> [2 n_ctx, S] -> [n_ctx, S]. The biases [1, S] broadcast
   // over time.
   ggml_tensor* cur = ggml_conv_1d_ph(ctx, w.conv1_w, g.mel, 1, 1);
-  cur = ggml_gelu(ctx, ggml_add(ctx, cur, w.conv1_b));
+  cur = GeluOp(ctx, ggml_add(ctx, cur, w.conv1_b), opt.gelu);
   cur = ggml_conv_1d_ph(ctx, w.conv2_w, cur, 2, 1);
-  cur = ggml_gelu(ctx, ggml_add(ctx, cur, w.conv2_b));
+  cur = GeluOp(ctx, ggml_add(ctx, cur, w.conv2_b), opt.gelu);
   // [S, n_ctx] plus the first n_ctx rows of the positional embedding.
   ggml_tensor* pe = ggml_view_2d(ctx, w.e_pe, S, n_ctx, w.e_pe->nb[1], 0);
   cur = ggml_add(ctx, ggml_cont(ctx, ggml_transpose(ctx, cur)), pe);
@@ -146,7 +150,7 @@ absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperM
 
   for (int il = 0; il < h.n_audio_layer; ++il) {
     cur = EncoderAttention(ctx, w.encoder[il].attn, cur, h.n_audio_head, opt);
-    cur = MlpBlock(ctx, w.encoder[il].mlp, cur);
+    cur = MlpBlock(ctx, w.encoder[il].mlp, cur, opt.gelu);
     if (cur == nullptr) return BuildError(absl::StrCat("encoder layer ", il).c_str());
   }
   cur = LayerNorm(ctx, cur, w.e_ln_w, w.e_ln_b);

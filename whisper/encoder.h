@@ -64,10 +64,20 @@ inline constexpr int kEncoderQueryBlock = 256;
 // kInt8AttentionOn and kInt8AttentionOff ignore the weights and the environment.
 enum Int8Attention { kInt8AttentionAuto = -1, kInt8AttentionOff = 0, kInt8AttentionOn = 1 };
 
+// The GELU of the encoder's convolutions and MLPs and of the decoder's MLPs:
+//   kErf:  0.5 x (1 + erf(x / sqrt(2))), ggml_gelu_erf. The model's (OpenAI whisper/model.py
+//          nn.GELU()) and CTranslate2's (faster-whisper), so OpenAI's decoding rules use it.
+//   kTanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), ggml_gelu: whisper.cpp's
+//          (src/whisper.cpp ggml_gelu), so --decoding whisper.cpp stays byte-equal to whisper-cli.
+// The two differ by up to 4.7e-4 (at |x| = 2.7); on base, jfk.wav, beam 5 that changes a token
+// (whisper/e2e/avg_logprob_test.cc).
+enum class Gelu { kErf, kTanh };
+
 struct EncoderOptions {
   bool flash_attn = true;
   int query_block = kEncoderQueryBlock;  // blocked path only; >= 1 (n_ctx: one block)
   Int8Attention int8_attention = kInt8AttentionAuto;
+  Gelu gelu = Gelu::kErf;
 };
 
 // Whether the encoder's attention over these weights runs in int8 under `mode` (see
@@ -90,7 +100,7 @@ struct EncoderGraph {
 // Builds the encoder graph for n_ctx positions (1 <= n_ctx <= n_audio_ctx) into `ctx`, a
 // no_alloc metadata context with room for EncoderGraphSize(hparams, options) tensors plus the
 // graph. `embd` is the caller's persistent F32 tensor of ne [S, >= n_ctx] (contiguous) that the
-// encoder output is copied into. `options` chooses the attention (see EncoderOptions).
+// encoder output is copied into. `options` chooses the attention and the GELU (see EncoderOptions).
 // Errors: InvalidArgument for a bad n_ctx, query_block (blocked path) or embd shape; Internal (with
 // ggml_last_error()) when a constructor fails (metadata context too small).
 absl::StatusOr<EncoderGraph> BuildEncoderGraph(ggml_context* ctx, const WhisperModel& model,
@@ -117,8 +127,10 @@ ggml_tensor* BlockedAttention(ggml_context* ctx, ggml_tensor* Q, ggml_tensor* K,
 
 // Shared by the encoder and decoder builders: LN(x) * w + b, with eps 1e-5.
 ggml_tensor* LayerNorm(ggml_context* ctx, ggml_tensor* x, ggml_tensor* w, ggml_tensor* b);
-// x + MLP(LN(x)): fc2(GELU(fc1(LN(x)) + b1)) + b2, then the residual.
-ggml_tensor* MlpBlock(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x);
+// x + MLP(LN(x)): fc2(GELU(fc1(LN(x)) + b1)) + b2, then the residual; `gelu` picks the form.
+ggml_tensor* MlpBlock(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x, Gelu gelu);
+// GELU(x) in the form `gelu` (ggml_gelu_erf or ggml_gelu); NULL as those return it.
+ggml_tensor* GeluOp(ggml_context* ctx, ggml_tensor* x, Gelu gelu);
 
 }  // namespace whisper
 

@@ -39,7 +39,9 @@ Vec LayerNorm(const Vec& x, const ggml_tensor* w, const ggml_tensor* b) {
   return y;
 }
 
-double Gelu(double x) {
+// OpenAI's nn.GELU(): 0.5 x (1 + erf(x / sqrt(2))); or whisper.cpp's tanh approximation.
+double GeluOf(double x, Gelu form) {
+  if (form == Gelu::kErf) return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
 }
 
@@ -73,10 +75,10 @@ std::vector<Vec> Attend(const std::vector<Vec>& q, const std::vector<Vec>& k,
 }
 
 // x += MLP(LN(x)) for each row.
-void Mlp(const MlpWeights& w, std::vector<Vec>* x) {
+void Mlp(const MlpWeights& w, Gelu form, std::vector<Vec>* x) {
   for (Vec& row : *x) {
     Vec hdn = Linear(w.fc1_w, w.fc1_b, LayerNorm(row, w.ln_w, w.ln_b));
-    for (double& v : hdn) v = Gelu(v);
+    for (double& v : hdn) v = GeluOf(v, form);
     const Vec y = Linear(w.fc2_w, w.fc2_b, hdn);
     for (size_t c = 0; c < row.size(); ++c) row[c] += y[c];
   }
@@ -84,7 +86,7 @@ void Mlp(const MlpWeights& w, std::vector<Vec>* x) {
 
 // Conv1d with kernel 3, padding 1: in [IC][L] -> GELU(out + b) [OC][L_out].
 std::vector<Vec> ConvGelu(const ggml_tensor* w, const ggml_tensor* b, const std::vector<Vec>& in,
-                          int stride) {
+                          int stride, Gelu form) {
   const int64_t L = in[0].size();
   const int64_t L_out = (L + 2 - 3) / stride + 1;
   std::vector<Vec> out(w->ne[2], Vec(L_out));
@@ -97,7 +99,7 @@ std::vector<Vec> ConvGelu(const ggml_tensor* w, const ggml_tensor* b, const std:
           if (src >= 0 && src < L) s += At(w, k, ic, oc) * in[ic][src];
         }
       }
-      out[oc][t] = Gelu(s);
+      out[oc][t] = GeluOf(s, form);
     }
   }
   return out;
@@ -106,7 +108,7 @@ std::vector<Vec> ConvGelu(const ggml_tensor* w, const ggml_tensor* b, const std:
 }  // namespace
 
 std::vector<double> NaiveEncode(const WhisperModel& model, const std::vector<float>& window,
-                                int n_ctx) {
+                                int n_ctx, Gelu gelu) {
   const WhisperHparams& h = model.hparams();
   const WhisperWeights& w = model.weights();
   const int S = h.n_audio_state;
@@ -114,7 +116,7 @@ std::vector<double> NaiveEncode(const WhisperModel& model, const std::vector<flo
   for (int m = 0; m < h.n_mels; ++m) {
     for (int t = 0; t < 2 * n_ctx; ++t) mel[m][t] = window[m * 2 * n_ctx + t];
   }
-  const std::vector<Vec> c2 = ConvGelu(w.conv2_w, w.conv2_b, ConvGelu(w.conv1_w, w.conv1_b, mel, 1), 2);
+  const std::vector<Vec> c2 = ConvGelu(w.conv2_w, w.conv2_b, ConvGelu(w.conv1_w, w.conv1_b, mel, 1, gelu), 2, gelu);
   std::vector<Vec> x(n_ctx, Vec(S));
   for (int t = 0; t < n_ctx; ++t) {
     for (int c = 0; c < S; ++c) x[t][c] = c2[c][t] + At(w.e_pe, c, t);
@@ -135,7 +137,7 @@ std::vector<double> NaiveEncode(const WhisperModel& model, const std::vector<flo
       const Vec o = Linear(lw.attn.o_w, lw.attn.o_b, a[t]);
       for (int c = 0; c < S; ++c) x[t][c] += o[c];
     }
-    Mlp(lw.mlp, &x);
+    Mlp(lw.mlp, gelu, &x);
   }
   Vec out;
   out.reserve(static_cast<size_t>(n_ctx) * S);
@@ -147,7 +149,7 @@ std::vector<double> NaiveEncode(const WhisperModel& model, const std::vector<flo
 }
 
 std::vector<double> NaiveDecode(const WhisperModel& model, const std::vector<double>& enc, int n_ctx,
-                                const std::vector<int32_t>& tokens) {
+                                const std::vector<int32_t>& tokens, Gelu gelu) {
   const WhisperHparams& h = model.hparams();
   const WhisperWeights& w = model.weights();
   const int S = h.n_text_state;
@@ -191,7 +193,7 @@ std::vector<double> NaiveDecode(const WhisperModel& model, const std::vector<dou
       const Vec o = Linear(lw.cross.o_w, lw.cross.o_b, a[i]);
       for (int c = 0; c < S; ++c) x[i][c] += o[c];
     }
-    Mlp(lw.mlp, &x);
+    Mlp(lw.mlp, gelu, &x);
   }
   const Vec y = LayerNorm(x[n - 1], w.d_ln_w, w.d_ln_b);
   Vec logits(h.n_vocab);

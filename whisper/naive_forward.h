@@ -13,19 +13,21 @@
 #include <cstdint>
 #include <vector>
 
+#include "whisper/encoder.h"
 #include "whisper/model.h"
 
 namespace whisper {
 
 // Encoder output for a window of 2 n_ctx frames: `window` is row-major [n_mels][2 n_ctx].
-// Returns [n_ctx][S] (position-major).
+// Returns [n_ctx][S] (position-major). `gelu`: the model's erf form (nn.GELU()) or whisper.cpp's
+// tanh approximation (whisper/encoder.h Gelu), evaluated in double.
 std::vector<double> NaiveEncode(const WhisperModel& model, const std::vector<float>& window,
-                                int n_ctx);
+                                int n_ctx, Gelu gelu = Gelu::kErf);
 
 // Logits [n_vocab] of the last of `tokens` (positions 0 .. tokens.size() - 1) given the encoder
-// output `enc` ([n_ctx][S], from NaiveEncode).
+// output `enc` ([n_ctx][S], from NaiveEncode). `gelu` as NaiveEncode's.
 std::vector<double> NaiveDecode(const WhisperModel& model, const std::vector<double>& enc, int n_ctx,
-                                const std::vector<int32_t>& tokens);
+                                const std::vector<int32_t>& tokens, Gelu gelu = Gelu::kErf);
 
 }  // namespace whisper
 

@@ -46,7 +46,7 @@ absl::Status CheckTokens(const char* what, const int32_t* tokens, int n_tokens, 
 
 InferenceState::InferenceState(const WhisperModel& model, int n_threads, GraphComputeFn compute,
                            const EncoderOptions& encoder)
-    : model_(model), n_threads_(n_threads), encoder_options_(encoder), compute_(compute) {}
+    : model_(model), n_threads_(n_threads), encoder_options_(encoder), compute_(compute), gelu_(encoder.gelu) {}
 
 InferenceState::~InferenceState() {
   ggml_gallocr_free(enc_alloc_);
@@ -184,7 +184,7 @@ absl::StatusOr<size_t> InferenceState::ReserveGraphs(int n_decoders) {
     ggml_reset(dec_ctx_);
     absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(dec_ctx_, model_, self_kv_[0], cross_kvs_[0],
                                                        h.n_audio_ctx, n_tokens,
-                                                       h.n_text_ctx - n_tokens);
+                                                       h.n_text_ctx - n_tokens, nullptr, 0, 1, gelu_);
     if (!g.ok()) return g.status();
     if (n_tokens == h.n_text_ctx && !ggml_gallocr_reserve(dec_alloc_, g->graph)) {
       return GgmlError("InferenceState: reserving the decoder graph");
@@ -206,7 +206,7 @@ absl::StatusOr<size_t> InferenceState::ReserveGraphs(int n_decoders) {
                                  h.n_text_ctx - 1 - (distinct ? b % 2 : 0)};
     }
     ggml_reset(dec_ctx_);
-    absl::StatusOr<DecoderGraph> g = BuildSequencesDecoderGraph(dec_ctx_, model_, seqs_.data(), n_decoders);
+    absl::StatusOr<DecoderGraph> g = BuildSequencesDecoderGraph(dec_ctx_, model_, seqs_.data(), n_decoders, gelu_);
     if (!g.ok()) return g.status();
     if (!ggml_gallocr_reserve(dec_alloc_, g->graph) || !ggml_gallocr_alloc_graph(dec_alloc_, g->graph)) {
       return GgmlError("InferenceState: placing the batched decoder graph");
@@ -236,7 +236,9 @@ absl::Status InferenceState::BuildWindowGraphs(int n_ctx, int window) {
   graphs_n_ctx_ = 0;
   ggml_reset(enc_ctx_);
   ggml_reset(cross_ctx_);
-  absl::StatusOr<EncoderGraph> enc = BuildEncoderGraph(enc_ctx_, model_, n_ctx, embd_, encoder_options_);
+  EncoderOptions options = encoder_options_;
+  options.gelu = gelu_;
+  absl::StatusOr<EncoderGraph> enc = BuildEncoderGraph(enc_ctx_, model_, n_ctx, embd_, options);
   if (!enc.ok()) return enc.status();
   absl::StatusOr<ggml_cgraph*> cross =
       BuildCrossGraph(cross_ctx_, model_, n_ctx, embd_, cross_kvs_[window].k, cross_kvs_[window].v);
@@ -251,6 +253,7 @@ absl::Status InferenceState::BuildWindowGraphs(int n_ctx, int window) {
   enc_graph_ = *enc;
   cross_graph_ = *cross;
   cross_graph_window_ = window;
+  graphs_gelu_ = gelu_;
   graphs_n_ctx_ = n_ctx;
   return absl::OkStatus();
 }
@@ -293,7 +296,7 @@ absl::Status InferenceState::EncodeWindow(int window, const float* mel, int n_fr
   }
   const int n_ctx = audio_ctx == 0 ? h.n_audio_ctx : audio_ctx;
   window_n_ctx_[window] = 0;
-  if (graphs_n_ctx_ != n_ctx || cross_graph_window_ != window) {
+  if (graphs_n_ctx_ != n_ctx || cross_graph_window_ != window || graphs_gelu_ != gelu_) {
     absl::Status s = BuildWindowGraphs(n_ctx, window);
     if (!s.ok()) return s;
   }
@@ -341,7 +344,7 @@ absl::Status InferenceState::Decode(int decoder, const int32_t* tokens, int n_to
   PrepareKv(decoder, n_past, n_tokens);
   ggml_reset(dec_ctx_);
   absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(dec_ctx_, model_, self_kv_[decoder], cross_kvs_[window],
-                                                     window_n_ctx_[window], n_tokens, n_past);
+                                                     window_n_ctx_[window], n_tokens, n_past, nullptr, 0, 1, gelu_);
   if (!g.ok()) return g.status();
   if (!ggml_gallocr_alloc_graph(dec_alloc_, g->graph)) {
     return GgmlError("Decode: placing the decoder graph");
@@ -452,7 +455,7 @@ absl::Status InferenceState::DecodeSequences(const SequenceStep* steps, int n) {
 absl::Status InferenceState::RunSequences(const char* what, const int* decoders, const int32_t* tokens, int n) {
   const WhisperHparams& h = model_.hparams();
   ggml_reset(dec_ctx_);
-  absl::StatusOr<DecoderGraph> g = BuildSequencesDecoderGraph(dec_ctx_, model_, seqs_.data(), n);
+  absl::StatusOr<DecoderGraph> g = BuildSequencesDecoderGraph(dec_ctx_, model_, seqs_.data(), n, gelu_);
   if (!g.ok()) return g.status();
   if (!ggml_gallocr_alloc_graph(dec_alloc_, g->graph)) {
     return GgmlError(absl::StrCat(what, ": placing the decoder graph"));
@@ -484,7 +487,7 @@ absl::Status InferenceState::SetAlignmentHeads(const std::vector<AlignmentHead>&
   align_alloc_ = ggml_gallocr_new();
   if (align_ctx_ == nullptr || align_alloc_ == nullptr) return GgmlError("SetAlignmentHeads: graph context");
   absl::StatusOr<DecoderGraph> g = BuildDecoderGraph(align_ctx_, model_, self_kv_[0], cross_kvs_[0], h.n_audio_ctx,
-                                                     MaxAlignTokens(h), 0, heads.data(), n_heads);
+                                                     MaxAlignTokens(h), 0, heads.data(), n_heads, 1, gelu_);
   if (!g.ok()) return g.status();
   if (!ggml_gallocr_reserve(align_alloc_, g->graph) || !ggml_gallocr_alloc_graph(align_alloc_, g->graph)) {
     return absl::ResourceExhaustedError(
@@ -523,7 +526,7 @@ absl::StatusOr<const float*> InferenceState::Align(const int32_t* tokens, int n_
   absl::StatusOr<DecoderGraph> g =
       BuildDecoderGraph(align_ctx_, model_, self_kv_[decoder], cross_kvs_[window], window_n_ctx_[window], n_tokens, 0,
                         aheads_.data(),
-                        static_cast<int>(aheads_.size()), logits_from < 0 ? 1 : n_tokens - logits_from);
+                        static_cast<int>(aheads_.size()), logits_from < 0 ? 1 : n_tokens - logits_from, gelu_);
   if (!g.ok()) return g.status();
   if (!ggml_gallocr_alloc_graph(align_alloc_, g->graph)) return GgmlError("Align: placing the alignment graph");
   memcpy(g->tokens->data, tokens, sizeof(int32_t) * n_tokens);

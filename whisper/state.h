@@ -216,6 +216,14 @@ class InferenceState {
   }
   const WhisperModel& model() const { return model_; }
 
+  // The GELU of the encoder and decoder graphs (whisper/encoder.h Gelu), at first
+  // EncoderOptions::gelu. set_gelu changes it for later calls: the next Encode rebuilds the
+  // encoder graph (in its reused metadata context and reserved allocator: no heap allocation),
+  // every later decoder step and alignment pass uses it. The decoding rules pick it (OpenAI's:
+  // kErf, whisper.cpp's: kTanh; whisper/whisper_inference.cc).
+  void set_gelu(Gelu gelu) { gelu_ = gelu; }
+  Gelu gelu() const { return gelu_; }
+
   // For tests: the encoder output [S, n_audio_ctx] F32, the cross K/V and a decoder's self K/V
   // (layouts in whisper/encoder.h and whisper/decoder.h).
   const ggml_tensor* encoder_output() const { return embd_; }
@@ -256,6 +264,7 @@ class InferenceState {
   const int n_threads_;
   const EncoderOptions encoder_options_;
   const GraphComputeFn compute_;  // nullptr: the SIMD executor (cpu/graph_compute.h)
+  Gelu gelu_;                     // set_gelu
 
   ggml_context* kv_ctx_ = nullptr;  // metadata of the state buffer's tensors (no_alloc)
   ggml_backend_buffer_t kv_buffer_ = nullptr;
@@ -287,6 +296,7 @@ class InferenceState {
   ggml_cgraph* cross_graph_ = nullptr;
   int graphs_n_ctx_ = 0;     // n_ctx the encoder/cross graphs are built for (0: none)
   int cross_graph_window_ = 0;  // the window the cross graph writes
+  Gelu graphs_gelu_ = Gelu::kErf;  // the GELU the encoder graph is built with
 
   ggml_threadpool* threadpool_ = nullptr;
   ggml_cpu_profile* profile_ = nullptr;

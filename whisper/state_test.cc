@@ -114,6 +114,28 @@ TEST_F(StateTest, EncoderMatchesNaiveForward) {
   }
 }
 
+// whisper.cpp's rules run the tanh GELU (set_gelu): the encoder graph is rebuilt for it and the
+// decoder steps follow; the model's erf form again after set_gelu(kErf).
+TEST_F(StateTest, SetGeluSwitchesTheForm) {
+  std::unique_ptr<InferenceState> st = NewState(*model_, 1, 1, kOracle);
+  ASSERT_NE(st, nullptr);
+  const int n_ctx = 16;
+  const std::vector<float> window = Window(mel_, 80, kFrames, 0, n_ctx);
+  const std::vector<int32_t> seq = {50257, 464, 2068};
+  for (Gelu form : {Gelu::kTanh, Gelu::kErf}) {
+    SCOPED_TRACE(form == Gelu::kTanh ? "tanh" : "erf");
+    st->set_gelu(form);
+    ASSERT_TRUE(st->Encode(mel_.data(), kFrames, 0).ok());
+    const std::vector<double> enc = NaiveEncode(*model_, window, n_ctx, form);
+    const std::vector<double> other = NaiveEncode(*model_, window, n_ctx, form == Gelu::kTanh ? Gelu::kErf : Gelu::kTanh);
+    const float* got = static_cast<const float*>(st->encoder_output()->data);
+    EXPECT_LT(MaxAbsDiff(got, enc), 2e-4);
+    EXPECT_GT(MaxAbsDiff(got, other), 5e-4);  // the forms are told apart at this tolerance
+    ASSERT_TRUE(st->Decode(0, seq.data(), 3, 0).ok());
+    EXPECT_LT(MaxAbsDiff(st->logits(0), NaiveDecode(*model_, enc, n_ctx, seq, form)), 5e-4);
+  }
+}
+
 TEST_F(StateTest, DecoderMatchesNaiveForwardStepByStep) {
   std::unique_ptr<InferenceState> st = NewState(*model_, 2, 1, kOracle);
   ASSERT_NE(st, nullptr);

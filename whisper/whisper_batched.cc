@@ -175,6 +175,7 @@ absl::Status RunBatched(whisper_state* state, const whisper_full_params& params,
                      params.n_threads);
   if (!st.ok()) return st;
   BatchedState& b = *state->batched;
+  b.ws->set_gelu(GeluOfRules(tp.decoding.whisper_cpp));
   b.chunks.swap(chunks);
   Log(GGML_LOG_LEVEL_INFO, "whisper_full: batched: %zu chunks, %d at a time\n", b.chunks.size(), b.n_slots);
   state->abort_callback = params.abort_callback;

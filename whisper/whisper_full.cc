@@ -484,6 +484,7 @@ absl::Status FullWithState(whisper_context* ctx, whisper_state* state, const whi
   st = FillDecoding(ctx, state, params, &bridge, &dp);
   if (!st.ok()) return st;
   if (!EnsureInference(state, DecodersNeeded(dp), params.n_threads, kFull)) return Logged();
+  state->ws->set_gelu(GeluOfRules(dp.whisper_cpp));  // the rules read once (FillDecoding)
   int lang_id = 0;
   st = ChooseLanguage(ctx, state, params, &lang_id);
   if (!st.ok()) return st;

@@ -37,13 +37,17 @@ WHISPER_API int whisper_ggml_vad_speech_faster_whisper(struct whisper_vad_contex
  *   WHISPER_GGML_DECODING_WHISPER_CPP (the default): whisper.cpp 1.8.5's, so results equal
  *     whisper.cpp's for the same model (the window after the audio holds the log-mel of its 30 s
  *     zero padding; beam search samples beam_size candidates per beam; windows start while
- *     100 ms remain; the audio ends at whisper_n_len frames).
+ *     100 ms remain; the audio ends at whisper_n_len frames; the encoder's and decoder's GELU is
+ *     whisper.cpp's tanh approximation).
  *   WHISPER_GGML_DECODING_OPENAI: OpenAI's transcribe.py and decoding.py, as faster-whisper (0.0
  *     after the audio as pad_or_trim; beam search keeps the top beam_size by log-probability;
  *     segments clamped to the audio; the audio ends at n_samples / 160 frames; an attempt whose
  *     text's zlib compression ratio exceeds 2.4 falls back to the next temperature, beside
- *     entropy_thold), so results equal faster-whisper's for the same weights. The CLI's default.
- * Returns 0, or -1 for a NULL ctx or an unknown value. Takes effect at the next whisper_full. */
+ *     entropy_thold; the GELU is the model's exact erf form, as CTranslate2's), so results equal
+ *     faster-whisper's for the same weights. The CLI's default.
+ * Returns 0, or -1 for a NULL ctx or an unknown value. Takes effect at the next whisper_full
+ * (and whisper_encode / whisper_decode, language detection), not on a whisper_ggml_batch made
+ * before (see there). */
 enum whisper_ggml_decoding {
   WHISPER_GGML_DECODING_WHISPER_CPP = 0,
   WHISPER_GGML_DECODING_OPENAI = 1,
@@ -218,7 +222,10 @@ WHISPER_API int whisper_ggml_check_grammar(const whisper_grammar_element** rules
  * of its own step), with the same options. Everything else (VAD, the log-mel, language detection,
  * whisper_lang_auto_detect_with_state) stays on the state's own buffers and params.n_threads.
  * A call runs as without the batch when it needs more decoders than n_decoders_per_slot (beam
- * search, best_of), or uses ggml_batch_size > 1.
+ * search, best_of), or uses ggml_batch_size > 1. The batch's graphs use the GELU of the context's
+ * decoding rules at whisper_ggml_batch_init (whisper_ggml_set_decoding: whisper.cpp's tanh form or
+ * the model's erf form); a call on the batch after the context's rules changed fails (-1, with a
+ * message), so set the rules first.
  * whisper_ggml_batch_init returns NULL with a message for a NULL ctx, n_slots not in 1 .. 64,
  * n_decoders_per_slot < 1, n_slots x n_decoders_per_slot > 128, n_threads outside 1 ..
  * GGML_THREADPOOL_MAX_THREADS, or a state that cannot be made. whisper_ggml_state_set_batch returns

@@ -160,8 +160,13 @@ void Log(ggml_log_level level, const char* fmt, ...) __attribute__((format(print
 
 int64_t NowUs();
 
+// The GELU of a decoding rule set (whisper/encoder.h Gelu): whisper.cpp's rules keep its tanh
+// form (results byte-equal to whisper-cli), OpenAI's (faster-whisper's) use the model's erf form.
+inline Gelu GeluOfRules(bool whisper_cpp) { return whisper_cpp ? Gelu::kTanh : Gelu::kErf; }
+
 // Makes sure state->ws has at least n_decoders decoders and exactly n_threads threads
-// (recreating it otherwise). false with a message on failure.
+// (recreating it otherwise), its GELU that of the context's decoding rules (GeluOfRules). false
+// with a message on failure.
 bool EnsureInference(whisper_state* state, int n_decoders, int n_threads, const char* func);
 
 // Computes the log-mel of samples into the state (state->mel, recreated for another thread

@@ -18,13 +18,16 @@ bool EnsureInference(whisper_state* state, int n_decoders, int n_threads, const 
     Log(GGML_LOG_LEVEL_ERROR, "%s: n_threads = %d, expected 1 .. %d\n", func, n_threads, GGML_THREADPOOL_MAX_THREADS);
     return false;
   }
+  const Gelu gelu = GeluOfRules(state->ctx->decoding.load() == WHISPER_GGML_DECODING_WHISPER_CPP);
   if (state->ws != nullptr && state->ws->n_decoders() >= n_decoders && state->ws->n_threads() == n_threads) {
+    state->ws->set_gelu(gelu);
     return true;
   }
   const int want = std::max(n_decoders, state->ws != nullptr ? state->ws->n_decoders() : 1);
   state->ws.reset();  // free the old buffers first: peak memory is one state's
   EncoderOptions encoder;
   encoder.flash_attn = state->ctx->params.flash_attn;  // -fa / -nfa
+  encoder.gelu = gelu;
   auto ws = InferenceState::Create(*state->ctx->model, want, n_threads, nullptr, encoder);
   if (!ws.ok()) {
     Log(GGML_LOG_LEVEL_ERROR, "%s: cannot create the inference state (%d decoders, %d threads): %s\n", func, want,

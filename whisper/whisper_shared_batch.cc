@@ -17,6 +17,7 @@ struct whisper_ggml_batch {
   std::unique_ptr<whisper::InferenceState> ws;
   std::unique_ptr<whisper::DecodeScheduler> sched;  // after ws: destroyed (its workers joined) first
   int per_slot = 0;
+  whisper::Gelu gelu = whisper::Gelu::kErf;  // of the context's decoding rules at whisper_ggml_batch_init
 };
 
 namespace whisper {
@@ -123,6 +124,15 @@ bool UsesSharedBatch(const whisper_state* state, const whisper_full_params& para
 }
 
 absl::Status RunShared(whisper_state* state, const whisper_full_params& params, const TranscribeParams& tp) {
+  // The batch's graphs run for every call in flight at once, so they all need its GELU.
+  if (state->shared_batch->gelu != GeluOfRules(tp.decoding.whisper_cpp)) {
+    return WithKind(absl::FailedPreconditionError(absl::StrFormat(
+                        "the shared batch was made under %s decoding rules (its GELU), this call uses %s's: make "
+                        "the batch (whisper_ggml_batch_init) after whisper_ggml_set_decoding",
+                        tp.decoding.whisper_cpp ? "OpenAI's" : "whisper.cpp's",
+                        tp.decoding.whisper_cpp ? "whisper.cpp" : "OpenAI")),
+                    ErrorKind::kSetup);
+  }
   state->abort_callback = params.abort_callback;
   state->abort_callback_user_data = params.abort_callback_user_data;
   // whisper.cpp decodes up to n_len_org (frames overlapping the audio); OpenAI's content_frames
@@ -170,6 +180,7 @@ struct whisper_ggml_batch* whisper_ggml_batch_init(struct whisper_context* ctx, 
   }
   whisper::EncoderOptions encoder;
   encoder.flash_attn = ctx->params.flash_attn;
+  encoder.gelu = whisper::api::GeluOfRules(ctx->decoding.load() == WHISPER_GGML_DECODING_WHISPER_CPP);
   auto ws = InferenceState::Create(*ctx->model, n_slots * n_decoders_per_slot, n_threads, nullptr, encoder, n_slots);
   absl::Status st = ws.status();
   if (st.ok() && !ctx->aheads.empty()) st = (*ws)->SetAlignmentHeads(ctx->aheads);
@@ -182,6 +193,7 @@ struct whisper_ggml_batch* whisper_ggml_batch_init(struct whisper_context* ctx, 
   b->ctx = ctx;
   b->ws = std::move(*ws);
   b->per_slot = n_decoders_per_slot;
+  b->gelu = encoder.gelu;
   auto sched = whisper::DecodeScheduler::Create(b->ws.get(), n_slots);
   if (!sched.ok()) {
     Log(GGML_LOG_LEVEL_ERROR, "%s: %s\n", __func__, std::string(sched.status().message()).c_str());

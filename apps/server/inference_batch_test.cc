@@ -155,7 +155,7 @@ TEST(InferenceBatch, MultilingualBaseGivesItsAloneReplies) {
 
 // whisper_ggml_batch's C API refuses bad arguments (whisper/whisper_ggml.h): NULL context, slots
 // outside 1 .. 64, no decoders, more than 128 decoders in all, threads < 1; a state of another
-// context; NULL batch or state.
+// context; NULL batch or state; a call under other decoding rules than the batch's.
 TEST(InferenceBatch, CApiErrors) {
   InstallLogCapture(/*quiet=*/true);
   std::unique_ptr<LoadedModel> a = LoadModel("ggml-tiny.en.bin", 1, BatchOptions());
@@ -172,6 +172,22 @@ TEST(InferenceBatch, CApiErrors) {
   EXPECT_EQ(whisper_ggml_state_set_batch(other, nullptr), 0);
   EXPECT_EQ(whisper_ggml_state_set_batch(nullptr, nullptr), -1);
   whisper_free_state(other);
+  // The batch's graphs have the GELU of the decoding rules at its init (OpenAI's: erf); a call
+  // under whisper.cpp's rules (tanh) on it fails, and works again under OpenAI's.
+  whisper_state* on_batch = whisper_init_state(b->ctx());
+  ASSERT_NE(on_batch, nullptr);
+  ASSERT_EQ(whisper_ggml_state_set_batch(on_batch, b->batch()), 0);
+  const std::vector<float> second(16000, 0.0f);
+  whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+  p.n_threads = 1;
+  p.print_progress = false;
+  p.greedy.best_of = 1;  // one decoder: the call runs on the batch (per slot: 1)
+  ASSERT_EQ(whisper_ggml_set_decoding(b->ctx(), WHISPER_GGML_DECODING_WHISPER_CPP), 0);
+  EXPECT_NE(whisper_full_with_state(b->ctx(), on_batch, p, second.data(), 16000), 0);
+  ASSERT_EQ(whisper_ggml_set_decoding(b->ctx(), WHISPER_GGML_DECODING_OPENAI), 0);
+  EXPECT_EQ(whisper_full_with_state(b->ctx(), on_batch, p, second.data(), 16000), 0);
+  EXPECT_EQ(whisper_ggml_state_set_batch(on_batch, nullptr), 0);
+  whisper_free_state(on_batch);
   int64_t steps = -1;
   EXPECT_EQ(whisper_ggml_batch_stats(nullptr, &steps, nullptr), -1);
   EXPECT_EQ(whisper_ggml_batch_stats(b->batch(), &steps, nullptr), 0);

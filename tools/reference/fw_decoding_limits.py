@@ -41,6 +41,11 @@ RUNS = [
     # reported at -1.0, which (not above prompt_reset_on_temperature) keeps the prompt.
     ("temperature_list_0_neg1_x3", "tiny.en", "jfk_x3", {"beam_size": 5, "temperature": [0.0, -1.0]}),
     ("temperature_negative", "tiny.en", "jfk", {"beam_size": 1, "temperature": -0.5}),
+    # Fallback through sampled attempts: window 0 fails its checks at 0.0 (compression ratio 3.01 >
+    # 2.4), 0.4 and 0.8; the attempt kept (highest avg_logprob among those under the ratio
+    # threshold, else among all) is the beam search at 0.0 for every seed tried, reported at 0.8.
+    # (Greedy, beam_size 1, keeps a sampled attempt for some seeds: no reference.)
+    ("temperature_list_fallback_x3", "tiny.en", "jfk_x3", {"beam_size": 5, "temperature": [0.0, 0.4, 0.8]}),
     ("beam_10", "tiny.en", "jfk", {"beam_size": 10, "temperature": 0.0}),
     ("beam_16", "tiny.en", "jfk", {"beam_size": 16, "temperature": 0.0}),
     ("beam_10_base", "base", "jfk", {"beam_size": 10, "temperature": 0.0, "language": "en"}),
