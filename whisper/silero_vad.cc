@@ -21,6 +21,10 @@ constexpr int kPadded = kInput + 2 * kPad;                        // 832
 constexpr int kConvIn[4] = {129, 128, 64, 64};
 constexpr int kConvOut[4] = {128, 64, 64, 128};
 constexpr int kConvStride[4] = {1, 2, 2, 1};
+// Fewer windows than this at the end of Run go through the one-window graph, more through the
+// block graph with its other columns zero (silero_vad_benchmark: a 64-window block's front end
+// costs about what 10 to 12 single windows do).
+constexpr int kMinBlock = 12;
 
 // Little-endian reads from the file's bytes with the field named in errors.
 class Reader {
@@ -338,8 +342,11 @@ absl::Status SileroVad::Compute(ggml_cgraph* graph) {
   return absl::OkStatus();
 }
 
-absl::Status SileroVad::RunBlock(FrontEnd& fe, const float* samples, float* probs) {
-  for (int w = 0; w < fe.n; ++w) {
+absl::Status SileroVad::RunBlock(FrontEnd& fe, const float* samples, int count, float* probs) {
+  // Columns past count (a partial last block) are zeros; their results are not used.
+  std::memset(static_cast<float*>(fe.in->data) + static_cast<size_t>(count) * kPadded, 0,
+              sizeof(float) * kPadded * static_cast<size_t>(fe.n - count));
+  for (int w = 0; w < count; ++w) {
     float* in = static_cast<float*>(fe.in->data) + static_cast<size_t>(w) * kPadded;
     float* body = in + kPad;  // [context (64), window (512)]
     const float* window = samples + static_cast<size_t>(w) * kWindow;
@@ -350,9 +357,9 @@ absl::Status SileroVad::RunBlock(FrontEnd& fe, const float* samples, float* prob
       in[kPad + kInput - 1 + i] = body[kInput - 1 - i];
     }
   }
-  std::memcpy(context_, samples + static_cast<size_t>(fe.n) * kWindow - kContext, sizeof(context_));
+  std::memcpy(context_, samples + static_cast<size_t>(count) * kWindow - kContext, sizeof(context_));
   absl::Status st = Compute(fe.graph);
-  for (int w = 0; w < fe.n && st.ok(); ++w) {
+  for (int w = 0; w < count && st.ok(); ++w) {
     std::memcpy(pre_->data, static_cast<const float*>(fe.pre->data) + static_cast<size_t>(w) * 512, ggml_nbytes(pre_));
     st = Compute(graph_);
     std::memcpy(h_->data, h_out_->data, ggml_nbytes(h_));
@@ -368,13 +375,14 @@ absl::Status SileroVad::Run(const float* samples, int n_windows, float* probs) {
   }
   if (n_windows < 0) return absl::InvalidArgumentError(absl::StrCat("VAD: n_windows ", n_windows, " < 0"));
   int w = 0;
-  for (; w + kBlock <= n_windows; w += kBlock) {
-    absl::Status st = RunBlock(block_, samples + static_cast<size_t>(w) * kWindow, probs + w);
+  while (w < n_windows) {
+    // A partial block costs about as much as a full one: below kMinBlock windows one at a time.
+    const int count = std::min(kBlock, n_windows - w);
+    const bool block = count >= kMinBlock;
+    absl::Status st = RunBlock(block ? block_ : one_, samples + static_cast<size_t>(w) * kWindow, block ? count : 1,
+                               probs + w);
     if (!st.ok()) return st;
-  }
-  for (; w < n_windows; ++w) {
-    absl::Status st = RunBlock(one_, samples + static_cast<size_t>(w) * kWindow, probs + w);
-    if (!st.ok()) return st;
+    w += block ? count : 1;
   }
   return absl::OkStatus();
 }
@@ -382,7 +390,7 @@ absl::Status SileroVad::Run(const float* samples, int n_windows, float* probs) {
 absl::StatusOr<float> SileroVad::Next(const float* samples) {
   if (samples == nullptr) return absl::InvalidArgumentError("VAD: samples is null");
   float p = 0.0f;
-  absl::Status st = RunBlock(one_, samples, &p);
+  absl::Status st = RunBlock(one_, samples, 1, &p);
   if (!st.ok()) return st;
   return p;
 }

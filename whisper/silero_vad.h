@@ -63,7 +63,8 @@ class SileroVad {
   // Speech probabilities of n_windows consecutive windows, samples[0 .. 512 n_windows) (16 kHz
   // mono), into probs[0 .. n_windows): the same as n_windows calls of Next (equal within float
   // rounding: the convolutions' products are summed in blocks), the context and the LSTM state
-  // carried in and out. The front end runs kBlock windows per graph, the rest one at a time.
+  // carried in and out. The front end runs up to kBlock windows per graph (a short remainder one
+  // at a time).
   // No heap allocation. Errors: InvalidArgument for a null pointer or n_windows < 0; Internal
   // when a graph cannot be computed.
   absl::Status Run(const float* samples, int n_windows, float* probs);
@@ -82,8 +83,8 @@ class SileroVad {
   absl::Status BuildGraphs();
   absl::Status BuildFrontEnd(int n, FrontEnd* fe);
   absl::Status BuildStep();
-  // Front end of fe.n windows starting at samples, then the LSTM step of each into probs.
-  absl::Status RunBlock(FrontEnd& fe, const float* samples, float* probs);
+  // Front end of count <= fe.n windows starting at samples, then the LSTM step of each into probs.
+  absl::Status RunBlock(FrontEnd& fe, const float* samples, int count, float* probs);
   absl::Status Compute(ggml_cgraph* graph);
 
   ggml_context* weights_ = nullptr;  // the file's tensors (F32)
