@@ -242,7 +242,9 @@ absl::Status SileroVad::BuildGraphs() {
   if (st.ok()) st = BuildStep();
   if (!st.ok()) return st;
   size_t work = 0;
-  for (ggml_cgraph* g : {one_.graph, block_.graph, graph_}) work = std::max(work, ggml_graph_plan(g, 1, nullptr).work_size);
+  for (ggml_cgraph* g : {one_.graph, block_.graph, graph_}) {
+    work = std::max(work, ggml_graph_plan(g, 1, nullptr).work_size);
+  }
   work_.resize(work);
   Reset();
   return absl::OkStatus();
@@ -264,7 +266,7 @@ static ggml_tensor* EncoderConv(ggml_context* ctx, ggml_tensor* w, ggml_tensor* 
 
 absl::Status SileroVad::BuildFrontEnd(int n, FrontEnd* fe) {
   fe->n = n;
-  // Measured: about 44 KB of tensors per window plus the graph.
+  // ggml_used_mem after the build: 136 KB for 1 window, 3.3 MB for 64 (52 KB a window).
   const ggml_init_params params = {size_t{1} * 1024 * 1024 + size_t(n) * 64 * 1024, nullptr, false};
   fe->ctx = ggml_init(params);
   if (fe->ctx == nullptr) return absl::ResourceExhaustedError(ggml_last_error());
@@ -273,7 +275,8 @@ absl::Status SileroVad::BuildFrontEnd(int n, FrontEnd* fe) {
   if (fe->in == nullptr) return absl::InternalError(ggml_last_error());
 
   // STFT: [832, 1, n] * basis [256, 1, 258] stride 128: product [5 n, 258]; frames 1..4 of each half.
-  ggml_tensor* cols = ggml_im2col_1d(ctx, basis_, ggml_reshape_3d(ctx, fe->in, kPadded, 1, n), 128, 0, 1, GGML_TYPE_F32);
+  ggml_tensor* cols =
+      ggml_im2col_1d(ctx, basis_, ggml_reshape_3d(ctx, fe->in, kPadded, 1, n), 128, 0, 1, GGML_TYPE_F32);
   if (cols == nullptr) return absl::InternalError(ggml_last_error());
   ggml_tensor* stft = ggml_mul_mat(ctx, ggml_reshape_2d(ctx, cols, cols->ne[0], cols->ne[1] * n),
                                    ggml_reshape_2d(ctx, basis_, basis_->ne[0], basis_->ne[2]));
@@ -305,7 +308,8 @@ absl::Status SileroVad::BuildStep() {
   c_ = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, kHidden, 1);
   if (pre_ == nullptr || h_ == nullptr || c_ == nullptr) return absl::InternalError(ggml_last_error());
   // LSTM cell, gates i, f, g, o.
-  ggml_tensor* gates = ggml_add(ctx, pre_, ggml_add(ctx, ggml_mul_mat(ctx, w_hh_, h_), ggml_reshape_2d(ctx, b_hh_, 512, 1)));
+  ggml_tensor* gates =
+      ggml_add(ctx, pre_, ggml_add(ctx, ggml_mul_mat(ctx, w_hh_, h_), ggml_reshape_2d(ctx, b_hh_, 512, 1)));
   if (gates == nullptr) return absl::InternalError(ggml_last_error());
   const size_t es = sizeof(float);
   auto gate = [&](int k) { return ggml_view_2d(ctx, gates, kHidden, 1, gates->nb[1], es * kHidden * k); };

@@ -129,7 +129,8 @@ TEST_F(SileroVadTest, BlockedFrontEndEqualsPerWindowOnLongSpeech) {
   int done = 0;
   for (int piece : {100, 1, 64, 63, 5, n - 233}) {
     if (count && done > 0) ggml_testing::AllocCounter::Start();
-    ASSERT_TRUE(vad_->Run(audio->data() + static_cast<size_t>(done) * SileroVad::kWindow, piece, blocked.data() + done).ok());
+    const float* from = audio->data() + static_cast<size_t>(done) * SileroVad::kWindow;
+    ASSERT_TRUE(vad_->Run(from, piece, blocked.data() + done).ok());
     if (count && done > 0) {
       EXPECT_EQ(ggml_testing::AllocCounter::Stop(), 0) << "piece at window " << done;
     }
