@@ -14,8 +14,9 @@
 // Everything up to and including W_ih x + b_ih has no state from window to window: Run computes it
 // for up to kBlock windows in one graph (weights read once per block, not per window), then the
 // LSTM cell and the output window by window in a small second graph.
-// Ops: ggml_conv_1d (im2col + mul_mat), views, ggml_sqr / ggml_sqrt / ggml_relu / ggml_sigmoid /
-// ggml_tanh, ggml_add / ggml_mul, ggml_mul_mat.
+// Ops: ggml_im2col_1d + ggml_mul_mat (the convolutions; ggml_conv_1d's final reshape holds only
+// for one window), views, ggml_permute + ggml_cont, ggml_sqr / ggml_sqrt / ggml_relu /
+// ggml_sigmoid / ggml_tanh, ggml_add / ggml_mul, ggml_mul_mat.
 #ifndef GGML_WHISPER_WHISPER_SILERO_VAD_H_
 #define GGML_WHISPER_WHISPER_SILERO_VAD_H_
 
