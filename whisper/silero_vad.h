@@ -11,8 +11,12 @@
 //   LSTM   (PyTorch's gates i, f, g, o; h and c carried from window to window):
 //            gates = W_ih x + b_ih + W_hh h + b_hh; c = f c + i g; h = o tanh(c)
 //   prob   = sigmoid(w . relu(h) + b)
-// Ops: ggml_conv_1d (im2col + mul_mat), views, ggml_sqr / ggml_sqrt / ggml_relu / ggml_sigmoid /
-// ggml_tanh, ggml_add / ggml_mul, ggml_mul_mat.
+// Everything up to and including W_ih x + b_ih has no state from window to window: Run computes it
+// for up to kBlock windows in one graph (weights read once per block, not per window), then the
+// LSTM cell and the output window by window in a small second graph.
+// Ops: ggml_im2col_1d + ggml_mul_mat (the convolutions; ggml_conv_1d's final reshape holds only
+// for one window), views, ggml_permute + ggml_cont, ggml_sqr / ggml_sqrt / ggml_relu /
+// ggml_sigmoid / ggml_tanh, ggml_add / ggml_mul, ggml_mul_mat.
 #ifndef GGML_WHISPER_WHISPER_SILERO_VAD_H_
 #define GGML_WHISPER_WHISPER_SILERO_VAD_H_
 
@@ -33,6 +37,7 @@ class SileroVad {
   static constexpr int kWindow = 512;   // samples per window (32 ms at 16 kHz)
   static constexpr int kContext = 64;   // samples of the previous window in front of each
   static constexpr int kHidden = 128;   // LSTM state
+  static constexpr int kBlock = 64;     // windows per front-end graph in Run
 
   // Reads a Silero file (layout in tools/convert/convert_vad.py): every size is checked against v6's
   // architecture before anything is allocated. Errors: NotFound / DataLoss (truncated or empty) /
@@ -56,9 +61,32 @@ class SileroVad {
   // null pointer; Internal when the graph cannot be computed.
   absl::StatusOr<float> Next(const float* samples);
 
+  // Speech probabilities of n_windows consecutive windows, samples[0 .. 512 n_windows) (16 kHz
+  // mono), into probs[0 .. n_windows): the same as n_windows calls of Next (equal within float
+  // rounding: the convolutions' products are summed in blocks), the context and the LSTM state
+  // carried in and out. The front end runs up to kBlock windows per graph (a short remainder one
+  // at a time).
+  // No heap allocation. Errors: InvalidArgument for a null pointer or n_windows < 0; Internal
+  // when a graph cannot be computed.
+  absl::Status Run(const float* samples, int n_windows, float* probs);
+
  private:
+  // The stateless front end for n windows: in [832, n] reflect-padded inputs -> pre [512, n]
+  // = W_ih x + b_ih.
+  struct FrontEnd {
+    int n = 0;
+    ggml_context* ctx = nullptr;  // its tensors' data included
+    ggml_cgraph* graph = nullptr;
+    ggml_tensor* in = nullptr;
+    ggml_tensor* pre = nullptr;
+  };
   SileroVad() = default;
-  absl::Status BuildGraph();
+  absl::Status BuildGraphs();
+  absl::Status BuildFrontEnd(int n, FrontEnd* fe);
+  absl::Status BuildStep();
+  // Front end of count <= fe.n windows starting at samples, then the LSTM step of each into probs.
+  absl::Status RunBlock(FrontEnd& fe, const float* samples, int count, float* probs);
+  absl::Status Compute(ggml_cgraph* graph);
 
   ggml_context* weights_ = nullptr;  // the file's tensors (F32)
   ggml_tensor* basis_ = nullptr;     // ne [256, 1, 258]
@@ -71,9 +99,11 @@ class SileroVad {
   ggml_tensor* out_w_ = nullptr;     // ne [128]
   ggml_tensor* out_b_ = nullptr;     // ne [1]
 
-  ggml_context* graph_ctx_ = nullptr;  // the window graph, its tensors' data included
+  FrontEnd one_;                       // 1 window (Next, and the windows after the last block)
+  FrontEnd block_;                     // kBlock windows
+  ggml_context* graph_ctx_ = nullptr;  // the LSTM step graph, its tensors' data included
   ggml_cgraph* graph_ = nullptr;
-  ggml_tensor* in_ = nullptr;          // [832] reflect-padded input
+  ggml_tensor* pre_ = nullptr;         // [512, 1] W_ih x + b_ih of the window
   ggml_tensor* h_ = nullptr;           // [128, 1] state in
   ggml_tensor* c_ = nullptr;
   ggml_tensor* h_out_ = nullptr;       // [128, 1] state out

@@ -1,6 +1,7 @@
 // Silero VAD v6 on this runtime's graph against onnxruntime running the same ONNX file as
 // faster-whisper does (testdata/vad_onnxruntime.json, tools/reference/vad_onnxruntime.py): every
 // window's speech probability within 1e-4, on jfk.wav and on a clip with silences built from it;
+// Run (the front end kBlock windows per graph) against Next window by window on long speech;
 // then bad files.
 #include "whisper/silero_vad.h"
 
@@ -14,6 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "testdata/paths.h"
 #include "apps/common/audio.h"
+#include "testing/alloc_counter.h"
 
 namespace whisper {
 namespace {
@@ -40,6 +42,11 @@ void ExpectProbabilities(SileroVad& vad, std::vector<float> audio, const std::st
     ASSERT_TRUE(p.ok()) << p.status();
     probs.push_back(*p);
   }
+  // The same through Run (blocks of 64 windows and a partial last one).
+  vad.Reset();
+  std::vector<float> run(probs.size());
+  ASSERT_TRUE(vad.Run(audio.data(), static_cast<int>(run.size()), run.data()).ok());
+  for (size_t i = 0; i < run.size(); ++i) EXPECT_NEAR(run[i], probs[i], 1e-6) << clip << " window " << i;
   const std::vector<float> ref = Reference(clip);
   ASSERT_EQ(probs.size(), ref.size()) << clip;
   double worst = 0.0;
@@ -81,6 +88,58 @@ TEST_F(SileroVadTest, ClipWithSilencesEqualsOnnxRuntime) {
   gap.insert(gap.end(), jfk_.begin() + 3 * sr, jfk_.begin() + 6 * sr);
   ExpectProbabilities(*vad_, gap, "gap");
   ExpectProbabilities(*vad_, gap, "gap");
+}
+
+// 90 s of long_speech.flac (LibriVox sonnets; 2812 windows: 43 blocks of 64 and a partial one of
+// 60): Run's probabilities equal Next's, window by window, within 1e-5, whether the audio comes
+// in one call or in pieces that split blocks, leave partial blocks and windows run one at a time
+// (the context and the LSTM state carry over).
+// After the first call Run allocates nothing.
+TEST_F(SileroVadTest, BlockedFrontEndEqualsPerWindowOnLongSpeech) {
+  auto audio = LoadAudio16kMono(testdata::SharedData("long_speech.flac"));
+  ASSERT_TRUE(audio.ok()) << audio.status();
+  const int n = 90 * 16000 / SileroVad::kWindow;
+  ASSERT_GE(audio->size(), static_cast<size_t>(n) * SileroVad::kWindow);
+  std::vector<float> per_window(n);
+  vad_->Reset();
+  for (int w = 0; w < n; ++w) {
+    const absl::StatusOr<float> p = vad_->Next(audio->data() + static_cast<size_t>(w) * SileroVad::kWindow);
+    ASSERT_TRUE(p.ok()) << p.status();
+    per_window[w] = *p;
+  }
+  auto expect_equal = [&](const std::vector<float>& got, const char* how) {
+    double worst = 0.0;
+    int speech = 0;
+    for (int w = 0; w < n; ++w) {
+      worst = std::max(worst, std::fabs(double(got[w]) - per_window[w]));
+      speech += per_window[w] > 0.5f;
+    }
+    std::printf("%s: %d windows (%d above 0.5), largest difference from Next %.2e\n", how, n, speech, worst);
+    EXPECT_LE(worst, 1e-5) << how;
+    EXPECT_GT(speech, n / 4) << how;  // it is speech
+  };
+  std::vector<float> blocked(n);
+  vad_->Reset();
+  ASSERT_TRUE(vad_->Run(audio->data(), n, blocked.data()).ok());
+  expect_equal(blocked, "one call");
+  // Pieces of 100, 1, 64, 63, 5 windows and the rest, counted for allocations after warm-up.
+  std::fill(blocked.begin(), blocked.end(), -1.0f);
+  vad_->Reset();
+  const bool count = ggml_testing::AllocCounter::Supported();
+  int done = 0;
+  for (int piece : {100, 1, 64, 63, 5, n - 233}) {
+    if (count && done > 0) ggml_testing::AllocCounter::Start();
+    const float* from = audio->data() + static_cast<size_t>(done) * SileroVad::kWindow;
+    ASSERT_TRUE(vad_->Run(from, piece, blocked.data() + done).ok());
+    if (count && done > 0) {
+      EXPECT_EQ(ggml_testing::AllocCounter::Stop(), 0) << "piece at window " << done;
+    }
+    done += piece;
+  }
+  expect_equal(blocked, "pieces");
+  EXPECT_TRUE(absl::IsInvalidArgument(vad_->Run(nullptr, 1, blocked.data())));
+  EXPECT_TRUE(absl::IsInvalidArgument(vad_->Run(audio->data(), -1, blocked.data())));
+  EXPECT_TRUE(vad_->Run(nullptr, 0, nullptr).ok());
 }
 
 // Truncated and altered files: an error naming the file and the field, never a crash.

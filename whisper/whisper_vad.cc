@@ -64,21 +64,20 @@ bool DetectSpeech(whisper_vad_context* vctx, const float* samples, int n_samples
   const int win = SileroVad::kWindow;
   const int n_windows = (n_samples + win - 1) / win;
   vctx->probs.resize(static_cast<size_t>(n_windows));
-  float last[SileroVad::kWindow];
-  for (int i = 0; i < n_windows; ++i) {
-    const float* w = samples + static_cast<int64_t>(i) * win;
-    const int have = std::min(win, n_samples - i * win);
-    if (have < win) {  // the last, partial window: zero-padded (whisper.cpp)
-      std::memcpy(last, w, sizeof(float) * have);
-      std::fill(last + have, last + win, 0.0f);
-      w = last;
-    }
-    absl::StatusOr<float> p = vctx->vad->Next(w);
-    if (!p.ok()) {
-      Log(GGML_LOG_LEVEL_ERROR, "%s: %s\n", func, std::string(p.status().message()).c_str());
-      return false;
-    }
-    vctx->probs[static_cast<size_t>(i)] = *p;
+  const int n_full = n_samples / win;
+  absl::Status st = vctx->vad->Run(samples, n_full, vctx->probs.data());
+  if (st.ok() && n_full < n_windows) {  // the last, partial window: zero-padded (whisper.cpp)
+    float last[SileroVad::kWindow];
+    const int have = n_samples - n_full * win;
+    std::memcpy(last, samples + static_cast<int64_t>(n_full) * win, sizeof(float) * have);
+    std::fill(last + have, last + win, 0.0f);
+    absl::StatusOr<float> p = vctx->vad->Next(last);
+    st = p.status();
+    if (p.ok()) vctx->probs[static_cast<size_t>(n_full)] = *p;
+  }
+  if (!st.ok()) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: %s\n", func, std::string(st.message()).c_str());
+    return false;
   }
   return true;
 }
