@@ -71,7 +71,7 @@ absl::Status InferenceState::NonFiniteError(const std::string& what, float value
   absl::Status weights = model_.CheckWeightsFinite();
   if (!weights.ok()) return weights;
   return absl::InternalError(absl::StrFormat(
-      "%s holds %s at index %d (expected finite values); every weight of model '%s' is finite, so the "
+      "%s: %s at index %d (expected finite values); every weight of model '%s' is finite, so the "
       "computation produced it",
       what, NonFiniteName(value), index, model_.path()));
 }

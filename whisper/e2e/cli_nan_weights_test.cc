@@ -51,25 +51,27 @@ class CliNanWeightsTest : public ::testing::Test {
   }
 
   // Element `i` of tensor `name` (F32 or F16 in tiny.en) set to `f32` / `f16` bits.
-  void Poke(const std::string& name, int64_t i, float f32, uint16_t f16) {
-    const whisper::TensorRecord r = Record(name);
+  void Poke(const std::string& name, int64_t i, float f32, uint16_t f16) { Poke(Record(name), i, f32, f16); }
+  void Poke(const whisper::TensorRecord& r, int64_t i, float f32, uint16_t f16) {
     ASSERT_GT(r.nbytes, 0u);
     if (r.type == GGML_TYPE_F32) {
       ASSERT_LE((i + 1) * 4, static_cast<int64_t>(r.nbytes));
       std::memcpy(&bytes_[r.data_offset + i * 4], &f32, 4);
     } else {
-      ASSERT_EQ(r.type, GGML_TYPE_F16) << name;
+      ASSERT_EQ(r.type, GGML_TYPE_F16) << r.name;
       ASSERT_LE((i + 1) * 2, static_cast<int64_t>(r.nbytes));
       std::memcpy(&bytes_[r.data_offset + i * 2], &f16, 2);
     }
   }
 
   // Writes the modified copy as <dir>/corrupt.bin and runs the CLI on jfk.wav with it.
-  CliRun Run() {
+  CliRun Run(const std::vector<std::string>& more = {}) {
     const std::string model = dir_ + "/corrupt.bin";
     WriteFileOrFail(model, bytes_);
     model_ = model;
-    return RunCli({"-m", model, "-f", testdata::SharedData("jfk.wav"), "-t", "2", "-np"}, dir_);
+    std::vector<std::string> args = {"-m", model, "-f", testdata::SharedData("jfk.wav"), "-t", "2", "-np"};
+    args.insert(args.end(), more.begin(), more.end());
+    return RunCli(args, dir_);
   }
 
   // Exit 1, no transcript, and the error line ends with `message`.
@@ -108,6 +110,20 @@ TEST_F(CliNanWeightsTest, DecoderLayerNormInf) {
                        "the file is corrupt");
 }
 
+// The decoder's positional embedding (F32 ne = [384, 448]) with NaN in row 10, element
+// 384 * 10 + 3: the prompt's logits are finite, those of the step at position 10 are not (the
+// transcript of jfk.wav is longer than 10 tokens). Greedy and beam search (the batched steps) both
+// stop there.
+TEST_F(CliNanWeightsTest, DecoderPositionTenNaN) {
+  Poke("decoder.positional_embedding", 384 * 10 + 3, std::numeric_limits<float>::quiet_NaN(), 0);
+  const std::string message = "': tensor 'decoder.positional_embedding' holds NaN at element 3843 (expected finite "
+                              "weights): the file is corrupt";
+  const CliRun greedy = Run();
+  ExpectError(greedy, "model '" + model_ + message);
+  const CliRun beam = Run({"-bs", "5"});
+  ExpectError(beam, "model '" + model_ + message);
+}
+
 // An F16 encoder matrix (layer 0's first MLP projection, ne = [384, 1536]) with NaN at element
 // 17 (row 0): channel 0 of the MLP is NaN at every position, so is the residual stream after it
 // and the encoder output of the first window, caught before any decoder step. (A NaN in an
@@ -135,11 +151,14 @@ TEST_F(CliNanWeightsTest, EncoderMlpInf) {
 // beyond FLT_MAX: the logits are not finite while every weight is. The error then names the
 // computed value, and says the weights are finite.
 TEST_F(CliNanWeightsTest, FiniteWeightsOverflow) {
-  for (int i = 0; i < 384; ++i) Poke("decoder.ln.weight", i, 3e38f, 0);
+  const whisper::TensorRecord ln = Record("decoder.ln.weight");
+  for (int i = 0; i < 384; ++i) Poke(ln, i, 3e38f, 0);
   const CliRun run = Run();
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_EQ(run.out, "");
-  EXPECT_NE(run.err.find("Decode: the logits of decoder 0 at position "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("Decode: the logits of decoder 0 at position 0: NaN at index 0 (expected finite values)"),
+            std::string::npos)
+      << run.err;
   EXPECT_NE(run.err.find("every weight of model '" + model_ + "' is finite, so the computation produced it"),
             std::string::npos)
       << run.err;
