@@ -351,8 +351,8 @@ absl::Status InferenceState::EncodeWindow(int window, const float* mel, int n_fr
   const float* out = static_cast<const float*>(embd_->data);
   const int64_t bad = FirstNonFinite(out, embd_->ne[0] * n_ctx);
   if (bad >= 0) {
-    return NonFiniteError(absl::StrFormat("Encode: the encoder output of window %d (frame %d, seek %d)", window,
-                                          bad / embd_->ne[0], seek),
+    return NonFiniteError(absl::StrFormat("Encode: the encoder output of window %d (seek %d, position %d of %d)",
+                                          window, seek, bad / embd_->ne[0], n_ctx),
                           out[bad], bad);
   }
   // The encoder's output is in the state buffer (embd_): the cross graph may take the bytes.

@@ -164,5 +164,19 @@ TEST_F(CliNanWeightsTest, FiniteWeightsOverflow) {
       << run.err;
 }
 
+// The same for the encoder: every element of encoder.ln_post.weight (F32 [384]) 3e38, so the
+// encoder output of the first window overflows while the weights are finite.
+TEST_F(CliNanWeightsTest, FiniteWeightsEncoderOverflow) {
+  const whisper::TensorRecord ln = Record("encoder.ln_post.weight");
+  for (int i = 0; i < 384; ++i) Poke(ln, i, 3e38f, 0);
+  const CliRun run = Run();
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_NE(run.err.find("Encode: the encoder output of window 0 (seek 0, position "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("every weight of model '" + model_ + "' is finite, so the computation produced it"),
+            std::string::npos)
+      << run.err;
+}
+
 }  // namespace
 }  // namespace whisper_e2e
