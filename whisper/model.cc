@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -305,6 +306,29 @@ size_t WhisperModel::weights_buffer_size() const {
 
 const ggml_tensor* WhisperModel::tensor(const std::string& name) const {
   return ctx_ == nullptr ? nullptr : ggml_get_tensor(ctx_, name.c_str());
+}
+
+absl::Status WhisperModel::CheckWeightsFinite() const {
+  if (ctx_ == nullptr) return absl::OkStatus();
+  std::vector<float> row;
+  for (ggml_tensor* t = ggml_get_first_tensor(ctx_); t != nullptr; t = ggml_get_next_tensor(ctx_, t)) {
+    const int64_t ne0 = t->ne[0];
+    const int64_t n_rows = ggml_nelements(t) / std::max<int64_t>(1, ne0);
+    const size_t row_bytes = ggml_row_size(t->type, ne0);
+    row.resize(static_cast<size_t>(ne0));
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const absl::Status st = RowToF32(t->type, static_cast<const char*>(t->data) + r * row_bytes, ne0, row.data());
+      if (!st.ok()) break;  // not a weight type: nothing this scan can read
+      for (int64_t i = 0; i < ne0; ++i) {
+        const float v = row[static_cast<size_t>(i)];
+        if (std::isfinite(v)) continue;
+        return absl::DataLossError(absl::StrFormat(
+            "model '%s': tensor '%s' holds %s at element %d (expected finite weights): the file is corrupt",
+            path_, ggml_get_name(t), std::isnan(v) ? "NaN" : (v > 0 ? "+Inf" : "-Inf"), r * ne0 + i));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 const char* WhisperModel::type_name() const {

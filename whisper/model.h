@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "alloc/buffer.h"
 #include "ggml/ggml.h"
@@ -123,6 +124,13 @@ class WhisperModel {
   int n_tensors() const { return n_tensors_; }
   // The weight tensor of this whisper.cpp name (e.g. "encoder.conv1.weight"), or nullptr.
   const ggml_tensor* tensor(const std::string& name) const;
+  // Scans every weight tensor, in file order, for a NaN or an infinity (F16 and quantized
+  // tensors widened row by row with RowToF32, whisper/weight_convert.h). OK when all are finite;
+  // else DataLoss naming the first: "model 'PATH': tensor 'decoder.ln.weight' holds NaN at
+  // element 17 (expected finite weights): the file is corrupt" (element: the flat index, ne0
+  // fastest; "+Inf" / "-Inf" for an infinity). Not run at load (it costs ~10% of the load time):
+  // InferenceState calls it when a computed value is not finite. Allocates one row of floats.
+  absl::Status CheckWeightsFinite() const;
   // Tensors converted at load to the weight type (0 without one).
   int n_converted() const { return n_converted_; }
   // "tiny", "base", "small", "medium", "large" from n_audio_layer (whisper.cpp L1523-1547), or

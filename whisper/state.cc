@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -42,7 +43,38 @@ absl::Status CheckTokens(const char* what, const int32_t* tokens, int n_tokens, 
   return absl::OkStatus();
 }
 
+// The index of the first NaN or infinity in x[0 .. n), or -1 when all are finite. Cheap when
+// they are: one sum in 8 partial sums (NaN and +-Inf carry through a sum); the element scan
+// runs only when the sum is not finite (it then also tells an overflow of finite values apart).
+// No allocation.
+int64_t FirstNonFinite(const float* x, int64_t n) {
+  float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) acc[k] += x[i + k];
+  }
+  float sum = 0.0f;
+  for (; i < n; ++i) sum += x[i];
+  for (int k = 0; k < 8; ++k) sum += acc[k];
+  if (std::isfinite(sum)) return -1;
+  for (i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i])) return i;
+  }
+  return -1;
+}
+
+const char* NonFiniteName(float v) { return std::isnan(v) ? "NaN" : (v > 0 ? "+Inf" : "-Inf"); }
+
 }  // namespace
+
+absl::Status InferenceState::NonFiniteError(const std::string& what, float value, int64_t index) const {
+  absl::Status weights = model_.CheckWeightsFinite();
+  if (!weights.ok()) return weights;
+  return absl::InternalError(absl::StrFormat(
+      "%s: %s at index %d (expected finite values); every weight of model '%s' is finite, so the "
+      "computation produced it",
+      what, NonFiniteName(value), index, model_.path()));
+}
 
 InferenceState::InferenceState(const WhisperModel& model, int n_threads, GraphComputeFn compute,
                            const EncoderOptions& encoder)
@@ -315,6 +347,14 @@ absl::Status InferenceState::EncodeWindow(int window, const float* mel, int n_fr
   }
   absl::Status s = Compute(enc_graph_.graph, "Encode: encoder graph");
   if (!s.ok()) return s;
+  // Its n_ctx columns of S floats (a NaN weight shows here, or in the logits; model.h).
+  const float* out = static_cast<const float*>(embd_->data);
+  const int64_t bad = FirstNonFinite(out, embd_->ne[0] * n_ctx);
+  if (bad >= 0) {
+    return NonFiniteError(absl::StrFormat("Encode: the encoder output of window %d (seek %d, position %d of %d)",
+                                          window, seek, bad / embd_->ne[0], n_ctx),
+                          out[bad], bad);
+  }
   // The encoder's output is in the state buffer (embd_): the cross graph may take the bytes.
   if (!ggml_gallocr_alloc_graph(cross_alloc_, cross_graph_)) return GgmlError("Encode: placing the cross graph");
   s = Compute(cross_graph_, "Encode: cross K/V graph");
@@ -353,6 +393,12 @@ absl::Status InferenceState::Decode(int decoder, const int32_t* tokens, int n_to
   absl::Status s = Compute(g->graph, "Decode: decoder graph");
   if (!s.ok()) return s;
   memcpy(logits_[decoder].data(), g->logits->data, sizeof(float) * h.n_vocab);
+  const int64_t bad = FirstNonFinite(logits_[decoder].data(), h.n_vocab);
+  if (bad >= 0) {
+    return NonFiniteError(absl::StrFormat("Decode: the logits of decoder %d at position %d", decoder,
+                                          n_past + n_tokens - 1),
+                          logits_[decoder][bad], bad);
+  }
   timings_.decode_ms += MsSince(t0);
   timings_.n_decode++;
   timings_.n_decode_tokens += n_tokens;
@@ -468,8 +514,14 @@ absl::Status InferenceState::RunSequences(const char* what, const int* decoders,
   absl::Status s = Compute(g->graph, what);
   if (!s.ok()) return s;
   for (int b = 0; b < n; ++b) {
-    memcpy(logits_[decoders[b]].data(), static_cast<const char*>(g->logits->data) + b * g->logits->nb[1],
-           sizeof(float) * h.n_vocab);
+    float* logits = logits_[decoders[b]].data();
+    memcpy(logits, static_cast<const char*>(g->logits->data) + b * g->logits->nb[1], sizeof(float) * h.n_vocab);
+    const int64_t bad = FirstNonFinite(logits, h.n_vocab);
+    if (bad >= 0) {
+      return NonFiniteError(
+          absl::StrFormat("%s: the logits of decoder %d at position %d", what, decoders[b], seqs_[b].n_past),
+          logits[bad], bad);
+    }
   }
   return absl::OkStatus();
 }

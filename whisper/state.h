@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -109,6 +110,8 @@ class InferenceState {
   // n_frames_valid (-1 = n_frames_total) limits the frames taken from `mel`: later frames of the
   // window are 0.0, as OpenAI's pad_or_trim and faster-whisper fill the window after the audio's
   // content (whisper.cpp instead keeps the log-mel of its 30 s zero padding there).
+  // A NaN or infinity in the encoder output is an error (NonFiniteError): DataLoss naming the
+  // model's first non-finite weight, or Internal naming the output's element.
   absl::Status Encode(const float* mel, int n_frames_total, int seek, int audio_ctx = 0,
                       int n_frames_valid = -1);
   // Encode into window slot `window` (in [0, n_windows), else InvalidArgument): its cross K/V
@@ -125,7 +128,9 @@ class InferenceState {
   // token not in [0, n_vocab); Internal when the step cannot be built, placed or computed.
   // `window` (in [0, n_windows), else InvalidArgument; FailedPrecondition before its
   // EncodeWindow) chooses the window attended to: a sequence's prompt pass before it joins a
-  // DecodeSequences batch.
+  // DecodeSequences batch. A NaN or infinity in the logits is an error (NonFiniteError), in
+  // DecodeBatch and DecodeSequences too: DataLoss naming the model's first non-finite weight, or
+  // Internal naming the decoder, position and vocabulary index.
   absl::Status Decode(int decoder, const int32_t* tokens, int n_tokens, int n_past, int window = 0);
 
   // One token for each of decoders[0 .. n) (distinct), all at position n_past, in one graph
@@ -256,6 +261,12 @@ class InferenceState {
   // [n_past, n_past + n_tokens): zeroes its V the first time, and its K rows below n_past that
   // were never written (Decode, CopyKv, Align). No allocation.
   void PrepareKv(int decoder, int n_past, int n_tokens);
+  // The error for a computed value that is not finite (`value` at `index` of what `what` names;
+  // Encode, Decode, DecodeBatch and DecodeSequences check their encoder output and logits with a
+  // sum, ~1 float add per value): the model's first non-finite weight when it has one
+  // (WhisperModel::CheckWeightsFinite, DataLoss), else Internal naming `what`, the value and the
+  // index. Runs only on that error path (the weight scan allocates one row).
+  absl::Status NonFiniteError(const std::string& what, float value, int64_t index) const;
   // Runs `graph` with compute_, or the SIMD executor when it is null; grows the work buffer only
   // if a plan needs more than was sized in Init (never for graphs within the reserved shapes).
   absl::Status Compute(ggml_cgraph* graph, const char* what);

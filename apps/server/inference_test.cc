@@ -5,6 +5,9 @@
 
 #include <cctype>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -673,6 +676,67 @@ TEST(InferenceConcurrency, FourRequestsOnTwoStatesGiveTheSameReply) {
   }
   EXPECT_EQ((*m)->busy(), 0);
   EXPECT_EQ((*m)->waiting(), 0);
+}
+
+// The file offset of tensor `name`'s data in the whisper.cpp ggml model image `f` (F32/F16 only),
+// laid out by hand from the format: magic, 11 int32 hparams, n_mel, n_fft and the filters, the
+// vocabulary (count, then length + bytes each), the records (n_dims, name length, type, ne, name,
+// data). 0 when it is not there.
+size_t TensorDataOffset(const std::string& f, const std::string& name) {
+  size_t at = 4 + 11 * 4;
+  auto i32 = [&f, &at]() {
+    int32_t v = 0;
+    std::memcpy(&v, f.data() + at, 4);
+    at += 4;
+    return v;
+  };
+  const int32_t n_mel = i32(), n_fft = i32();
+  at += 4 * static_cast<size_t>(n_mel) * n_fft;
+  for (int32_t n = i32(); n > 0; --n) at += i32();
+  while (at + 12 <= f.size()) {
+    const int32_t n_dims = i32(), name_len = i32(), type = i32();
+    int64_t n = 1;
+    for (int d = 0; d < n_dims; ++d) n *= i32();
+    const std::string tensor = f.substr(at, name_len);
+    at += name_len;
+    if (tensor == name) return at;
+    at += n * (type == 0 ? 4 : 2);
+  }
+  return 0;
+}
+
+// A copy of tiny.en with one F32 element of tensor `name` set to NaN, written to $TEST_TMPDIR.
+std::string NanModel(const std::string& file, const std::string& name, int64_t element) {
+  std::string bytes = ReadFile(testdata::ModelPath("ggml-tiny.en.bin"));
+  const size_t at = TensorDataOffset(bytes, name);
+  EXPECT_GT(at, 0u) << name;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  if (at > 0) std::memcpy(&bytes[at + 4 * element], &nan, 4);
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/" + file;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+// A NaN weight that first shows at decoder position 10 (past the warm-up's 8 tokens): the model
+// loads (with the server's warm-up too), a request is a 500 naming the file, the tensor and the
+// element; a NaN the warm-up reaches (decoder.ln.weight) makes loading fail with that message.
+TEST_F(InferenceTest, NanWeightIs500NamingTheTensor) {
+  const std::string pos10 = NanModel("pos10.bin", "decoder.positional_embedding", 384 * 10 + 3);
+  absl::StatusOr<std::unique_ptr<LoadedModel>> m = LoadedModel::Load(pos10, 1, 0, WHISPER_GGML_DECODING_OPENAI, 2);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const Reply r = HandleTranscription(Api::kOpenAiTranscription, JfkForm({}), kDefaults, **m);
+  EXPECT_EQ(r.status, 500) << r.body;
+  EXPECT_EQ(json::parse(r.body)["error"]["message"],
+            "whisper_full_with_state: failed: model '" + pos10 +
+                "': tensor 'decoder.positional_embedding' holds NaN at element 3843 (expected finite weights): the "
+                "file is corrupt");
+  const std::string ln = NanModel("ln.bin", "decoder.ln.weight", 17);
+  m = LoadedModel::Load(ln, 1, 0, WHISPER_GGML_DECODING_OPENAI, /*warmup_threads=*/2);  // the server's warm-up
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(std::string(m.status().message()),
+              HasSubstr("warm-up transcription failed: whisper_full_with_state: failed: model '" + ln +
+                        "': tensor 'decoder.ln.weight' holds NaN at element 17 (expected finite weights): the file "
+                        "is corrupt"));
 }
 
 }  // namespace

@@ -24,8 +24,9 @@ absl::Status WarmUp(whisper_context* ctx, const std::vector<whisper_state*>& sta
   w.print_progress = false;
   w.language = "en";
   for (whisper_state* s : states) {
+    ErrorCapture errors;  // the library's message (e.g. a model file with a NaN weight) into the error
     if (whisper_full_with_state(ctx, s, w, silence.data(), static_cast<int>(silence.size())) != 0) {
-      return absl::InternalError("warm-up transcription failed");
+      return absl::InternalError(absl::StrCat("warm-up transcription failed: ", errors.FirstOr("no error logged")));
     }
   }
   return absl::OkStatus();

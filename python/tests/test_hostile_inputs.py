@@ -134,3 +134,46 @@ def test_bad_strings_in_language_and_paths(model, tmp_path):
     with open(odd, "wb") as f:
         f.write(_wav(352000, _jfk_pcm()))
     assert decode_audio(os.fsdecode(odd)).shape == (176000,)
+
+
+def _tensor_offsets(data):
+    """{name: (ggml type, data offset)} of a whisper.cpp ggml model file, laid out by hand from the
+    format (whisper/model_file.h): magic, 11 int32 hparams, mel filters, vocabulary, records."""
+    at = 4 + 11 * 4
+    n_mel, n_fft = struct.unpack_from("<ii", data, at)
+    at += 8 + 4 * n_mel * n_fft
+    (n_tokens,) = struct.unpack_from("<i", data, at)
+    at += 4
+    for _ in range(n_tokens):
+        (n,) = struct.unpack_from("<I", data, at)
+        at += 4 + n
+    records = {}
+    while at < len(data):
+        n_dims, name_len, ttype = struct.unpack_from("<iii", data, at)
+        at += 12
+        ne = struct.unpack_from("<%di" % n_dims, data, at)
+        at += 4 * n_dims
+        name = data[at:at + name_len].decode()
+        at += name_len
+        assert ttype in (0, 1), name  # tiny.en: F32 and F16 only
+        records[name] = (ttype, at)
+        at += int(np.prod(ne)) * (4 if ttype == 0 else 2)
+    return records
+
+
+def test_nan_weight_raises_naming_the_file_and_tensor(tmp_path):
+    """decoder.ln.weight element 17 set to NaN in a copy of tiny.en: transcribing raises (it
+    transcribed to empty text before), the message naming the file, the tensor and the element."""
+    with open(MODEL, "rb") as f:
+        data = bytearray(f.read())
+    ttype, at = _tensor_offsets(data)["decoder.ln.weight"]
+    assert ttype == 0
+    struct.pack_into("<f", data, at + 4 * 17, float("nan"))
+    path = tmp_path / "nan.bin"
+    path.write_bytes(bytes(data))
+    corrupt = WhisperModel(str(path), cpu_threads=2)
+    with pytest.raises(RuntimeError) as e:
+        segments, _ = corrupt.transcribe(JFK)
+        list(segments)
+    assert ("model '%s': tensor 'decoder.ln.weight' holds NaN at element 17 (expected finite weights): the file is "
+            "corrupt" % path) in str(e.value)
