@@ -412,6 +412,10 @@ std::vector<Flag> OwnFlags() {
              "faster-whisper's prefix: text the first window's transcript starts with"),
       String(nullptr, "--hotwords", "TEXT", &CliParams::hotwords,
              "faster-whisper's hotwords: hint phrases in every window's prompt (not with --prefix's window)"),
+      String(nullptr, "--prepend-punctuations", "STR", &CliParams::prepend_punctuations,
+             "faster-whisper's prepend_punctuations (-dtw, openai rules): marks joined to the next word"),
+      String(nullptr, "--append-punctuations", "STR", &CliParams::append_punctuations,
+             "faster-whisper's append_punctuations (-dtw, openai rules): marks joined to the previous word"),
       SuppressTokensFlag(),
       Float(nullptr, "--max-initial-timestamp", "N", &CliParams::max_initial_timestamp, 0.0f, FLT_MAX,
             "faster-whisper's max_initial_timestamp: the first timestamp is at most N s (openai rules: 0 = 0.00 only)"),
@@ -605,6 +609,8 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.ggml_prompt_reset_on_temperature = p.prompt_reset_on_temperature;
   w.ggml_prefix = p.prefix.empty() ? nullptr : p.prefix.c_str();
   w.ggml_hotwords = p.hotwords.empty() ? nullptr : p.hotwords.c_str();
+  w.ggml_prepend_punctuations = p.prepend_punctuations.c_str();  // "" is a set: no marks
+  w.ggml_append_punctuations = p.append_punctuations.c_str();
   if (p.has_suppress_tokens) {
     static const whisper_token kNone = 0;  // a non-NULL list of 0 ids: faster-whisper's []
     w.ggml_suppress_tokens = p.suppress_tokens.empty() ? &kNone : p.suppress_tokens.data();
