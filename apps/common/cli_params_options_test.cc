@@ -133,6 +133,8 @@ TEST(CliParamsFasterWhisper, PunctuationSets) {
   EXPECT_STREQ(w.ggml_prepend_punctuations, "");
   EXPECT_STREQ(w.ggml_append_punctuations, ".\u3002");
   EXPECT_THAT(ParseError({"--append-punctuations"}), HasSubstr("--append-punctuations"));
+  EXPECT_EQ(ParseError({"--prepend-punctuations", "(\xE3"}),
+            "--prepend-punctuations '(\\xe3' is not valid UTF-8 text");
 }
 
 }  // namespace
