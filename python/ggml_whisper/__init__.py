@@ -118,8 +118,8 @@ class TranscriptionOptions:
     max_new_tokens: Optional[int] = None
     prefix: Optional[str] = None
     hotwords: Optional[str] = None
-    prepend_punctuations: str = "\"'“¿([{-"
-    append_punctuations: str = "\"'.。,，!！?？:：”)]}、"
+    prepend_punctuations: str = _options.PREPEND
+    append_punctuations: str = _options.APPEND
 
 
 @dataclass
@@ -400,7 +400,7 @@ class WhisperModel:
                    multilingual: bool = False, clip_timestamps: Union[str, List[float]] = "0",
                    hallucination_silence_threshold: Optional[float] = None, max_new_tokens: Optional[int] = None,
                    chunk_length: Optional[int] = None, hotwords: Optional[str] = None, log_progress: bool = False,
-                   prepend_punctuations: str = "\"'“¿([{-", append_punctuations: str = "\"'.。,，!！?？:：”)]}、",
+                   prepend_punctuations: str = _options.PREPEND, append_punctuations: str = _options.APPEND,
                    **unsupported) -> Tuple[Iterator[Segment], TranscriptionInfo]:
         """Transcribes `audio` (a path, a binary file object or float32 samples at 16 kHz).
 

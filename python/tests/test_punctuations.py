@@ -104,3 +104,15 @@ def test_log_progress_without_tqdm_logs_percentages(monkeypatch, caplog):
         list(segments)
     progress = [r.getMessage() for r in caplog.records if r.getMessage().startswith("transcribe: ")]
     assert progress and progress[-1] == "transcribe: 100% (11.00 of 11.00 s)", progress
+
+
+def test_every_faster_whisper_argument_is_accepted():
+    """WhisperModel.transcribe has every keyword of faster-whisper 1.2.1's (issue #37), and the three
+    added last have its defaults."""
+    fw = pytest.importorskip("faster_whisper")
+    import inspect
+    ours = inspect.signature(WhisperModel.transcribe).parameters
+    theirs = inspect.signature(fw.WhisperModel.transcribe).parameters
+    assert set(theirs) <= set(ours)
+    for name in ("prepend_punctuations", "append_punctuations", "log_progress"):
+        assert ours[name].default == theirs[name].default, name
