@@ -148,6 +148,11 @@ struct Options {
   std::vector<whisper_token> suppress_tokens;
   std::string prefix;
   std::string hotwords;
+  // whisper_full_params.ggml_prepend/append_punctuations (faster-whisper's prepend_punctuations
+  // and append_punctuations, UTF-8; "" = no marks): faster-whisper's defaults.
+  std::string prepend_punctuations = "\"'\xE2\x80\x9C\xC2\xBF([{-";
+  std::string append_punctuations =
+      "\"'.\xE3\x80\x82,\xEF\xBC\x8C!\xEF\xBC\x81?\xEF\xBC\x9F:\xEF\xBC\x9A\xE2\x80\x9D)]}\xE3\x80\x81";
   int chunk_length = 0;
   bool translate = false;
   bool multilingual = false;  // whisper_full_params.ggml_multilingual (faster-whisper's multilingual)
@@ -328,6 +333,8 @@ class Transcription {
     }
     p.ggml_prefix = o.prefix.empty() ? nullptr : o.prefix.c_str();
     p.ggml_hotwords = o.hotwords.empty() ? nullptr : o.hotwords.c_str();
+    p.ggml_prepend_punctuations = o.prepend_punctuations.c_str();
+    p.ggml_append_punctuations = o.append_punctuations.c_str();
     p.ggml_chunk_length = o.chunk_length;
     p.translate = o.translate;
     p.ggml_multilingual = o.multilingual;
@@ -601,6 +608,8 @@ void DefineOptions(py::module_& m) {
       .def_readwrite("suppress_tokens", &Options::suppress_tokens)
       .def_readwrite("prefix", &Options::prefix)
       .def_readwrite("hotwords", &Options::hotwords)
+      .def_readwrite("prepend_punctuations", &Options::prepend_punctuations)
+      .def_readwrite("append_punctuations", &Options::append_punctuations)
       .def_readwrite("chunk_length", &Options::chunk_length)
       .def_readwrite("translate", &Options::translate)
       .def_readwrite("multilingual", &Options::multilingual)

@@ -145,7 +145,7 @@ absl::Status BatchedTranscriber::RunChunk(void* arg, int job, SlotBackend& backe
     tp.token_timestamps = &slot.token_timestamps;
   }
   if (base.word_timestamps != nullptr) {
-    slot.word_timestamps->Begin();
+    slot.word_timestamps->Begin(base.word_timestamps->prepended(), base.word_timestamps->appended());
     tp.word_timestamps = slot.word_timestamps.get();
   }
   TranscribeStats stats;

@@ -644,6 +644,18 @@ struct whisper_full_params {
    * an array is -1, naming the field. Not copied: valid during whisper_full. Either rule set. */
   const float* ggml_temperatures;
   int ggml_n_temperatures;
+  /* Extension (not in whisper.cpp; default NULL: faster-whisper 1.2.1's sets "'“¿([{- and
+   * "'.。,，!！?？:：”)]}、): faster-whisper's prepend_punctuations and append_punctuations, the
+   * punctuation that OpenAI's word timestamps (dtw_token_timestamps under OpenAI's rules) merge
+   * into the next word and into the previous one (merge_punctuations: a word starting with a space
+   * whose stripped text is a substring of the prepended set joins the next word; a word that is a
+   * substring of the appended set joins the previous word unless that ends with a space). UTF-8
+   * text; the substring test is Python's, by code point (so the CJK marks count as one each, and
+   * "" merges nothing). Copied at the start of whisper_full (valid during the call only). Not
+   * valid UTF-8 makes whisper_full return -1 naming the field and the byte offset. Unused under
+   * whisper.cpp's rules and without DTW word timestamps. */
+  const char* ggml_prepend_punctuations;
+  const char* ggml_append_punctuations;
 };
 
 WHISPER_API struct whisper_context_params* whisper_context_default_params_by_ref(void);

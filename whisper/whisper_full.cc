@@ -422,7 +422,11 @@ void SetTimestamps(whisper_context* ctx, whisper_state* state, const whisper_ful
     tp->split_on_word = params.split_on_word;
   }
   if (ctx->params.dtw_token_timestamps && state->word_timestamps != nullptr && state->dtw_enabled) {
-    state->word_timestamps->Begin();
+    // whisper_full_params.ggml_*_punctuations (checked as UTF-8 by FillFasterWhisperOptions).
+    const char* prepend = params.ggml_prepend_punctuations;
+    const char* append = params.ggml_append_punctuations;
+    state->word_timestamps->Begin(prepend != nullptr ? prepend : WordTimestamps::kDefaultPrepended,
+                                  append != nullptr ? append : WordTimestamps::kDefaultAppended);
     tp->word_timestamps = state->word_timestamps.get();
   }
   // faster-whisper applies hallucination_silence_threshold only with word_timestamps=True.

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "whisper/status_codes.h"
 #include "whisper/whisper_impl.h"
@@ -38,6 +41,27 @@ void TokenizeHint(whisper_context* ctx, const char* text, const char* field, std
   if (skipped > 0) {
     Log(GGML_LOG_LEVEL_WARN, "%s: %s: %d byte(s) start no vocabulary entry: skipped\n", kFull, field, skipped);
   }
+}
+
+// The offset of the first byte of `s` (NUL-terminated) that does not start or continue a well-formed
+// UTF-8 character (overlong forms, surrogates and code points past U+10FFFF are ill-formed, as in
+// Unicode's Table 3-7), or npos when it is all valid.
+size_t InvalidUtf8At(const char* s) {
+  const auto* u = reinterpret_cast<const unsigned char*>(s);
+  for (size_t i = 0; u[i] != 0;) {
+    const unsigned char b = u[i];
+    const int len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+    if (len == 0) return i;
+    uint32_t cp = len == 1 ? b : b & (0x7F >> len);
+    for (int k = 1; k < len; ++k) {
+      if ((u[i + k] >> 6) != 2) return i;  // also stops at the NUL
+      cp = cp << 6 | (u[i + k] & 0x3F);
+    }
+    constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
+  }
+  return std::string::npos;
 }
 
 }  // namespace
@@ -90,6 +114,16 @@ absl::Status FillFasterWhisperOptions(const whisper_full_params& params, Decodin
   }
   dp->temperatures = n_t > 0 ? params.ggml_temperatures : nullptr;
   dp->n_temperatures = n_t;
+  for (const auto& [field, text] : {std::pair<const char*, const char*>{"ggml_prepend_punctuations",
+                                                                       params.ggml_prepend_punctuations},
+                                     {"ggml_append_punctuations", params.ggml_append_punctuations}}) {
+    const size_t bad = text == nullptr ? std::string::npos : InvalidUtf8At(text);
+    if (bad != std::string::npos) {
+      return SetupError(absl::StrFormat("whisper_full_params.%s = \"%s\": byte %d (0x%02x) is not valid UTF-8; "
+                                        "expected UTF-8 text (NULL: faster-whisper's default set)",
+                                        field, absl::CHexEscape(text), bad, static_cast<unsigned char>(text[bad])));
+    }
+  }
   if (params.ggml_chunk_length < 0 || params.ggml_chunk_length > 30) {
     return SetupError(absl::StrFormat("whisper_full_params.ggml_chunk_length = %d: expected 1 .. 30 seconds (0: 30)",
                                       params.ggml_chunk_length));
@@ -233,6 +267,8 @@ struct whisper_full_params whisper_full_default_params(enum whisper_sampling_str
   p.ggml_batch_size = 0;  // sequential
   p.ggml_temperatures = nullptr;  // temperature, temperature_inc
   p.ggml_n_temperatures = 0;
+  p.ggml_prepend_punctuations = nullptr;  // faster-whisper's "'“¿([{-
+  p.ggml_append_punctuations = nullptr;   // faster-whisper's "'.。,，!！?？:：”)]}、
   return p;
 }
 

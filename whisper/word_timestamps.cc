@@ -11,9 +11,6 @@ namespace {
 
 constexpr double kTokensPerSecond = 50.0;  // audio positions per second (20 ms each)
 constexpr absl::string_view kPunctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";  // string.punctuation
-constexpr absl::string_view kPrepended = "\"'\xE2\x80\x9C\xC2\xBF([{-";             // "'“¿([{-
-constexpr absl::string_view kAppended =
-    "\"'.\xE3\x80\x82,\xEF\xBC\x8C!\xEF\xBC\x81?\xEF\xBC\x9F:\xEF\xBC\x9A\xE2\x80\x9D)]}\xE3\x80\x81";  // "'.。,，!！?？:：”)]}、
 constexpr absl::string_view kSentenceEnd = ".\xE3\x80\x82!\xEF\xBC\x81?\xEF\xBC\x9F";  // .。!！?？
 
 // Python's `a in b` for strings: a is a substring of b (the empty string always is). Byte
@@ -48,6 +45,8 @@ WordTimestamps::WordTimestamps(int max_tokens, int max_frames)
   words_.resize(max_tokens + 1);
   for (Word& w : words_) w.text.reserve(32);
   piece_.reserve(64);
+  prepended_.reserve(64);
+  appended_.reserve(64);
   durations_.reserve(max_tokens);
   token_probs_.reserve(max_tokens);
   seg_words_.reserve(max_tokens + 1);
@@ -191,7 +190,7 @@ void WordTimestamps::MergePunctuation(size_t n_words) {
     Word& prev = words_[i];
     Word& next = words_[j];
     const absl::string_view strip = Strip(prev.text);
-    if (!prev.text.empty() && prev.text[0] == ' ' && In(strip, kPrepended)) {
+    if (!prev.text.empty() && prev.text[0] == ' ' && In(strip, prepended_)) {
       next.text.insert(0, prev.text);
       next.token_begin = prev.token_begin;
       prev.text.clear();
@@ -203,7 +202,7 @@ void WordTimestamps::MergePunctuation(size_t n_words) {
   for (size_t i = 0, j = 1; j < n_words; ++j) {
     Word& prev = words_[i];
     Word& next = words_[j];
-    if ((prev.text.empty() || prev.text.back() != ' ') && In(next.text, kAppended)) {
+    if ((prev.text.empty() || prev.text.back() != ' ') && In(next.text, appended_)) {
       prev.text += next.text;
       prev.token_end = next.token_end;
       next.text.clear();

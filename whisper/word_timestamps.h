@@ -8,8 +8,10 @@
 //   2. a word spans from the DTW jump of its first token to the jump after its last one;
 //   3. the median non-zero word duration (at most 0.7 s) bounds words: a sentence mark longer than
 //      twice the median is cut, and so is the word after one;
-//   4. punctuation merges into its neighbour (prepended "'"“¿([{- into the next word, appended
-//      "'.。,，!！?？:：”)]}、 into the previous one);
+//   4. punctuation merges into its neighbour (merge_punctuations): a word that starts with a space
+//      and whose stripped text is a substring of the prepended set (default "'“¿([{-) into the
+//      next word, a word that is a substring of the appended set (default "'.。,，!！?？:：”)]}、)
+//      into the previous one unless that ends with a space (Begin sets the two sets);
 //   5. per segment: the first word after a pause and the segment's first and last words are
 //      bounded by the median, then the segment's start and end move to its first word's start and
 //      last word's end (unless the word is much longer: then the word is cut to the segment).
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "whisper/dtw.h"
 #include "whisper/segments.h"
 #include "whisper/tokens.h"
@@ -42,8 +45,22 @@ class WordTimestamps {
   // and token counts seen before.
   WordTimestamps(int max_tokens, int max_frames);
 
-  // Starts a transcription (faster-whisper's last_speech_timestamp = 0).
-  void Begin() { last_speech_s_ = 0.0; }
+  // faster-whisper 1.2.1's prepend_punctuations and append_punctuations defaults (UTF-8).
+  static constexpr absl::string_view kDefaultPrepended = "\"'\xE2\x80\x9C\xC2\xBF([{-";  // "'“¿([{-
+  static constexpr absl::string_view kDefaultAppended =
+      "\"'.\xE3\x80\x82,\xEF\xBC\x8C!\xEF\xBC\x81?\xEF\xBC\x9F:\xEF\xBC\x9A\xE2\x80\x9D)]}\xE3\x80\x81";  // "'.。,，!！?？:：”)]}、
+
+  // Starts a transcription (faster-whisper's last_speech_timestamp = 0) with the punctuation sets
+  // of step 4 (faster-whisper's prepend_punctuations and append_punctuations), copied. They must be
+  // valid UTF-8 (the caller checks): Python's `in` is a code-point substring test, which equals
+  // the byte substring test only then. No heap allocation for sets of up to 64 bytes.
+  void Begin(absl::string_view prepended = kDefaultPrepended, absl::string_view appended = kDefaultAppended) {
+    last_speech_s_ = 0.0;
+    prepended_.assign(prepended.data(), prepended.size());
+    appended_.assign(appended.data(), appended.size());
+  }
+  const std::string& prepended() const { return prepended_; }
+  const std::string& appended() const { return appended_; }
 
   // The sequence to align segments[first, first + n): sot_sequence, <|notimestamps|>, their text
   // tokens (id < eot), <|endoftext|>. Empty when the segments hold no text token. Valid until the
@@ -137,6 +154,8 @@ class WordTimestamps {
   std::string piece_;
   std::vector<double> durations_;
   double last_speech_s_ = 0.0;
+  std::string prepended_{kDefaultPrepended};  // step 4's sets (Begin)
+  std::string appended_{kDefaultAppended};
   int64_t last_end_ = -1;
   std::vector<double> token_probs_;      // the text tokens' alignment-pass probabilities
   std::vector<size_t> seg_words_;        // indices into words_ of each segment's words, in order

@@ -110,6 +110,48 @@ TEST(WordTimestampsTest, PrependedPunctuationAndSeekOffset) {
   EXPECT_EQ(words.last_end(), 1064);
 }
 
+// faster-whisper's append_punctuations="" (merge_punctuations with an empty set): "," stays a word
+// of its own (0.32-0.48, hand-derived as in OpenAiRulesOnOneSegment), so the segment ends at its
+// end; and prepend_punctuations="" keeps the quote " \"" a word before " And" (10.00-10.16), so
+// segment 0 starts at 10.00. A set without "," ("\u3002" only) leaves it unmerged too.
+TEST(WordTimestampsTest, PunctuationSetsFromBegin) {
+  for (const char* appended : {"", "\xE3\x80\x82"}) {
+    SegmentList list;
+    Segment& s = list.Append();
+    s.t0 = 0;
+    s.t1 = 100;
+    s.tokens = {Tok(kSpecial.beg), Tok(kAnd), Tok(kSo), Tok(kComma), Tok(kSpecial.beg + 50)};
+    WordTimestamps words(32, 64);
+    words.Begin(WordTimestamps::kDefaultPrepended, appended);
+    const Token sot = kSpecial.sot;
+    words.Sequence(kSpecial, &sot, 1, list, 0, 1);
+    const std::vector<float> qk = Blocks(3, 40);
+    ASSERT_TRUE(words.Compute(kSpecial, Text, qk.data(), 1, 40, 40, 1, 0, true, &list, 0, 1).ok());
+    EXPECT_EQ(list[0].word_begin, (std::vector<uint8_t>{0, 1, 1, 1, 0})) << appended;
+    EXPECT_EQ(list[0].tokens[3].t0, 32);
+    EXPECT_EQ(list[0].tokens[3].t1, 48);
+    EXPECT_EQ(list[0].t1, 48);
+    ASSERT_EQ(words.n_segment_words(0), 3u);
+    EXPECT_EQ(words.segment_word(0, 2).text, ",");
+  }
+  SegmentList list;
+  Segment& a = list.Append();
+  a.t0 = 1000;
+  a.t1 = 1030;
+  a.tokens = {Tok(kSpecial.beg), Tok(kQuote), Tok(kAnd), Tok(kSpecial.beg + 15)};
+  WordTimestamps words(32, 64);
+  words.Begin("", WordTimestamps::kDefaultAppended);
+  const Token sot = kSpecial.sot;
+  words.Sequence(kSpecial, &sot, 1, list, 0, 1);
+  const std::vector<float> qk = Blocks(2, 48);
+  ASSERT_TRUE(words.Compute(kSpecial, Text, qk.data(), 1, 48, 48, 1, 1000, true, &list, 0, 1).ok());
+  EXPECT_EQ(list[0].word_begin, (std::vector<uint8_t>{0, 1, 1, 0}));
+  EXPECT_EQ(list[0].tokens[1].t0, 1000);
+  EXPECT_EQ(list[0].tokens[1].t1, 1016);
+  EXPECT_EQ(list[0].t0, 1000);
+  EXPECT_EQ(words.prepended(), "");
+}
+
 // whisper.cpp's rules: t_dtw only; segments, t0/t1 and word marks untouched.
 TEST(WordTimestampsTest, WhisperCppRulesSetOnlyTdtw) {
   SegmentList list;

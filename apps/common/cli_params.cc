@@ -8,12 +8,14 @@
 #include <fstream>
 #include <functional>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "apps/common/request_rules.h"
+#include "apps/common/utf8.h"
 
 namespace whisper {
 namespace {
@@ -130,6 +132,19 @@ Flag String(const char* s, const char* l, const char* value_name, std::string Cl
     return absl::OkStatus();
   };
   f.show = [field](const CliParams& p) { return p.*field; };
+  return f;
+}
+
+// A String flag whose value must be valid UTF-8 (RepairUtf8 leaves it as it is).
+Flag Utf8String(const char* l, const char* value_name, std::string CliParams::*field, const char* help) {
+  Flag f = String(nullptr, l, value_name, field, help);
+  f.set = [field](CliParams& p, const std::string& v) {
+    if (RepairUtf8(v) != v) {
+      return absl::InvalidArgumentError(absl::StrCat("'", absl::CHexEscape(v), "' is not valid UTF-8 text"));
+    }
+    p.*field = v;
+    return absl::OkStatus();
+  };
   return f;
 }
 
@@ -412,6 +427,10 @@ std::vector<Flag> OwnFlags() {
              "faster-whisper's prefix: text the first window's transcript starts with"),
       String(nullptr, "--hotwords", "TEXT", &CliParams::hotwords,
              "faster-whisper's hotwords: hint phrases in every window's prompt (not with --prefix's window)"),
+      Utf8String("--prepend-punctuations", "STR", &CliParams::prepend_punctuations,
+             "faster-whisper's prepend_punctuations (-dtw, openai rules): marks joined to the next word"),
+      Utf8String("--append-punctuations", "STR", &CliParams::append_punctuations,
+             "faster-whisper's append_punctuations (-dtw, openai rules): marks joined to the previous word"),
       SuppressTokensFlag(),
       Float(nullptr, "--max-initial-timestamp", "N", &CliParams::max_initial_timestamp, 0.0f, FLT_MAX,
             "faster-whisper's max_initial_timestamp: the first timestamp is at most N s (openai rules: 0 = 0.00 only)"),
@@ -605,6 +624,8 @@ whisper_full_params ToWhisperFullParams(const CliParams& p) {
   w.ggml_prompt_reset_on_temperature = p.prompt_reset_on_temperature;
   w.ggml_prefix = p.prefix.empty() ? nullptr : p.prefix.c_str();
   w.ggml_hotwords = p.hotwords.empty() ? nullptr : p.hotwords.c_str();
+  w.ggml_prepend_punctuations = p.prepend_punctuations.c_str();  // "" is a set: no marks
+  w.ggml_append_punctuations = p.append_punctuations.c_str();
   if (p.has_suppress_tokens) {
     static const whisper_token kNone = 0;  // a non-NULL list of 0 ids: faster-whisper's []
     w.ggml_suppress_tokens = p.suppress_tokens.empty() ? &kNone : p.suppress_tokens.data();

@@ -77,6 +77,13 @@ struct CliParams {
   std::vector<int> suppress_tokens;
   float max_initial_timestamp = 1.0f;
   int chunk_length = 0;
+  // faster-whisper 1.2.1's prepend_punctuations and append_punctuations
+  // (whisper_full_params.ggml_prepend/append_punctuations: UTF-8, each a set of marks merged into
+  // the next / previous word by -dtw word timestamps under the openai rules; "" merges none):
+  // --prepend-punctuations, --append-punctuations.
+  std::string prepend_punctuations = "\"'\xE2\x80\x9C\xC2\xBF([{-";  // "'“¿([{-
+  std::string append_punctuations =
+      "\"'.\xE3\x80\x82,\xEF\xBC\x8C!\xEF\xBC\x81?\xEF\xBC\x9F:\xEF\xBC\x9A\xE2\x80\x9D)]}\xE3\x80\x81";  // "'.。,，!！?？:：”)]}、
   // --batch-size N (whisper_full_params.ggml_batch_size): N > 1 transcribes chunks of at most 30 s,
   // cut at the pauses VAD finds (the -vm model), N at a time; 0 or 1: the sequential window loop.
   int batch_size = 0;

@@ -117,5 +117,25 @@ TEST(CliParamsFasterWhisper, BeamAndRepetitionOptionsReachTheFullParams) {
   EXPECT_THAT(ParseError({"--length-penalty", "nan"}), StartsWith("--length-penalty needs a finite number"));
 }
 
+// --prepend-punctuations / --append-punctuations: faster-whisper's defaults (the strings of its
+// transcribe() signature, typed here from it), any UTF-8 text, and "" (no marks) passed as "", not
+// as NULL (which would mean the defaults).
+TEST(CliParamsFasterWhisper, PunctuationSets) {
+  absl::StatusOr<CliParams> p = Parse({});
+  ASSERT_TRUE(p.ok()) << p.status();
+  whisper_full_params w = ToWhisperFullParams(*p);
+  EXPECT_STREQ(w.ggml_prepend_punctuations, "\"'\u201c\u00bf([{-");
+  EXPECT_STREQ(w.ggml_append_punctuations, "\"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001");
+  p = Parse({"--prepend-punctuations", "", "--append-punctuations", ".\u3002"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  w = ToWhisperFullParams(*p);
+  ASSERT_NE(w.ggml_prepend_punctuations, nullptr);
+  EXPECT_STREQ(w.ggml_prepend_punctuations, "");
+  EXPECT_STREQ(w.ggml_append_punctuations, ".\u3002");
+  EXPECT_THAT(ParseError({"--append-punctuations"}), HasSubstr("--append-punctuations"));
+  EXPECT_EQ(ParseError({"--prepend-punctuations", "(\xE3"}),
+            "--prepend-punctuations '(\\xe3' is not valid UTF-8 text");
+}
+
 }  // namespace
 }  // namespace whisper

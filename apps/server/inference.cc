@@ -32,6 +32,8 @@ constexpr FlagField kFlagFields[] = {
     {"entropy_thold", "-et"},    {"logprob_thold", "-lpt"}, {"no_speech_thold", "-nth"},
     {"temperature", "-tp"},      {"temperature_inc", "-tpi"}, {"language", "-l"},
     {"prompt", "--prompt"},
+    // faster-whisper 1.2.1's (this server's word timestamps: timestamp_granularities[]=word).
+    {"prepend_punctuations", "--prepend-punctuations"}, {"append_punctuations", "--append-punctuations"},
 };
 
 // Boolean form fields that set a CliParams switch either way.

@@ -339,6 +339,31 @@ TEST_F(InferenceTest, OpenAiWordGranularityIsFasterWhispersWords) {
   EXPECT_EQ(after.body, before.body);
 }
 
+// faster-whisper's prepend_punctuations / append_punctuations as form fields: "" for both keeps
+// "," and "." words of their own, as faster-whisper 1.2.1 on the same weights (beam 5;
+// testdata/fw_punctuations.json, tools/reference/fw_punctuations.py, run "jfk_none"; OpenAI's words
+// have no leading space).
+TEST_F(InferenceTest, PunctuationFieldsAreFasterWhispers) {
+  const json ref = json::parse(ReadFile(testdata::RepoRoot() + "/testdata/fw_punctuations.json"));
+  json want;
+  for (const json& run : ref["runs"]) {
+    if (run["name"] == "jfk_none") want = run["words"];
+  }
+  ASSERT_EQ(want.size(), 24u);
+  const Reply r = Run(Api::kOpenAiTranscription,
+                      JfkForm({{"response_format", "verbose_json"}, {"timestamp_granularities[]", "word"},
+                               {"beam_size", "5"}, {"prepend_punctuations", ""}, {"append_punctuations", ""}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json v = json::parse(r.body);
+  ASSERT_EQ(v["words"].size(), want.size()) << v["words"].dump();
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::string text = want[i]["word"];
+    EXPECT_EQ(v["words"][i]["word"], text[0] == ' ' ? text.substr(1) : text) << i;
+    EXPECT_NEAR(v["words"][i]["start"].get<double>(), want[i]["start"].get<double>(), 0.021) << i;
+    EXPECT_NEAR(v["words"][i]["end"].get<double>(), want[i]["end"].get<double>(), 0.021) << i;
+  }
+}
+
 // Lower-case words of `text`, punctuation dropped.
 std::string Words(const std::string& text) {
   std::string out;
@@ -581,6 +606,7 @@ TEST_F(InferenceTest, BadFieldsAre400sNamingTheField) {
       {{{"vad", "perhaps"}}, "field 'vad' expects a boolean"},
       {{{"temperature", "0"}, {"temperature", "0.2"}}, "field 'temperature' is given 2 times; expected once"},
       {{{"audio_ctx", "5000"}}, "field 'audio_ctx' 5000 is larger than the model's n_audio_ctx 1500"},
+      {{{"append_punctuations", "(\xE3"}}, "field 'append_punctuations' '(\\xe3' is not valid UTF-8 text"},
   };
   for (const Case& c : cases) {
     const Reply r = Run(Api::kWhisperServer, JfkForm(c.fields));

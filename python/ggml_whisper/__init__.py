@@ -51,7 +51,7 @@ from typing import BinaryIO, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
-from ggml_whisper import _core
+from ggml_whisper import _core, _options
 
 __all__ = ["WhisperModel", "Segment", "Word", "TranscriptionInfo", "TranscriptionOptions", "decode_audio"]
 
@@ -118,6 +118,8 @@ class TranscriptionOptions:
     max_new_tokens: Optional[int] = None
     prefix: Optional[str] = None
     hotwords: Optional[str] = None
+    prepend_punctuations: str = _options.PREPEND
+    append_punctuations: str = _options.APPEND
 
 
 @dataclass
@@ -397,7 +399,8 @@ class WhisperModel:
                    language_detection_threshold: Optional[float] = 0.5, language_detection_segments: int = 1,
                    multilingual: bool = False, clip_timestamps: Union[str, List[float]] = "0",
                    hallucination_silence_threshold: Optional[float] = None, max_new_tokens: Optional[int] = None,
-                   chunk_length: Optional[int] = None, hotwords: Optional[str] = None,
+                   chunk_length: Optional[int] = None, hotwords: Optional[str] = None, log_progress: bool = False,
+                   prepend_punctuations: str = _options.PREPEND, append_punctuations: str = _options.APPEND,
                    **unsupported) -> Tuple[Iterator[Segment], TranscriptionInfo]:
         """Transcribes `audio` (a path, a binary file object or float32 samples at 16 kHz).
 
@@ -416,9 +419,9 @@ class WhisperModel:
         English-only model it is turned off with faster-whisper's warning. clip_timestamps ("0": all;
         "start,end,..." seconds or a list; vad_filter is then ignored and language detection reads
         the first clip), hallucination_silence_threshold (with word_timestamps=True), prefix,
-        hotwords, suppress_tokens (any ids; -1: the non-speech set), chunk_length (1..30 s) and the
-        beam and repetition options are faster-whisper 1.2.1's (whisper_full_params.ggml_* fields).
-        """
+        hotwords, suppress_tokens (any ids; -1: the non-speech set), chunk_length (1..30 s), the
+        prepend/append_punctuations sets (str) and the beam and repetition options are faster-whisper
+        1.2.1's (whisper_full_params.ggml_* fields); log_progress: ggml_whisper/_options.py."""
         if unsupported:
             raise TypeError("transcribe() got unsupported arguments: %s" % ", ".join(sorted(unsupported)))
         clips = _clip_timestamps(clip_timestamps)
@@ -431,6 +434,7 @@ class WhisperModel:
         _check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
                             max_new_tokens, prompt_reset_on_temperature)
         _check_prompt_options(prefix, hotwords, chunk_length, initial_prompt)
+        _options.check_punctuations(prepend_punctuations, append_punctuations)
         multilingual = self._multilingual(multilingual)
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE
@@ -451,7 +455,8 @@ class WhisperModel:
             hallucination_silence_threshold=hallucination, patience=patience, length_penalty=length_penalty,
             repetition_penalty=repetition_penalty, no_repeat_ngram_size=no_repeat_ngram_size,
             prompt_reset_on_temperature=prompt_reset_on_temperature, max_new_tokens=max_new_tokens,
-            prefix=prefix, hotwords=hotwords)
+            prefix=prefix, hotwords=hotwords, prepend_punctuations=prepend_punctuations,
+            append_punctuations=append_punctuations)
         info = TranscriptionInfo(language=language, language_probability=language_probability,
                                  duration=duration, duration_after_vad=samples.shape[0] / SAMPLE_RATE,
                                  all_language_probs=all_probs, transcription_options=options,
@@ -462,7 +467,8 @@ class WhisperModel:
         o = self._core_options(options, language, translate)
         o.chunk_length = int(chunk_length or 0)
         run = (self._word_model() if word_timestamps else self._model).transcribe(samples, o)
-        return _Segments(run, bool(multilingual), speech_map), info
+        segments = _Segments(run, bool(multilingual), speech_map)
+        return (_options.Progress(segments, info.duration_after_vad) if log_progress else segments), info
 
     def _multilingual(self, multilingual):
         """multilingual, or False with faster-whisper 1.2.1's warning on an English-only model (its
@@ -535,6 +541,8 @@ class WhisperModel:
         o.suppress_tokens = [int(t) for t in options.suppress_tokens]  # ggml_suppress_tokens
         o.prefix = options.prefix or ""
         o.hotwords = options.hotwords or ""
+        o.prepend_punctuations = options.prepend_punctuations  # ggml_prepend/append_punctuations
+        o.append_punctuations = options.append_punctuations
         o.max_initial_ts = options.max_initial_timestamp
         o.translate = translate
         o.multilingual = options.multilingual

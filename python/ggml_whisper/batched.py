@@ -39,8 +39,9 @@ pipeline where that keeps the quality of sequential transcription:
   - clip_timestamps ([{"start": s, "end": s}, ...] seconds) transcribes each clip alone, in order,
     with the sequential loop (whisper_full's batched mode takes no clips); a clip longer than 30 s
     is transcribed whole (faster-whisper: its first 30 s, with a warning);
-  - prepend_punctuations and append_punctuations other than the defaults raise ValueError (the
-    library merges faster-whisper's default sets).
+  - prepend_punctuations and append_punctuations work as in WhisperModel.transcribe (any str;
+    TypeError for another type at the call); log_progress=True shows faster-whisper's tqdm bar over
+    the audio's seconds, or logs percentages on the "ggml_whisper" logger without tqdm.
 Errors: as WhisperModel.transcribe for the shared options; RuntimeError("No clip timestamps
 found. ...") as faster-whisper for vad_filter=False on audio of chunk_length or more.
 """
@@ -54,11 +55,10 @@ import numpy as np
 
 import ggml_whisper as _gw
 from ggml_whisper import _core
+from ggml_whisper._options import APPEND as _APPEND, PREPEND as _PREPEND, Progress, check_punctuations
 
 __all__ = ["BatchedInferencePipeline"]
 
-_PREPEND = "\"'“¿([{-"
-_APPEND = "\"'.。,，!！?？:：”)]}、"
 
 
 def _check_batch_size(batch_size):
@@ -113,30 +113,6 @@ def _core_options(model, options, language, translate):
         return model._core_options(options, language, translate)
     t = options.temperatures
     return model._core_options(options, t[0], t[1] - t[0] if len(t) > 1 else 0.0, language, translate)
-
-
-class _Progress:
-    """Segments passed through unchanged, with a tqdm bar over the audio's seconds (log_progress)."""
-
-    def __init__(self, segments, duration):
-        from tqdm import tqdm  # a dependency of faster-whisper; only needed with log_progress=True
-        self._segments = segments
-        self._bar = tqdm(total=round(duration, 2), unit="s", position=0)
-        self._done = 0.0
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        try:
-            segment = next(self._segments)
-        except StopIteration:
-            self._bar.update(max(0.0, round(self._bar.total - self._bar.n, 2)))  # the audio after the last segment
-            self._bar.close()
-            raise
-        self._bar.update(max(0.0, round(segment.end - self._done, 2)))
-        self._done = max(self._done, segment.end)
-        return segment
 
 
 class BatchedInferencePipeline:
@@ -200,7 +176,8 @@ class BatchedInferencePipeline:
             multilingual=bool(multilingual), clip_timestamps=clips or "0",
             hallucination_silence_threshold=None, patience=patience, length_penalty=length_penalty,
             repetition_penalty=repetition_penalty, no_repeat_ngram_size=no_repeat_ngram_size,
-            prompt_reset_on_temperature=0.5, max_new_tokens=max_new_tokens, prefix=prefix, hotwords=hotwords)
+            prompt_reset_on_temperature=0.5, max_new_tokens=max_new_tokens, prefix=prefix, hotwords=hotwords,
+            prepend_punctuations=prepend_punctuations, append_punctuations=append_punctuations)
         o = _core_options(m, options, language, translate)
         o.no_context = True
         o.prefix = ""  # prefix and hallucination_silence_threshold: unused, as faster-whisper's batched mode
@@ -219,7 +196,7 @@ class BatchedInferencePipeline:
             return iter(()), info
         run = (m._word_model() if word_timestamps else m._model).transcribe(samples, o)
         segments = _gw._Segments(run, bool(multilingual))
-        return (_Progress(segments, duration) if log_progress else segments), info
+        return (Progress(segments, duration) if log_progress else segments), info
 
     def _check(self, a):
         """Checks transcribe's arguments `a` (by name) as WhisperModel.transcribe and faster-whisper
@@ -227,9 +204,7 @@ class BatchedInferencePipeline:
         (VadParams, options dict) or None without VAD). Raises ValueError or TypeError
         naming the first bad argument."""
         _check_batch_size(a["batch_size"])
-        if a["prepend_punctuations"] != _PREPEND or a["append_punctuations"] != _APPEND:
-            raise ValueError("prepend_punctuations/append_punctuations: only faster-whisper's defaults %r / %r "
-                             "are supported (the library merges those)" % (_PREPEND, _APPEND))
+        check_punctuations(a["prepend_punctuations"], a["append_punctuations"])
         clips = _clip_list(a["clip_timestamps"]) if a["clip_timestamps"] else None
         tokens_to_suppress, temperatures = _decoding_options(self.model, a)
         _gw._check_beam_options(a["beam_size"], a["patience"], a["length_penalty"], a["repetition_penalty"],

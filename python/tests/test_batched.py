@@ -259,5 +259,5 @@ def test_errors_are_faster_whispers(tiny, fw_tiny):
     assert list(pipeline.transcribe(empty)[0]) == list(fw_tiny.transcribe(empty)[0]) == []
     with pytest.raises(TypeError, match="WhisperModel"):
         BatchedInferencePipeline("models/ggml-tiny.en.bin")
-    with pytest.raises(ValueError, match="prepend_punctuations"):
-        pipeline.transcribe(decode_audio(JFK), prepend_punctuations="")
+    with pytest.raises(TypeError, match="prepend_punctuations"):
+        pipeline.transcribe(decode_audio(JFK), prepend_punctuations=None)

@@ -188,6 +188,14 @@ TEST_F(WhisperFullTest, FasterWhisperOptionsAreChecked) {
          p->ggml_suppress_tokens = kIds;
          p->ggml_n_suppress_tokens = 2;
        }},
+      // faster-whisper's prepend/append_punctuations must be UTF-8: a lone continuation byte, a
+      // truncated 3-byte character (the first byte of "\u3002" only) and an overlong "/" (C0 AF).
+      {"ggml_prepend_punctuations = \"(\\x80\": byte 1 (0x80) is not valid UTF-8",
+       [](whisper_full_params* p) { p->ggml_prepend_punctuations = "(\x80"; }},
+      {"ggml_append_punctuations = \".\\xe3\": byte 1 (0xe3)",
+       [](whisper_full_params* p) { p->ggml_append_punctuations = ".\xE3"; }},
+      {"ggml_append_punctuations = \"\\xc0\\xaf\": byte 0 (0xc0)",
+       [](whisper_full_params* p) { p->ggml_append_punctuations = "\xC0\xAF"; }},
   };
   for (const Bad& b : bad) {
     whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_BEAM_SEARCH);
