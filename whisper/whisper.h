@@ -16,7 +16,6 @@
  *
  * Times: int64_t times are centiseconds (10 ms) from the start of the samples given; samples are
  * float PCM, mono, 16 kHz (WHISPER_SAMPLE_RATE), nominally in [-1, 1].
- *
  * Decoding follows whisper.cpp's rules by default, so a program gets whisper.cpp's transcript;
  * whisper_ggml_set_decoding (an extension, whisper_ggml.h) selects OpenAI's rules instead, which give
  * faster-whisper's. Differences from whisper.cpp are listed at each function. */
@@ -637,23 +636,17 @@ struct whisper_full_params {
    * outside 0 .. 64, too many decoders, or no vad_model_path makes whisper_full return -1 naming
    * the field. */
   int ggml_batch_size;
-  /* Extension (not in whisper.cpp; default NULL and 0: temperature, then + temperature_inc up to
-   * 1.0): faster-whisper's temperature as a list, ggml_n_temperatures (>= 1) values tried in order
-   * until an attempt passes the fallback checks; any finite values, in any order (<= 0 decodes as
-   * 0: beam search or greedy; above 0 samples best_of). NaN, infinity, or a count < 0 or without
-   * an array is -1, naming the field. Not copied: valid during whisper_full. Either rule set. */
+  /* Extension (default NULL and 0: temperature, then + temperature_inc up to 1.0): faster-whisper's
+   * temperature list, ggml_n_temperatures (>= 1) finite values tried in order until an attempt
+   * passes the fallback checks (<= 0: beam search or greedy; above 0: best_of samples). NaN,
+   * infinity, or a bad count is -1 naming the field. Valid during whisper_full only. Both rules. */
   const float* ggml_temperatures;
   int ggml_n_temperatures;
-  /* Extension (not in whisper.cpp; default NULL: faster-whisper 1.2.1's sets "'“¿([{- and
-   * "'.。,，!！?？:：”)]}、): faster-whisper's prepend_punctuations and append_punctuations, the
-   * punctuation that OpenAI's word timestamps (dtw_token_timestamps under OpenAI's rules) merge
-   * into the next word and into the previous one (merge_punctuations: a word starting with a space
-   * whose stripped text is a substring of the prepended set joins the next word; a word that is a
-   * substring of the appended set joins the previous word unless that ends with a space). UTF-8
-   * text; the substring test is Python's, by code point (so the CJK marks count as one each, and
-   * "" merges nothing). Copied at the start of whisper_full (valid during the call only). Not
-   * valid UTF-8 makes whisper_full return -1 naming the field and the byte offset. Unused under
-   * whisper.cpp's rules and without DTW word timestamps. */
+  /* Extension (default NULL: faster-whisper 1.2.1's sets "'“¿([{- and "'.。,，!！?？:：”)]}、):
+   * its prepend_punctuations and append_punctuations, joined to the next / previous word by OpenAI's
+   * merge_punctuations (DTW word timestamps under OpenAI's rules; unused otherwise). UTF-8, matched
+   * by code point as Python's substring test ("" merges nothing); copied at the start of
+   * whisper_full. Invalid UTF-8 makes whisper_full return -1 naming the field and the byte. */
   const char* ggml_prepend_punctuations;
   const char* ggml_append_punctuations;
 };
