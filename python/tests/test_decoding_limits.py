@@ -14,11 +14,11 @@ import os
 import numpy as np
 import pytest
 
-from ggml_whisper import WhisperModel, decode_audio
+from ggml_whisper import decode_audio
 
+from model_cache import cached_model as _model
 from test_ggml_whisper import ROOT, SHARED, MODEL
 
-BASE = os.path.join(os.path.dirname(MODEL), "ggml-base.bin")
 def _json(name):
     with open(os.path.join(ROOT, "testdata", name), encoding="utf-8") as f:
         return json.load(f)
@@ -27,18 +27,6 @@ def _json(name):
 LIMITS = _json("fw_decoding_limits.json")
 RUNS = {r["name"]: r for r in LIMITS["runs"]}
 ERRORS = {e["name"]: e for e in LIMITS["errors"]}
-
-_MODELS = {}
-
-
-def _model(name):
-    path = MODEL if name == "tiny.en" else BASE
-    if not os.path.exists(path):
-        pytest.skip("%s is absent: run tools/get_model.sh base" % path)
-    if path not in _MODELS:
-        _MODELS[path] = WhisperModel(path, cpu_threads=2)
-    return _MODELS[path]
-
 
 def _audio(name):
     x = decode_audio(os.path.join(SHARED, "data", "jfk.wav"))

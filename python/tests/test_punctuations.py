@@ -16,25 +16,13 @@ import pytest
 
 from ggml_whisper import BatchedInferencePipeline, WhisperModel, decode_audio
 
+from model_cache import cached_model as _model
 from test_ggml_whisper import ROOT, SHARED, MODEL
 
-BASE = os.path.join(os.path.dirname(MODEL), "ggml-base.bin")
 JFK = os.path.join(SHARED, "data", "jfk.wav")
 
 with open(os.path.join(ROOT, "testdata", "fw_punctuations.json"), encoding="utf-8") as f:
     RUNS = {r["name"]: r for r in json.load(f)["runs"]}
-
-_MODELS = {}
-
-
-def _model(name):
-    path = MODEL if name == "tiny.en" else BASE
-    if not os.path.exists(path):
-        pytest.skip("%s is absent: run tools/get_model.sh base" % path)
-    if path not in _MODELS:
-        _MODELS[path] = WhisperModel(path, cpu_threads=2)
-    return _MODELS[path]
-
 
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_words_equal_faster_whisper(name):

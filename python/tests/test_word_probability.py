@@ -10,11 +10,11 @@ import os
 
 import pytest
 
-from ggml_whisper import WhisperModel, decode_audio
+from ggml_whisper import decode_audio
 
+from model_cache import cached_model as _model
 from test_ggml_whisper import ROOT, SHARED, MODEL
 
-BASE = os.path.join(os.path.dirname(MODEL), "ggml-base.bin")
 # Word probabilities within this of faster-whisper's, each word (measured when the reference was
 # made: 76 of the 90 words within 1e-3, the largest difference 2.3e-3 on tiny.en and 5.4e-3 on
 # base), and the mean difference over a run within PROBABILITY_MEAN.
@@ -24,18 +24,6 @@ PROBABILITY_MEAN = 3e-3
 
 with open(os.path.join(ROOT, "testdata", "fw_word_probability.json"), encoding="utf-8") as f:
     WORDS = json.load(f)["runs"]
-
-_MODELS = {}
-
-
-def _model(name):
-    path = MODEL if name == "tiny.en" else BASE
-    if not os.path.exists(path):
-        pytest.skip("%s is absent: run tools/get_model.sh base" % path)
-    if path not in _MODELS:
-        _MODELS[path] = WhisperModel(path, cpu_threads=2)
-    return _MODELS[path]
-
 
 @pytest.mark.parametrize("run", WORDS, ids=lambda r: "%s-%s-bs%d" % (r["model"], r["audio"][:6], r["options"]["beam_size"]))
 def test_word_probability_equals_faster_whisper(run):
