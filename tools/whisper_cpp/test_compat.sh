@@ -270,7 +270,9 @@ both_clis tdrz "$wav" -t 2 -bs 1 -tdrz -oj
 same_files tdrz stdout json.cmp
 # 10. Grammars (--grammar, --grammar-rule, --grammar-penalty) with whisper.cpp's own grammars/
 # (chess, colors, assistant; from the sdist build_whisper_cpp.sh unpacked) on clips espeak-ng says
-# (tools/setup.sh installs it): with a grammar and a rule whisper-cli always runs its beam search
+# (tools/setup.sh installs it; sox -D: without it sox dithers with a random seed, so each run
+# decoded different samples, and 2 of 12 dithered assistant clips flipped whisper-cli's sampled
+# fallback at --grammar-penalty 1 to "wnt2" where ours says "wancy2"): with a grammar and a rule whisper-cli always runs its beam search
 # (-bs 1: one beam, one candidate sampled per step), so both CLIs do; -nfa, as whisper.cpp's
 # sampled beams turn its flash attention's F16 differences (~1e-3 in p) into other samples. stdout
 # and .txt byte for byte: greedy-width and 5 beams per grammar, other penalties, a prompt (whose
@@ -285,7 +287,7 @@ for clip in "chess:rook to b4, f3, bishop to c3, knight to e5." "colors:red, gre
             "assistant:Ok Whisper, start listening for commands. Set thermostat to 22."; do
   name="${clip%%:*}"
   espeak-ng -v en-us -s 140 -w "$tmp/${name}_22k.wav" "${clip#*:}" || die "espeak-ng failed on '${clip#*:}'"
-  sox "$tmp/${name}_22k.wav" -r 16000 -c 1 -b 16 "$tmp/$name.wav" 2>"$tmp/sox.log" ||
+  sox -D "$tmp/${name}_22k.wav" -r 16000 -c 1 -b 16 "$tmp/$name.wav" 2>"$tmp/sox.log" ||
     die "sox ($name to 16 kHz) failed: $(cat "$tmp/sox.log")"
 done
 # grammar_case NAME AUDIO GRAMMAR FLAG...: both CLIs with --grammar GRAMMAR.gbnf and FLAG...
