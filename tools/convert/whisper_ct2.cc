@@ -93,8 +93,10 @@ class Planner {
  private:
   void Add(const std::string& name, const std::vector<int64_t>& torch_shape, const Ct2Variable* v,
            int64_t row_begin, int64_t row_count) {
+    const Ct2Variable* scale =
+        v->dtype == Ct2DType::kInt8 ? model_.Find(absl::StrCat(v->name, "_scale")) : nullptr;
     plans_.push_back(GgmlTensorPlan{name, GgmlTypeFor(name, torch_shape.size(), weight_type_),
-                                    Reversed(torch_shape), v, row_begin, row_count});
+                                    Reversed(torch_shape), v, row_begin, row_count, scale});
   }
 
   const Ct2Model& model_;
@@ -225,15 +227,56 @@ absl::StatusOr<std::vector<GgmlTensorPlan>> PlanWhisperTensors(const Ct2Model& m
   return p.Take();
 }
 
+namespace {
+
+// Element i of a float32/float16/bfloat16 array as float (exact for all three).
+float LoadFloat(Ct2DType dtype, const uint8_t* data, int64_t i) {
+  if (dtype == Ct2DType::kFloat32) {
+    float f;
+    memcpy(&f, data + 4 * i, 4);
+    return f;
+  }
+  uint16_t bits;
+  memcpy(&bits, data + 2 * i, 2);
+  if (dtype == Ct2DType::kFloat16) return ggml_fp16_to_fp32(bits);
+  const uint32_t f32_bits = static_cast<uint32_t>(bits) << 16;  // bfloat16
+  float f;
+  memcpy(&f, &f32_bits, 4);
+  return f;
+}
+
+bool IsFloatType(Ct2DType dtype) {
+  return dtype == Ct2DType::kFloat32 || dtype == Ct2DType::kFloat16 ||
+         dtype == Ct2DType::kBFloat16;
+}
+
+// OK when `v` can be read: a float type, or int8 with a float scale of shape [rows].
+absl::Status CheckSource(const Ct2Variable& v, const Ct2Variable* scale, int64_t rows) {
+  if (IsFloatType(v.dtype)) return absl::OkStatus();
+  if (v.dtype != Ct2DType::kInt8) {
+    return absl::UnimplementedError(absl::StrCat(
+        "variable '", v.name, "' is ", Ct2DTypeName(v.dtype), ", expected float32, float16, "
+        "bfloat16 or int8 (CTranslate2's int16 quantization is not supported)"));
+  }
+  if (scale == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("variable '", v.name, "' is int8 but '", v.name,
+                                                   "_scale' (its per-row scales) is missing"));
+  }
+  if (!IsFloatType(scale->dtype) || scale->shape != std::vector<int64_t>{rows}) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable '", scale->name, "' is ", Ct2DTypeName(scale->dtype), " ",
+        ShapeToString(scale->shape), ", expected a float [", rows, "] (one scale per row of '",
+        v.name, "')"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<uint8_t>> MaterializeTensor(const GgmlTensorPlan& plan) {
   const Ct2Variable& v = *plan.src;
-  if (v.dtype != Ct2DType::kFloat32 && v.dtype != Ct2DType::kFloat16 &&
-      v.dtype != Ct2DType::kBFloat16) {
-    return absl::UnimplementedError(absl::StrCat(
-        "variable '", v.name, "' is ", Ct2DTypeName(v.dtype),
-        ": quantized CTranslate2 models are not supported; use a float16/float32 conversion"));
-  }
   const int64_t rows = v.shape.empty() ? 1 : v.shape[0];
+  CONVERT_RETURN_IF_ERROR(CheckSource(v, plan.scale, rows));
   const int64_t row_elems = rows > 0 ? v.nelements() / rows : 0;
   const int64_t n = plan.row_count * row_elems;
   int64_t ne_product = 1;
@@ -248,20 +291,11 @@ absl::StatusOr<std::vector<uint8_t>> MaterializeTensor(const GgmlTensorPlan& pla
   const uint8_t* src = v.data + plan.row_begin * row_elems * Ct2DTypeSize(v.dtype);
   std::vector<uint8_t> out(n * GgmlFileTypeSize(plan.type));
 
-  // Reads source element i as float (exact for all three float types).
+  // Source element i (of the planned rows) as float.
   auto load = [&](int64_t i) -> float {
-    if (v.dtype == Ct2DType::kFloat32) {
-      float f;
-      memcpy(&f, src + 4 * i, 4);
-      return f;
-    }
-    uint16_t bits;
-    memcpy(&bits, src + 2 * i, 2);
-    if (v.dtype == Ct2DType::kFloat16) return ggml_fp16_to_fp32(bits);
-    const uint32_t f32_bits = static_cast<uint32_t>(bits) << 16;  // bfloat16
-    float f;
-    memcpy(&f, &f32_bits, 4);
-    return f;
+    if (v.dtype != Ct2DType::kInt8) return LoadFloat(v.dtype, src, i);
+    const float scale = LoadFloat(plan.scale->dtype, plan.scale->data, plan.row_begin + i / row_elems);
+    return static_cast<float>(static_cast<int8_t>(src[i])) / scale;
   };
 
   if (plan.type == GgmlFileType::kF16 && v.dtype == Ct2DType::kFloat16) {

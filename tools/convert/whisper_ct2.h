@@ -48,6 +48,9 @@ struct GgmlTensorPlan {
   const Ct2Variable* src;   // owned by the Ct2Model
   int64_t row_begin = 0;
   int64_t row_count = 0;
+  // For an int8 `src` (CTranslate2's int8* quantization): its `<src>_scale` variable, float32
+  // (or float16/bfloat16) [rows of src], one scale per row; NULL otherwise.
+  const Ct2Variable* scale = nullptr;
 };
 
 // convert-pt-to-ggml.py's f16-mode rule: F32 for tensors of fewer than 2 dims, for the conv
@@ -67,10 +70,13 @@ absl::StatusOr<std::vector<GgmlTensorPlan>> PlanWhisperTensors(const Ct2Model& m
                                                                GgmlFileType weight_type);
 
 // The tensor's bytes in its ggml type: the planned rows of the source, converted
-// float32/float16/bfloat16 -> F32 or F16 (F16 rounding to nearest even, ggml/fp16.h).
-// Errors: Unimplemented naming the variable for int8/int16/int32 sources (quantized
-// CTranslate2 conversions); InvalidArgument when the rows are outside the source or do not hold
-// exactly product(ne) elements.
+// float32/float16/bfloat16 -> F32 or F16 (F16 rounding to nearest even, ggml/fp16.h). An int8
+// source (CTranslate2's int8, int8_float16, int8_float32, int8_bfloat16 conversions) is
+// dequantized as CTranslate2 does: row r's element = q / scale[r] in float32
+// (ctranslate2/specs/model_spec.py _quantize: q = rint(w * 127 / amax(|row|)), scale = 127 / amax).
+// Errors: Unimplemented naming the variable for int16/int32 sources; InvalidArgument when an int8
+// source has no scale or a scale of another shape than [rows] (both named), or when the rows are
+// outside the source or do not hold exactly product(ne) elements.
 absl::StatusOr<std::vector<uint8_t>> MaterializeTensor(const GgmlTensorPlan& plan);
 
 // The `n_mels` mel filterbank from OpenAI's mel_filters.npz (key "mel_<n_mels>", float32

@@ -283,7 +283,10 @@ TEST(WhisperCt2MaterializeTest, SourceTypes) {
   // that rounds up to 1 + 2^-9; 65520 overflows to +inf.
   b.AddTyped<float>("f32", {2, 2}, 0, {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, -2.5f, 65520.0f})
       .AddTyped<uint16_t>("bf16", {2}, 5, {0x3F80, 0xC0A0})
-      .AddTyped<int8_t>("i8", {2}, 1, {1, 2});
+      .AddTyped<int8_t>("i8", {2}, 1, {1, 2})
+      .AddTyped<int8_t>("q", {2, 2}, 1, {127, -64, 2, -127})
+      .AddTyped<float>("q_scale", {2}, 0, {127.0f / 3.0f, 0.5f})
+      .AddTyped<int16_t>("i16", {2}, 2, {1, 2});
   absl::StatusOr<Ct2Model> m = Ct2Model::Parse(b.Build(), "t.bin");
   ASSERT_TRUE(m.ok()) << m.status();
 
@@ -313,10 +316,29 @@ TEST(WhisperCt2MaterializeTest, SourceTypes) {
   GgmlTensorPlan wrong_ne{"w", GgmlFileType::kF32, {3}, m->Find("f32"), 0, 1};
   EXPECT_THAT(Msg(MaterializeTensor(wrong_ne)), HasSubstr("do not fill ne [3]"));
 
-  GgmlTensorPlan q{"q", GgmlFileType::kF16, {2}, m->Find("i8"), 0, 2};
-  absl::StatusOr<std::vector<uint8_t>> refused = MaterializeTensor(q);
+  // int8 rows dequantized as CTranslate2 quantized them (q = rint(w * scale)): q / scale[row].
+  GgmlTensorPlan q{"q", GgmlFileType::kF32, {2, 2}, m->Find("q"), 0, 2, m->Find("q_scale")};
+  absl::StatusOr<std::vector<uint8_t>> dq = MaterializeTensor(q);
+  ASSERT_TRUE(dq.ok()) << dq.status();
+  std::vector<float> four(4);
+  memcpy(four.data(), dq->data(), 16);
+  EXPECT_EQ(four, std::vector<float>({127 / (127.0f / 3.0f), -64 / (127.0f / 3.0f), 4.0f, -254.0f}));
+  GgmlTensorPlan q_row1{"q", GgmlFileType::kF32, {2}, m->Find("q"), 1, 1, m->Find("q_scale")};
+  absl::StatusOr<std::vector<uint8_t>> dq1 = MaterializeTensor(q_row1);
+  ASSERT_TRUE(dq1.ok()) << dq1.status();
+  memcpy(floats.data(), dq1->data(), 8);
+  EXPECT_EQ(floats, std::vector<float>({4.0f, -254.0f}));  // row 1's scale, not row 0's
+
+  GgmlTensorPlan no_scale{"i", GgmlFileType::kF16, {2}, m->Find("i8"), 0, 2};
+  EXPECT_THAT(Msg(MaterializeTensor(no_scale)),
+              HasSubstr("variable 'i8' is int8 but 'i8_scale' (its per-row scales) is missing"));
+  GgmlTensorPlan bad_scale{"i", GgmlFileType::kF16, {2}, m->Find("i8"), 0, 2, m->Find("f32")};
+  EXPECT_THAT(Msg(MaterializeTensor(bad_scale)),
+              HasSubstr("variable 'f32' is float32 [2, 2], expected a float [2]"));
+  GgmlTensorPlan i16{"i", GgmlFileType::kF16, {2}, m->Find("i16"), 0, 2};
+  absl::StatusOr<std::vector<uint8_t>> refused = MaterializeTensor(i16);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(Msg(refused), HasSubstr("variable 'i8' is int8: quantized CTranslate2 models"));
+  EXPECT_THAT(Msg(refused), HasSubstr("variable 'i16' is int16, expected float32, float16"));
 }
 
 TEST(WhisperCt2TypeRuleTest, MatchesConvertPtToGgml) {
