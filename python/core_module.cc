@@ -1,7 +1,8 @@
 // ggml_whisper._core: the C++ half of the Python package (python/ggml_whisper/__init__.py holds the
 // faster-whisper-shaped API on top). Built on whisper.h only, plus the audio decoder the CLI uses.
 //
-//   Model(path, decoding, dtw, compute_type)  one whisper_context (whisper_init_from_file_with_params)
+//   Model(path, decoding, dtw, compute_type)  one whisper_context (whisper_init_from_file_with_params;
+//                                        a CTranslate2 folder: converted in memory, see LoadContext)
 //   decode_audio_file(path)            -> (float32 ndarray, ne = [n_samples] at 16 kHz, the truncation
 //                                        warning or "") (LoadAudio16kMono; path: str or bytes)
 //   decode_audio_bytes(data, name)     -> the same from an in-memory file image
@@ -38,6 +39,7 @@
 
 #include "apps/common/audio.h"
 #include "apps/common/request_rules.h"
+#include "tools/convert/ct2_folder.h"
 #include "whisper/whisper.h"
 
 namespace py = pybind11;
@@ -384,6 +386,25 @@ class Transcription {
   std::atomic<bool> stop_{false};
 };
 
+// The context of `path`: a whisper.cpp ggml file (whisper_init_from_file_with_params), or a
+// CTranslate2 Whisper folder (faster-whisper's WhisperModel("models/faster-whisper-tiny.en")):
+// converted in memory by Ct2FolderToGgmlImage (tools/convert/ct2_folder.h, which says why not to a
+// file) and loaded from that buffer with the same params, so compute_type converts its weights
+// as a file's. Nothing is written to disk. Called without the GIL. nullptr with *error set (the
+// folder's problem, naming the file and the field; *not_found for a missing folder or model.bin),
+// or with the loader's message pending (TakeError) when the context cannot be made.
+whisper_context* LoadContext(const std::string& path, const whisper_context_params& cp, std::string* error,
+                             bool* not_found) {
+  if (!ggml_whisper::convert::IsDirectory(path)) return whisper_init_from_file_with_params(path.c_str(), cp);
+  absl::StatusOr<std::vector<uint8_t>> image = ggml_whisper::convert::Ct2FolderToGgmlImage(path);
+  if (!image.ok()) {
+    *error = std::string(image.status().message());
+    *not_found = image.status().code() == absl::StatusCode::kNotFound;
+    return nullptr;
+  }
+  return whisper_init_from_buffer_with_params(image->data(), image->size(), cp);
+}
+
 class Model {
  public:
   // dtw: "" or a -dtw preset name (whisper_ggml_alignment_heads_preset_from_name): DTW token timestamps, and under OpenAI's rules
@@ -408,9 +429,16 @@ class Model {
       cp.dtw_aheads_preset = preset;
     }
     t_error.clear();
+    std::string folder_error;
+    bool not_found = false;
     {
       py::gil_scoped_release release;
-      holder_->ctx = whisper_init_from_file_with_params(path.c_str(), cp);
+      holder_->ctx = LoadContext(path, cp, &folder_error, &not_found);
+    }
+    if (!folder_error.empty()) {
+      PyErr_SetString(not_found ? PyExc_FileNotFoundError : PyExc_ValueError,
+                      ("cannot load the CTranslate2 model folder '" + path + "': " + folder_error).c_str());
+      throw py::error_already_set();
     }
     if (holder_->ctx == nullptr) {
       const std::string msg = TakeError("cannot load the model '" + path + "'");
