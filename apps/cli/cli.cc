@@ -42,6 +42,7 @@
 #include "apps/common/output.h"
 #include "apps/common/request_rules.h"
 #include "apps/common/utf8.h"
+#include "tools/convert/ct2_folder.h"
 #include "whisper/whisper.h"
 
 namespace whisper {
@@ -162,7 +163,11 @@ void PrintProgress(whisper_context*, whisper_state*, int progress, void* user) {
 std::string CheckModelFiles(const CliParams& p, const LogSink& sink) {
   const std::string vad_model = p.vad_model.empty() ? kDefaultVadModel : p.vad_model;
   char msg[4096];
-  if (whisper_ggml_check_model_file(p.model.c_str(), WHISPER_GGML_MODEL_FILE_WHISPER, msg, sizeof(msg)) != 0) return msg;
+  // A directory is a CTranslate2 folder, checked as LoadModel converts it.
+  if (!ggml_whisper::convert::IsDirectory(p.model) &&
+      whisper_ggml_check_model_file(p.model.c_str(), WHISPER_GGML_MODEL_FILE_WHISPER, msg, sizeof(msg)) != 0) {
+    return msg;
+  }
   const bool use_vad = p.vad || p.batch_size > 1;  // --batch-size cuts at VAD's pauses
   if (use_vad && whisper_ggml_check_model_file(vad_model.c_str(), WHISPER_GGML_MODEL_FILE_SILERO_VAD, msg, sizeof(msg)) != 0) {
     return msg;
@@ -286,7 +291,9 @@ std::optional<int> CheckUsage(const CliParams& p) {
 }
 
 // Checks the model files (CheckModelFiles), loads -m and sets --decoding's rules. nullptr after
-// printing the error.
+// printing the error. -m may be a CTranslate2 folder (faster-whisper's models/faster-whisper-NAME):
+// converted in memory (tools/convert/ct2_folder.h) and loaded from that buffer, so --compute-type
+// applies as to a file; an error names the folder's file and field (exit 1, as any model that cannot load).
 whisper_context* LoadModel(const CliParams& p, const LogSink& sink) {
   if (const std::string bad = CheckModelFiles(p, sink); !bad.empty()) {
     Fail(bad);
@@ -295,7 +302,17 @@ whisper_context* LoadModel(const CliParams& p, const LogSink& sink) {
   std::string note;
   const whisper_context_params cparams = ToWhisperContextParams(p, &note);
   if (!note.empty()) std::fprintf(stderr, "note: --compute-type %s\n", note.c_str());
-  whisper_context* ctx = whisper_init_from_file_with_params(p.model.c_str(), cparams);
+  whisper_context* ctx = nullptr;
+  if (ggml_whisper::convert::IsDirectory(p.model)) {
+    absl::StatusOr<std::vector<uint8_t>> image = ggml_whisper::convert::Ct2FolderToGgmlImage(p.model);
+    if (!image.ok()) {
+      Fail("cannot load the CTranslate2 model folder '" + p.model + "': " + std::string(image.status().message()));
+      return nullptr;
+    }
+    ctx = whisper_init_from_buffer_with_params(image->data(), image->size(), cparams);
+  } else {
+    ctx = whisper_init_from_file_with_params(p.model.c_str(), cparams);
+  }
   if (ctx == nullptr) {
     FailFromLog(sink, "cannot load model '" + p.model + "'");
     return nullptr;

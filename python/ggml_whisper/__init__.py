@@ -11,8 +11,8 @@
 A script written for faster-whisper's sequential API (faster_whisper.WhisperModel, transcribe's
 keyword arguments, the Segment and TranscriptionInfo fields) runs with its import changed, within
 the differences below; BatchedInferencePipeline is in ggml_whisper/batched.py. Differences:
-  - the model is a whisper.cpp ggml file (tools/get_model.sh, tools:convert), not a CTranslate2
-    directory or a model size name; device must be "cpu" or "auto";
+  - the model is a whisper.cpp ggml file or a CTranslate2 folder (converted in memory at each load,
+    tools/convert/ct2_folder.h), not a model size name (nothing is downloaded); device "cpu"/"auto";
   - compute_type converts the weight matrices at load to a ggml type (the tensors and kernels of
     whisper.cpp's quantize): int8, int8_float32, int8_float16, int8_bfloat16 -> q8_0 (8-bit
     weights; products quantize activations to 8 bits per block of 32, as ggml's vec_dot, in an
@@ -309,11 +309,11 @@ def _alignment_preset(dims):
 class WhisperModel:
     """A loaded Whisper model (one whisper_context), shared by every transcribe() call.
 
-    model_size_or_path: path of a whisper.cpp ggml model file (e.g. models/ggml-tiny.en.bin).
+    model_size_or_path: a whisper.cpp ggml model file or a CTranslate2 folder (models/faster-whisper-tiny.en).
     cpu_threads: threads per transcription, 0..512 (0: min(4, the machine's cores), as CTranslate2;
         512 is the CLI's -t limit, ggml's thread pool size).
     decoding: "openai" (OpenAI's and faster-whisper's rules, the default) or "whisper.cpp".
-    Raises FileNotFoundError for a missing file and ValueError for a file that is not a model.
+    Raises FileNotFoundError for a missing file or model.bin, ValueError for a file or folder that is not a model.
     """
 
     def __init__(self, model_size_or_path: str, device: str = "auto", device_index: int = 0,
@@ -336,8 +336,8 @@ class WhisperModel:
         path = os.fspath(model_size_or_path)
         if not os.path.exists(path):
             raise FileNotFoundError(
-                "model %r not found: ggml_whisper loads whisper.cpp ggml model files (run tools/get_model.sh, "
-                "or convert with //tools:convert); model size names are not downloaded" % path)
+                "model %r not found: ggml_whisper loads whisper.cpp ggml model files and CTranslate2 model folders "
+                "(run tools/get_model.sh); model size names are not downloaded" % path)
         self._model = _core.Model(_fs_path("model", path), decoding, "", compute_type)
         if self._model.compute_type_note:
             _LOG.warning("%s", self._model.compute_type_note)

@@ -10,6 +10,7 @@ Tests needing a folder or faster-whisper are skipped, naming what is missing.
 import os
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -108,6 +109,20 @@ def test_batched_pipeline_on_a_folder_equals_faster_whisper(tiny):
     got = BatchedInferencePipeline(tiny).transcribe(JFK, without_timestamps=True)[0]
     ref = fw.BatchedInferencePipeline(ref_model).transcribe(JFK, without_timestamps=True, vad_filter=False)[0]
     assert [(s.start, s.end, s.text, s.tokens) for s in got] == [(s.start, s.end, s.text, s.tokens) for s in ref]
+
+
+def test_cli_m_takes_a_folder_as_faster_whisper(tiny):
+    # whisper-cli's -m with the folder (the same in-memory conversion), faster-whisper's options
+    # spelled as flags: beam 5, no fallback, no previous text; the segments are faster-whisper's.
+    cli = os.environ.get("WHISPER_CLI")
+    if not cli:
+        pytest.skip("WHISPER_CLI is not set (python/BUILD.bazel sets it)")
+    out = subprocess.run([os.path.abspath(cli), "-m", _folder("tiny.en"), "-f", JFK, "-np", "-t", "2", "-bs", "5",
+                          "-mc", "0", "-tp", "0", "-tpi", "0", "-sns"], capture_output=True, text=True, check=True).stdout
+    got = [(int(m.group(1)) * 60 + float(m.group(2)), int(m.group(3)) * 60 + float(m.group(4)), m.group(5))
+           for m in re.finditer(r"\[00:(\d+):([\d.]+) --> 00:(\d+):([\d.]+)\]  (.*)", out)]
+    ref = _faster_whisper("tiny.en").transcribe(JFK, beam_size=5, temperature=0.0, condition_on_previous_text=False)[0]
+    assert got == [(s.start, s.end, s.text) for s in ref]
 
 
 def _bad_folder(tmp_path, model_bin=None, config=None):

@@ -319,6 +319,13 @@ INSTANTIATE_TEST_SUITE_P(
                                       {m + ": a CTranslate2 model", "--model_dir=" +
                                        testdata::ModelPath("faster-whisper-tiny.en") + " "}};
                  }},
+        // A folder as -m is a CTranslate2 folder (converted in memory): one without model.bin.
+        KindCase{"ctranslate2_folder_without_model_bin", false,
+                 [](const std::string& dir) {
+                   return KindCaseRun{{"-m", dir, "-f", Jfk()},
+                                      {"cannot load the CTranslate2 model folder", dir + "/model.bin does not exist",
+                                       "expected a CTranslate2 Whisper model folder"}};
+                 }},
         KindCase{"printable_magic", false,
                  [](const std::string& dir) {
                    const std::string m = Write(dir + "/passwd", "root:x:0:0:root:/root:/bin/bash\n");
