@@ -7,10 +7,12 @@ models/faster-whisper-base from tools/get_model.sh; float32, and int8 for comput
 the text tokens, texts and words must be its own. Bad folders raise naming the file and field.
 Tests needing a folder or faster-whisper are skipped, naming what is missing.
 """
+import functools
 import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -30,6 +32,7 @@ def _folder(name):
     return path
 
 
+@functools.lru_cache(maxsize=None)  # one faster-whisper model per folder and type for the module
 def _faster_whisper(name, compute_type="float32"):
     fw = pytest.importorskip("faster_whisper")
     if fw.__version__ != "1.2.1":
@@ -99,6 +102,23 @@ def test_compute_type_int8_on_a_folder_equals_faster_whisper_int8():
     assert [(g[0], g[1]) for g in got] == [(r[0], r[1]) for r in ref]
     for g, r in zip(got, ref):
         assert abs(g[2] - r[2]) <= 0.201 and abs(g[3] - r[3]) <= 0.201
+
+
+def test_int8_ctranslate2_folder_equals_faster_whisper_on_it(tmp_path_factory):
+    # A folder of int8 weights (CTranslate2's own quantizer, ct2_quantized_folder.py):
+    # dequantized at load (q / scale per row), the tokens and times of faster-whisper on the same
+    # folder with compute_type="float32" (CTranslate2 dequantizes them too), greedy and beam 5.
+    pytest.importorskip("ctranslate2")
+    fw = pytest.importorskip("faster_whisper")
+    d = str(tmp_path_factory.mktemp("int8") / "tiny.en-int8")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ct2_quantized_folder.py")
+    subprocess.run([sys.executable, script, _folder("tiny.en"), d, "int8"], check=True, capture_output=True)
+    ours = WhisperModel(d, cpu_threads=2)
+    ref_model = fw.WhisperModel(d, device="cpu", compute_type="float32", cpu_threads=2)
+    for beam_size in (1, 5):
+        got, _ = _run(ours, JFK, EOT["tiny.en"], beam_size=beam_size)
+        ref, _ = _run(ref_model, JFK, EOT["tiny.en"], beam_size=beam_size)
+        assert [g[:4] for g in got] == [r[:4] for r in ref]
 
 
 def test_batched_pipeline_on_a_folder_equals_faster_whisper(tiny):
