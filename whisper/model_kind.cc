@@ -112,7 +112,10 @@ absl::Status CheckModelFileKind(absl::string_view file, const uint8_t* data, siz
       return absl::InvalidArgumentError(absl::StrCat(
           file, ": a CTranslate2 model (faster-whisper's model.bin), which this loader does not read: expected ",
           Expected(expected),
-          want_vad ? std::string() : absl::StrCat("; convert its directory with: ", ConvertCommand(file, detail))));
+          want_vad ? std::string()
+                   : absl::StrCat("; pass its directory instead (the CLI's -m and the Python WhisperModel convert a "
+                                  "CTranslate2 folder in memory), or convert it with: ",
+                                  ConvertCommand(file, detail))));
     default:
       break;
   }

@@ -291,10 +291,15 @@ absl::StatusOr<std::vector<uint8_t>> MaterializeTensor(const GgmlTensorPlan& pla
   const uint8_t* src = v.data + plan.row_begin * row_elems * Ct2DTypeSize(v.dtype);
   std::vector<uint8_t> out(n * GgmlFileTypeSize(plan.type));
 
-  // Source element i (of the planned rows) as float.
+  // Source element i (of the planned rows) as float; an int8 row's scale is read once per row.
+  int64_t scale_row = -1;
+  float scale = 1.0f;
   auto load = [&](int64_t i) -> float {
     if (v.dtype != Ct2DType::kInt8) return LoadFloat(v.dtype, src, i);
-    const float scale = LoadFloat(plan.scale->dtype, plan.scale->data, plan.row_begin + i / row_elems);
+    if (i / row_elems != scale_row) {
+      scale_row = i / row_elems;
+      scale = LoadFloat(plan.scale->dtype, plan.scale->data, plan.row_begin + scale_row);
+    }
     return static_cast<float>(static_cast<int8_t>(src[i])) / scale;
   };
 
