@@ -119,7 +119,7 @@ std::string ServerUsage(const char* argv0) {
   const std::pair<const char*, std::string> rows[] = {
       {"--host HOST", absl::StrCat("[", d.host, "] address to listen on")},
       {"--port PORT", absl::StrCat("[", d.port, "] port to listen on (0 = any free port)")},
-      {"--public PATH", "[] folder of static files served under --request-path"},
+      {"--public PATH", "[] folder of static files served under --request-path (none outside its real path)"},
       {"--request-path PATH", "[] prefix of every route, e.g. /api"},
       {"--inference-path PATH", absl::StrCat("[", d.inference_path, "] whisper-server's inference route")},
       {"--parallel N", absl::StrCat("[", d.parallel, "] transcriptions at once (one whisper_state each); from 2 on,\n"

@@ -21,7 +21,7 @@ namespace whisper::server {
 struct ServerParams {
   std::string host = "127.0.0.1";   // --host: address to listen on
   int port = 8080;                  // --port: TCP port; 0 = any free port (printed at start)
-  std::string public_path;          // --public: folder of static files served under request_path
+  std::string public_path;          // --public: folder of static files served under request_path (then its realpath)
   std::string request_path;         // --request-path: prefix of every route ("" or "/api" ...)
   std::string inference_path = "/inference";  // --inference-path: whisper-server's route
   int read_timeout_s = 600;         // --read-timeout: seconds a connection may stall while sending
