@@ -675,6 +675,22 @@ TEST_F(InferenceTest, FullPoolIs503) {
   const json e = json::parse(r.body)["error"];
   EXPECT_THAT(e["message"].get<std::string>(), HasSubstr("server busy: all 1 transcription slots are in use"));
   EXPECT_EQ(e["type"], "server_error");
+  // Admission comes before decoding: an upload that is not audio is not even decoded (was a 400).
+  Form garbage;
+  garbage.emplace("file", FormValue{"this is not audio at all", "notes.wav", true});
+  EXPECT_EQ(Run(Api::kWhisperServer, garbage).status, 503);
+}
+
+// --max-audio-seconds: jfk.wav's header announces 176000 frames at 16 kHz (11 s): over a 10 s
+// limit it is a 413 naming both, at 11 s it is transcribed.
+TEST_F(InferenceTest, AudioOverTheLimitIs413) {
+  Reply r = HandleTranscription(Api::kOpenAiTranscription, JfkForm({}), kDefaults, *model_, 10);
+  EXPECT_EQ(r.status, 413) << r.body;
+  EXPECT_EQ(json::parse(r.body)["error"]["message"],
+            "jfk.wav: the audio is 11.000 s long (176000 frames at 16000 Hz, from its header): expected at most "
+            "10 s (the server's --max-audio-seconds)");
+  r = HandleTranscription(Api::kWhisperServer, JfkForm({{"response_format", "text"}}), kDefaults, *model_, 11);
+  EXPECT_EQ(r.status, 200) << r.body;
 }
 
 TEST(InferenceConcurrency, FourRequestsOnTwoStatesGiveTheSameReply) {

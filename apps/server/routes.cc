@@ -209,7 +209,8 @@ void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
     return [&rt, api](const httplib::Request& req, httplib::Response& res) {
       const auto t0 = std::chrono::steady_clock::now();
       const std::shared_ptr<LoadedModel> model = rt.model.Get();
-      const Reply reply = HandleTranscription(api, ToForm(req), rt.params.decode_args, *model);
+      const Reply reply =
+          HandleTranscription(api, ToForm(req), rt.params.decode_args, *model, rt.params.max_audio_seconds);
       Send(reply, res);
       if (rt.log_requests) {
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
