@@ -598,6 +598,8 @@ TEST_F(InferenceTest, BadFieldsAre400sNamingTheField) {
       {{{"beam_size", "33"}}, "field 'beam_size' 33 is out of range"},
       {{{"best_of", "1e9"}}, "field 'best_of' needs an integer, got '1e9'"},
       {{{"offset_t", "-5"}}, "field 'offset_t'"},
+      {{{"offset_t", "2147483648"}}, "field 'offset_t' 2147483648 is out of range [0, 2147483647]"},  // not ">= 0"
+      {{{"temperature", "1e308"}}, "field 'temperature' 1e308 is out of range [0, 1]"},  // not "needs a finite number"
       {{{"language", "xx"}}, "field 'language' names no language Whisper knows: 'xx'"},
       {{{"response_format", "xml"}}, "field 'response_format' must be one of json, text, srt, vtt, verbose_json; got 'xml'"},
       {{{"translate", "maybe"}}, "field 'translate' expects a boolean"},
