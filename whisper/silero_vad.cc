@@ -173,6 +173,7 @@ absl::Status ReadTensor(Reader& r, const std::string& path, ggml_context* weight
 }  // namespace
 
 SileroVad::~SileroVad() {
+  ggml_threadpool_free(pool_);
   ggml_free(one_.ctx);
   ggml_free(block_.ctx);
   ggml_free(graph_ctx_);
@@ -274,16 +275,20 @@ absl::Status SileroVad::BuildFrontEnd(int n, FrontEnd* fe) {
   fe->in = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, kPadded, n);
   if (fe->in == nullptr) return absl::InternalError(ggml_last_error());
 
-  // STFT: [832, 1, n] * basis [256, 1, 258] stride 128: product [5 n, 258]; frames 1..4 of each half.
-  ggml_tensor* cols =
-      ggml_im2col_1d(ctx, basis_, ggml_reshape_3d(ctx, fe->in, kPadded, 1, n), 128, 0, 1, GGML_TYPE_F32);
+  // STFT: [832, 1, n] * basis [256, 1, 258] stride 128 gives 5 frames, of which the model keeps
+  // frames 1..4: so the input from sample 128 on (704 samples: frames 0..3 of it), product [4 n,
+  // 258]. Each kept value is the same dot product as in the 5-frame product, summed in the same
+  // order (the product's packed path: one FMA chain per element over the 256 taps).
+  const size_t es = sizeof(float);
+  constexpr int kStftHop = 128;
+  ggml_tensor* frames = ggml_view_3d(ctx, fe->in, kPadded - kStftHop, 1, n, fe->in->nb[1], fe->in->nb[1], kStftHop * es);
+  ggml_tensor* cols = ggml_im2col_1d(ctx, basis_, frames, kStftHop, 0, 1, GGML_TYPE_F32);
   if (cols == nullptr) return absl::InternalError(ggml_last_error());
   ggml_tensor* stft = ggml_mul_mat(ctx, ggml_reshape_2d(ctx, cols, cols->ne[0], cols->ne[1] * n),
                                    ggml_reshape_2d(ctx, basis_, basis_->ne[0], basis_->ne[2]));
-  if (stft == nullptr || cols->ne[1] != 5) return absl::InternalError("VAD graph: the STFT does not give 5 frames");
-  const size_t es = sizeof(float);
-  ggml_tensor* re = ggml_view_3d(ctx, stft, 4, n, 129, 5 * es, stft->nb[1], es);
-  ggml_tensor* im = ggml_view_3d(ctx, stft, 4, n, 129, 5 * es, stft->nb[1], stft->nb[1] * 129 + es);
+  if (stft == nullptr || cols->ne[1] != 4) return absl::InternalError("VAD graph: the STFT does not give 4 frames");
+  ggml_tensor* re = ggml_view_3d(ctx, stft, 4, n, 129, 4 * es, stft->nb[1], 0);
+  ggml_tensor* im = ggml_view_3d(ctx, stft, 4, n, 129, 4 * es, stft->nb[1], stft->nb[1] * 129);
   ggml_tensor* x = ggml_sqrt(ctx, ggml_add(ctx, ggml_sqr(ctx, re), ggml_sqr(ctx, im)));  // [4, n, 129]
   x = ggml_cont(ctx, ggml_permute(ctx, x, 0, 2, 1, 3));                                // [4, 129, n]
   for (int i = 0; i < 4 && x != nullptr; ++i) x = EncoderConv(ctx, conv_w_[i], conv_b_[i], x, kConvStride[i]);
@@ -337,8 +342,25 @@ void SileroVad::Reset() {
   std::memset(context_, 0, sizeof(context_));
 }
 
-absl::Status SileroVad::Compute(ggml_cgraph* graph) {
-  ggml_cplan plan = ggml_graph_plan(graph, 1, nullptr);
+absl::Status SileroVad::SetThreads(int n_threads) {
+  if (n_threads < 1 || n_threads > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("VAD: n_threads ", n_threads, " is not in [1, 64]"));
+  }
+  if (n_threads == n_threads_) return absl::OkStatus();
+  ggml_threadpool_free(pool_);
+  pool_ = nullptr;
+  n_threads_ = 1;
+  if (n_threads > 1) {
+    pool_ = ggml_threadpool_new(n_threads);
+    if (pool_ == nullptr) return absl::ResourceExhaustedError(absl::StrCat("VAD: ", ggml_last_error()));
+    work_.resize(std::max(work_.size(), ggml_graph_plan(block_.graph, n_threads, pool_).work_size));
+  }
+  n_threads_ = n_threads;
+  return absl::OkStatus();
+}
+
+absl::Status SileroVad::Compute(ggml_cgraph* graph, int n_threads) {
+  ggml_cplan plan = ggml_graph_plan(graph, n_threads, n_threads > 1 ? pool_ : nullptr);
   plan.work_data = work_.empty() ? nullptr : work_.data();
   if (ggml_graph_compute(graph, &plan) != GGML_STATUS_SUCCESS) {
     return absl::InternalError(absl::StrCat("VAD graph: ", ggml_last_error()));
@@ -362,7 +384,7 @@ absl::Status SileroVad::RunBlock(FrontEnd& fe, const float* samples, int count, 
     }
   }
   std::memcpy(context_, samples + static_cast<size_t>(count) * kWindow - kContext, sizeof(context_));
-  absl::Status st = Compute(fe.graph);
+  absl::Status st = Compute(fe.graph, fe.n == 1 ? 1 : n_threads_);
   for (int w = 0; w < count && st.ok(); ++w) {
     std::memcpy(pre_->data, static_cast<const float*>(fe.pre->data) + static_cast<size_t>(w) * 512, ggml_nbytes(pre_));
     st = Compute(graph_);
