@@ -14,11 +14,12 @@
 //   prob   = sigmoid(w . relu(h) + b)
 // Everything up to and including W_ih x + b_ih has no state from window to window: Run computes it
 // for up to kBlock windows in one graph (weights read once per block, not per window), on
-// SetThreads' threads, then the LSTM cell and the output window by window in a small second graph
-// on the calling thread.
-// Ops: ggml_im2col_1d + ggml_mul_mat (the convolutions; ggml_conv_1d's final reshape holds only
-// for one window), views, ggml_permute + ggml_cont, ggml_sqr / ggml_sqrt / ggml_relu /
-// ggml_sigmoid / ggml_tanh, ggml_add / ggml_mul, ggml_mul_mat.
+// SetThreads' threads, then the LSTM cell and the output window by window on the calling thread
+// (the kernels those ops run, called directly: SileroVad::Cell).
+// Ops of the front end: ggml_im2col_1d + ggml_mul_mat (the convolutions; ggml_conv_1d's final
+// reshape holds only for one window), views, ggml_permute + ggml_cont, ggml_sqr / ggml_sqrt /
+// ggml_relu, ggml_add, ggml_mul_mat; of the cell, the kernels of ggml_mul_mat, ggml_add,
+// ggml_sigmoid, ggml_tanh, ggml_mul and ggml_relu (kernels/matmul.h, vec.h, activations.h).
 #ifndef GGML_WHISPER_WHISPER_SILERO_VAD_H_
 #define GGML_WHISPER_WHISPER_SILERO_VAD_H_
 
@@ -95,7 +96,9 @@ class SileroVad {
   SileroVad() = default;
   absl::Status BuildGraphs();
   absl::Status BuildFrontEnd(int n, FrontEnd* fe);
-  absl::Status BuildStep();
+  // The LSTM step of one window from its pre-activations W_ih x + b_ih ([512]): h_ and c_ move on,
+  // *prob is the window's speech probability. Internal if a kernel rejects its arguments.
+  absl::Status Cell(const float* pre, float* prob);
   // Front end of count <= fe.n windows starting at samples, then the LSTM step of each into probs.
   absl::Status RunBlock(FrontEnd& fe, const float* samples, int count, float* probs);
   // On n_threads threads of pool_ (1: the calling thread).
@@ -114,14 +117,9 @@ class SileroVad {
 
   FrontEnd one_;                       // 1 window (Next, and the windows after the last block)
   FrontEnd block_;                     // kBlock windows
-  ggml_context* graph_ctx_ = nullptr;  // the LSTM step graph, its tensors' data included
-  ggml_cgraph* graph_ = nullptr;
-  ggml_tensor* pre_ = nullptr;         // [512, 1] W_ih x + b_ih of the window
-  ggml_tensor* h_ = nullptr;           // [128, 1] state in
-  ggml_tensor* c_ = nullptr;
-  ggml_tensor* h_out_ = nullptr;       // [128, 1] state out
-  ggml_tensor* c_out_ = nullptr;
-  ggml_tensor* prob_ = nullptr;        // [1, 1]
+  float h_[kHidden] = {};              // LSTM state
+  float c_[kHidden] = {};
+  float cell_[10 * kHidden] = {};      // Cell's scratch
   std::vector<uint8_t> work_;
   int n_threads_ = 1;
   ggml_threadpool* pool_ = nullptr;  // n_threads_ > 1 only
