@@ -218,11 +218,16 @@ int64_t TruncatedWavFrames(SNDFILE* file, const SF_INFO& info) {
   return header_bytes / block_align;
 }
 
+// Whether info.frames is the header's length. libsndfile reports a FLAC STREAMINFO total_samples
+// of 0 ("unknown" in the FLAC format) as SF_COUNT_MAX (seen with libsndfile 1.2).
+bool LengthIsKnown(const SF_INFO& info) { return info.frames >= 0 && info.frames != SF_COUNT_MAX; }
+
 // Fills options.report (when set) from the header and the frames decoded.
 void FillReport(SNDFILE* file, const SF_INFO& info, int64_t total_frames, const AudioOptions& options) {
   if (options.report == nullptr) return;
   const int64_t wav_frames = TruncatedWavFrames(file, info);
-  options.report->frames_announced = wav_frames > info.frames ? wav_frames : info.frames;
+  const int64_t header_frames = LengthIsKnown(info) ? info.frames : 0;
+  options.report->frames_announced = wav_frames > header_frames ? wav_frames : header_frames;
   options.report->frames_decoded = total_frames;
   options.report->announced_is_exact = (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_MPEG;
   options.report->sample_rate = info.samplerate;
@@ -247,7 +252,7 @@ absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_I
   const int64_t max_frames = options.max_seconds > 0 && options.max_seconds * info.samplerate < 9e18
                                  ? static_cast<int64_t>(std::floor(options.max_seconds * info.samplerate))
                                  : std::numeric_limits<int64_t>::max();
-  if (info.frames > max_frames) return TooLong(info.frames, info, name, options.max_seconds, "its header");
+  if (LengthIsKnown(info) && info.frames > max_frames) return TooLong(info.frames, info, name, options.max_seconds, "its header");
   DecodeStreams s;
   s.resample = info.samplerate != kSampleRate;
   s.ratio = static_cast<double>(kSampleRate) / info.samplerate;
@@ -260,7 +265,7 @@ absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_I
     options.stereo->assign(2, std::vector<float>());
   }
   // info.frames is exact for PCM/FLAC and an estimate (or unknown) for some compressed streams.
-  if (info.frames > 0) {
+  if (LengthIsKnown(info) && info.frames > 0) {
     const double claimed = std::ceil(static_cast<double>(info.frames) * s.ratio) + 4096;
     s.out.reserve(claimed < kMaxReservedSamples ? static_cast<size_t>(claimed) : kMaxReservedSamples);
   }
@@ -427,7 +432,8 @@ absl::Status ReadStream(FILE* f, const std::string& name, size_t max_bytes,
 // bits_per_sample must be 8, 16, 24, 32 or 64 and block_align = channels x bits / 8:
 // libsndfile reads a contradictory header (bits 7 with block_align 2, say) with a guessed
 // layout and decodes noise without an error. Other tags, other containers and a fmt chunk past
-// `n` bytes are left to libsndfile.
+// `n` bytes are left to libsndfile. For every tag, the sample rate must be within kMinSampleRate ..
+// kMaxSampleRate (the message CheckHeader gives).
 absl::Status CheckWavLayout(const unsigned char* head, size_t n, const std::string& name) {
   auto u16 = [&](size_t at) { return static_cast<uint32_t>(head[at]) | static_cast<uint32_t>(head[at + 1]) << 8; };
   auto u32 = [&](size_t at) { return u16(at) | u16(at + 2) << 16; };
@@ -439,6 +445,13 @@ absl::Status CheckWavLayout(const unsigned char* head, size_t n, const std::stri
       if (size < 16 || at + 8 + 16 > n) return absl::OkStatus();
       const size_t f = at + 8;
       const uint32_t tag = u16(f), channels = u16(f + 2), block_align = u16(f + 12), bits = u16(f + 14);
+      // Any tag: libsndfile refuses a rate of 0 or one past INT_MAX with "SF_INFO struct
+      // incomplete", which names neither the field nor the value.
+      const uint32_t rate = u32(f + 4);
+      if (rate < static_cast<uint32_t>(kMinSampleRate) || rate > static_cast<uint32_t>(kMaxSampleRate)) {
+        return absl::InvalidArgumentError(absl::StrFormat("%s: sample rate %u Hz in the header, expected %d to %d Hz",
+                                                          name, rate, kMinSampleRate, kMaxSampleRate));
+      }
       if (tag != 1 && tag != 3 && tag != 0xFFFE) return absl::OkStatus();
       const bool bits_ok = bits == 8 || bits == 16 || bits == 24 || bits == 32 || bits == 64;
       if (!bits_ok || channels == 0 || block_align != channels * bits / 8) {
@@ -465,6 +478,20 @@ bool IsWav(const SF_INFO& info) {
   return major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX;
 }
 
+// A path that is not a regular file: a pipe (bash's <(...), /dev/fd/N, /dev/stdin), a FIFO, a
+// socket or a character device, read to its end as standard input is. libsndfile 1.2 given such
+// a path (sf_open) cannot seek in it: jfk.wav through <(cat ...) lost its last 2048 of 176000
+// frames, a FLAC lost sync.
+absl::StatusOr<std::vector<float>> LoadNonSeekable(const std::string& path, const AudioOptions& options) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open audio file: ", std::strerror(errno)));
+  }
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMonoFromStream(f, path, options);
+  std::fclose(f);
+  return audio;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
@@ -482,11 +509,21 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
   if (S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not an audio file"));
   }
-  if (S_ISREG(st.st_mode) && st.st_size == 0) return EmptyAudioError(path);
+  if (!S_ISREG(st.st_mode)) return LoadNonSeekable(path, options);
+  if (st.st_size == 0) return EmptyAudioError(path);
+  // The first bytes, for CheckWavLayout: also when libsndfile refuses the header (a sample rate
+  // of 0 gets "SF_INFO struct incomplete" from it).
+  unsigned char head[4096];
+  size_t n_head = 0;
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    n_head = std::fread(head, 1, sizeof(head), f);
+    std::fclose(f);
+  }
   SF_INFO info{};
   SndfilePtr file(sf_open(path.c_str(), SFM_READ, &info));
   if (file == nullptr) {
     const std::string error = sf_strerror(nullptr);
+    if (absl::Status layout = CheckWavLayout(head, n_head, path); !layout.ok()) return layout;
     // libsndfile says this when its MPEG fallback for a *.mp3 name fails; the file exists (it was
     // just stat'ed), so say what that means.
     const bool misleading = error.find("File does not exist") != std::string::npos;
@@ -505,13 +542,7 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
     }
   }
   if (IsWav(info)) {
-    unsigned char head[4096];
-    size_t n = 0;
-    if (FILE* f = std::fopen(path.c_str(), "rb")) {
-      n = std::fread(head, 1, sizeof(head), f);
-      std::fclose(f);
-    }
-    absl::Status layout = CheckWavLayout(head, n, path);
+    absl::Status layout = CheckWavLayout(head, n_head, path);
     if (!layout.ok()) return layout;
   }
   return DecodeOpened(file.get(), info, path, options);
@@ -528,7 +559,11 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromMemory(const void* data, 
   if (file == nullptr) {
     // Copy the message now: a second open overwrites libsndfile's static error string.
     const std::string error = sf_strerror(nullptr);
-    if (sf_error(nullptr) == SF_ERR_UNRECOGNISED_FORMAT && RawFormatFromExtension(name, &info)) {
+    const int code = sf_error(nullptr);
+    if (absl::Status layout = CheckWavLayout(static_cast<const unsigned char*>(data), size, name); !layout.ok()) {
+      return layout;
+    }
+    if (code == SF_ERR_UNRECOGNISED_FORMAT && RawFormatFromExtension(name, &info)) {
       mem.pos = 0;
       file.reset(sf_open_virtual(&vio, SFM_READ, &info, &mem));
     }

@@ -45,7 +45,8 @@ enum class ResampleQuality {
 // What a decode found, for callers that report it (the CLI warns on a short decode).
 struct AudioReport {
   // Frames the header announces (libsndfile's SF_INFO.frames: exact for WAV/AIFF/FLAC/OGG, an
-  // estimate for MP3) and frames actually decoded. A decode that stops early without an error
+  // estimate for MP3; 0 when the header gives no length, a FLAC STREAMINFO total_samples of 0,
+  // which libsndfile reports as SF_COUNT_MAX) and frames actually decoded. A decode that stops early without an error
   // (libsndfile's FLAC decoder does so on a corrupt frame) has frames_decoded < frames_announced.
   int64_t frames_announced = 0;
   int64_t frames_decoded = 0;
@@ -69,8 +70,8 @@ struct AudioOptions {
   // does not change (whisper-cli's -di mix is L + R, not their mean). Resized to 2.
   std::vector<std::vector<float>>* stereo = nullptr;
   // Longest audio decoded, in seconds of the file (0: no limit). Past it: ResourceExhausted,
-  // before any sample is decoded when the header's frame count (SF_INFO.frames / rate) says so,
-  // else as soon as the frames decoded pass it (an MP3's count is an estimate). The message
+  // before any sample is decoded when the header's frame count (SF_INFO.frames / rate) says so
+  // (not when it is unknown: a FLAC total_samples of 0), else as soon as the frames decoded pass it (an MP3's count is an estimate). The message
   // names the file, its duration, frames and rate, and the limit.
   double max_seconds = 0;
 };
@@ -89,7 +90,9 @@ inline constexpr char kStdinName[] = "<stdin>";
 
 // Decodes the audio file at `path` to mono float samples at 16 kHz. `path` "-" reads the file's
 // bytes from standard input instead (whisper-cli's `-f -`; see LoadAudio16kMonoFromStream); a
-// file named "-" is reachable as "./-".
+// file named "-" is reachable as "./-". A path that is not a regular file (a pipe such as bash's
+// <(...) or /dev/fd/N, a FIFO, a character device) is read to its end the same way, bytes held up
+// to options.max_stream_bytes, since libsndfile cannot seek in it.
 //
 // Returns `round(frames * 16000 / rate)` samples (exactly `frames` when the file is 16 kHz),
 // i.e. ne = [n_samples], in the file's amplitude units (PCM full scale = 1.0).

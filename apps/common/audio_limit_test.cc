@@ -70,5 +70,39 @@ TEST(AudioLimitTest, HeaderLongerThanTheLimitIsRefusedBeforeDecoding) {
                                                   "from its header): expected at most 2 s"));
 }
 
+// The FLAC format allows a STREAMINFO total_samples of 0 for "unknown" (libsndfile reports it as
+// SF_COUNT_MAX frames). The file starts "fLaC", a 4-byte metadata block header, then STREAMINFO:
+// block sizes (2 x 16 bits), frame sizes (2 x 24 bits), sample rate (20), channels - 1 (3),
+// bits per sample - 1 (5), total_samples (36), MD5 (128). So total_samples is the low 4 bits of
+// byte 21 and bytes 22..25, which here hold 48000 = 0x0000BB80 before they are zeroed.
+TEST(AudioLimitTest, UnknownFlacLengthHasNoHeaderLimit) {
+  std::vector<unsigned char> flac = ThreeSecondFlac();
+  ASSERT_GT(flac.size(), 1000u);
+  ASSERT_EQ(std::string(flac.begin(), flac.begin() + 4), "fLaC");
+  ASSERT_EQ(flac[4] & 0x7f, 0);  // block type 0: STREAMINFO
+  ASSERT_EQ(flac[21] & 0x0f, 0);
+  ASSERT_EQ(flac[22], 0x00);
+  ASSERT_EQ(flac[23], 0x00);
+  ASSERT_EQ(flac[24], 0xBB);
+  ASSERT_EQ(flac[25], 0x80);
+  flac[24] = flac[25] = 0;
+  AudioReport report;
+  AudioOptions options;
+  options.report = &report;
+  options.max_seconds = 3;  // at the limit: decoded, with no warning
+  absl::StatusOr<std::vector<float>> audio = LoadAudio16kMonoFromMemory(flac.data(), flac.size(), "u.flac", options);
+  ASSERT_TRUE(audio.ok()) << audio.status();
+  EXPECT_EQ(audio->size(), 48000u);
+  EXPECT_EQ(report.frames_decoded, 48000);
+  EXPECT_EQ(report.frames_announced, 0);
+  EXPECT_EQ(TruncationWarning(report, "u.flac"), "");
+  // Past the limit: refused from the frames decoded (blocks of 16384: the third ends at 48000).
+  options.max_seconds = 2.5;
+  audio = LoadAudio16kMonoFromMemory(flac.data(), flac.size(), "u.flac", options);
+  ASSERT_EQ(audio.status().code(), absl::StatusCode::kResourceExhausted) << audio.status();
+  EXPECT_EQ(audio.status().message(), "u.flac: the audio is 3.000 s long (48000 frames at 16000 Hz, from the frames "
+                                      "decoded so far): expected at most 2.5 s");
+}
+
 }  // namespace
 }  // namespace whisper

@@ -375,7 +375,7 @@ std::vector<unsigned char> Pcm16WavBytes(uint32_t rate, int n) {
 // Rates outside [1000, 4096000] Hz are refused from the header, before the output (16000 / rate
 // samples per input frame) is allocated; the bounds themselves decode.
 TEST(LoadAudioErrorTest, SampleRateOutsideTheSupportedRange) {
-  for (uint32_t rate : {1u, 999u, 4096001u, 2000000000u}) {
+  for (uint32_t rate : {0u, 1u, 999u, 4096001u, 2000000000u, 0xFFFFFFFFu}) {
     const std::vector<unsigned char> wav = Pcm16WavBytes(rate, 32000);
     absl::StatusOr<std::vector<float>> audio = LoadAudio16kMonoFromMemory(wav.data(), wav.size(), "rate.wav");
     ASSERT_FALSE(audio.ok()) << rate;
