@@ -70,23 +70,31 @@ float BatchedMaxSpeechSeconds(const whisper_full_params& params) {
 namespace {
 
 // The batched InferenceState, scheduler and transcriber for n_chunks chunks: min(batch_size,
-// n_chunks) windows (at least 1), so a file shorter than one chunk builds a one-window state. Kept
-// while it holds that many windows for the same batch size, decoders per window and threads;
-// else remade. The decoder limit is checked against batch_size (what longer audio would need).
+// n_chunks, kMaxStateDecoders / per_slot) windows (at least 1), so a file shorter than one chunk
+// builds a one-window state, and a batch whose windows would need more than kMaxStateDecoders
+// decoders in all runs as many windows as fit, the other chunks in later rounds (with a warning
+// in the log). Kept while it holds that many windows for the same batch size, decoders per window
+// and threads; else remade. An error only when one window alone needs more than kMaxStateDecoders.
 absl::Status EnsureBatched(whisper_state* state, int batch_size, int n_chunks, int per_slot, int n_threads) {
-  const int n_slots = std::max(1, std::min(batch_size, n_chunks));
+  if (per_slot > InferenceState::kMaxStateDecoders) {
+    return WithKind(absl::InvalidArgumentError(absl::StrFormat(
+                        "whisper_full_params.ggml_batch_size = %d: one window needs %d decoders, more than %d; "
+                        "use a smaller beam or best_of",
+                        batch_size, per_slot, InferenceState::kMaxStateDecoders)),
+                    ErrorKind::kSetup);
+  }
+  const int max_slots = std::max(1, InferenceState::kMaxStateDecoders / std::max(1, per_slot));
+  const int n_slots = std::max(1, std::min({batch_size, n_chunks, max_slots}));
+  if (n_slots < std::min(batch_size, n_chunks)) {
+    Log(GGML_LOG_LEVEL_WARN,
+        "whisper_full: batched: %d windows of %d decoders each would need %d, more than %d: %d windows at a time\n",
+        std::min(batch_size, n_chunks), per_slot, std::min(batch_size, n_chunks) * per_slot,
+        InferenceState::kMaxStateDecoders, n_slots);
+  }
   if (const BatchedState* b = state->batched.get(); b != nullptr && b->batch_size == batch_size &&
                                                     b->n_slots >= n_slots && b->per_slot == per_slot &&
                                                     b->n_threads == n_threads) {
     return absl::OkStatus();
-  }
-  if (batch_size * per_slot > InferenceState::kMaxStateDecoders) {
-    return WithKind(absl::InvalidArgumentError(absl::StrFormat(
-                        "whisper_full_params.ggml_batch_size = %d: %d windows of %d decoders each need %d, more than "
-                        "%d; use a smaller batch or beam",
-                        batch_size, batch_size, per_slot, batch_size * per_slot,
-                        InferenceState::kMaxStateDecoders)),
-                    ErrorKind::kSetup);
   }
   state->batched.reset();  // free the old buffers first
   const whisper_context* ctx = state->ctx;

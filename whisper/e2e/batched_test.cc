@@ -7,7 +7,8 @@
 //     API (whisper_ggml_vad_speech_faster_whisper with faster-whisper's batched VAD options) and
 //     PlanChunks; nothing after the last chunk is lost (the last segment ends in the last 10 s);
 //   - the batched state's windows: min(batch size, chunks), so a short file builds one;
-//   - errors: bad batch sizes, no VAD model, offsets, too many decoders, abort.
+//   - a batch past the decoder limit: as many windows as fit, the rest in later rounds;
+//   - errors: bad batch sizes, no VAD model, offsets, abort.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -259,8 +260,42 @@ TEST_F(BatchedTest, StateHoldsMinOfBatchAndChunksWindows) {
   EXPECT_EQ(whisper_ggml_batched_stats(nullptr, nullptr, nullptr, nullptr), -1);
 }
 
-// A bad ggml_batch_size, batching without a VAD model, with an offset or clips, or with more
-// decoders than a state holds: -1 and one message naming the field, nothing decoded.
+// A batch whose windows would need more than the state's 128 decoders runs as many windows as fit
+// and the other chunks in later rounds. jfk.wav (one chunk) at batch 13, beam 5 (10 decoders per
+// window, 130 for 13): one window. 80 s of long_speech.flac (3 to 7 chunks) at batch 64, beam 22
+// (44 decoders per window): 128 / 44 = 2 windows, and the segments of batch 2 (whose windows fit),
+// since a chunk's decoding does not depend on the chunks beside it.
+TEST_F(BatchedTest, WindowsPastTheDecoderLimitRunInRounds) {
+  auto run = [&](const std::vector<float>& audio, int batch, int beam, int* n_chunks, int* n_windows) {
+    whisper_full_params p = Batched(batch);
+    p.strategy = WHISPER_SAMPLING_BEAM_SEARCH;
+    p.beam_search.beam_size = beam;
+    p.temperature_inc = 0.0f;
+    EXPECT_EQ(whisper_full(ctx_, p, audio.data(), static_cast<int>(audio.size())), 0) << batch << " " << beam;
+    int n_encoder_runs = -1;
+    EXPECT_EQ(whisper_ggml_batched_stats(ctx_, n_chunks, n_windows, &n_encoder_runs), 0);
+    EXPECT_EQ(n_encoder_runs, *n_chunks);
+    return Segments(ctx_);
+  };
+  int n_chunks = -1, n_windows = -1;
+  EXPECT_EQ(run(*jfk_, 13, 5, &n_chunks, &n_windows).size(), 2u);
+  EXPECT_EQ(n_chunks, 1);
+  EXPECT_EQ(n_windows, 1);
+  auto audio = whisper::LoadAudio16kMono(testdata::SharedData("long_speech.flac"));
+  ASSERT_TRUE(audio.ok()) << audio.status();
+  audio->resize(80 * 16000);
+  const std::vector<Seg> capped = run(*audio, 64, 22, &n_chunks, &n_windows);
+  ASSERT_GE(n_chunks, 3);
+  EXPECT_EQ(n_windows, 2);
+  const std::vector<Seg> two = run(*audio, 2, 22, &n_chunks, &n_windows);
+  EXPECT_EQ(n_windows, 2);
+  ASSERT_FALSE(capped.empty());
+  EXPECT_TRUE(capped == two);
+  EXPECT_TRUE(log_.errors.empty()) << (log_.errors.empty() ? "" : log_.errors[0]);
+}
+
+// A bad ggml_batch_size, batching without a VAD model, with an offset or clips: -1 and one
+// message naming the field, nothing decoded.
 TEST_F(BatchedTest, Errors) {
   const int n = static_cast<int>(jfk_->size());
   struct Case {
@@ -277,10 +312,6 @@ TEST_F(BatchedTest, Errors) {
   whisper_full_params offset = Batched(2);
   offset.offset_ms = 1000;
   cases.push_back({"offset", offset, "offset_ms (1000)"});
-  whisper_full_params beams = Batched(64);
-  beams.strategy = WHISPER_SAMPLING_BEAM_SEARCH;
-  beams.beam_search.beam_size = 5;
-  cases.push_back({"too many decoders", beams, "more than 128"});
   for (const Case& c : cases) {
     log_.errors.clear();
     EXPECT_EQ(whisper_full(ctx_, c.p, jfk_->data(), n), -1) << c.what;
