@@ -140,6 +140,17 @@ def test_jfk_is_our_sequential_mode_and_faster_whispers_words(tiny, fw_tiny):
     assert _words("".join(text for _, _, text in got)) == _words(_text(reference))
 
 
+def test_batch_size_64_runs_the_windows_that_fit(long_batched, long_audio, tiny):
+    """64 windows of 5 decoders each (greedy with best_of 5 for the fallback) would need 320, the
+    state holds 128: 25 windows run at a time, more than sonnet 1 has chunks; the segments of
+    batch_size 8 (long_batched), as no chunk's decoding depends on the chunks beside it."""
+    segments, _ = BatchedInferencePipeline(tiny).transcribe(long_audio, beam_size=1, word_timestamps=True,
+                                                            batch_size=64)
+    want, _ = long_batched
+    assert len(want) > 1
+    assert [(s.start, s.end, s.text) for s in segments] == [(s.start, s.end, s.text) for s in want]
+
+
 def test_without_timestamps_is_faster_whispers_segment(tiny, fw_tiny):
     """without_timestamps=True: one segment per chunk, as faster-whisper's; jfk.wav whole (its
     vad_filter=False), beam 5: the same text and bounds."""
