@@ -425,44 +425,63 @@ absl::Status ReadStream(FILE* f, const std::string& name, size_t max_bytes,
   return absl::OkStatus();
 }
 
-// The WAV "fmt " chunk's sample layout, from the first bytes of the file (RIFF WAVE: "RIFF", size,
-// "WAVE", then chunks of 4-byte id, little-endian 4-byte size, data padded to even length;
-// "fmt " is WAVEFORMATEX: format tag, channels, sample rate, byte rate, block_align,
-// bits_per_sample). For PCM (tag 1), IEEE float (3) and WAVE_FORMAT_EXTENSIBLE (0xFFFE),
-// bits_per_sample must be 8, 16, 24, 32 or 64 and block_align = channels x bits / 8:
-// libsndfile reads a contradictory header (bits 7 with block_align 2, say) with a guessed
-// layout and decodes noise without an error. Other tags, other containers and a fmt chunk past
-// `n` bytes are left to libsndfile. For every tag, the sample rate must be within kMinSampleRate ..
-// kMaxSampleRate (the message CheckHeader gives).
-absl::Status CheckWavLayout(const unsigned char* head, size_t n, const std::string& name) {
-  auto u16 = [&](size_t at) { return static_cast<uint32_t>(head[at]) | static_cast<uint32_t>(head[at + 1]) << 8; };
-  auto u32 = [&](size_t at) { return u16(at) | u16(at + 2) << 16; };
-  if (n < 12 || memcmp(head, "RIFF", 4) != 0 || memcmp(head + 8, "WAVE", 4) != 0) return absl::OkStatus();
+// The offset of a RIFF/WAVE file's "fmt " chunk data in its first `n` bytes, or 0 when they are
+// not RIFF/WAVE or hold no complete 16-byte fmt chunk. RIFF WAVE: "RIFF", size, "WAVE", then chunks
+// of 4-byte id, little-endian 4-byte size, data padded to even length; "fmt " is WAVEFORMATEX:
+// format tag, channels, sample rate (32 bits), byte rate, block_align, bits_per_sample.
+size_t WavFmtOffset(const unsigned char* head, size_t n) {
+  auto u32 = [&](size_t at) {
+    return static_cast<uint32_t>(head[at]) | static_cast<uint32_t>(head[at + 1]) << 8 |
+           static_cast<uint32_t>(head[at + 2]) << 16 | static_cast<uint32_t>(head[at + 3]) << 24;
+  };
+  if (n < 12 || memcmp(head, "RIFF", 4) != 0 || memcmp(head + 8, "WAVE", 4) != 0) return 0;
   size_t at = 12;
   while (at + 8 <= n) {
     const uint32_t size = u32(at + 4);
-    if (memcmp(head + at, "fmt ", 4) == 0) {
-      if (size < 16 || at + 8 + 16 > n) return absl::OkStatus();
-      const size_t f = at + 8;
-      const uint32_t tag = u16(f), channels = u16(f + 2), block_align = u16(f + 12), bits = u16(f + 14);
-      // Any tag: libsndfile refuses a rate of 0 or one past INT_MAX with "SF_INFO struct
-      // incomplete", which names neither the field nor the value.
-      const uint32_t rate = u32(f + 4);
-      if (rate < static_cast<uint32_t>(kMinSampleRate) || rate > static_cast<uint32_t>(kMaxSampleRate)) {
-        return absl::InvalidArgumentError(absl::StrFormat("%s: sample rate %u Hz in the header, expected %d to %d Hz",
-                                                          name, rate, kMinSampleRate, kMaxSampleRate));
-      }
-      if (tag != 1 && tag != 3 && tag != 0xFFFE) return absl::OkStatus();
-      const bool bits_ok = bits == 8 || bits == 16 || bits == 24 || bits == 32 || bits == 64;
-      if (!bits_ok || channels == 0 || block_align != channels * bits / 8) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: WAV fmt chunk: bits_per_sample %u, channels %u, block_align %u (expected bits_per_sample 8, 16, "
-            "24, 32 or 64 and block_align = channels x bits_per_sample / 8)",
-            name, bits, channels, block_align));
-      }
-      return absl::OkStatus();
-    }
+    if (memcmp(head + at, "fmt ", 4) == 0) return size < 16 || at + 8 + 16 > n ? 0 : at + 8;
     at += 8 + static_cast<size_t>(size) + (size & 1);
+  }
+  return 0;
+}
+
+// The little-endian unsigned integer of `bytes` (at most 4) bytes at p.
+uint32_t Le(const unsigned char* p, int bytes) {
+  uint32_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = v << 8 | p[i];
+  return v;
+}
+
+// A WAV header's sample rate outside kMinSampleRate .. kMaxSampleRate (any format tag): the
+// message CheckHeader gives. libsndfile refuses a rate of 0 or one past INT_MAX itself with
+// "SF_INFO struct incomplete", which names neither the field nor the value. Other data: OK.
+absl::Status CheckWavRate(const unsigned char* head, size_t n, const std::string& name) {
+  const size_t f = WavFmtOffset(head, n);
+  if (f == 0) return absl::OkStatus();
+  const uint32_t rate = Le(head + f + 4, 4);
+  if (rate < static_cast<uint32_t>(kMinSampleRate) || rate > static_cast<uint32_t>(kMaxSampleRate)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: sample rate %u Hz in the header, expected %d to %d Hz",
+                                                      name, rate, kMinSampleRate, kMaxSampleRate));
+  }
+  return absl::OkStatus();
+}
+
+// The WAV "fmt " chunk's sample layout (WavFmtOffset). For PCM (tag 1), IEEE float (3) and
+// WAVE_FORMAT_EXTENSIBLE (0xFFFE), bits_per_sample must be 8, 16, 24, 32 or 64 and block_align =
+// channels x bits / 8: libsndfile reads a contradictory header (bits 7 with block_align 2, say)
+// with a guessed layout and decodes noise without an error. Other tags, other containers and a
+// fmt chunk past `n` bytes are left to libsndfile.
+absl::Status CheckWavLayout(const unsigned char* head, size_t n, const std::string& name) {
+  const size_t f = WavFmtOffset(head, n);
+  if (f == 0) return absl::OkStatus();
+  const uint32_t tag = Le(head + f, 2), channels = Le(head + f + 2, 2), block_align = Le(head + f + 12, 2),
+                 bits = Le(head + f + 14, 2);
+  if (tag != 1 && tag != 3 && tag != 0xFFFE) return absl::OkStatus();
+  const bool bits_ok = bits == 8 || bits == 16 || bits == 24 || bits == 32 || bits == 64;
+  if (!bits_ok || channels == 0 || block_align != channels * bits / 8) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: WAV fmt chunk: bits_per_sample %u, channels %u, block_align %u (expected bits_per_sample 8, 16, "
+        "24, 32 or 64 and block_align = channels x bits_per_sample / 8)",
+        name, bits, channels, block_align));
   }
   return absl::OkStatus();
 }
@@ -479,9 +498,10 @@ bool IsWav(const SF_INFO& info) {
 }
 
 // A path that is not a regular file: a pipe (bash's <(...), /dev/fd/N, /dev/stdin), a FIFO, a
-// socket or a character device, read to its end as standard input is. libsndfile 1.2 given such
-// a path (sf_open) cannot seek in it: jfk.wav through <(cat ...) lost its last 2048 of 176000
-// frames, a FLAC lost sync.
+// socket or a character device, read to its end once, as standard input is. Opening it twice
+// loses data: the second open for the WAV header check read the 4096 bytes after the ones
+// libsndfile had taken (jfk.wav through <(cat ...) lost 2048 of its 176000 frames), and libsndfile
+// cannot seek in it (a FLAC from a pipe lost sync).
 absl::StatusOr<std::vector<float>> LoadNonSeekable(const std::string& path, const AudioOptions& options) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
@@ -511,8 +531,7 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
   }
   if (!S_ISREG(st.st_mode)) return LoadNonSeekable(path, options);
   if (st.st_size == 0) return EmptyAudioError(path);
-  // The first bytes, for CheckWavLayout: also when libsndfile refuses the header (a sample rate
-  // of 0 gets "SF_INFO struct incomplete" from it).
+  // The first bytes, for CheckWavLayout, and for CheckWavRate when libsndfile refuses the header.
   unsigned char head[4096];
   size_t n_head = 0;
   if (FILE* f = std::fopen(path.c_str(), "rb")) {
@@ -523,7 +542,7 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
   SndfilePtr file(sf_open(path.c_str(), SFM_READ, &info));
   if (file == nullptr) {
     const std::string error = sf_strerror(nullptr);
-    if (absl::Status layout = CheckWavLayout(head, n_head, path); !layout.ok()) return layout;
+    if (absl::Status rate = CheckWavRate(head, n_head, path); !rate.ok()) return rate;
     // libsndfile says this when its MPEG fallback for a *.mp3 name fails; the file exists (it was
     // just stat'ed), so say what that means.
     const bool misleading = error.find("File does not exist") != std::string::npos;
@@ -560,8 +579,8 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromMemory(const void* data, 
     // Copy the message now: a second open overwrites libsndfile's static error string.
     const std::string error = sf_strerror(nullptr);
     const int code = sf_error(nullptr);
-    if (absl::Status layout = CheckWavLayout(static_cast<const unsigned char*>(data), size, name); !layout.ok()) {
-      return layout;
+    if (absl::Status rate = CheckWavRate(static_cast<const unsigned char*>(data), size, name); !rate.ok()) {
+      return rate;
     }
     if (code == SF_ERR_UNRECOGNISED_FORMAT && RawFormatFromExtension(name, &info)) {
       mem.pos = 0;

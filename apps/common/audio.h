@@ -92,7 +92,7 @@ inline constexpr char kStdinName[] = "<stdin>";
 // bytes from standard input instead (whisper-cli's `-f -`; see LoadAudio16kMonoFromStream); a
 // file named "-" is reachable as "./-". A path that is not a regular file (a pipe such as bash's
 // <(...) or /dev/fd/N, a FIFO, a character device) is read to its end the same way, bytes held up
-// to options.max_stream_bytes, since libsndfile cannot seek in it.
+// to options.max_stream_bytes: it can be read only once, and libsndfile cannot seek in it.
 //
 // Returns `round(frames * 16000 / rate)` samples (exactly `frames` when the file is 16 kHz),
 // i.e. ne = [n_samples], in the file's amplitude units (PCM full scale = 1.0).

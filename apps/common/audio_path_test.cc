@@ -1,6 +1,6 @@
 // LoadAudio16kMono on paths that are not regular files (audio.h): a named FIFO and /dev/fd/N of a
-// pipe decode to the same samples as the regular file, every frame of it (libsndfile opening
-// such a path itself lost the last 2048 of jfk.wav's 176000 frames and lost sync in a FLAC). And
+// pipe decode to the same samples as the regular file, every frame of it (opened twice, such a
+// path lost 2048 of jfk.wav's 176000 frames, 4096 bytes read by the second open). And
 // a WAV header's sample rate of 0 or 0xFFFFFFFF gets the message that names the rate (libsndfile
 // alone says "SF_INFO struct incomplete").
 #include <fcntl.h>
