@@ -36,9 +36,13 @@ pipeline where that keeps the quality of sequential transcription:
     nothing for negative sizes). batch_size=1, audio no longer than chunk_length (one chunk) and
     vad_filter=False on audio shorter than chunk_length (one chunk: faster-whisper's rule) run the
     sequential loop without conditioning: the same segments, without the batched decoder state;
-  - clip_timestamps ([{"start": s, "end": s}, ...] seconds) transcribes each clip alone, in order,
-    with the sequential loop (whisper_full's batched mode takes no clips); a clip longer than 30 s
-    is transcribed whole (faster-whisper: its first 30 s, with a warning);
+  - clip_timestamps ([{"start": s, "end": s}, ...] seconds): no VAD, each clip is a chunk, in
+    order, decoded batch_size at a time as VAD's chunks are (whisper.h ggml_batch_size; batch_size=1:
+    each clip alone with the sequential loop). A clip starts at a whole 10 ms frame (round(start *
+    100); faster-whisper: at its sample) and its mel is cut from the whole audio's (faster-whisper:
+    computed from the clip alone); the chunk's <|endoftext|> waits until the timestamps reach 1 s
+    before the clip's end. A clip longer than 30 s is transcribed whole, window after window as the
+    sequential loop does (faster-whisper: its first 30 s, with a warning, and the rest is lost);
   - prepend_punctuations and append_punctuations work as in WhisperModel.transcribe (any str;
     TypeError for another type at the call); log_progress=True shows faster-whisper's tqdm bar over
     the audio's seconds, or logs percentages on the "ggml_whisper" logger without tqdm.
@@ -185,7 +189,10 @@ class BatchedInferencePipeline:
         o.chunk_length = chunk_seconds if chunk_length else 0
         # Audio within one chunk is one chunk whatever VAD finds (whisper/batched_transcribe.h
         # PlanChunks), which the sequential loop gives as it is, without the batched state.
-        if vad is not None and a["batch_size"] > 1 and duration > chunk_seconds:
+        # clip_timestamps: the clips are the chunks (whisper.h ggml_batch_size), whatever their count.
+        if clips is not None and a["batch_size"] > 1:
+            o.batch_size = int(a["batch_size"])
+        elif vad is not None and a["batch_size"] > 1 and duration > chunk_seconds:
             o.batch_size = int(a["batch_size"])
             o.vad_model_path = _gw._fs_path("VAD model", m._vad_model_path())
             o.vad_params = vad[0]

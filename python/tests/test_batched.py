@@ -149,15 +149,94 @@ def test_without_timestamps_is_faster_whispers_segment(tiny, fw_tiny):
     assert [(s.start, s.end, s.text) for s in segments] == [(s.start, s.end, s.text) for s in reference]
 
 
-def test_clip_timestamps_transcribe_each_clip(tiny, fw_tiny):
-    """clip_timestamps: each clip alone, in order; the words of faster-whisper's."""
-    clips = [{"start": 0.0, "end": 5.0}, {"start": 5.0, "end": 11.0}]
+def _fw_clips(name):
+    """A case of testdata/fw_batched_clips.json (tools/reference/fw_batched_clips.py: faster-whisper
+    1.2.1's BatchedInferencePipeline, clip_timestamps, tiny.en float32, greedy, batch_size 8)."""
+    import json
+    with open(os.path.join(ROOT, "testdata", "fw_batched_clips.json"), encoding="utf-8") as f:
+        return next(c for c in json.load(f)["cases"] if c["name"] == name)
+
+
+TIMESTAMP_BEGIN = 50363  # tiny.en's <|0.00|>: ids from here on are timestamps (0.02 s each)
+
+
+def _clip_run(tiny, case, batch_size=8):
+    audio = decode_audio(os.path.join(SHARED, "data", case["audio"]))
+    segments, info = BatchedInferencePipeline(tiny).transcribe(
+        audio, language="en", beam_size=1, temperature=0.0, batch_size=batch_size, clip_timestamps=case["clips"],
+        without_timestamps=case["without_timestamps"])
+    return list(segments), info
+
+
+@pytest.mark.parametrize("name", ["jfk_no_timestamps", "jfk_timestamps", "long_no_timestamps", "long_timestamps"])
+def test_clip_timestamps_are_faster_whispers_chunks(tiny, name):
+    """clip_timestamps: each clip is one chunk, in the order given (long_speech's last clip lies
+    before the one ahead of it), decoded with the others in one batch. faster-whisper's segments
+    come out of each clip in order with its tokens, its seek (the clip's start frame) and its times
+    (without_timestamps: [start, end] of the clip), but for a timestamp token one step (0.02 s)
+    away (measured: one, <|11.48|> for <|11.46|> on long_speech, a mel computed from the whole
+    audio against faster-whisper's from the clip alone). After them, with timestamps, our clip may
+    have more segments inside it: the text after its last timestamp pair, which faster-whisper drops
+    (measured: " gile the world, unblest some mother." ending sonnet 3's clip). batch_size=1 (each
+    clip alone with the sequential loop) gives the same text."""
+    case = _fw_clips(name)
+    segments, info = _clip_run(tiny, case)
+    assert info.duration_after_vad == info.duration  # nothing dropped
+    by_clip = {}
+    for s in segments:
+        by_clip.setdefault(s.seek, []).append(s)
+    assert list(by_clip) == [round(c["start"] * 100) for c in case["clips"]]  # in order, none empty
+    extra = []
+    for clip in case["clips"]:
+        seek = round(clip["start"] * 100)
+        want = [f for f in case["segments"] if f["seek"] == seek]
+        got = by_clip[seek]
+        assert len(got) >= len(want) and (len(got) == len(want) or not case["without_timestamps"]), (got, want)
+        for g, w in zip(got, want):
+            assert [t for t in g.tokens if t < TIMESTAMP_BEGIN] == [t for t in w["tokens"] if t < TIMESTAMP_BEGIN]
+            assert len(g.tokens) == len(w["tokens"])
+            assert all(abs(a - b) <= 1 for a, b in zip(g.tokens, w["tokens"])), (g.tokens, w["tokens"])
+            assert abs(g.start - w["start"]) <= 0.021 and abs(g.end - w["end"]) <= 0.021, (g, w)
+            assert g.text == w["text"] or [t for t in g.tokens if t >= TIMESTAMP_BEGIN] != [
+                t for t in w["tokens"] if t >= TIMESTAMP_BEGIN], (g.text, w["text"])
+        for g in got[len(want):]:
+            assert clip["start"] <= g.start < g.end <= clip["end"] and g.text.strip(), g
+            extra.append(g.text)
+    if name == "long_timestamps":
+        assert extra == [" gile the world, unblest some mother."]
+    else:
+        assert extra == []
+    sequential, _ = _clip_run(tiny, case, batch_size=1)
+    if case["without_timestamps"]:
+        assert [(s.start, s.end, s.text) for s in sequential] == [(s.start, s.end, s.text) for s in segments]
+
+
+def test_clip_over_30_s_is_transcribed_whole(tiny):
+    """A clip of 33.2 s: faster-whisper transcribes its first 30 s (a warning) as one segment to the
+    clip's end; ours transcribes it whole, window after window as the sequential loop: its first
+    window's text is faster-whisper's, and the last 3.2 s (" beauty's use. If thou could answer.",
+    sonnet 2's "How much more praise deserv'd thy beauty's use, If thou couldst answer") come next."""
+    case = _fw_clips("over_30s_no_timestamps")
+    assert case["warnings"] == ["Segment 0 is longer than 30 seconds, only the first 30 seconds will be transcribed"]
+    segments, _ = _clip_run(tiny, case)
+    (want,) = case["segments"]
+    assert segments[0].text == want["text"] and segments[0].tokens == want["tokens"]
+    assert (segments[0].start, segments[0].end) == (56.0, 86.0)
+    assert len(segments) == 2 and (segments[1].start, segments[1].end) == (86.0, 89.2)
+    assert _words(segments[1].text)[:2] == ["beauty's", "use"]
+
+
+def test_clip_timestamps_edge_clips(tiny):
+    """Clips past the audio's end or of no length are skipped, a clip's end past the audio is the
+    audio's end, and a bad clip list is a ValueError naming clip_timestamps."""
     audio = decode_audio(JFK)
-    segments = list(BatchedInferencePipeline(tiny).transcribe(audio, clip_timestamps=clips)[0])
-    reference = list(fw_tiny.transcribe(audio, clip_timestamps=clips)[0])
-    assert [_words(s.text) for s in segments] == [_words(s.text) for s in reference]
-    for s, clip in zip(segments, clips):
-        assert clip["start"] <= s.start < s.end <= clip["end"]
+    clips = [{"start": 20.0, "end": 25.0}, {"start": 8.0, "end": 30.0}, {"start": 3.0, "end": 3.0}]
+    segments = list(BatchedInferencePipeline(tiny).transcribe(audio, clip_timestamps=clips, beam_size=1)[0])
+    assert len(segments) >= 1 and all(8.0 <= s.start < s.end <= 11.0 for s in segments)
+    assert _words(_text(segments)) == ["ask", "what", "you", "can", "do", "for", "your", "country"]
+    for bad in ([{"start": 1.0}], [{"start": 2.0, "end": 1.0}], [{"start": -1.0, "end": 1.0}]):
+        with pytest.raises(ValueError, match="clip_timestamps"):
+            BatchedInferencePipeline(tiny).transcribe(audio, clip_timestamps=bad)
 
 
 def test_long_segments_lie_in_their_windows(long_batched):
