@@ -154,7 +154,7 @@ def _fw_clips(name):
     1.2.1's BatchedInferencePipeline, clip_timestamps, tiny.en float32, greedy, batch_size 8)."""
     import json
     with open(os.path.join(ROOT, "testdata", "fw_batched_clips.json"), encoding="utf-8") as f:
-        return next(c for c in json.load(f)["cases"] if c["name"] == name)
+        return next(c for c in json.load(f)["runs"] if c["name"] == name)
 
 
 TIMESTAMP_BEGIN = 50363  # tiny.en's <|0.00|>: ids from here on are timestamps (0.02 s each)

@@ -93,7 +93,7 @@ def main():
         "ctranslate2_version": ctranslate2.__version__,
         "options": {"language": "en", "beam_size": 1, "temperature": 0.0, "batch_size": 8,
                     "compute_type": "float32"},
-        "cases": cases,
+        "runs": cases,
     }
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
