@@ -437,7 +437,7 @@ std::vector<Flag> OwnFlags() {
       Int(nullptr, "--chunk-length", "N", &CliParams::chunk_length, 0, 30,
           "faster-whisper's chunk_length: seconds of audio per window, 1..30 (0 = 30)"),
       Int(nullptr, "--batch-size", "N", &CliParams::batch_size, 0, WHISPER_GGML_MAX_BATCH_SIZE,
-          "batched long audio: chunks of <= 30 s cut at VAD pauses (-vm model) or the --clip-timestamps clips, N decoded at a time; 0/1: sequential"),
+          "batched long audio: N chunks at a time, cut at VAD pauses (-vm) or the --clip-timestamps clips; 0/1: sequential"),
       [] {
         Flag f = String(nullptr, "--decoding", "RULES", &CliParams::decoding,
                         "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)");

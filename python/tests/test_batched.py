@@ -239,6 +239,29 @@ def test_clip_timestamps_edge_clips(tiny):
             BatchedInferencePipeline(tiny).transcribe(audio, clip_timestamps=bad)
 
 
+def test_cli_batch_size_takes_the_clips(tmp_path):
+    """The CLI's --batch-size with --clip-timestamps: the clips are the chunks, so no VAD model is
+    read (-vm names a missing file); jfk.wav's three clips print faster-whisper's segments (times
+    and text of run jfk_timestamps). Without clips the missing VAD model is an error naming it."""
+    import subprocess
+    cli = os.environ.get("WHISPER_CLI")
+    if not cli:
+        pytest.skip("WHISPER_CLI is not set (python/BUILD.bazel sets it)")
+    missing = str(tmp_path / "no-vad.bin")
+    args = [os.path.abspath(cli), "-m", os.path.join(MODELS, "ggml-tiny.en.bin"), "-f", JFK, "-t", "2", "-np",
+            "-bs", "1", "-bo", "1", "-tpi", "0", "-mc", "0", "--batch-size", "8", "-vm", missing]
+    run = subprocess.run(args + ["--clip-timestamps", "0,2.8,2.8,8,8,11"], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    got = re.findall(r"^\[(\d+):(\d+):([\d.]+) --> (\d+):(\d+):([\d.]+)\]  (.*)$", run.stdout, re.M)
+    seconds = lambda h, m, s: int(h) * 3600 + int(m) * 60 + float(s)  # noqa: E731
+    want = _fw_clips("jfk_timestamps")["segments"]
+    assert [(seconds(*g[0:3]), seconds(*g[3:6]), g[6]) for g in got] == [(w["start"], w["end"], w["text"])
+                                                                         for w in want]
+    run = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and "no-vad.bin" in run.stderr
+
+
 def test_long_segments_lie_in_their_windows(long_batched):
     """Cut at timestamp tokens: each segment lies in its window (seek .. seek + 30 s), at most 30 s,
     in order without overlap, inside the audio; ids count from 1."""
