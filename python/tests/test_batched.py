@@ -335,6 +335,32 @@ def test_mandarin_on_base_keeps_each_utterance(base):
         assert k * period - 0.2 <= s.words[0].start and s.words[-1].end <= k * period + clip.shape[0] / 16000 + 0.2
 
 
+def test_mandarin_clips_on_base(base):
+    """The AISHELL clip and 1.5 s of silence, 4 times, base, language detected, one clip per
+    utterance: zh, and each clip's one segment is faster-whisper's text for the clip alone
+    (testdata/reference/base_zh_text.json, greedy), inside its clip, with its words (characters)
+    inside it too; batched as each clip alone with the sequential loop (batch_size=1)."""
+    import json
+    with open(os.path.join(ROOT, "testdata", "reference", "base_zh_text.json"), encoding="utf-8") as f:
+        want = json.load(f)["decodes"]["greedy"]["text"]
+    clip = decode_audio(ZH)
+    audio = np.concatenate([clip, np.zeros(24000, np.float32)] * 4)
+    period = (clip.shape[0] + 24000) / 16000.0
+    clips = [{"start": round(k * period, 2), "end": round(k * period + clip.shape[0] / 16000 + 0.3, 2)}
+             for k in range(4)]
+    runs = []
+    for batch_size in (8, 1):
+        segments, info = BatchedInferencePipeline(base).transcribe(audio, beam_size=1, batch_size=batch_size,
+                                                                   clip_timestamps=clips, word_timestamps=True)
+        runs.append([(s.start, s.end, s.text, [(w.start, w.end, w.word) for w in s.words]) for s in segments])
+        assert info.language == "zh"
+    assert runs[0] == runs[1]
+    assert [text for _, _, text, _ in runs[0]] == [want] * 4
+    for (start, end, text, words), c in zip(runs[0], clips):
+        assert c["start"] <= start < end <= c["end"]
+        assert "".join(w for _, _, w in words) == text and c["start"] <= words[0][0] and words[-1][1] <= c["end"]
+
+
 @pytest.mark.parametrize("batch_size", [0, -1, 65, 1.5, True])
 def test_batch_size_out_of_range_is_a_value_error(tiny, batch_size):
     with pytest.raises(ValueError, match="batch_size"):
