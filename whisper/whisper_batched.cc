@@ -1,5 +1,5 @@
-// whisper_full with ggml_batch_size > 1 (whisper/whisper.h): the VAD's joined speech cut into
-// chunks (PlanChunks) and transcribed B at a time on a batched InferenceState through
+// whisper_full with ggml_batch_size > 1 (whisper/whisper.h): the clips (ClipChunks), or the audio
+// or the VAD's joined speech cut into chunks (PlanChunks), transcribed B at a time on a batched InferenceState through
 // DecodeScheduler and BatchedTranscriber (whisper/batched_transcribe.h).
 #include <algorithm>
 #include <memory>
