@@ -177,8 +177,8 @@ def test_clip_timestamps_are_faster_whispers_chunks(tiny, name):
     away (measured: one, <|11.48|> for <|11.46|> on long_speech, a mel computed from the whole
     audio against faster-whisper's from the clip alone). After them, with timestamps, our clip may
     have more segments inside it: the text after its last timestamp pair, which faster-whisper drops
-    (measured: " gile the world, unblest some mother." ending sonnet 3's clip). batch_size=1 (each
-    clip alone with the sequential loop) gives the same text."""
+    (measured: " gile the world, unblest some mother." ending sonnet 3's clip). On jfk.wav without
+    timestamps batch_size=1 (each clip alone with the sequential loop) gives the same segments."""
     case = _fw_clips(name)
     segments, info = _clip_run(tiny, case)
     assert info.duration_after_vad == case["duration_after_vad"]  # the clips' total, as faster-whisper's
@@ -197,8 +197,7 @@ def test_clip_timestamps_are_faster_whispers_chunks(tiny, name):
             assert len(g.tokens) == len(w["tokens"])
             assert all(abs(a - b) <= 1 for a, b in zip(g.tokens, w["tokens"])), (g.tokens, w["tokens"])
             assert abs(g.start - w["start"]) <= 0.021 and abs(g.end - w["end"]) <= 0.021, (g, w)
-            assert g.text == w["text"] or [t for t in g.tokens if t >= TIMESTAMP_BEGIN] != [
-                t for t in w["tokens"] if t >= TIMESTAMP_BEGIN], (g.text, w["text"])
+            assert g.text == w["text"]
         for g in got[len(want):]:
             assert clip["start"] <= g.start < g.end <= clip["end"] and g.text.strip(), g
             extra.append(g.text)
@@ -206,8 +205,8 @@ def test_clip_timestamps_are_faster_whispers_chunks(tiny, name):
         assert extra == [" gile the world, unblest some mother."]
     else:
         assert extra == []
-    sequential, _ = _clip_run(tiny, case, batch_size=1)
-    if case["without_timestamps"]:
+    if case["without_timestamps"] and name.startswith("jfk"):  # long_speech: batched_test ClipsAreTheChunks
+        sequential, _ = _clip_run(tiny, case, batch_size=1)
         assert [(s.start, s.end, s.text) for s in sequential] == [(s.start, s.end, s.text) for s in segments]
 
 
