@@ -122,10 +122,21 @@ HWY_INLINE float SoftmaxBlock(D d, float* HWY_RESTRICT s, size_t kr, size_t nb, 
     for (size_t i = i0 + N; i < nb; i += N) hn::StoreU(ninf, d, s + i);
   }
   auto vmax = hn::LoadU(d, s);
-  for (size_t i = N; i < nb; i += N) vmax = hn::Max(vmax, hn::LoadU(d, s + i));
+  auto vnan = hn::IsNaN(vmax);
+  for (size_t i = N; i < nb; i += N) {
+    const auto v = hn::LoadU(d, s + i);
+    vmax = hn::Max(vmax, v);
+    vnan = hn::Or(vnan, hn::IsNaN(v));
+  }
+  if (!hn::AllFalse(d, vnan)) {  // a NaN score (a corrupt weight): the row's output will be NaN
+    for (size_t i = 0; i < nb; i += N) hn::StoreU(hn::Zero(d), d, s + i);
+    *m = NAN;
+    *sum = NAN;  // stays NaN through later steps; FlashAttnHead writes NaN for it
+    return 1.0f;
+  }
   const float bmax = hn::GetLane(hn::MaxOfLanes(d, vmax));
   const float m_new = HWY_MAX(*m, bmax);
-  if (!(m_new > -INFINITY)) {  // every score so far is -inf (or NaN): nothing to add
+  if (!(m_new > -INFINITY)) {  // every score so far is -inf: nothing to add
     for (size_t i = 0; i < nb; i += N) hn::StoreU(hn::Zero(d), d, s + i);
     return 1.0f;
   }
@@ -198,7 +209,7 @@ HWY_INLINE void FlashAttnHead(D d, const FlashAttnKV& kv, const FlashAttnQueries
     }
     for (size_t r = 0; r < nr; ++r) {
       float* HWY_RESTRICT dst = qs.out + (i0 + r) * qs.ld_out;
-      const float inv = sum[r] > 0.0f ? 1.0f / sum[r] : 0.0f;
+      const float inv = sum[r] > 0.0f ? 1.0f / sum[r] : (sum[r] != sum[r] ? NAN : 0.0f);  // NaN: a NaN score
       const float* HWY_RESTRICT orow = o + r * l.d_vp;
       for (size_t e = 0; e < d_v; ++e) dst[e] = orow[e] * inv;
     }

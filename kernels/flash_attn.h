@@ -16,7 +16,8 @@
 // slope, logit_softcap is softcap);
 // the algorithm is FlashAttention's (Dao et al., 2022, arXiv:2205.14135, Algorithm 1) with the
 // score block kept in registers. A row whose scores are all -inf gives zeros (ggml: NaN), like
-// kernels/softmax.h.
+// kernels/softmax.h; a NaN score, or (int8) a NaN in q, k or v, makes the row's output NaN, so a
+// corrupt weight is seen by the finiteness checks downstream (it came out as a masked row).
 //
 // How: K is packed once per call into panels of 2 vectors of keys (the layout of mul_mat's packed
 // a panels, kernels/matmul-inl.h), V into panels of 2 vectors of its width, both widened to f32.

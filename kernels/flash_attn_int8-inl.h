@@ -103,7 +103,17 @@ HWY_INLINE float Quantize32(const float* HWY_RESTRICT x, float mul, int8_t* HWY_
   const size_t N = hn::Lanes(d);
   const auto vmul = hn::Set(d, mul);
   auto vmax = hn::Zero(d);
-  for (size_t i = 0; i < kBlock; i += N) vmax = hn::Max(vmax, hn::Abs(hn::Mul(hn::LoadU(d, x + i), vmul)));
+  auto vnan = hn::IsNaN(vmax);
+  for (size_t i = 0; i < kBlock; i += N) {
+    const auto a = hn::Abs(hn::Mul(hn::LoadU(d, x + i), vmul));
+    vmax = hn::Max(vmax, a);
+    vnan = hn::Or(vnan, hn::IsNaN(a));
+  }
+  if (!hn::AllFalse(d, vnan)) {  // a NaN (a corrupt weight): d NaN, so every product with it is NaN
+    memset(codes, 0, kBlock);
+    *sum = 0;
+    return NAN;
+  }
   const float amax = hn::GetLane(hn::MaxOfLanes(d, vmax));
   const auto vinv = hn::Set(d, amax > 0.0f ? 127.0f / amax : 0.0f);
   auto vsum = hn::Zero(di);
@@ -180,10 +190,17 @@ HWY_INLINE void PackV8(const FlashAttnKV& kv, const Layout8& l, uint8_t* HWY_RES
     }
     for (size_t c = 0; c < dv16; c += N) {
       auto vmax = hn::Zero(d);
-      for (size_t jj = 0; jj < kBlock; ++jj) vmax = hn::Max(vmax, hn::Abs(hn::LoadU(d, vf + jj * dv16 + c)));
+      auto vnan = hn::IsNaN(vmax);
+      for (size_t jj = 0; jj < kBlock; ++jj) {
+        const auto a = hn::Abs(hn::LoadU(d, vf + jj * dv16 + c));
+        vmax = hn::Max(vmax, a);
+        vnan = hn::Or(vnan, hn::IsNaN(a));
+      }
       const auto inv = hn::IfThenElseZero(hn::Gt(vmax, hn::Zero(d)), hn::Div(hn::Set(d, 127.0f), vmax));
       uint8_t* HWY_RESTRICT blk = w + l.vp + (c / 16) * l.vpstride + b * kPB;
-      hn::StoreU(hn::Div(vmax, hn::Set(d, 127.0f)), d, reinterpret_cast<float*>(blk + 512) + c % 16);
+      // A channel holding a NaN gets a NaN scale, so its output is NaN (the codes cannot hold it).
+      hn::StoreU(hn::IfThenElse(vnan, hn::Set(d, NAN), hn::Div(vmax, hn::Set(d, 127.0f))), d,
+                 reinterpret_cast<float*>(blk + 512) + c % 16);
       for (size_t jj = 0; jj < kBlock; ++jj) {
         const auto code = hn::NearestInt(hn::Mul(hn::LoadU(d, vf + jj * dv16 + c), inv));
         hn::StoreU(hn::DemoteTo(d8, code), d8, vc + jj * dv16 + c);
@@ -256,9 +273,20 @@ HWY_INLINE float SoftmaxQuantRow(float* HWY_RESTRICT s, size_t kr, size_t nb, co
     for (size_t i = i0 + N; i < nb; i += N) hn::StoreU(ninf, d, s + i);
   }
   auto vmax = hn::LoadU(d, s);
-  for (size_t i = N; i < nb; i += N) vmax = hn::Max(vmax, hn::LoadU(d, s + i));
+  auto vnan = hn::IsNaN(vmax);
+  for (size_t i = N; i < nb; i += N) {
+    const auto v = hn::LoadU(d, s + i);
+    vmax = hn::Max(vmax, v);
+    vnan = hn::Or(vnan, hn::IsNaN(v));
+  }
+  if (!hn::AllFalse(d, vnan)) {  // a NaN score (a corrupt weight): the row's output will be NaN
+    memset(pb, 0, nb / kBlock * kYB);
+    *m = NAN;
+    hn::StoreU(hn::Set(d, NAN), d, vsum);  // the normalizer stays NaN through later steps
+    return 1.0f;
+  }
   const float m_new = HWY_MAX(*m, hn::GetLane(hn::MaxOfLanes(d, vmax)));
-  if (!(m_new > -INFINITY)) {  // every score so far is -inf (or NaN): nothing to add
+  if (!(m_new > -INFINITY)) {  // every score so far is -inf: nothing to add
     memset(pb, 0, nb / kBlock * kYB);
     return 1.0f;
   }
@@ -474,7 +502,7 @@ HWY_INLINE void FlashAttnHeadInt8(const FlashAttnKV& kv, const FlashAttnQueries&
     for (size_t r = 0; r < nr; ++r) {
       float* HWY_RESTRICT dst = qs.out + (i0 + r) * qs.ld_out;
       const float sum = hn::GetLane(hn::SumOfLanes(d, hn::LoadU(d, vs + r * 16)));  // the quantized p's sum
-      const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+      const float inv = sum > 0.0f ? 1.0f / sum : (sum != sum ? NAN : 0.0f);  // NaN: a NaN score
       for (size_t e = 0; e < kv.d_v; ++e) dst[e] = o[r * dv16 + e] * inv;
     }
   }

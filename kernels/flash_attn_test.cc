@@ -7,6 +7,7 @@
 
 #include <math.h>
 
+#include <cmath>
 #include <vector>
 
 #include "ggml/fp16.h"
@@ -190,6 +191,46 @@ TEST_P(FlashAttnTest, LargeLogitsDoNotOverflow) {
   // Scores up to +-d_k * 40: exp without the running max would overflow f32.
   RunCase({16, 8, 100, 7, false, 1, 40.0f});
   RunCase({16, 8, 100, 7, true, 2, 40.0f});
+}
+
+// A NaN score (a corrupt query or key weight upstream) makes its row's output NaN, in the f32 and
+// the int8 path, and the other rows stay finite; a NaN in v makes its column NaN. It came out as a
+// fully masked row (zeros: finite but wrong), which no finiteness check could see. The int8 path
+// is exact but slow off AVX3_DL; this is a small head.
+TEST_P(FlashAttnTest, NanPropagatesToItsRow) {
+  test::ExpectDispatchedTo(GetParam());
+  const size_t d = 64, n_kv = 150, n_q = 3;
+  std::vector<float> q = test::RandomRow(n_q * d, 1, -1.0f, 1.0f), k = test::RandomRow(n_kv * d, 2, -1.0f, 1.0f);
+  std::vector<float> v = test::RandomRow(n_kv * d, 3, -1.0f, 1.0f), out(n_q * d);
+  q[1 * d + 5] = NAN;  // query row 1
+  std::vector<uint8_t> work(FlashAttnWorkSize(d, d, n_kv));
+  for (bool int8 : {false, true}) {
+    for (bool nan_v : {false, true}) {
+      if (nan_v) v[140 * d + 7] = NAN;  // value row 140, column 7 (in the last key step)
+      FlashAttnKV kv;
+      kv.d_k = kv.d_v = d;
+      kv.n_kv = n_kv;
+      kv.k_f32 = k.data();
+      kv.v_f32 = v.data();
+      kv.ldk = kv.ldv = d;
+      kv.scale = 0.125f;
+      kv.int8 = int8;
+      FlashAttnQueries qs;
+      qs.n_q = n_q;
+      qs.q = q.data();
+      qs.ldq = qs.ld_out = d;
+      qs.out = out.data();
+      ASSERT_TRUE(FlashAttn(kv, qs, work.data(), work.size()).ok());
+      for (size_t r = 0; r < n_q; ++r) {
+        for (size_t c = 0; c < d; ++c) {
+          const bool want_nan = r == 1 || (nan_v && c == 7);
+          ASSERT_EQ(std::isnan(out[r * d + c]), want_nan) << "int8 " << int8 << " nan_v " << nan_v << " row " << r
+                                                          << " column " << c << ": " << out[r * d + c];
+        }
+      }
+    }
+    v[140 * d + 7] = 0.5f;
+  }
 }
 
 TEST_P(FlashAttnTest, Errors) {

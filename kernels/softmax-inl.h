@@ -44,13 +44,27 @@ HWY_INLINE void SoftmaxRow(D d, size_t n, size_t len, const float* x, const floa
                            float scale, float* y, float mask_scale = 1.0f) {
   const size_t N = hn::Lanes(d);
   const hn::CappedTag<float, 1> d1;
-  // Pass 1: the max of v.
+  // Pass 1: the max of v, and whether any v is NaN (Max does not propagate NaN).
   auto vmax = hn::Set(d, -INFINITY);
+  auto vnan = hn::IsNaN(vmax);  // all false
   size_t i = 0;
-  for (; i + N <= len; i += N) vmax = hn::Max(vmax, ScaledMasked(d, x, mask, i, scale, mask_scale));
+  for (; i + N <= len; i += N) {
+    const auto v = ScaledMasked(d, x, mask, i, scale, mask_scale);
+    vmax = hn::Max(vmax, v);
+    vnan = hn::Or(vnan, hn::IsNaN(v));
+  }
   float mx = hn::GetLane(hn::MaxOfLanes(d, vmax));
-  for (; i < len; ++i) mx = HWY_MAX(mx, hn::GetLane(ScaledMasked(d1, x, mask, i, scale, mask_scale)));
-  if (!(mx > -INFINITY)) {  // nothing finite (or NaN max): all zeros
+  bool nan = !hn::AllFalse(d, vnan);
+  for (; i < len; ++i) {
+    const float v = hn::GetLane(ScaledMasked(d1, x, mask, i, scale, mask_scale));
+    mx = HWY_MAX(mx, v);
+    nan = nan || v != v;
+  }
+  if (nan) {  // a NaN score (a corrupt weight): the row is NaN, so the check downstream sees it
+    for (size_t j = 0; j < n; ++j) y[j] = j < len ? NAN : 0.0f;
+    return;
+  }
+  if (!(mx > -INFINITY)) {  // nothing but -inf (all masked): all zeros
     for (size_t j = 0; j < n; ++j) y[j] = 0.0f;
     return;
   }

@@ -7,7 +7,9 @@
 //
 // The max is subtracted before exp (Highway contrib Exp), so no input overflows; entries at
 // -inf (mask or causal) come out exactly 0. A row whose entries are all -inf comes out all 0
-// (ggml would give NaN). Row r means the absolute row index, so threads can split rows with
+// (ggml would give NaN). A row with a NaN v[i] (a corrupt weight upstream) comes out NaN in its
+// first n_past + r + 1 columns (causal) or all n, so that a finiteness check further on sees it
+// (it came out 0, as a masked row, and the result stayed finite but wrong). Row r means the absolute row index, so threads can split rows with
 // [row_begin, row_end) and still get the causal diagonal right. Strides in elements; y may alias
 // x; mask_stride 0 broadcasts one mask row. Dispatched once per call; no allocation.
 #ifndef GGML_WHISPER_KERNELS_SOFTMAX_H_

@@ -106,6 +106,31 @@ TEST_P(SoftmaxTest, AllMaskedRowIsZero) {
   for (float v : y) EXPECT_EQ(v, 0.0f);
 }
 
+// A NaN anywhere in a row (in the vector loop or the tail, alone or among -inf) makes the row NaN
+// (its first n_past + r + 1 columns when causal; zeros past them); it came out all 0 as a masked
+// row, and a NaN attention query weight then gave finite, wrong outputs no check could see.
+// The other rows are unchanged.
+TEST_P(SoftmaxTest, NanRowIsNan) {
+  test::ExpectDispatchedTo(GetParam());
+  for (size_t n : {size_t{3}, size_t{37}}) {
+    for (size_t at : {size_t{1}, n - 1}) {
+      std::vector<float> x = test::RandomRow(2 * n, 3, -5.0f, 5.0f), y(2 * n, 9.0f);
+      std::vector<float> all_nan(n, NAN);
+      x[n + at] = NAN;  // row 1
+      SoftmaxParams p;
+      SoftmaxRowsF32(n, 0, 2, x.data(), n, y.data(), n, p);
+      ExpectRowsNear(n, 1, x, n, y, p, "row 0");
+      for (size_t i = 0; i < n; ++i) EXPECT_TRUE(std::isnan(y[n + i])) << n << " " << at << " " << i;
+      SoftmaxRowsF32(n, 0, 1, all_nan.data(), n, y.data(), n, p);  // all NaN: not a masked row
+      for (size_t i = 0; i < n; ++i) EXPECT_TRUE(std::isnan(y[i])) << n << " " << i;
+      p.causal = true;  // row 1 sees columns 0 and 1; the NaN at 1 is seen, past them zeros
+      x[n + 1] = NAN;
+      SoftmaxRowsF32(n, 0, 2, x.data(), n, y.data(), n, p);
+      for (size_t i = 0; i < n; ++i) EXPECT_EQ(std::isnan(y[n + i]), i <= 1) << n << " " << at << " " << i;
+    }
+  }
+}
+
 // SumExpShifted against the scalar f64 definition (std::exp of the f32 difference): every length
 // around the vector widths, logits-like rows with -inf entries and a 51864-entry vocabulary row;
 // Highway's f64 Exp is within 1 ulp and partial sums per lane reorder the additions, so the sums

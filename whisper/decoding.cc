@@ -61,7 +61,7 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
   for (Lane& lane : lanes_) {
     lane.logits.resize(special.n_vocab);
     lane.logprobs.resize(special.n_vocab);
-    lane.cands.reserve(static_cast<size_t>(width));  // TopK's k <= width
+    lane.cands.reserve(2 * static_cast<size_t>(width));  // TopK's k <= 2 x width
     lane.output.reserve(n_text_ctx);
   }
   lane_seq_.resize(width);
@@ -71,7 +71,7 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
       s.data.reserve(n_text_ctx);
     }
   }
-  candidates_.reserve(static_cast<size_t>(width) * width);
+  candidates_.reserve(2 * static_cast<size_t>(width) * width);
   batch_seq_.resize(width);
   batch_slots_.resize(width);
   batch_tokens_.resize(width);
@@ -88,7 +88,9 @@ WindowDecoder::WindowDecoder(const SpecialTokens& special, int n_text_ctx, const
 }
 
 void WindowDecoder::ReserveSetAside() {
-  const size_t n = static_cast<size_t>(std::max(0, MaxCandidates() - params_.beam_size));
+  // A step registers at most beam_size, and the search stops once MaxCandidates() have finished.
+  const bool openai_beam = !params_.whisper_cpp && params_.beam_size > 1;
+  const size_t n = openai_beam ? static_cast<size_t>(MaxCandidates()) + params_.beam_size : 0;
   while (set_aside_.size() < n) {
     set_aside_.emplace_back();
     set_aside_.back().tokens.reserve(n_text_ctx_);
@@ -138,22 +140,23 @@ void WindowDecoder::Reset(const DecodingParams& params) {
 }
 
 void WindowDecoder::Score(Sequence& seq) const {
-  // The accepted tokens' log-probabilities (to the last timestamp), under both rule sets.
-  // CTranslate2 ranks by the sum over every step, <|endoftext|>'s included, over the length
-  // without it; ranking so here turned multilingual.mp3's first window at beam 5 (base) from
-  // faster-whisper's end (<|24.56|>) to a longer one (issue #37, not understood yet), so the
-  // ranking stays on the accepted tokens. TakeBest reports CTranslate2's sum.
+  // whisper.cpp's rules (and length_penalty > 0): the accepted tokens' log-probabilities (to the
+  // last timestamp) over their length. OpenAI's: CTranslate2's finalize_hypothesis_score, the sum
+  // over every step, <|endoftext|>'s included, over the hypothesis' length without it (the prefix
+  // included) to the power fw_length_penalty.
   double sum = 0.0;
   for (int i = 0; i < seq.result_len; ++i) sum += seq.data[i].plog;
   seq.sum_logprobs = sum;
-  const double len = std::max(seq.result_len + n_prefix_, 1);  // CTranslate2: the hypothesis, prefix included
-  double penalty = len;  // whisper.cpp's rules without length_penalty
+  double len = std::max(seq.result_len + n_prefix_, 1);
   if (params_.length_penalty > 0.0f) {
-    penalty = std::pow((5.0 + len) / 6.0, params_.length_penalty);  // whisper.cpp, OpenAI decoding.py
+    seq.score = sum / std::pow((5.0 + len) / 6.0, params_.length_penalty);  // whisper.cpp, OpenAI decoding.py
   } else if (!params_.whisper_cpp) {
-    penalty = std::pow(len, static_cast<double>(params_.fw_length_penalty));  // CTranslate2 (pow(x, 1) = x)
+    const bool eot = !seq.tokens.empty() && seq.tokens.back() == special_.eot;
+    len = std::max(static_cast<int>(seq.tokens.size()) - (eot ? 1 : 0) + n_prefix_, 1);
+    seq.score = seq.sum_logprobs_all / std::pow(len, static_cast<double>(params_.fw_length_penalty));
+  } else {
+    seq.score = sum / len;
   }
-  seq.score = sum / penalty;
   // whisper.cpp's repetition rule; OpenAI's (faster-whisper's) has the compression ratio instead.
   if (params_.whisper_cpp && seq.result_len > kEntropyWindow &&
       TokenEntropy(seq.tokens.data(), seq.result_len, kEntropyWindow) < params_.entropy_thold) {

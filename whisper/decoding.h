@@ -86,12 +86,10 @@ struct DecodingParams {
   // allow_early_exit), whatever patience.
   float fw_length_penalty = 1.0f;
   // faster-whisper's patience (OpenAI decoding.py BeamSearchDecoder, CTranslate2 BeamSearch):
-  // under OpenAI's rules beam search collects round(beam_size * patience) completed sequences
-  // (>= 1). Ours retires a beam when its sequence completes (so at patience 1 the beam_size
-  // completed sequences end the attempt); with more, the first round(beam_size * patience) -
-  // beam_size completed sequences are set aside and their beams refilled from the step's next
-  // best candidates, as CTranslate2 refills every finished beam; with fewer, the attempt ends
-  // once that many completed. whisper.cpp's rules ignore it (whisper.cpp: "not implemented").
+  // under OpenAI's rules beam search ends once round(beam_size * patience) sequences finished
+  // (>= 1; the step that reaches it may finish more, all ranked), each finished beam refilled from
+  // the step's next best candidates, as CTranslate2 does. whisper.cpp's rules ignore it
+  // (whisper.cpp: "not implemented").
   float patience = 1.0f;
   // faster-whisper's max_new_tokens (transcribe.py generate_with_fallback, CTranslate2
   // WhisperReplica::generate): > 0 and OpenAI's rules: with the window's prompt of n tokens, p of
@@ -267,7 +265,8 @@ class WindowDecoder {
   // Attempt k's temperature (k = 0, 1, ...; `previous` is attempt k - 1's), and whether it is the
   // last of the fallback sequence.
   float TemperatureAt(int k, float previous, bool* last) const;
-  // Grows set_aside_ to MaxCandidates() - beam_size sequences (allocates only when that grows).
+  // Grows set_aside_ to MaxCandidates() + beam_size sequences under OpenAI's beam search, which
+  // holds the finished ones there (allocates only when that grows).
   void ReserveSetAside();
   // max_new_tokens under OpenAI's rules: a sequence still going after the attempt's last step ends
   // there complete (CTranslate2 is_last_step); without a timestamp after <|0.00|> it covers the
@@ -284,10 +283,12 @@ class WindowDecoder {
   absl::Status Attempt(DecoderBackend& backend, int n_prompt, float temperature, int seek, int seek_end);
   // Resets seqs_[0, width) and copies the prompt's KV from decoder 0 into decoders [1, width).
   void StartSequences(DecoderBackend& backend, int width, int n_prompt, bool beam);
-  // One beam-search step the way faster-whisper takes it: the best distinct candidates of the
-  // live beams refill them in the other slot bank (*base flips).
+  // One beam-search step the way faster-whisper's CTranslate2 takes it (BeamSearch::search): of
+  // the 2 x width best candidates of the live beams, the first width that end are set aside as
+  // finished (every one at the `last` step) and the rest refill the beams in the other slot bank
+  // (*base flips).
   void StepBeamOpenAi(DecoderBackend& backend, int width, int i, float temperature, int n_prompt, int seek,
-                      int seek_end, int* base);
+                      int seek_end, bool last, int* base);
   // One greedy (argmax) or sampling step of every live sequence.
   void StepSampled(DecoderBackend& backend, int width, int i, float temperature, int seek, int seek_end);
   // Decodes the last token of every live sequence (batched when they share a position); sets
@@ -296,8 +297,9 @@ class WindowDecoder {
   // One beam-search step the way whisper.cpp takes it (see DecodingParams::whisper_cpp).
   void StepBeamWhisperCpp(DecoderBackend& backend, int width, int i, float temperature, int n_prompt, int seek,
                           int seek_end, int* base);
-  // Beam search: *dst becomes candidate `cand`'s source sequence plus its token, in backend
-  // decoder `slot` (its KV copied there), with the step rules applied.
+  // *dst becomes candidate `cand`'s source sequence plus its token, with the step rules applied.
+  void Extend(const Candidate& cand, int i, int seek, int seek_end, Sequence* dst);
+  // Beam search: Extend, in backend decoder `slot` (the source's KV copied there).
   void Adopt(DecoderBackend& backend, const Candidate& cand, int slot, int n_prompt, int i, int seek, int seek_end,
              Sequence* dst);
   // One sequence's scratch for a step: its filtered logits and log-probabilities, its best
@@ -356,11 +358,11 @@ class WindowDecoder {
   std::vector<double> cdf_;  // SampleWhisperCpp's cumulative probabilities
   std::vector<Sequence> seqs_;
   std::vector<Sequence> next_seqs_;
-  // Beam search under OpenAI's rules with patience > 1: the completed sequences set aside while
-  // their beams went on (the first n_set_aside_), each reserved n_text_ctx.
+  // Beam search under OpenAI's rules: the finished sequences (the first n_set_aside_), set aside
+  // while their beams went on, each reserved n_text_ctx.
   std::vector<Sequence> set_aside_;
   int n_set_aside_ = 0;
-  bool top_completed_ = false;  // the best candidate of the last beam step completed a sequence
+  bool top_completed_ = false;  // the best candidate of a beam step so far finished a sequence
   // The attempt's sequence j: seqs_[j] for j < width, then set_aside_[j - width].
   Sequence& AttemptSeq(int width, int j) { return j < width ? seqs_[j] : set_aside_[j - width]; }
   // Per backend decoder: the tokens whose K/V its cache holds at positions 0.. (kPromptToken for

@@ -143,11 +143,11 @@ Token WindowDecoder::SampleWhisperCpp(const Lane& lane, std::mt19937& rng) {
 }
 
 void WindowDecoder::TopK(int k, Lane& lane, int from, const Sequence& seq) const {
-  // k is small (<= kMaxDecodingWidth): insertion into a sorted run of k beats a heap. Ties keep
+  // k is small (<= 2 x kMaxDecodingWidth): insertion into a sorted run of k beats a heap. Ties keep
   // the lower id. The scan skips ahead (SIMD) to the next logprob above -inf, or above the k-th
   // best once there are k: after the first few hundred tokens almost none are.
-  Candidate best[kMaxDecodingWidth];
-  k = std::min(k, kMaxDecodingWidth);
+  Candidate best[2 * kMaxDecodingWidth];
+  k = std::min(k, 2 * kMaxDecodingWidth);
   int n = 0;
   const float* logprobs = lane.logprobs.data();
   const size_t n_vocab = static_cast<size_t>(special_.n_vocab);
@@ -264,9 +264,13 @@ void WindowDecoder::StartSequences(DecoderBackend& backend, int width, int n_pro
 }
 
 void WindowDecoder::StepBeamOpenAi(DecoderBackend& backend, int width, int i, float temperature, int n_prompt,
-                                   int seek, int seek_end, int* base) {
+                                   int seek, int seek_end, bool last, int* base) {
+  // CTranslate2 4.x BeamSearch::search: the 2 x beam_size best candidates of the live beams (sum of
+  // log-probabilities); of the first beam_size, each that ends (<|endoftext|>, or any at the last
+  // step) is registered as finished and its place taken by the next candidate of the second half
+  // that does not end; the others go on. Every beam stays live (a finished one is refilled).
   candidates_.clear();
-  FilterLanes(backend, width, i, temperature, /*skip_idle=*/true, /*top_k=*/width);
+  FilterLanes(backend, width, i, temperature, /*skip_idle=*/true, /*top_k=*/2 * width);
   for (int j = 0; j < width; ++j) {
     const Sequence& s = seqs_[j];
     if (s.completed || s.failed || s.idle) continue;
@@ -275,45 +279,42 @@ void WindowDecoder::StepBeamOpenAi(DecoderBackend& backend, int width, int i, fl
       candidates_.push_back(c);
     }
   }
+  // Equal scores in beam then id order (std::stable_sort would allocate its buffer).
   std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
-    return a.sum_logprobs_all > b.sum_logprobs_all;
+    if (a.sum_logprobs_all != b.sum_logprobs_all) return a.sum_logprobs_all > b.sum_logprobs_all;
+    return a.from != b.from ? a.from < b.from : a.token < b.token;
   });
-  // Refill the active beams from the best distinct candidates into the other slot bank.
+  const size_t n_cands = std::min(candidates_.size(), static_cast<size_t>(2 * width));
   const int other = width - *base;
-  size_t c = 0;
-  for (int j = 0; j < width; ++j) {
-    Sequence& dst = next_seqs_[j];
-    const Sequence& old = seqs_[j];
-    if (old.completed || old.failed) {
-      dst = old;
+  size_t secondary = static_cast<size_t>(width);
+  for (int k = 0; k < width; ++k) {
+    Sequence& dst = next_seqs_[k];
+    dst.idle = true;
+    if (static_cast<size_t>(k) >= n_cands) continue;  // fewer candidates than beams: idle this step
+    const Candidate& cand = candidates_[k];
+    if (cand.token == special_.eot && n_prefix_ > 0 && i == 0 && k > 0) {
+      // update_sample_with_prefix: on the first step after a forced prefix, <|endoftext|> in a
+      // secondary beam is replaced by a dead candidate (score -1e10): nothing is registered.
       continue;
     }
-    for (; c < candidates_.size(); ++c) {
-      const Candidate& cand = candidates_[c];
-      bool dup = false;
-      for (int k = 0; k < j && !dup; ++k) {
-        const Sequence& prev = next_seqs_[k];
-        if (prev.idle || seqs_[k].completed || seqs_[k].failed) continue;
-        dup = prev.tokens.size() == seqs_[cand.from].tokens.size() + 1 && prev.tokens.back() == cand.token &&
-              std::equal(prev.tokens.begin(), prev.tokens.end() - 1, seqs_[cand.from].tokens.begin());
-      }
-      if (!dup) break;
-    }
-    if (c >= candidates_.size()) {
-      dst = old;
+    if (cand.token != special_.eot && !last) {
+      Adopt(backend, cand, other + k, n_prompt, i, seek, seek_end, &dst);
+      if (!dst.completed && !dst.failed) continue;
+      // Completed by another rule (max_tokens): finished like an <|endoftext|>.
+      if (n_set_aside_ < static_cast<int>(set_aside_.size())) std::swap(set_aside_[n_set_aside_++], dst);
       dst.idle = true;
-      continue;
+    } else {
+      Sequence& fin = set_aside_[std::min<size_t>(n_set_aside_, set_aside_.size() - 1)];
+      Extend(cand, i, seek, seek_end, &fin);
+      if (last && !fin.completed && !fin.failed) CompleteAtLastStep(fin);
+      if (n_set_aside_ < static_cast<int>(set_aside_.size())) ++n_set_aside_;
     }
-    const bool top = c == 0;
-    Adopt(backend, candidates_[c++], other + j, n_prompt, i, seek, seek_end, &dst);
-    if (top && dst.completed && !dst.failed) top_completed_ = true;
-    if (dst.completed && !dst.failed && n_set_aside_ < static_cast<int>(set_aside_.size()) &&
-        n_set_aside_ < MaxCandidates() - params_.beam_size) {
-      // patience > 1: the completed sequence is set aside and this beam goes on with the next
-      // best candidate (CTranslate2 moves the next non-EOS candidate into a finished beam's place).
-      std::swap(set_aside_[n_set_aside_++], dst);
-      --j;  // refill slot j from candidate c on
+    if (k == 0) top_completed_ = true;  // CTranslate2's top_beam_finished
+    if (last) continue;
+    for (; secondary < n_cands; ++secondary) {  // the next candidate that does not end takes its place
+      if (candidates_[secondary].token != special_.eot) break;
     }
+    if (secondary < n_cands) Adopt(backend, candidates_[secondary++], other + k, n_prompt, i, seek, seek_end, &dst);
   }
   std::swap(seqs_, next_seqs_);
   *base = other;
@@ -386,15 +387,13 @@ absl::Status WindowDecoder::Attempt(DecoderBackend& backend, int n_prompt, float
     if (beam && params_.whisper_cpp) {
       StepBeamWhisperCpp(backend, width, i, temperature, n_prompt, seek, seek_end, &base);
     } else if (beam) {
-      StepBeamOpenAi(backend, width, i, temperature, n_prompt, seek, seek_end, &base);
+      StepBeamOpenAi(backend, width, i, temperature, n_prompt, seek, seek_end, /*last=*/i + 1 == n_max, &base);
     } else {
       StepSampled(backend, width, i, temperature, seek, seek_end);
     }
-    if (openai_beam) {
-      int n_completed = n_set_aside_;
-      for (int j = 0; j < width; ++j) n_completed += seqs_[j].completed && !seqs_[j].failed;
-      if ((early_exit && top_completed_) || n_completed >= MaxCandidates()) break;
-    }
+    // CTranslate2: done once round(beam_size * patience) sequences finished (more may finish in
+    // the step that reaches it), or at once with early exit when the top beam finished.
+    if (openai_beam && ((early_exit && top_completed_) || n_set_aside_ >= MaxCandidates())) break;
     if (i + 1 == n_max) break;  // the last step's tokens need no decoding (nor room in the context)
     int n_live = 0;
     absl::Status st = DecodeLive(backend, width, n_prompt, &n_live);
@@ -471,12 +470,15 @@ void WindowDecoder::StepBeamWhisperCpp(DecoderBackend& backend, int width, int i
   *base = other;
 }
 
+void WindowDecoder::Extend(const Candidate& cand, int i, int seek, int seek_end, Sequence* dst) {
+  *dst = seqs_[cand.from];  // capacity is kept: every sequence reserved n_text_ctx
+  dst->idle = false;
+  StepRules(*dst, cand.token, cand.logprob, cand.ts, i, seek, seek_end);
+}
+
 void WindowDecoder::Adopt(DecoderBackend& backend, const Candidate& cand, int slot, int n_prompt, int i, int seek,
                           int seek_end, Sequence* dst) {
   const Sequence& src = seqs_[cand.from];
-  *dst = src;  // capacity is kept: both banks reserved n_text_ctx
-  dst->idle = false;
-  dst->slot = slot;
   // src's cache holds positions [0, n); copy those after the prefix the two caches share.
   const int n = n_prompt + static_cast<int>(src.tokens.size());
   const std::vector<Token>& from = slot_kv_[src.slot];
@@ -487,7 +489,8 @@ void WindowDecoder::Adopt(DecoderBackend& backend, const Candidate& cand, int sl
   backend.CopyKv(src.slot, slot, common, n);
   to.assign(from.begin(), from.begin() + std::min(n, static_cast<int>(from.size())));
   to.resize(n, kUnknownToken);
-  StepRules(*dst, cand.token, cand.logprob, cand.ts, i, seek, seek_end);
+  Extend(cand, i, seek, seek_end, dst);
+  dst->slot = slot;
 }
 
 }  // namespace whisper

@@ -145,12 +145,12 @@ AheadsPreset AlignmentHeadsPresetForDims(int n_vocab, int n_audio_layer, int n_t
 DtwAligner::DtwAligner(int max_tokens, int max_frames)
     : max_tokens_(std::max(1, max_tokens)), max_frames_(std::max(1, max_frames)) {
   const size_t cells = static_cast<size_t>(max_tokens_) * max_frames_;
-  head_.resize(cells);
-  matrix_.resize(cells);
+  head_.reset(new float[cells]);
+  matrix_.reset(new float[cells]);
   window_.resize(64);
   const size_t dtw_cells = static_cast<size_t>(max_tokens_ + 1) * (max_frames_ + 1);
-  cost_.resize(dtw_cells);
-  trace_.resize(dtw_cells);
+  cost_.reset(new double[dtw_cells]);
+  trace_.reset(new int8_t[dtw_cells]);
 }
 
 absl::Status DtwAligner::SoftmaxHead(const float* qk, int h, int T, int F, int row_stride, bool softmax_all) {
@@ -158,7 +158,7 @@ absl::Status DtwAligner::SoftmaxHead(const float* qk, int h, int T, int F, int r
   const int S = softmax_all ? row_stride : F;
   for (int r = 0; r < T; ++r) {
     const float* src = qk + (static_cast<size_t>(h) * T + r) * row_stride;
-    float* dst = head_.data() + static_cast<size_t>(r) * F;
+    float* dst = head_.get() + static_cast<size_t>(r) * F;
     float mx = -std::numeric_limits<float>::infinity();
     for (int f = 0; f < S; ++f) {
       if (!std::isfinite(src[f])) {
@@ -201,8 +201,8 @@ void DtwAligner::AddMedianFiltered(int T, int F, int median_width, float scale) 
   // median_filter returns its input then.
   const int pad = median_width / 2;
   for (int r = 0; r < T; ++r) {
-    const float* row = head_.data() + static_cast<size_t>(r) * F;
-    float* out = matrix_.data() + static_cast<size_t>(r) * F;
+    const float* row = head_.get() + static_cast<size_t>(r) * F;
+    float* out = matrix_.get() + static_cast<size_t>(r) * F;
     if (F <= pad) {
       for (int f = 0; f < F; ++f) out[f] += row[f] * scale;
       continue;
@@ -236,7 +236,7 @@ absl::Status DtwAligner::Align(const float* qk, int n_heads, int n_tokens, int r
   }
   const int T = n_tokens;
   const int F = n_frames;
-  std::fill(matrix_.begin(), matrix_.begin() + static_cast<size_t>(T) * F, 0.0f);
+  std::fill(matrix_.get(), matrix_.get() + static_cast<size_t>(T) * F, 0.0f);
   // Per head: softmax, standardised per position over the tokens, median-filtered along time and
   // summed into the mean.
   for (int h = 0; h < n_heads; ++h) {
@@ -247,12 +247,12 @@ absl::Status DtwAligner::Align(const float* qk, int n_heads, int n_tokens, int r
   }
   // Rows sot_len .. T - 2 of -matrix: reuse head_ for x.
   const int N = n_text + 1;
-  float* x = head_.data();
+  float* x = head_.get();
   for (int r = 0; r < N; ++r) {
-    const float* src = matrix_.data() + static_cast<size_t>(sot_len + r) * F;
+    const float* src = matrix_.get() + static_cast<size_t>(sot_len + r) * F;
     for (int f = 0; f < F; ++f) x[static_cast<size_t>(r) * F + f] = -src[f];
   }
-  DtwPath(x, N, F, cost_.data(), trace_.data(), jumps);
+  DtwPath(x, N, F, cost_.get(), trace_.get(), jumps);
   return absl::OkStatus();
 }
 

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -107,11 +108,14 @@ class DtwAligner {
 
   int max_tokens_;
   int max_frames_;
-  std::vector<float> head_;    // one head's rows [n_tokens][n_frames]
-  std::vector<float> matrix_;  // the heads' mean [n_tokens][n_frames]
-  std::vector<float> window_;  // median filter window
-  std::vector<double> cost_;   // DTW cost [(N + 1) (M + 1)]
-  std::vector<int8_t> trace_;  // DTW step taken into each cell
+  // The large buffers are left uninitialised (every cell Align reads it has written first), so
+  // their pages are touched only by an alignment that uses them: a batched transcriber holds one
+  // aligner per window (232 tokens x 1500 frames: 5.9 MB each) whether or not words are timed.
+  std::unique_ptr<float[]> head_;    // one head's rows [n_tokens][n_frames]
+  std::unique_ptr<float[]> matrix_;  // the heads' mean [n_tokens][n_frames]
+  std::vector<float> window_;        // median filter window
+  std::unique_ptr<double[]> cost_;   // DTW cost [(N + 1) (M + 1)]
+  std::unique_ptr<int8_t[]> trace_;  // DTW step taken into each cell
 };
 
 // OpenAI's dtw_cpu on x (N rows, M columns, row-major): the least-cost monotonic path from

@@ -102,8 +102,20 @@ void SuppressByTimestampRules(const SpecialTokens& s, const LogitFilterParams& p
     const int tid0 = static_cast<int>(std::round(p.max_initial_ts / kTimestampStepSeconds));
     Suppress(logits, s.beg + tid0 + 1, n_vocab);
   }
-  // 9. Timestamps never go back in time.
-  if (has_ts) Suppress(logits, s.beg, s.beg + seek_delta / 2);
+  // 9. Timestamps never go back in time. OpenAI's rule (CTranslate2 ApplyTimestampRules,
+  // decoding.py): after text, the next one is later than the last timestamp of the sequence
+  // (<|0.00|> too), after "text ts" not earlier (the next segment opens where this one closed).
+  // whisper.cpp's: not earlier than the last one after <|0.00|> (seek_delta).
+  if (p.openai_initial_rule) {
+    for (int k = n_tokens - 1; k >= 0; --k) {
+      if (tokens[k] >= s.beg) {
+        Suppress(logits, s.beg, std::min(tokens[k] + (last_was_ts ? 0 : 1), n_vocab));
+        break;
+      }
+    }
+  } else if (has_ts) {
+    Suppress(logits, s.beg, s.beg + seek_delta / 2);
+  }
 }
 
 }  // namespace

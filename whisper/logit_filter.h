@@ -21,8 +21,10 @@ struct LogitFilterParams {
   // (ApplyTimestampRules at step == sample_begin == 0; openai/whisper decoding.py): the first
   // sampled token is a timestamp (every id below <|0.00|>, <|endoftext|> included, is suppressed)
   // no later than max_initial_ts, whose index is max_initial_ts / 0.02 rounded half to even
-  // (Python's round; 0 allows <|0.00|> only). false: whisper.cpp's rule (whisper_process_logits:
-  // text may come first, and max_initial_ts <= 0 sets no limit).
+  // (Python's round; 0 allows <|0.00|> only); and its monotonic rule: after text, the next
+  // timestamp is later than the last one (no zero-length segment). false: whisper.cpp's rules
+  // (whisper_process_logits: text may come first, max_initial_ts <= 0 sets no limit, and a
+  // timestamp is never earlier than the last one after <|0.00|>).
   bool openai_initial_rule = false;
   // The window's first tokens were forced (faster-whisper's prefix, get_prompt): on the first
   // sampled token after them no timestamp rule applies, as CTranslate2 4.x's ApplyTimestampRules

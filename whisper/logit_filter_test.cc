@@ -158,6 +158,30 @@ TEST_F(LogitFilterTest, TimestampPairing) {
   EXPECT_EQ(logits[s.beg + 11], kNegInf);
 }
 
+// After text the next timestamp is a later one under OpenAI's rules (CTranslate2
+// ApplyTimestampRules: ids up to the last timestamp, <|0.00|> included, are suppressed), not
+// earlier under whisper.cpp's (seek_delta, which <|0.00|> does not set); after "text ts" the same
+// timestamp may follow under both (the next segment opens where this one closed).
+TEST_F(LogitFilterTest, AfterTextTheNextTimestampIsLaterUnderOpenAiRules) {
+  LogitFilterParams openai;
+  openai.openai_initial_rule = true;
+  Run({s.beg, 100, s.beg + 10, s.beg + 10, 101}, true, 20, openai);
+  EXPECT_EQ(logits[s.beg + 10], kNegInf);
+  EXPECT_NE(logits[s.beg + 11], kNegInf);
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  Run({s.beg, 100, s.beg + 10, s.beg + 10, 101}, true, 20);
+  EXPECT_EQ(logits[s.beg + 9], kNegInf);
+  EXPECT_NE(logits[s.beg + 10], kNegInf);
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  Run({s.beg, 100}, false, 0, openai);
+  EXPECT_EQ(logits[s.beg], kNegInf);
+  EXPECT_NE(logits[s.beg + 1], kNegInf);
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  Run({s.beg, 100, s.beg + 10}, true, 20, openai);
+  EXPECT_NE(logits[s.beg + 10], kNegInf);
+  EXPECT_EQ(logits[s.beg + 9], kNegInf);
+}
+
 TEST_F(LogitFilterTest, LogprobsAreLogSoftmaxAndTimestampMassWins) {
   // Two text tokens at logit 0, a uniform rest of -inf except timestamps with large mass.
   std::fill(logits.begin(), logits.end(), kNegInf);

@@ -6,17 +6,20 @@
 //   input  = the previous window's last 64 samples (zeros for the first) + the window's 512
 //   padded = input reflect-padded by 128 on each side (832 samples; done on the host)
 //   stft   = conv1d(padded, basis [256, 1, 258], stride 128): 5 frames, of which frames 1 .. 4
+//            (only those are computed: the conv1d of padded[128 ..])
 //   mag    = sqrt(real^2 + imag^2)                                     [4 frames, 129 bins]
 //   x      = relu(conv1d(x, w_i, pad 1, stride 1, 2, 2, 1) + b_i), i = 0..3 ->     [1, 128]
 //   LSTM   (PyTorch's gates i, f, g, o; h and c carried from window to window):
 //            gates = W_ih x + b_ih + W_hh h + b_hh; c = f c + i g; h = o tanh(c)
 //   prob   = sigmoid(w . relu(h) + b)
 // Everything up to and including W_ih x + b_ih has no state from window to window: Run computes it
-// for up to kBlock windows in one graph (weights read once per block, not per window), then the
-// LSTM cell and the output window by window in a small second graph.
-// Ops: ggml_im2col_1d + ggml_mul_mat (the convolutions; ggml_conv_1d's final reshape holds only
-// for one window), views, ggml_permute + ggml_cont, ggml_sqr / ggml_sqrt / ggml_relu /
-// ggml_sigmoid / ggml_tanh, ggml_add / ggml_mul, ggml_mul_mat.
+// for up to kBlock windows in one graph (weights read once per block, not per window), on
+// SetThreads' threads, then the LSTM cell and the output window by window on the calling thread
+// (the kernels those ops run, called directly: SileroVad::Cell).
+// Ops of the front end: ggml_im2col_1d + ggml_mul_mat (the convolutions; ggml_conv_1d's final
+// reshape holds only for one window), views, ggml_permute + ggml_cont, ggml_sqr / ggml_sqrt /
+// ggml_relu, ggml_add, ggml_mul_mat; of the cell, the kernels of ggml_mul_mat, ggml_add,
+// ggml_sigmoid, ggml_tanh, ggml_mul and ggml_relu (kernels/matmul.h, vec.h, activations.h).
 #ifndef GGML_WHISPER_WHISPER_SILERO_VAD_H_
 #define GGML_WHISPER_WHISPER_SILERO_VAD_H_
 
@@ -29,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "ggml/ggml.h"
 #include "ggml/graph.h"
+#include "cpu/threadpool.h"
 
 namespace whisper {
 
@@ -55,6 +59,15 @@ class SileroVad {
 
   // Clears the LSTM state and the context samples (a new stream).
   void Reset();
+
+  // Threads (the caller included) that compute Run's blocked front end from now on; 1 (the
+  // default) keeps it on the calling thread. The probabilities do not change with it (bit for bit:
+  // every output element is computed by one thread with the same kernel, cpu/graph_compute_matmul.cc
+  // splits the products at whole 64-row blocks). Allocates the pool (n_threads - 1 threads, idle
+  // between calls) and the larger scratch here, not in Run. Errors: InvalidArgument for n_threads
+  // not in [1, 64]; ResourceExhausted when the threads cannot be started.
+  absl::Status SetThreads(int n_threads);
+  int n_threads() const { return n_threads_; }
 
   // Speech probability of the next window: samples[0 .. 512) (16 kHz mono), the context and the
   // LSTM state carried from the previous call. No heap allocation. Errors: InvalidArgument for a
@@ -83,10 +96,13 @@ class SileroVad {
   SileroVad() = default;
   absl::Status BuildGraphs();
   absl::Status BuildFrontEnd(int n, FrontEnd* fe);
-  absl::Status BuildStep();
+  // The LSTM step of one window from its pre-activations W_ih x + b_ih ([512]): h_ and c_ move on,
+  // *prob is the window's speech probability. Internal if a kernel rejects its arguments.
+  absl::Status Cell(const float* pre, float* prob);
   // Front end of count <= fe.n windows starting at samples, then the LSTM step of each into probs.
   absl::Status RunBlock(FrontEnd& fe, const float* samples, int count, float* probs);
-  absl::Status Compute(ggml_cgraph* graph);
+  // On n_threads threads of pool_ (1: the calling thread).
+  absl::Status Compute(ggml_cgraph* graph, int n_threads = 1);
 
   ggml_context* weights_ = nullptr;  // the file's tensors (F32)
   ggml_tensor* basis_ = nullptr;     // ne [256, 1, 258]
@@ -101,15 +117,12 @@ class SileroVad {
 
   FrontEnd one_;                       // 1 window (Next, and the windows after the last block)
   FrontEnd block_;                     // kBlock windows
-  ggml_context* graph_ctx_ = nullptr;  // the LSTM step graph, its tensors' data included
-  ggml_cgraph* graph_ = nullptr;
-  ggml_tensor* pre_ = nullptr;         // [512, 1] W_ih x + b_ih of the window
-  ggml_tensor* h_ = nullptr;           // [128, 1] state in
-  ggml_tensor* c_ = nullptr;
-  ggml_tensor* h_out_ = nullptr;       // [128, 1] state out
-  ggml_tensor* c_out_ = nullptr;
-  ggml_tensor* prob_ = nullptr;        // [1, 1]
+  float h_[kHidden] = {};              // LSTM state
+  float c_[kHidden] = {};
+  float cell_[10 * kHidden] = {};      // Cell's scratch
   std::vector<uint8_t> work_;
+  int n_threads_ = 1;
+  ggml_threadpool* pool_ = nullptr;  // n_threads_ > 1 only
   float context_[kContext] = {};
 };
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -140,6 +141,45 @@ TEST_F(SileroVadTest, BlockedFrontEndEqualsPerWindowOnLongSpeech) {
   EXPECT_TRUE(absl::IsInvalidArgument(vad_->Run(nullptr, 1, blocked.data())));
   EXPECT_TRUE(absl::IsInvalidArgument(vad_->Run(audio->data(), -1, blocked.data())));
   EXPECT_TRUE(vad_->Run(nullptr, 0, nullptr).ok());
+}
+
+// Run's front end on 2 and 3 threads (SetThreads) gives the 1-thread probabilities bit for bit, on
+// 60 s of long_speech.flac (1875 windows: 29 blocks of 64 and a partial one of 19), and allocates
+// nothing after the first call; n_threads outside [1, 64] is an error that keeps the setting.
+TEST_F(SileroVadTest, ThreadedFrontEndIsBitIdentical) {
+  auto audio = LoadAudio16kMono(testdata::SharedData("long_speech.flac"));
+  ASSERT_TRUE(audio.ok()) << audio.status();
+  const int n = 60 * 16000 / SileroVad::kWindow;
+  ASSERT_GE(audio->size(), static_cast<size_t>(n) * SileroVad::kWindow);
+  std::vector<float> one(n), many(n);
+  ASSERT_EQ(vad_->n_threads(), 1);
+  vad_->Reset();
+  ASSERT_TRUE(vad_->Run(audio->data(), n, one.data()).ok());
+  int speech = 0;
+  for (float p : one) speech += p > 0.5f;
+  EXPECT_GT(speech, n / 4);  // it is speech
+  for (int threads : {2, 3}) {
+    ASSERT_TRUE(vad_->SetThreads(threads).ok());
+    EXPECT_EQ(vad_->n_threads(), threads);
+    for (int round = 0; round < 2; ++round) {
+      std::fill(many.begin(), many.end(), -1.0f);
+      vad_->Reset();
+      const bool count = round == 1 && ggml_testing::AllocCounter::Supported();
+      if (count) ggml_testing::AllocCounter::Start();
+      ASSERT_TRUE(vad_->Run(audio->data(), n, many.data()).ok());
+      if (count) {
+        EXPECT_EQ(ggml_testing::AllocCounter::Stop(), 0) << threads << " threads";
+      }
+      EXPECT_EQ(std::memcmp(one.data(), many.data(), sizeof(float) * n), 0) << threads << " threads, round " << round;
+    }
+  }
+  EXPECT_TRUE(absl::IsInvalidArgument(vad_->SetThreads(0)));
+  EXPECT_TRUE(absl::IsInvalidArgument(vad_->SetThreads(65)));
+  EXPECT_EQ(vad_->n_threads(), 3);
+  ASSERT_TRUE(vad_->SetThreads(1).ok());
+  vad_->Reset();
+  ASSERT_TRUE(vad_->Run(audio->data(), n, many.data()).ok());
+  EXPECT_EQ(std::memcmp(one.data(), many.data(), sizeof(float) * n), 0) << "back to 1 thread";
 }
 
 // Truncated and altered files: an error naming the file and the field, never a crash.

@@ -156,16 +156,17 @@ absl::Status InferenceState::AllocateStateBuffer(int n_decoders, int n_windows) 
     return absl::ResourceExhaustedError(
         absl::StrCat("InferenceState: state buffer: ", ggml_last_error()));
   }
-  // Zeroed before first use, per part: the encoder output and cross K/V here, each decoder's
-  // self K/V as that decoder runs (PrepareKv). A state sized for best-of 5 that decodes greedily
-  // never touches decoders 1-4's pages, and a decoder's K pages past the positions it used are
-  // never touched either, so they stay out of the resident set (tiny.en: 2.75 MB per decoder;
-  // the buffer is a fresh mapping from aligned_alloc at this size).
+  // Zeroed before first use, per part: the encoder output here, each decoder's self K/V as that
+  // decoder runs (PrepareKv). A state sized for best-of 5 that decodes greedily never touches
+  // decoders 1-4's pages, and a decoder's K pages past the positions it used are never touched
+  // either, so they stay out of the resident set (tiny.en: 2.75 MB per decoder; the buffer is a
+  // fresh mapping from aligned_alloc at this size). A window's cross K/V are not zeroed: Encode's
+  // cross graph writes all n_ctx positions of every layer before window_n_ctx_ lets a graph read
+  // them (Decode, DecodeBatch, DecodeSequences and Align refuse a window not encoded), and only
+  // those are read; so their pages are first touched by the cross graph's threads, not here (a
+  // batched tiny.en state of 8 windows: 74 MB that this thread faulted in before the first
+  // encoder run).
   memset(embd_->data, 0, ggml_nbytes(embd_));
-  for (const DecoderKv& kv : cross_kvs_) {
-    memset(kv.k->data, 0, ggml_nbytes(kv.k));
-    memset(kv.v->data, 0, ggml_nbytes(kv.v));
-  }
   self_v_zeroed_.assign(self_kv_.size(), 0);
   self_k_rows_.assign(self_kv_.size(), 0);
   return absl::OkStatus();

@@ -1,10 +1,13 @@
 #include "whisper/tokenizer.h"
 
 #include <algorithm>
+#include <functional>
+#include <queue>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "whisper/unicode_classes.h"
 
 namespace whisper {
 
@@ -90,6 +93,138 @@ std::vector<Token> Tokenizer::EncodeSkipping(const std::string& text, int* n_ski
       out.push_back(id);
       i += n;
     }
+  }
+  if (n_skipped != nullptr) *n_skipped = skipped;
+  return out;
+}
+
+namespace {
+
+// The code point at text[p] and its length in *len: a well-formed UTF-8 sequence, else one byte
+// read as U+FFFFFFFF (kOther), so any byte string splits.
+char32_t CodePointAt(absl::string_view text, size_t p, size_t* len) {
+  const auto* u = reinterpret_cast<const unsigned char*>(text.data());
+  const unsigned char b = u[p];
+  const size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+  *len = 1;
+  if (n == 1) return b;
+  if (n == 0 || p + n > text.size()) return 0xFFFFFFFF;
+  char32_t cp = b & (0x7F >> n);
+  for (size_t i = 1; i < n; ++i) {
+    if ((u[p + i] & 0xC0) != 0x80) return 0xFFFFFFFF;
+    cp = (cp << 6) | (u[p + i] & 0x3F);
+  }
+  *len = n;
+  return cp;
+}
+
+UnicodeClass ClassAt(absl::string_view text, size_t p, size_t* len) {
+  return ClassOf(CodePointAt(text, p, len));
+}
+
+// Length of the match of GPT-2's pattern over Unicode classes (OpenAI's tokenizer) at text[p]:
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+size_t PieceLengthOpenAi(absl::string_view text, size_t p) {
+  const size_t n = text.size();
+  if (text[p] == '\'') {
+    for (absl::string_view c : {"'s", "'t", "'re", "'ve", "'m", "'ll", "'d"}) {
+      if (text.substr(p, c.size()) == c) return c.size();
+    }
+  }
+  size_t len = 0;
+  for (UnicodeClass cls : {UnicodeClass::kLetter, UnicodeClass::kNumber, UnicodeClass::kOther}) {
+    size_t q = p + (text[p] == ' ' ? 1 : 0);
+    if (q < n && ClassAt(text, q, &len) == cls) {
+      while (q < n && ClassAt(text, q, &len) == cls) q += len;
+      return q - p;
+    }
+  }
+  // \s+(?!\S): the run of spaces but its last code point when a non-space follows (and the run
+  // has two or more), else \s+: the whole run.
+  size_t r = p, last = p, count = 0;
+  while (r < n && ClassAt(text, r, &len) == UnicodeClass::kSpace) {
+    last = r;
+    r += len;
+    ++count;
+  }
+  if (count == 0) return len;  // unreachable: every code point is in one of the classes above
+  return r == n || count == 1 ? r - p : last - p;
+}
+
+}  // namespace
+
+std::vector<std::string> Tokenizer::SplitOpenAi(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t p = 0; p < text.size();) {
+    const size_t len = PieceLengthOpenAi(text, p);
+    out.push_back(text.substr(p, len));
+    p += len;
+  }
+  return out;
+}
+
+void Tokenizer::BytePairMerge(absl::string_view piece, std::vector<Token>* out, int* n_skipped) const {
+  const Token whole = Find(piece);
+  if (whole >= 0) {  // tiktoken's shortcut (the merges would end there too)
+    out->push_back(whole);
+    return;
+  }
+  // Parts are named by their first byte; next[i] / prev[i] link the live ones (n: none).
+  const size_t n = piece.size();
+  std::vector<size_t> next(n), prev(n);
+  std::vector<Token> rank(n, -1);
+  std::vector<int> version(n, 0);
+  struct Entry {
+    Token rank;
+    size_t at;
+    int version;
+    bool operator>(const Entry& o) const { return rank != o.rank ? rank > o.rank : at > o.at; }
+  };
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;  // lowest rank, then leftmost
+  auto pair_rank = [&](size_t i) -> Token {
+    const size_t j = next[i];
+    if (j == n) return -1;
+    const size_t end = next[j];
+    return Find(piece.substr(i, end - i));
+  };
+  auto update = [&](size_t i) {
+    rank[i] = pair_rank(i);
+    ++version[i];
+    if (rank[i] >= 0) heap.push(Entry{rank[i], i, version[i]});
+  };
+  for (size_t i = 0; i < n; ++i) {
+    next[i] = i + 1;
+    prev[i] = i == 0 ? n : i - 1;
+  }
+  for (size_t i = 0; i < n; ++i) update(i);
+  while (!heap.empty()) {
+    const Entry e = heap.top();
+    heap.pop();
+    if (e.version != version[e.at]) continue;  // stale: the part changed since
+    const size_t i = e.at, j = next[i];
+    next[i] = next[j];
+    if (next[j] != n) prev[next[j]] = i;
+    ++version[j];  // j is gone: its entries are stale
+    update(i);
+    if (prev[i] != n) update(prev[i]);
+  }
+  for (size_t i = 0; i < n; i = next[i]) {
+    const Token id = Find(piece.substr(i, next[i] - i));
+    if (id >= 0) {
+      out->push_back(id);
+    } else {
+      ++*n_skipped;  // a lone byte the vocabulary lacks (a vocabulary with U+FFFD for partial characters)
+    }
+  }
+}
+
+std::vector<Token> Tokenizer::EncodeOpenAi(const std::string& text, int* n_skipped) const {
+  std::vector<Token> out;
+  int skipped = 0;
+  for (size_t p = 0; p < text.size();) {
+    const size_t len = PieceLengthOpenAi(text, p);
+    BytePairMerge(absl::string_view(text).substr(p, len), &out, &skipped);
+    p += len;
   }
   if (n_skipped != nullptr) *n_skipped = skipped;
   return out;

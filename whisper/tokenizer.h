@@ -1,7 +1,8 @@
-// Text -> token ids for prompts, as whisper.cpp's whisper_tokenize does (src/whisper.cpp
-// L3284-3333): split with GPT-2's pre-tokenizer pattern, then greedy longest-prefix matching of
-// each piece against the vocabulary (no BPE merges). Also the non-speech token lists of
-// --suppress-nst (whisper.cpp's) and of OpenAI's tokenizer.non_speech_tokens.
+// Text -> token ids for prompts: as whisper.cpp's whisper_tokenize does (src/whisper.cpp
+// L3284-3333: GPT-2's pre-tokenizer pattern over ASCII classes, then greedy longest-prefix
+// matching of each piece, no BPE merges), and as OpenAI's tokenizer (tiktoken; faster-whisper's
+// tokenizer.json) does (the pattern over Unicode classes, then byte-pair merges). Also the
+// non-speech token lists of --suppress-nst (whisper.cpp's) and of OpenAI's non_speech_tokens.
 #ifndef GGML_WHISPER_WHISPER_TOKENIZER_H_
 #define GGML_WHISPER_WHISPER_TOKENIZER_H_
 
@@ -33,6 +34,19 @@ class Tokenizer {
   // text.
   absl::StatusOr<std::vector<Token>> Encode(const std::string& text) const;
 
+  // OpenAI's tokenization (tiktoken Encoding.encode_ordinary, as faster-whisper's
+  // hf_tokenizer.encode): the pieces of SplitOpenAi, each byte-pair merged with a token's id as
+  // its rank (tiktoken _byte_pair_merge: the adjacent pair whose bytes are the lowest id merges
+  // first, the leftmost among equals, until no pair is a token). A byte left that no entry holds
+  // alone is skipped and counted in *n_skipped (may be null): only in a vocabulary whose partial
+  // characters were replaced by U+FFFD. O(n log n) per piece, no recursion (any length is safe).
+  std::vector<Token> EncodeOpenAi(const std::string& text, int* n_skipped) const;
+  // GPT-2's pre-tokenizer pattern over Unicode classes (whisper/unicode_classes.h), OpenAI's:
+  //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+  // the pieces of `text` in order (they concatenate to `text`; a byte of ill-formed UTF-8 is a
+  // code point of class "other").
+  static std::vector<std::string> SplitOpenAi(const std::string& text);
+
   // whisper.cpp's suppress_nst list (src/whisper.cpp whisper_process_logits): the ids whose bytes
   // are exactly one of OpenAI's non-speech symbols, or that symbol after a space, plus " -" and
   // " '". Ascending is not guaranteed; ids are unique per symbol.
@@ -53,6 +67,9 @@ class Tokenizer {
   Token LongestPrefix(absl::string_view text, size_t* len) const;
 
  private:
+  // EncodeOpenAi's merges of one piece, appended to *out.
+  void BytePairMerge(absl::string_view piece, std::vector<Token>* out, int* n_skipped) const;
+
   std::vector<std::string> owned_;  // the first constructor's tokens
   TokenIndex owned_index_;
   const WhisperVocab* vocab_ = nullptr;  // the second constructor's

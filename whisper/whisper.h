@@ -434,7 +434,7 @@ struct whisper_full_params {
                             speaker_turn_next (tdrz models predict it; others hardly ever do) */
   const char* suppress_regex; /* tokens whose text matches this ECMAScript regex (whole) are never
                                  sampled; an invalid regex is an error (-1) */
-  const char* initial_prompt; /* text prompt for the first window (tokenized), or NULL */
+  const char* initial_prompt; /* first window's text prompt or NULL (OpenAI's rules: " " + stripped, BPE) */
   bool carry_initial_prompt;  /* prepend the initial prompt to every window */
   const whisper_token* prompt_tokens; /* token prompt instead of initial_prompt */
   int prompt_n_tokens;
@@ -557,7 +557,7 @@ struct whisper_full_params {
    * and 0 also ends beam search once the best candidate of a step completes (CTranslate2's early
    * exit). whisper.cpp's rules and length_penalty > 0 keep ((5 + length) / 6) ^ length_penalty.
    * Finite (negative favours long sequences). beam_search.patience (above) is faster-whisper's patience under OpenAI's rules:
-   * beam search collects round(beam_size * patience) completed sequences; <= 0 (the default -1)
+   * beam search ends at round(beam_size * patience) finished sequences (CTranslate2's); <= 0 (-1)
    * means 1; round(beam_size * patience) must be >= 1 (CTranslate2's check). */
   float ggml_length_penalty;
   /* faster-whisper's repetition_penalty (default 1 = off; > 0): the logit x of each token of the
@@ -580,7 +580,7 @@ struct whisper_full_params {
   float ggml_prompt_reset_on_temperature;
   /* Extension (not in whisper.cpp; default NULL: none): faster-whisper 1.2.1's prefix, text forced
    * at the start of the first window (transcribe.py get_prompt, with `prefix if seek == 0`): " " +
-   * the text without leading and trailing ASCII whitespace is tokenized, and its first n_text_ctx /
+   * the text without leading and trailing ASCII whitespace is tokenized (BPE), its first n_text_ctx /
    * 2 - 1 tokens follow the sot tokens (<|startoftranscript|>, language, task, <|notimestamps|>)
    * behind <|0.00|> unless no_timestamps, in the prompt of the window that starts at frame 0 only
    * (not with an offset_ms, nor after a first window skipped as silence). The model continues after

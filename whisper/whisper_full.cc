@@ -345,16 +345,20 @@ absl::Status ChooseLanguage(whisper_context* ctx, whisper_state* state, const wh
   return absl::OkStatus();
 }
 
-// The initial prompt into tp: the token list, or the text tokenized (cached while the text is
-// the same).
+// The initial prompt into tp: the token list, or the text tokenized (cached while the text and
+// the rules are the same): whisper.cpp's whisper_tokenize of the text under its rules;
+// faster-whisper's tokenizer.encode(" " + initial_prompt.strip()) under OpenAI's (transcribe.py).
 void SetPrompt(whisper_context* ctx, whisper_state* state, const whisper_full_params& params, TranscribeParams* tp) {
   tp->initial_prompt = params.prompt_tokens;
   tp->n_initial_prompt = params.prompt_tokens != nullptr ? std::max(0, params.prompt_n_tokens) : 0;
   if (params.prompt_tokens != nullptr || params.initial_prompt == nullptr || params.initial_prompt[0] == '\0') return;
-  if (state->prompt_ids.empty() || state->prompt_text != params.initial_prompt) {
+  const bool openai = !tp->decoding.whisper_cpp;
+  if (state->prompt_ids.empty() || state->prompt_text != params.initial_prompt || state->prompt_openai != openai) {
     int skipped = 0;
-    state->prompt_ids = ctx->tokenizer->EncodeSkipping(params.initial_prompt, &skipped);
+    state->prompt_ids = openai ? ctx->tokenizer->EncodeOpenAi(SpaceAndStripped(params.initial_prompt), &skipped)
+                               : ctx->tokenizer->EncodeSkipping(params.initial_prompt, &skipped);
     state->prompt_text = params.initial_prompt;
+    state->prompt_openai = openai;
     if (skipped > 0) {  // whisper.cpp skips them too ("unknown token")
       Log(GGML_LOG_LEVEL_WARN, "%s: initial_prompt: %d byte(s) start no vocabulary entry: skipped\n", kFull,
           skipped);

@@ -31,12 +31,8 @@ absl::Status SetupError(const std::string& message) {
 void TokenizeHint(whisper_context* ctx, const char* text, const char* field, std::string* cached,
                   std::vector<Token>* ids) {
   if (!ids->empty() && *cached == text) return;
-  std::string s(text);
-  const char* ws = " \t\n\r\f\v";
-  const size_t b = s.find_first_not_of(ws);
-  s = b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(ws) - b + 1);
   int skipped = 0;
-  *ids = ctx->tokenizer->EncodeSkipping(" " + s, &skipped);
+  *ids = ctx->tokenizer->EncodeOpenAi(SpaceAndStripped(text), &skipped);
   *cached = text;
   if (skipped > 0) {
     Log(GGML_LOG_LEVEL_WARN, "%s: %s: %d byte(s) start no vocabulary entry: skipped\n", kFull, field, skipped);
@@ -65,6 +61,13 @@ size_t InvalidUtf8At(const char* s) {
 }
 
 }  // namespace
+
+std::string SpaceAndStripped(const char* text) {
+  const std::string s(text);
+  const char* ws = " \t\n\r\f\v";
+  const size_t b = s.find_first_not_of(ws);
+  return b == std::string::npos ? std::string(" ") : " " + s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
 
 absl::Status FillFasterWhisperOptions(const whisper_full_params& params, DecodingParams* dp) {
   const float patience = params.beam_search.patience;

@@ -118,8 +118,11 @@ struct whisper_state {
   // whisper_ggml_full_get_segment_compression_ratio's deflate stream (made at its first call).
   std::unique_ptr<whisper::CompressionRatio> compression;
   int lang_id = 0;  // whisper.cpp's initial value
-  std::string prompt_text;                  // initial_prompt last tokenized
-  std::vector<whisper::Token> prompt_ids;   // its tokens
+  // initial_prompt last tokenized, under which rules (OpenAI's: " " + stripped text, byte-pair
+  // merged), and its tokens.
+  std::string prompt_text;
+  bool prompt_openai = false;
+  std::vector<whisper::Token> prompt_ids;
   // whisper_full_params.ggml_clip_timestamps in frames (round(t * 100), faster-whisper's seek_clips),
   // start, end, ...; an odd count gets the audio's end.
   std::vector<int> clip_frames;
@@ -248,9 +251,12 @@ absl::Status FillFasterWhisperOptions(const whisper_full_params& params, Decodin
 absl::Status SuppressList(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
                           bool whisper_cpp, const std::vector<Token>** list);
 // SetPromptOptions: ggml_prefix and ggml_hotwords tokenized as faster-whisper's get_prompt does
-// (" " + the text without leading and trailing ASCII whitespace; cached in state while the text is
-// the same; bytes that start no vocabulary entry are skipped with a warning) into tp->prefix and
-// tp->hotwords, and ggml_chunk_length into tp->chunk_frames (checked by FillFasterWhisperOptions).
+// (SpaceAndStripped, then OpenAI's byte-pair merges: Tokenizer::EncodeOpenAi; cached in state while
+// the text is the same; bytes no vocabulary entry holds are skipped with a warning) into
+// tp->prefix and tp->hotwords, and ggml_chunk_length into tp->chunk_frames (checked by
+// FillFasterWhisperOptions). SpaceAndStripped: " " + `text` (NUL-terminated) without its leading
+// and trailing ASCII whitespace, faster-whisper's " " + text.strip().
+std::string SpaceAndStripped(const char* text);
 void SetPromptOptions(whisper_context* ctx, whisper_state* state, const whisper_full_params& params,
                       TranscribeParams* tp);
 

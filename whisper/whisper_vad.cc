@@ -101,6 +101,10 @@ absl::Status DetectWithState(VadState& v, const whisper_full_params& params, con
     v.ctx->vad = std::move(*vad);
     v.model_path = path;
   }
+  // The blocked front end on whisper_full's threads (the state's pool is idle until the chunks
+  // are encoded); the probabilities are the same bit for bit on any number (SileroVad::SetThreads).
+  absl::Status threads = v.ctx->vad->SetThreads(std::clamp(params.n_threads, 1, 64));
+  if (!threads.ok()) return threads;
   if (!DetectSpeech(v.ctx, samples, n_samples, /*reset=*/true, "whisper_full")) {
     return absl::InternalError("vad: speech detection failed");
   }

@@ -2,7 +2,7 @@
 // on this runtime, written against the C API only (whisper/whisper.h), plus audio decoding
 // (apps/common/audio.h), the flag parser and the output writers. Prints system info, the timestamped
 // transcript, timings and memory; writes the requested output files. Exit codes: 0 success, 1 a
-// model or audio error, 2 a usage error.
+// model or audio error or a failed write (standard output included), 2 a usage error.
 //
 // Deliberate differences from whisper-cli, also listed in --help and the README: decoding follows
 // OpenAI's rules (faster-whisper's results) unless --decoding whisper.cpp; an unknown flag is
@@ -16,9 +16,11 @@
 // level) and prints "(speaker N)" once per segment with -pc/--print-confidence (whisper-cli
 // repeats it before every token); -m and -vm are checked before anything loads, naming a file of
 // the wrong kind (whisper_ggml_check_model_file; whisper-cli aborts or exits 3); -ot past the end of the audio is
-// exit 1 (whisper-cli: a warning, exit 0).
+// exit 1 (whisper-cli: a warning, exit 0); a failed write to standard output is exit 1 (whisper-cli:
+// exit 0).
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -110,6 +112,15 @@ struct PrintState {
   Utf8Carry utf8;
 };
 
+// The errno of the first failed flush of standard output (0: none yet), for CheckStdout: glibc
+// drops the buffer of a failed write, so a later flush no longer reports it.
+int g_stdout_errno = 0;
+
+void FlushStdout() {
+  errno = 0;
+  if (std::fflush(stdout) != 0 && g_stdout_errno == 0) g_stdout_errno = errno != 0 ? errno : EIO;
+}
+
 void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) {
   PrintState& ps = *static_cast<PrintState*>(user);
   const CliParams& p = *ps.params;
@@ -143,7 +154,7 @@ void PrintSegments(whisper_context* ctx, whisper_state*, int n_new, void* user) 
     }
     if (p.tinydiarize && whisper_full_get_segment_speaker_turn_next(ctx, i)) std::printf(" [SPEAKER_TURN]");
     if (!p.no_timestamps || p.diarize) std::printf("\n");  // whisper-cli: one line per segment then
-    std::fflush(stdout);
+    FlushStdout();
   }
 }
 
@@ -558,7 +569,7 @@ bool WriteOutputs(const CliParams& p, const std::string& base, bool to_stdout, c
         continue;
       }
       std::fwrite(out.text.data(), 1, out.text.size(), stdout);
-      std::fflush(stdout);
+      FlushStdout();  // a failed write is reported at exit (CheckStdout)
       used_stdout = true;
       continue;
     }
@@ -651,6 +662,17 @@ int Run(int argc, char** argv) {
   return exit_code;
 }
 
+// `code` after standard output's buffered text is flushed; 1 (when `code` was 0) after printing
+// an error when that or an earlier write to it failed (`> /dev/full`, a full disk): the transcript
+// printed there is incomplete. whisper-cli 1.8.5 exits 0 then.
+int CheckStdout(int code) {
+  FlushStdout();
+  if (g_stdout_errno == 0 && std::ferror(stdout) == 0) return code;
+  std::fprintf(stderr, "error: writing to standard output failed (the transcript there is incomplete): %s\n",
+               std::strerror(g_stdout_errno != 0 ? g_stdout_errno : EIO));
+  return code == 0 ? 1 : code;
+}
+
 }  // namespace
 }  // namespace whisper
 
@@ -661,5 +683,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(st.message()).c_str());
     return 1;
   }
-  return whisper::Run(argc, argv);
+  return whisper::CheckStdout(whisper::Run(argc, argv));
 }

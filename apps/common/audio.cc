@@ -229,11 +229,25 @@ void FillReport(SNDFILE* file, const SF_INFO& info, int64_t total_frames, const 
   options.report->channels = info.channels;
 }
 
+// The error for audio longer than AudioOptions::max_seconds: `frames` at info.samplerate, as
+// `source` tells.
+absl::Status TooLong(int64_t frames, const SF_INFO& info, const std::string& name, double max_seconds,
+                     const char* source) {
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "%s: the audio is %.3f s long (%d frames at %d Hz, from %s): expected at most %g s", name,
+      static_cast<double>(frames) / info.samplerate, frames, info.samplerate, source, max_seconds));
+}
+
 // Decodes an opened stream: downmix, resample to 16 kHz, fix the length.
 absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_INFO& info,
                                                        const std::string& name,
                                                        const AudioOptions& options) {
   if (absl::Status st = CheckHeader(info, name); !st.ok()) return st;
+  // The frames options.max_seconds allows at the file's rate (no limit: the largest count).
+  const int64_t max_frames = options.max_seconds > 0 && options.max_seconds * info.samplerate < 9e18
+                                 ? static_cast<int64_t>(std::floor(options.max_seconds * info.samplerate))
+                                 : std::numeric_limits<int64_t>::max();
+  if (info.frames > max_frames) return TooLong(info.frames, info, name, options.max_seconds, "its header");
   DecodeStreams s;
   s.resample = info.samplerate != kSampleRate;
   s.ratio = static_cast<double>(kSampleRate) / info.samplerate;
@@ -260,6 +274,9 @@ absl::StatusOr<std::vector<float>> DecodeOpenedOrThrow(SNDFILE* file, const SF_I
       return st;
     }
     total_frames += n;
+    if (total_frames > max_frames) {
+      return TooLong(total_frames, info, name, options.max_seconds, "the frames decoded so far");
+    }
     if (absl::Status st = AppendBlock(interleaved.data(), n, info, name, &mono, &s); !st.ok()) return st;
   }
   if (sf_error(file) != SF_ERR_NO_ERROR) {

@@ -68,6 +68,11 @@ struct AudioOptions {
   // does; channels past the second are left out (miniaudio would fold them in). The mix itself
   // does not change (whisper-cli's -di mix is L + R, not their mean). Resized to 2.
   std::vector<std::vector<float>>* stereo = nullptr;
+  // Longest audio decoded, in seconds of the file (0: no limit). Past it: ResourceExhausted,
+  // before any sample is decoded when the header's frame count (SF_INFO.frames / rate) says so,
+  // else as soon as the frames decoded pass it (an MP3's count is an estimate). The message
+  // names the file, its duration, frames and rate, and the limit.
+  double max_seconds = 0;
 };
 
 // Sample rates a file may declare, in Hz: libsamplerate converts by ratios within [1/256, 256],
@@ -99,7 +104,8 @@ inline constexpr char kStdinName[] = "<stdin>";
 //                       channels x bits_per_sample / 8), it holds 0 frames, or a sample is NaN,
 //                       infinite or larger in magnitude than kMaxFloatSample (float files).
 //   DataLoss          - decoding stopped with an error partway through the stream.
-//   ResourceExhausted - the decoded audio does not fit in memory.
+//   ResourceExhausted - the decoded audio does not fit in memory, or is longer than
+//                       options.max_seconds.
 //   Internal          - libsamplerate reported an error.
 absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
                                                     const AudioOptions& options = {});

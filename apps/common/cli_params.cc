@@ -80,8 +80,8 @@ Flag Int(const char* s, const char* l, const char* value_name, int CliParams::*f
       bool digits = !v.empty() && v.find_first_not_of("+-0123456789") == std::string::npos &&
                     v.find_first_of("0123456789") != std::string::npos;
       if (digits && (!absl::SimpleAtoi(v, &wide) || wide < INT_MIN || wide > INT_MAX)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(v, " is out of range ", RangeText(lo, hi, INT_MIN, INT_MAX)));
+        // Both bounds: "(must be >= 0)" read wrong for 2147483648, which int cannot hold.
+        return absl::InvalidArgumentError(absl::StrCat(v, " is out of range [", lo, ", ", hi, "]"));
       }
       return absl::InvalidArgumentError(absl::StrCat("needs an integer, got '", v, "'"));
     }
@@ -105,6 +105,11 @@ Flag Float(const char* s, const char* l, const char* value_name, float CliParams
   f.set = [field, lo, hi](CliParams& p, const std::string& v) {
     float x;
     if (!absl::SimpleAtof(v, &x) || !std::isfinite(x)) {
+      // A finite number a float cannot hold (1e308) is out of range, not "not finite".
+      double wide;
+      if (absl::SimpleAtod(v, &wide) && std::isfinite(wide)) {
+        return absl::InvalidArgumentError(absl::StrCat(v, " is out of range ", RangeText(lo, hi, -FLT_MAX, FLT_MAX)));
+      }
       return absl::InvalidArgumentError(absl::StrCat("needs a finite number, got '", v, "'"));
     }
     if (x < lo || x > hi) {
@@ -537,6 +542,13 @@ absl::StatusOr<CliParams> ParseArgs(const std::vector<std::string>& args) {
   }
   if (!p.clip_timestamps.empty() && (p.offset_t_ms != 0 || p.duration_ms != 0)) {
     return absl::InvalidArgumentError("--clip-timestamps cannot be combined with -ot/--offset-t or -d/--duration");
+  }
+  // whisper_full's rule (whisper/whisper_batched.cc), checked before a model is loaded.
+  if (p.batch_size > 1 && (p.offset_t_ms != 0 || p.duration_ms != 0)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--batch-size %d cannot be combined with -ot/--offset-t (%d ms) or -d/--duration (%d ms): batched "
+        "transcription cuts the whole audio at VAD pauses or at --clip-timestamps; use --batch-size 0 or 1 with them",
+        p.batch_size, p.offset_t_ms, p.duration_ms));
   }
   if (p.diarize && p.tinydiarize) {
     return absl::InvalidArgumentError("cannot use both -di/--diarize and -tdrz/--tinydiarize");

@@ -73,7 +73,9 @@ TEST(CliParamsComputeType, FasterWhisperNamesToWeightTypes) {
     std::string note;
     const whisper_context_params cp = ToWhisperContextParams(*p, &note);
     EXPECT_EQ(cp.ggml_convert_weights, c.convert);
-    if (c.convert) EXPECT_EQ(cp.ggml_weight_type, c.type);
+    if (c.convert) {  // braces: EXPECT_EQ is an if/else (-Wdangling-else)
+      EXPECT_EQ(cp.ggml_weight_type, c.type);
+    }
     EXPECT_EQ(note.empty(), std::string(c.name) != "bfloat16") << note;
   }
   for (const char* bad : {"int16", "q8_0", "INT8", ""}) {

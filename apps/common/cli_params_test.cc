@@ -312,6 +312,9 @@ TEST(CliParams, IntegerValuesAndTheirRanges) {
   // An integer too wide for int is out of range (not "not an integer"); 1e3 is not an integer.
   EXPECT_EQ(ParseError({"-t", "99999999999"}), "-t 99999999999 is out of range [0, 512]");
   EXPECT_EQ(ParseError({"-t", "-99999999999999999999999"}), "-t -99999999999999999999999 is out of range [0, 512]");
+  // Past INT_MAX both bounds are named (it said "(must be >= 0)", as for a negative value).
+  EXPECT_EQ(ParseError({"-ot", "2147483648"}), "-ot 2147483648 is out of range [0, 2147483647]");
+  EXPECT_EQ(ParseError({"-d", "99999999999999999999"}), "-d 99999999999999999999 is out of range [0, 2147483647]");
   EXPECT_EQ(ParseError({"-t", "1e3"}), "-t needs an integer, got '1e3'");
   EXPECT_EQ(ParseError({"-t", "+-"}), "-t needs an integer, got '+-'");
   // A positive-only float says so, not "must be >= 1.17549e-38" (FLT_MIN).
@@ -366,6 +369,10 @@ TEST(CliParams, FloatValuesAndTheirRanges) {
     }
   }
   EXPECT_EQ(ParseError({"-tp", "1.5"}), "-tp 1.5 is out of range [0, 1]");
+  // Finite but past a float's range: out of range (it said "needs a finite number").
+  EXPECT_EQ(ParseError({"-tp", "1e308"}), "-tp 1e308 is out of range [0, 1]");
+  EXPECT_EQ(ParseError({"-tpi", "1e39"}), "-tpi 1e39 is out of range (must be >= 0)");
+  EXPECT_EQ(ParseError({"-tp", "1e400"}), "-tp needs a finite number, got '1e400'");  // a double's inf
   EXPECT_EQ(ParseError({"-tp", "-0.1"}), "-tp -0.1 is out of range [0, 1]");
   EXPECT_EQ(ParseError({"-tpi", "-0.2"}), "-tpi -0.2 is out of range (must be >= 0)");
   EXPECT_EQ(ParseError({"-wt", "2"}), "-wt 2 is out of range [0, 1]");
@@ -544,6 +551,19 @@ TEST(CliParams, OutputWordsTimesTokensAndCapsSegments) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_FALSE(ToWhisperFullParams(*p).token_timestamps);
   EXPECT_EQ(ToWhisperFullParams(*p).max_len, 0);
+}
+
+// whisper_full refuses a batch with a selection (whisper/whisper_batched.cc); the parser says so
+// before any model is loaded (it was an error after the load and the "processing" line).
+TEST(CliParams, BatchSizeExcludesASelection) {
+  EXPECT_EQ(ParseError({"--batch-size", "8", "-ot", "1000"}),
+            "--batch-size 8 cannot be combined with -ot/--offset-t (1000 ms) or -d/--duration (0 ms): batched "
+            "transcription cuts the whole audio at VAD pauses or at --clip-timestamps; use --batch-size 0 or 1 with "
+            "them");
+  EXPECT_THAT(ParseError({"-d", "500", "--batch-size", "2"}), StartsWith("--batch-size 2 cannot be combined"));
+  // The clips are the batched chunks (whisper/whisper_batched.cc).
+  EXPECT_TRUE(Parse({"--batch-size", "2", "--clip-timestamps", "0,5"}).ok());
+  EXPECT_TRUE(Parse({"--batch-size", "1", "-ot", "1000"}).ok());
 }
 
 TEST(CliParams, DiarizeAndTinydiarizeExcludeEachOther) {

@@ -171,12 +171,25 @@ std::string ShellDoubleQuoted(const std::string& s) {
   return out;
 }
 
+// Token text inside the script's double-quoted -vf argument: '\', '$' and '`' escaped, which the
+// shell would otherwise interpret (whisper-cli 1.8.5 writes them bare, so a transcribed "$(...)"
+// or backquote ran as a command when the script was sourced). '"' and '\'' are FormatWts's
+// whole-text replacements, as whisper-cli's.
+std::string ShellTextInDoubleQuotes(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\' || c == '$' || c == '`') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatWts(const std::vector<TranscriptSegment>& segments, const std::function<const std::string&(whisper_token)>& token_text,
                       const WtsOptions& o) {
   std::ostringstream out;  // whisper-cli streams its doubles: the same digits
-  const std::string& font = o.font;
+  const std::string font = ShellDoubleQuoted(o.font);  // as given but for a quote, backslash, $ or backquote
   const std::string input = ShellWord(o.input);
   out << "#!/bin/bash\n\nffmpeg -i " << input << " -f lavfi -i color=size=1200x120:duration=" << o.duration_s
       << ":rate=25:color=black -vf \"";
@@ -214,9 +227,10 @@ std::string FormatWts(const std::vector<TranscriptSegment>& segments, const std:
       ul += "\\ \\ ";
       for (size_t k = 0; k < pieces.size(); ++k) {
         const std::string& txt = pieces[k].text;
-        bg += txt;
+        bg += ShellTextInDoubleQuotes(txt);
+        if (k == j) fg += ShellTextInDoubleQuotes(txt);
         for (size_t l = 0; l < txt.size(); ++l) {
-          fg += k == j ? std::string(1, txt[l]) : "\\ ";
+          if (k != j) fg += "\\ ";
           ul += k == j ? "_" : "\\ ";
         }
         if (k == j) fg += "|";

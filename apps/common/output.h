@@ -81,10 +81,13 @@ std::string FormatCsv(const std::vector<TranscriptSegment>& segments, bool speak
 // which reads the signal energy at absolute positions where whisper.cpp 1.8.5 reads
 // segment-relative ones, so after a window's first segment they differ from whisper-cli's).
 // Differences, for a script that runs and a file that is valid UTF-8: `input` is single-quoted for the shell when it holds anything but [A-Za-z0-9_./+-]
-// (whisper-cli writes it bare), and tokens that split a UTF-8 character are highlighted as one
-// piece (whisper-cli highlights each token's bytes).
+// (whisper-cli writes it bare); in the text and the font path, '\', '$' and '`' are escaped
+// with '\' (and '"' in the font path), which the shell interprets inside the double-quoted -vf
+// argument (whisper-cli writes them bare: a transcribed "$(rm ...)" ran when the script was
+// sourced); tokens that split a UTF-8 character are highlighted as one piece (whisper-cli
+// highlights each token's bytes).
 struct WtsOptions {
-  std::string font;    // -fp: the fontfile of every drawtext (written as given)
+  std::string font;    // -fp: the fontfile of every drawtext (as given but for the escapes above)
   std::string input;   // the audio file, as named on the command line
   float duration_s = 0.0f;  // whisper-cli: (n_samples + 1000) / 16000
   whisper_token eot = 0;       // tokens >= eot are not text

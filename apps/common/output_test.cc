@@ -1,6 +1,7 @@
 #include "apps/common/output.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -126,6 +127,47 @@ TEST(Output, WtsKaraokeScript) {
   EXPECT_NE(w.find("echo \"  ffplay my \\\"clip\\\".wav.mp4\"\n"), std::string::npos) << w;
   EXPECT_NE(w.find("text='(speaker 1)>  Hi\u2019s'"), std::string::npos) << w;
   EXPECT_NE(w.find("text='\\ \\ \\ \\ \\ \\ \\ \\ \\ \\ \\ \\ \\ ___\\ \\ '"), std::string::npos) << w;
+}
+
+// Transcribed text (and a font path) holding what the shell interprets inside the double-quoted -vf
+// argument: the script, sourced by bash with `ffmpeg` a function that writes its arguments, runs
+// no command and hands ffmpeg the text as transcribed ('"' as whisper-cli escapes it, ' as U+2019).
+// whisper-cli 1.8.5 wrote "$(...)" and backquotes bare: sourcing the script ran them.
+TEST(Output, WtsScriptRunsNoTranscribedCommand) {
+  const char* env = std::getenv("TEST_TMPDIR");
+  const std::string dir = env != nullptr ? env : "/tmp";
+  TranscriptSegment seg;
+  seg.t0 = 0;
+  seg.t1 = 100;
+  whisper_token_data d = kUnsetToken;
+  d.id = 1;
+  d.t1 = 100;
+  seg.tokens = {d};
+  const std::string said = " $(touch " + dir + "/ran1) `touch " + dir + "/ran2` \\$HOME \"x\" it's";
+  auto text = [&](whisper_token) -> const std::string& { return said; };
+  WtsOptions o;
+  o.font = dir + "/f$HOME`x`.ttf";
+  o.input = "in.wav";
+  o.eot = 50256;
+  const std::string script = dir + "/karaoke.wts", args = dir + "/args";
+  {
+    std::ofstream f(script);
+    f << FormatWts({seg}, text, o);
+  }
+  const std::string cmd = "bash -c 'ffmpeg() { printf \"%s\\n\" \"$@\" > " + args + "; }; source " + script +
+                          "' > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream ran1(dir + "/ran1"), ran2(dir + "/ran2");
+  EXPECT_FALSE(ran1.good());
+  EXPECT_FALSE(ran2.good());
+  std::ifstream in(args);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string vf = ss.str();
+  // The text reaches ffmpeg as transcribed: backslashes, $ and backquotes literal.
+  const std::string want_text = "text='> " + said.substr(0, said.find('\'')) + "\u2019s'";
+  EXPECT_NE(vf.find(want_text), std::string::npos) << vf;
+  EXPECT_NE(vf.find("fontfile='" + o.font + "'"), std::string::npos) << vf;
 }
 
 // whisper-cli -tdrz: "speaker_turn_next" closes every JSON segment.

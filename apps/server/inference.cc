@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -448,8 +449,44 @@ absl::StatusOr<RequestOptions> ParseRequest(Api api, const Form& form, const std
   return o;
 }
 
+namespace {
+
+// The upload `file` decoded into `audio` (16 kHz mono; `stereo` too with `diarize`) with its
+// `report`, or the error reply: 400 for audio that cannot be decoded or is under 100 ms, 413 for
+// audio over `max_audio_seconds` (from its header, before decoding) or too large for memory.
+std::optional<Reply> DecodeUpload(Api api, const FormValue& file, const std::string& name, bool diarize,
+                                  int max_audio_seconds, std::vector<float>* audio,
+                                  std::vector<std::vector<float>>* stereo, AudioReport* report) {
+  AudioOptions options;
+  options.report = report;
+  options.max_seconds = max_audio_seconds;
+  if (diarize) options.stereo = stereo;
+  absl::StatusOr<std::vector<float>> decoded =
+      LoadAudio16kMonoFromMemory(file.content.data(), file.content.size(), name, options);
+  if (!decoded.ok()) {
+    std::string message(decoded.status().message());
+    // audio.h's message for the limit ends "expected at most N s": name the flag that set it.
+    if (decoded.status().code() == absl::StatusCode::kResourceExhausted &&
+        message.find("): expected at most ") != std::string::npos) {
+      message += " (the server's --max-audio-seconds)";
+    }
+    const int status = decoded.status().code() == absl::StatusCode::kResourceExhausted ? 413 : 400;
+    return ErrorReply(api, status, message, "file");
+  }
+  *audio = *std::move(decoded);
+  if (audio->size() < 1600) {  // whisper.cpp rejects input under 100 ms, as the CLI does
+    return ErrorReply(api, 400, absl::StrCat("'", name, "': ", audio->size(), " samples is shorter than 100 ms"), "file");
+  }
+  if (audio->size() > static_cast<size_t>(INT32_MAX)) {
+    return ErrorReply(api, 413, absl::StrCat("'", name, "': ", audio->size(), " samples is more than whisper_full takes"), "file");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Reply HandleTranscription(Api api, const Form& form, const std::vector<std::string>& default_args,
-                          LoadedModel& model) {
+                          LoadedModel& model, int max_audio_seconds) {
   absl::StatusOr<RequestOptions> parsed = ParseRequest(api, form, default_args);
   if (!parsed.ok()) return ErrorReply(api, 400, std::string(parsed.status().message()));
   RequestOptions& o = *parsed;
@@ -457,32 +494,31 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   if (file == form.end()) return ErrorReply(api, 400, "no 'file' field in the request", "file");
   if (form.count("file") > 1) return ErrorReply(api, 400, "field 'file' is given more than once; expected one audio file", "file");
   const std::string name = DisplayName(file->second);
-  const std::string& bytes = file->second.content;
   whisper_context* ctx = model.ctx();
+  if (o.decode.audio_ctx > whisper_n_audio_ctx(ctx)) {
+    return ErrorReply(api, 400, absl::StrCat("field 'audio_ctx' ", o.decode.audio_ctx, " is larger than the model's n_audio_ctx ",
+                                             whisper_n_audio_ctx(ctx)));
+  }
+  if (o.granularity_word && !model.words_available()) {
+    return ErrorReply(api, 400,
+                      absl::StrCat("field 'timestamp_granularities[]' 'word': the model's shape matches no released "
+                                   "Whisper checkpoint, so it has no alignment heads; start the server with -dtw PRESET"),
+                      "timestamp_granularities[]");
+  }
+  // Admission before the upload is decoded: a busy server answers 503 without decoding it.
+  absl::StatusOr<LoadedModel::Lease> lease = model.Acquire();
+  if (!lease.ok()) return ErrorReply(api, 503, std::string(lease.status().message()));
+  whisper_state* state = lease->state();
 
   ErrorCapture errors;
   // diarize: channels 0 and 1 too, as whisper-server 1.8.5 decodes the upload as stereo
   // (read_audio_data with stereo; a mono file gives its channel twice, so every label is "?").
+  std::vector<float> audio;
   std::vector<std::vector<float>> stereo;
   AudioReport report;
-  AudioOptions audio_options;
-  audio_options.report = &report;
-  if (o.decode.diarize) audio_options.stereo = &stereo;
-  absl::StatusOr<std::vector<float>> audio =
-      LoadAudio16kMonoFromMemory(bytes.data(), bytes.size(), name, audio_options);
-  if (!audio.ok()) {
-    const int status = audio.status().code() == absl::StatusCode::kResourceExhausted ? 413 : 400;
-    return ErrorReply(api, status, std::string(audio.status().message()), "file");
-  }
-  if (audio->size() < 1600) {  // whisper.cpp rejects input under 100 ms, as the CLI does
-    return ErrorReply(api, 400, absl::StrCat("'", name, "': ", audio->size(), " samples is shorter than 100 ms"), "file");
-  }
-  if (audio->size() > static_cast<size_t>(INT32_MAX)) {
-    return ErrorReply(api, 413, absl::StrCat("'", name, "': ", audio->size(), " samples is more than whisper_full takes"), "file");
-  }
-  if (o.decode.audio_ctx > whisper_n_audio_ctx(ctx)) {
-    return ErrorReply(api, 400, absl::StrCat("field 'audio_ctx' ", o.decode.audio_ctx, " is larger than the model's n_audio_ctx ",
-                                             whisper_n_audio_ctx(ctx)));
+  if (std::optional<Reply> bad = DecodeUpload(api, file->second, name, o.decode.diarize, max_audio_seconds, &audio,
+                                              &stereo, &report)) {
+    return *bad;
   }
   // faster-whisper's rule for English-only models, as the CLI and the Python package apply it.
   const LanguageDecision language =
@@ -494,17 +530,8 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   for (const LanguageDecision::Note& note : language.notes) {
     if (note.level == LanguageDecision::Level::kWarning) warnings.push_back(note.message);
   }
-  for (std::string w : {TruncationWarning(report, name), OffsetWarning(form, o.decode, audio->size())}) {
+  for (std::string w : {TruncationWarning(report, name), OffsetWarning(form, o.decode, audio.size())}) {
     if (!w.empty()) warnings.push_back(std::move(w));
-  }
-  absl::StatusOr<LoadedModel::Lease> lease = model.Acquire();
-  if (!lease.ok()) return ErrorReply(api, 503, std::string(lease.status().message()));
-  whisper_state* state = lease->state();
-  if (o.granularity_word && !model.words_available()) {
-    return ErrorReply(api, 400,
-                      absl::StrCat("field 'timestamp_granularities[]' 'word': the model's shape matches no released "
-                                   "Whisper checkpoint, so it has no alignment heads; start the server with -dtw PRESET"),
-                      "timestamp_granularities[]");
   }
   whisper_ggml_state_set_dtw(state, model.dtw_every_request() || o.granularity_word ? 1 : 0);
   CliParams& d = o.decode;
@@ -512,14 +539,14 @@ Reply HandleTranscription(Api api, const Form& form, const std::vector<std::stri
   w.print_progress = false;
   w.print_timestamps = false;
   w.token_timestamps = o.token_timestamps || d.max_len > 0;
-  const int rc = whisper_full_with_state(ctx, state, w, audio->data(), static_cast<int>(audio->size()));
+  const int rc = whisper_full_with_state(ctx, state, w, audio.data(), static_cast<int>(audio.size()));
   if (rc != 0) {
     return ErrorReply(api, 500, errors.FirstOr(absl::StrCat("'", name, "': transcription failed (", rc, ")")));
   }
   std::vector<TranscriptSegment> segments = CollectSegments(ctx, state);
   RepairSegmentTexts(&segments);
   if (o.decode.diarize) LabelSpeakers(stereo, &segments);
-  const double duration_s = static_cast<double>(audio->size()) / kSampleRate;
+  const double duration_s = static_cast<double>(audio.size()) / kSampleRate;
   Reply reply = api == Api::kWhisperServer ? FormatWhisperServer(o, segments, ctx, state, duration_s)
                                            : FormatOpenAi(o, segments, ctx, state, duration_s);
   AddWarnings(std::move(warnings), &reply);

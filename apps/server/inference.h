@@ -87,15 +87,20 @@ struct RequestOptions {
 // other than verbose_json, or a field given twice. vad = true uses the server's -vm model.
 absl::StatusOr<RequestOptions> ParseRequest(Api api, const Form& form, const std::vector<std::string>& default_args);
 
-// Serves one transcription request: parses the form, decodes the "file" field, leases a state of
-// `model`, runs whisper_full_with_state and formats the result. On an English-only model, a
-// language other than English or a translation is done as an English transcription with
-// faster-whisper's warning in Reply::warnings (request_rules.h DecideLanguage). Statuses: 200; 400 for bad
-// fields, a missing file field, unreadable, empty or too short (< 100 ms) audio; 413 for decoded
-// audio that does not fit in memory; 503 when the model's states and queue are full; 500 when the
+// Serves one transcription request: parses and checks the form's fields (400 before anything
+// else), leases a state of `model` (503 at once when the states and queue are full, else waits),
+// then decodes the "file" field: admission comes first, so a busy server never decodes an upload
+// and the decoded audio in memory is bounded by the states. Audio longer than
+// `max_audio_seconds` (0: no limit; the server's --max-audio-seconds) is refused from its header's
+// frame count before decoding (413 naming the duration and the limit). Then
+// whisper_full_with_state and the reply's format. On an English-only model, a language other than
+// English or a translation is done as an English transcription with faster-whisper's warning in
+// Reply::warnings (request_rules.h DecideLanguage). Statuses: 200; 400 for bad fields, a missing
+// file field, unreadable, empty or too short (< 100 ms) audio; 413 for audio over the limit or
+// that does not fit in memory; 503 when the model's states and queue are full; 500 when the
 // transcription itself fails (the library's message).
 Reply HandleTranscription(Api api, const Form& form, const std::vector<std::string>& default_args,
-                          LoadedModel& model);
+                          LoadedModel& model, int max_audio_seconds = 0);
 
 // An error reply in the shape of `api`: {"error": message} for whisper-server's routes,
 // {"error": {"message", "type", "param", "code"}} for OpenAI's; type is "invalid_request_error"

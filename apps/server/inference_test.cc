@@ -598,6 +598,8 @@ TEST_F(InferenceTest, BadFieldsAre400sNamingTheField) {
       {{{"beam_size", "33"}}, "field 'beam_size' 33 is out of range"},
       {{{"best_of", "1e9"}}, "field 'best_of' needs an integer, got '1e9'"},
       {{{"offset_t", "-5"}}, "field 'offset_t'"},
+      {{{"offset_t", "2147483648"}}, "field 'offset_t' 2147483648 is out of range [0, 2147483647]"},  // not ">= 0"
+      {{{"temperature", "1e308"}}, "field 'temperature' 1e308 is out of range [0, 1]"},  // not "needs a finite number"
       {{{"language", "xx"}}, "field 'language' names no language Whisper knows: 'xx'"},
       {{{"response_format", "xml"}}, "field 'response_format' must be one of json, text, srt, vtt, verbose_json; got 'xml'"},
       {{{"translate", "maybe"}}, "field 'translate' expects a boolean"},
@@ -675,6 +677,22 @@ TEST_F(InferenceTest, FullPoolIs503) {
   const json e = json::parse(r.body)["error"];
   EXPECT_THAT(e["message"].get<std::string>(), HasSubstr("server busy: all 1 transcription slots are in use"));
   EXPECT_EQ(e["type"], "server_error");
+  // Admission comes before decoding: an upload that is not audio is not even decoded (was a 400).
+  Form garbage;
+  garbage.emplace("file", FormValue{"this is not audio at all", "notes.wav", true});
+  EXPECT_EQ(Run(Api::kWhisperServer, garbage).status, 503);
+}
+
+// --max-audio-seconds: jfk.wav's header announces 176000 frames at 16 kHz (11 s): over a 10 s
+// limit it is a 413 naming both, at 11 s it is transcribed.
+TEST_F(InferenceTest, AudioOverTheLimitIs413) {
+  Reply r = HandleTranscription(Api::kOpenAiTranscription, JfkForm({}), kDefaults, *model_, 10);
+  EXPECT_EQ(r.status, 413) << r.body;
+  EXPECT_EQ(json::parse(r.body)["error"]["message"],
+            "jfk.wav: the audio is 11.000 s long (176000 frames at 16000 Hz, from its header): expected at most "
+            "10 s (the server's --max-audio-seconds)");
+  r = HandleTranscription(Api::kWhisperServer, JfkForm({{"response_format", "text"}}), kDefaults, *model_, 11);
+  EXPECT_EQ(r.status, 200) << r.body;
 }
 
 TEST(InferenceConcurrency, FourRequestsOnTwoStatesGiveTheSameReply) {

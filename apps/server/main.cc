@@ -46,6 +46,7 @@
 #include "apps/server/routes.h"
 #include "apps/server/log_capture.h"
 #include "apps/server/models_dir.h"
+#include "apps/server/public_dir.h"
 #include "apps/server/server_params.h"
 #include "apps/server/state_pool.h"
 
@@ -53,7 +54,7 @@ namespace whisper::server {
 namespace {
 
 // The checks and defaults that need no model: unimplemented flags (exit 2), notes on ignored
-// flags and --convert, --models-dir made a real path (exit 2 when it is not a folder), -t 0
+// flags and --convert, --models-dir and --public made real paths (exit 2 when not a folder), -t 0
 // resolved per state. The exit code after printing the error, or nullopt when fine.
 std::optional<int> ResolveParams(ServerParams* sp) {
   if (!sp->decode.unimplemented.empty()) {
@@ -70,6 +71,14 @@ std::optional<int> ResolveParams(ServerParams* sp) {
       return 2;
     }
     sp->models_dir = *dir;
+  }
+  if (!sp->public_path.empty()) {  // served by routes.cc, never outside this real path (public_dir.h)
+    absl::StatusOr<std::string> dir = PublicDirRealPath(sp->public_path);
+    if (!dir.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(dir.status().message()).c_str());
+      return 2;
+    }
+    sp->public_path = *dir;
   }
   if (sp->convert) {
     std::fprintf(stderr, "note: --convert ignored: audio is decoded in process (WAV, FLAC, OGG, MP3, AIFF)\n");
@@ -177,12 +186,6 @@ int Run(int argc, char** argv) {
   if (!LoadRuntime(sp, &rt)) return 3;
 
   HttpServer svr;  // a thread per connection, a deadline for each request's headers
-  if (!sp.public_path.empty()) {
-    if (!svr.set_mount_point(sp.request_path.empty() ? "/" : sp.request_path, sp.public_path)) {
-      std::fprintf(stderr, "error: --public '%s' is not a folder\n", sp.public_path.c_str());
-      return 2;
-    }
-  }
   InstallRoutes(svr, rt);
   const int port = BindPort(svr, sp);
   if (port == 0) {

@@ -8,6 +8,7 @@
 #include "apps/server/http_server.h"
 #include "apps/server/inference.h"
 #include "apps/server/models_dir.h"
+#include "apps/server/public_dir.h"
 
 namespace whisper::server {
 namespace {
@@ -129,15 +130,28 @@ std::optional<std::string> BadContentLength(const httplib::Request& req) {
   return std::nullopt;
 }
 
-// The handlers around the routes: Content-Length checked before a body is read, "Keep-Alive"
+// The handlers around the routes: Content-Length checked before a body is read, --public's files, "Keep-Alive"
 // dropped from a response that closes, JSON errors for what no route answered, exceptions as 500.
 void InstallHttpHandlers(httplib::Server& svr, const ServerRuntime& rt) {
-  svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    const std::optional<std::string> bad = BadContentLength(req);
-    if (!bad) return httplib::Server::HandlerResponse::Unhandled;
-    Send(ErrorReply(ApiOfPath(req.path), 400, *bad), res);
-    res.set_header("Connection", "close");
-    HttpServer::CloseConnectionAfterResponse();
+  svr.set_pre_routing_handler([&rt](const httplib::Request& req, httplib::Response& res) {
+    if (const std::optional<std::string> bad = BadContentLength(req)) {
+      Send(ErrorReply(ApiOfPath(req.path), 400, *bad), res);
+      res.set_header("Connection", "close");
+      HttpServer::CloseConnectionAfterResponse();
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // --public's files before the routes, as cpp-httplib's mount point (public_dir.h).
+    const std::string& root = rt.params.public_path;
+    if (root.empty() || (req.method != "GET" && req.method != "HEAD")) return httplib::Server::HandlerResponse::Unhandled;
+    const std::string& rp = rt.params.request_path;
+    std::optional<PublicFile> file = ReadPublicFile(root, rp.empty() ? "/" : rp, req.path);
+    if (!file) return httplib::Server::HandlerResponse::Unhandled;
+    if (file->status != 200) {
+      std::fprintf(stderr, "refused: %s\n", file->body.c_str());
+      Send(ErrorReply(ApiOfPath(req.path), file->status, file->body), res);
+    } else {
+      res.set_content(std::move(file->body), file->content_type.c_str());
+    }
     return httplib::Server::HandlerResponse::Handled;
   });
 
@@ -195,7 +209,8 @@ void InstallRoutes(httplib::Server& svr, ServerRuntime& rt) {
     return [&rt, api](const httplib::Request& req, httplib::Response& res) {
       const auto t0 = std::chrono::steady_clock::now();
       const std::shared_ptr<LoadedModel> model = rt.model.Get();
-      const Reply reply = HandleTranscription(api, ToForm(req), rt.params.decode_args, *model);
+      const Reply reply =
+          HandleTranscription(api, ToForm(req), rt.params.decode_args, *model, rt.params.max_audio_seconds);
       Send(reply, res);
       if (rt.log_requests) {
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

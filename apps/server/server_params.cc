@@ -79,6 +79,8 @@ absl::StatusOr<ServerParams> ParseServerParams(int argc, const char* const* argv
       if (st = value(&v); st.ok()) st = ParseRange(arg, v, 0, 4096, &p.queue);
     } else if (arg == "--max-body-size") {
       if (st = value(&v); st.ok()) st = ParseRange<size_t>(arg, v, size_t{1} << 10, size_t{4} << 30, &p.max_body_size);
+    } else if (arg == "--max-audio-seconds") {
+      if (st = value(&v); st.ok()) st = ParseRange(arg, v, 0, 1000000, &p.max_audio_seconds);
     } else if (arg == "--models-dir") {
       st = value(&p.models_dir);
       if (st.ok() && p.models_dir.empty()) st = Bad(arg, "expected a folder, got ''");
@@ -119,7 +121,7 @@ std::string ServerUsage(const char* argv0) {
   const std::pair<const char*, std::string> rows[] = {
       {"--host HOST", absl::StrCat("[", d.host, "] address to listen on")},
       {"--port PORT", absl::StrCat("[", d.port, "] port to listen on (0 = any free port)")},
-      {"--public PATH", "[] folder of static files served under --request-path"},
+      {"--public PATH", "[] folder of static files served under --request-path (none outside its real path)"},
       {"--request-path PATH", "[] prefix of every route, e.g. /api"},
       {"--inference-path PATH", absl::StrCat("[", d.inference_path, "] whisper-server's inference route")},
       {"--parallel N", absl::StrCat("[", d.parallel, "] transcriptions at once (one whisper_state each); from 2 on,\n"
@@ -127,6 +129,8 @@ std::string ServerUsage(const char* argv0) {
       {"--no-batching", "[false] each transcription decodes on its own state (no shared batch)"},
       {"--queue N", absl::StrCat("[", d.queue, "] requests that may wait for a state; more get 503")},
       {"--max-body-size BYTES", absl::StrCat("[", d.max_body_size, "] larger request bodies get 413")},
+      {"--max-audio-seconds S", absl::StrCat("[", d.max_audio_seconds, "] longer uploads get 413, from the header ",
+                                             "before decoding (0 = no limit)")},
       {"--read-timeout S", absl::StrCat("[", d.read_timeout_s, "] seconds a client may stall sending")},
       {"--write-timeout S", absl::StrCat("[", d.write_timeout_s, "] seconds a client may stall receiving")},
       {"--models-dir DIR", "[] folder POST /load may load model files from, by file name (no paths);\n"

@@ -21,7 +21,7 @@ namespace whisper::server {
 struct ServerParams {
   std::string host = "127.0.0.1";   // --host: address to listen on
   int port = 8080;                  // --port: TCP port; 0 = any free port (printed at start)
-  std::string public_path;          // --public: folder of static files served under request_path
+  std::string public_path;          // --public: folder of static files served under request_path (then its realpath)
   std::string request_path;         // --request-path: prefix of every route ("" or "/api" ...)
   std::string inference_path = "/inference";  // --inference-path: whisper-server's route
   int read_timeout_s = 600;         // --read-timeout: seconds a connection may stall while sending
@@ -35,6 +35,11 @@ struct ServerParams {
   int queue = 16;
   // --max-body-size BYTES: larger request bodies are answered 413 before they are read whole.
   size_t max_body_size = size_t{100} << 20;
+  // --max-audio-seconds S: an upload whose audio is longer is answered 413, from its header's
+  // frame count before it is decoded (and after the request holds a state). 0: no limit. An
+  // hour is about what --max-body-size's 100 MiB hold as 16 kHz 16-bit mono WAV, and 230 MB of
+  // decoded samples per request (a 630 KB FLAC of silence holds an hour too).
+  int max_audio_seconds = 3600;
   // --models-dir DIR: the folder POST /load may load model files from, by plain file name
   // (models_dir.h). Empty: /load is disabled (403). main.cc replaces it with its realpath.
   std::string models_dir;
@@ -52,7 +57,8 @@ struct ServerParams {
 
 // Parses argv[1..argc). Errors (InvalidArgument, one line naming the flag): an unknown flag, a
 // missing or malformed value, a value out of range (port [0, 65535], --parallel [1, 64],
-// --queue [0, 4096], timeouts [1, 86400] s, --max-body-size [1 KiB, 4 GiB], an empty
+// --queue [0, 4096], timeouts [1, 86400] s, --max-body-size [1 KiB, 4 GiB], --max-audio-seconds
+// [0, 10^6], an empty
 // --models-dir; whether the folder exists is checked by main.cc), and the CLI's input
 // and output flags (-f, -of, -otxt, ...), which have no meaning for a server.
 absl::StatusOr<ServerParams> ParseServerParams(int argc, const char* const* argv);

@@ -45,6 +45,8 @@ TEST(ServerParams, DefaultsAreWhisperServers) {
   EXPECT_FALSE(Parse({"--no-batching"})->batching);
   EXPECT_EQ(p->decode.n_threads, 0);
   EXPECT_EQ(p->models_dir, "");  // POST /load is off
+  EXPECT_EQ(p->max_audio_seconds, 3600);
+  EXPECT_EQ(Parse({"--max-audio-seconds", "0"})->max_audio_seconds, 0);  // no limit
 }
 
 TEST(ServerParams, ModelsDir) {
@@ -87,6 +89,8 @@ TEST(ServerParams, Errors) {
   EXPECT_THAT(Error({"--port"}), HasSubstr("--port: missing value"));
   EXPECT_THAT(Error({"--parallel", "0"}), HasSubstr("--parallel: expected an integer in [1, 64]"));
   EXPECT_THAT(Error({"--max-body-size", "10"}), HasSubstr("--max-body-size: expected an integer in [1024, 4294967296]"));
+  EXPECT_THAT(Error({"--max-audio-seconds", "-1"}),
+              HasSubstr("--max-audio-seconds: expected an integer in [0, 1000000], got -1"));
   EXPECT_THAT(Error({"--request-path", "api"}), HasSubstr("--request-path: expected a path starting with '/'"));
   EXPECT_THAT(Error({"--inference-path", ""}), HasSubstr("--inference-path"));
   EXPECT_THAT(Error({"--host", ""}), HasSubstr("--host"));

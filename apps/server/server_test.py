@@ -347,6 +347,44 @@ class ServerModelsDirTest(unittest.TestCase):
             self.assertIn("--models-dir", r.stderr)
 
 
+class ServerPublicTest(unittest.TestCase):
+    """--public serves the folder's files and never a file outside its real path: cpp-httplib's
+    mount point refused ".." but followed a symbolic link in the folder to /etc/passwd."""
+
+    def test_links_out_of_the_folder_are_refused(self):
+        with tempfile.TemporaryDirectory() as base:
+            pub = os.path.join(base, "pub")
+            os.mkdir(pub)
+            os.mkdir(os.path.join(base, "outside"))
+            with open(os.path.join(pub, "index.html"), "w") as f:
+                f.write("<p>home</p>")
+            with open(os.path.join(base, "outside", "secret.txt"), "w") as f:
+                f.write("top secret")
+            os.symlink("/etc/passwd", os.path.join(pub, "passwd"))
+            os.symlink("../outside", os.path.join(pub, "out"))
+            os.symlink("index.html", os.path.join(pub, "home.html"))
+            os.mkfifo(os.path.join(pub, "fifo"))
+            with harness.Server(SERVER, ["-m", MODEL, "-t", "1", "-np", "--public", pub]) as server:
+                for path in ("/", "/home.html"):
+                    status, ctype, body = harness.get(server.port, path)
+                    self.assertEqual((status, ctype, body), (200, "text/html", b"<p>home</p>"), path)
+                for path in ("/passwd", "/out/secret.txt"):
+                    status, ctype, body = harness.get(server.port, path)
+                    self.assertEqual(status, 403, body[:200])
+                    self.assertIn("leads outside the server's --public folder", json.loads(body)["error"])
+                    self.assertNotIn(b"root:", body)
+                    self.assertNotIn(b"top secret", body)
+                for path in ("/fifo", "/../outside/secret.txt", "/missing"):  # on to the routes: 404
+                    status, _, body = harness.get(server.port, path, timeout_s=10)
+                    self.assertIn(status, (400, 404), path)
+                    self.assertNotIn(b"top secret", body)
+                self.assertEqual(harness.get(server.port, "/health")[0], 200)
+            r = subprocess.run([SERVER, "-m", MODEL, "--port", "0", "--public", os.path.join(base, "missing")],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--public '%s'" % os.path.join(base, "missing"), r.stderr)
+
+
 class ServerEnglishOnlyTest(unittest.TestCase):
     """faster-whisper's rule for language and translate on tiny.en (apps/common/request_rules.h)."""
 

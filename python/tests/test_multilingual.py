@@ -161,6 +161,21 @@ def test_multilingual_windows_match_faster_whisper(base):
     assert all(p[1] is None for p in plain)
 
 
+def test_multilingual_beam5_windows_at_temperature_0_match_faster_whisper(base):
+    """multilingual.mp3 at beam 5 (the default) with multilingual=True: the segments of the two
+    windows decoded at temperature 0 (from 0 and 24.56 s) have faster-whisper 1.2.1's tokens
+    (testdata/reference/base_multilingual.json). Window 0 ends at <|24.56|> as CTranslate2's beam
+    search ends it: finished beams refilled, every finished sequence ranked by its score (eot's
+    log-probability included); that ranking with finished beams retired ends it later. The last
+    window falls back to sampling, random in either runtime, and is left out."""
+    ref = _reference("base_multilingual.json")
+    d = next(x for x in ref["decodes"] if x["audio"] == "multilingual.mp3" and x["decoding"] == "beam5")
+    want = [s["tokens"] for s in d["segments"] if s["seek"] < 5456]
+    assert len(want) == 6 and d["segments"][4]["end"] == pytest.approx(24.56)
+    segments, _ = base.transcribe(os.path.join(SHARED, "data", "multilingual.mp3"), multilingual=True)
+    assert [list(s.tokens) for s in segments][:len(want)] == want
+
+
 def test_multilingual_on_english_only_model_warns(caplog):
     """faster-whisper turns multilingual=True off on an English-only model, with its warning."""
     tiny_en = os.path.join(os.path.dirname(BASE), "ggml-tiny.en.bin")

@@ -10,9 +10,11 @@ beam 5, transcribe()'s default, unless the run says otherwise):
   - base (models/faster-whisper-base) on the AISHELL clip (Mandarin), greedy, with an initial
     prompt in Chinese with punctuation so that the text ends with "。": the defaults ("情况。"
     merged) and an append set without the CJK marks (。，！？：、), which leaves "。" a word of its
-    own. (Greedy: with beam 5 the split set moves the last seek to 3.84 s, and on the 0.36 s left
-    ggml_whisper's beam search finds a repeated sentence at avg_logprob -0.66 where faster-whisper's
-    best is -1.13 and the window is dropped as silence: a beam search difference, not this option's.)
+    own; and that set at beam 5 (transcribe()'s default): the last word's end moves the seek to
+    3.84 s, and the 0.36 s left decodes to a repetition at avg_logprob -1.13 with no_speech_prob
+    0.97, dropped as silence (one segment). The prompt's tokens there are faster-whisper's
+    tokenizer.json's (标 = 162 + 3921), not whisper.cpp's greedy match (8987 + 229), which changed
+    window 0's log-probabilities, its words' times and so that seek (tools/reference/fw_tokenize.py).
 
 Usage (from the repo root; needs `pip install faster-whisper==1.2.1`, tools/get_model.sh and
 tools/get_model.sh base):
@@ -36,6 +38,8 @@ RUNS = [
     ("zh_defaults", "base", "zh_aishell_BAC009S0764W0121.wav", {"initial_prompt": ZH_PROMPT, "beam_size": 1}),
     ("zh_ascii_append", "base", "zh_aishell_BAC009S0764W0121.wav",
      {"initial_prompt": ZH_PROMPT, "append_punctuations": ASCII_APPEND, "beam_size": 1}),
+    ("zh_ascii_append_beam5", "base", "zh_aishell_BAC009S0764W0121.wav",
+     {"initial_prompt": ZH_PROMPT, "append_punctuations": ASCII_APPEND}),
 ]
 
 

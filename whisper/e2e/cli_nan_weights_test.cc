@@ -126,9 +126,7 @@ TEST_F(CliNanWeightsTest, DecoderPositionTenNaN) {
 
 // An F16 encoder matrix (layer 0's first MLP projection, ne = [384, 1536]) with NaN at element
 // 17 (row 0): channel 0 of the MLP is NaN at every position, so is the residual stream after it
-// and the encoder output of the first window, caught before any decoder step. (A NaN in an
-// attention projection is not caught: the softmax kernels give an all-NaN row zeros, as they
-// give a fully masked one, kernels/softmax-inl.h, so the output stays finite but wrong.)
+// and the encoder output of the first window, caught before any decoder step.
 TEST_F(CliNanWeightsTest, EncoderMlpNaN) {
   Poke("encoder.blocks.0.mlp.0.weight", 17, 0.0f, kF16NaN);
   const CliRun run = Run();
@@ -144,6 +142,30 @@ TEST_F(CliNanWeightsTest, EncoderMlpInf) {
   ExpectError(run, "model '" + model_ +
                        "': tensor 'encoder.blocks.0.mlp.0.weight' holds +Inf at element 1157 (expected finite "
                        "weights): the file is corrupt");
+}
+
+// A NaN in an attention query projection (F16 ne = [384, 384], element 384 * 2 + 9: row 2, so
+// head 0's queries are NaN at every position): the scores of that head are NaN, and the softmax
+// kernels (kernels/softmax.h, kernels/flash_attn.h) make such a row NaN. They gave it zeros, as
+// a fully masked row, so the output stayed finite but wrong and the file was never named. The
+// decoder's self-attention (the row softmax), its cross-attention, and the encoder's attention
+// (flash attention, the default -fa; the row softmax with -nfa).
+TEST_F(CliNanWeightsTest, AttentionQueryNaN) {
+  for (const std::string name : {"decoder.blocks.0.attn.query.weight", "decoder.blocks.3.cross_attn.query.weight",
+                                 "encoder.blocks.1.attn.query.weight"}) {
+    SCOPED_TRACE(name);
+    const std::string clean = bytes_;
+    Poke(name, 384 * 2 + 9, 0.0f, kF16NaN);
+    const std::string message = "': tensor '" + name + "' holds NaN at element 777 (expected finite weights): the file "
+                                "is corrupt";
+    const CliRun run = Run();  // sets model_
+    ExpectError(run, "model '" + model_ + message);
+    if (name.rfind("encoder.", 0) == 0) {
+      const CliRun blocked = Run({"-nfa"});
+      ExpectError(blocked, "model '" + model_ + message);
+    }
+    bytes_ = clean;
+  }
 }
 
 // Finite weights whose product overflows: every element of decoder.ln.weight 3e38 (finite,

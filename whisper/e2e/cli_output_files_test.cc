@@ -3,8 +3,10 @@
 // golden files hold faster-whisper's beam-5 segments (checked here a second way, from
 // testdata/jfk_faster_whisper_beam5.json).
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <regex>
 #include <string>
 #include <vector>
@@ -66,6 +68,26 @@ TEST(CliOutputFilesTest, EqualGoldenFilesByteForByte) {
     struct stat st;
     const std::string tmp = dir + "/jfk." + ext + ".tmp";
     EXPECT_NE(stat(tmp.c_str(), &st), 0) << tmp << " was left behind";
+  }
+}
+
+// A write to standard output that fails (`> /dev/full`: ENOSPC) is exit 1 with a message naming
+// standard output and the error, both for the transcript's lines and for `-otxt -of -`; it was
+// exit 0 with the transcript lost. Run through the shell, as a user's redirect is.
+TEST(CliOutputFilesTest, FailedWriteToStdoutIsExit1) {
+  ASSERT_TRUE(ModelAvailable());
+  const std::string dir = MakeModelWorkDir("stdout_full");
+  const std::string cli = CliPath();
+  for (const char* extra : {"", "-otxt -of -"}) {
+    const std::string cmd = "cd '" + dir + "' && '" + cli + "' -m models/ggml-tiny.en.bin -f '" +
+                            testdata::SharedData("jfk.wav") + "' -t 2 -np " + extra + " > /dev/full 2> err.txt";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << extra;
+    EXPECT_EQ(WEXITSTATUS(status), 1) << extra;
+    EXPECT_NE(ReadFileOrFail(dir + "/err.txt").find("error: writing to standard output failed (the transcript there is "
+                                                    "incomplete): No space left on device"),
+              std::string::npos)
+        << extra << ": " << ReadFileOrFail(dir + "/err.txt");
   }
 }
 
