@@ -27,6 +27,17 @@ std::vector<FrameRange> PlanChunks(const std::vector<int>& cuts, int n_frames, i
   return chunks;
 }
 
+std::vector<FrameRange> ClipChunks(const int* clip_frames, int n_clips, int n_frames, int min_frames) {
+  std::vector<FrameRange> chunks;
+  for (int k = 0; k < n_clips && clip_frames != nullptr; ++k) {
+    const int start = clip_frames[2 * k];
+    const int end = std::min(clip_frames[2 * k + 1], n_frames);
+    if (start < 0 || end - start < std::max(1, min_frames)) continue;
+    chunks.push_back(FrameRange{start, end, end});
+  }
+  return chunks;
+}
+
 BatchedTranscriber::BatchedTranscriber(const SpecialTokens& special, int n_text_ctx,
                                        std::function<const std::string&(Token)> token_text, int n_slots,
                                        int max_align_tokens, int n_audio_ctx) {

@@ -46,6 +46,15 @@ struct FrameRange {
 // Cuts outside (0, n_frames) are ignored. Empty for n_frames <= 0.
 std::vector<FrameRange> PlanChunks(const std::vector<int>& cuts, int n_frames, int max_frames);
 
+// The chunks of faster-whisper 1.2.1's batched pipeline given clip_timestamps (transcribe.py
+// BatchedInferencePipeline.transcribe: each clip is one chunk, in the order given, overlapping or
+// not): clip k is frames [clip_frames[2k], clip_frames[2k + 1]) with its end capped to n_frames;
+// a clip shorter than min_frames after that (past the audio's end, empty, or ending before it
+// starts) is skipped, as the sequential loop skips it. Each chunk's speech_end is its end (the
+// caller said the clip is speech). A clip longer than max_frames stays whole (faster-whisper
+// keeps its first 30 s only): BatchedTranscriber seeks through its windows.
+std::vector<FrameRange> ClipChunks(const int* clip_frames, int n_clips, int n_frames, int min_frames);
+
 class BatchedTranscriber {
  public:
   // n_slots: the scheduler's slots (one Transcriber, token- and word-timestamp state each);

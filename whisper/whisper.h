@@ -613,28 +613,28 @@ struct whisper_full_params {
   int ggml_chunk_length;
   /* Extension (not in whisper.cpp; default 0): batched transcription of long audio (issue 38), as
    * faster-whisper 1.2.1's BatchedInferencePipeline batches it. 0 or 1: the sequential window
-   * loop. 2 .. WHISPER_GGML_MAX_BATCH_SIZE: Silero VAD (vad_model_path is required) finds the
-   * pauses (faster-whisper's batched VAD options: min_silence_duration_ms 160, max_speech_duration_s
-   * the chunk length less 1 s, vad_params.threshold), and the audio is cut there into chunks of at
-   * most ggml_chunk_length (30 s by default; longer only where no pause lies within it), all of the
-   * audio, as faster-whisper's merge_segments merges stretches, except that what VAD does not call
-   * speech is kept (Silero misses the last 27 s of long_speech.flac's speech). With vad = true the
-   * VAD's joined speech is transcribed instead (whisper.cpp's rules), cut where stretches join.
+   * loop. 2 .. WHISPER_GGML_MAX_BATCH_SIZE: the audio is cut into chunks. With ggml_clip_timestamps
+   * each clip is a chunk (in order, its end capped to the audio, a clip of no length skipped; no
+   * VAD, as faster-whisper's batched clip_timestamps; a clip longer than 30 s is kept whole and
+   * seeks through its windows, where faster-whisper transcribes its first 30 s only). Else Silero
+   * VAD (vad_model_path is required) finds the pauses (faster-whisper's batched VAD options:
+   * min_silence_duration_ms 160, max_speech_duration_s the chunk length less 1 s,
+   * vad_params.threshold), and all the audio is cut there into chunks of at most ggml_chunk_length
+   * (30 s; longer only where no pause lies within it), as faster-whisper's merge_segments merges
+   * stretches, except that what VAD does not call speech is kept (Silero misses the last 27 s of
+   * long_speech.flac's speech). With vad = true the VAD's joined speech is cut where stretches join.
    * ggml_batch_size chunks are decoded at a time, their windows sharing every decoder step, each
    * chunk without the previous chunk's text (initial_prompt prompts its first window; its later
    * windows hear its earlier ones' text unless no_context). As in faster-whisper's pipeline, a
    * chunk of at most 30 s is encoded and decoded once (one window); unlike it, timestamps cut
    * segments (at most 30 s), the text after the last timestamp is kept (a segment to the chunk's
    * end), <|endoftext|> is not taken before the timestamps reach 1 s before the end of the chunk's
-   * last VAD speech stretch (Whisper often stops seconds early in a full window, leaving the rest
-   * to the next one), and token / DTW word timestamps work. A longer chunk (no pause within 30 s)
-   * runs the sequential loop over its windows. Results come through the usual getters (the input's
-   * times); new_segment_callback is called per chunk, in order. Not combined with offset_ms,
-   * duration_ms or ggml_clip_timestamps. Memory: min(ggml_batch_size, chunks) windows' cross K/V
-   * and as many times the decoders of one window (greedy with fallback: best_of; beam 5: 10) self
-   * KV caches (whisper_ggml_batched_stats), at most 128 decoders for ggml_batch_size. A value
-   * outside 0 .. 64, too many decoders, or no vad_model_path makes whisper_full return -1 naming
-   * the field. */
+   * last VAD speech stretch or of its clip (Whisper often stops seconds early in a full window),
+   * and token / DTW word timestamps work. A longer chunk runs the sequential loop over its windows.
+   * Results: the usual getters (the input's times; a clip starts at frame round(t * 100));
+   * new_segment_callback per chunk, in order. Not with offset_ms or duration_ms. Memory: min(batch,
+   * chunks) windows' cross K/V, as many times one window's decoders (best_of; beam 5: 10) self KV
+   * caches (at most 128). A bad value, or neither vad_model_path nor clips: -1 naming the field. */
   int ggml_batch_size;
   /* Extension (default NULL and 0: temperature, then + temperature_inc up to 1.0): faster-whisper's
    * temperature list, ggml_n_temperatures (>= 1) finite values tried in order until an attempt

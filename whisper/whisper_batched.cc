@@ -1,5 +1,5 @@
-// whisper_full with ggml_batch_size > 1 (whisper/whisper.h): the VAD's joined speech cut into
-// chunks (PlanChunks) and transcribed B at a time on a batched InferenceState through
+// whisper_full with ggml_batch_size > 1 (whisper/whisper.h): the clips (ClipChunks), or the audio
+// or the VAD's joined speech cut into chunks (PlanChunks), transcribed B at a time on a batched InferenceState through
 // DecodeScheduler and BatchedTranscriber (whisper/batched_transcribe.h).
 #include <algorithm>
 #include <memory>
@@ -44,18 +44,20 @@ absl::Status CheckBatchSize(const whisper_full_params& params) {
                     ErrorKind::kSetup);
   }
   if (b <= 1) return absl::OkStatus();
-  if (params.vad_model_path == nullptr || params.vad_model_path[0] == '\0') {
+  // With ggml_clip_timestamps the clips are the chunks: no VAD (faster-whisper 1.2.1's batched
+  // transcribe: "If this parameter is provided, VAD won't be used").
+  if (params.ggml_n_clip_timestamps == 0 && (params.vad_model_path == nullptr || params.vad_model_path[0] == '\0')) {
     return WithKind(absl::InvalidArgumentError(absl::StrFormat(
                         "whisper_full_params.ggml_batch_size = %d needs vad_model_path (a Silero VAD model: the "
-                        "chunks are cut at the pauses it finds)",
+                        "chunks are cut at the pauses it finds) or ggml_clip_timestamps (the chunks)",
                         b)),
                     ErrorKind::kSetup);
   }
-  if (params.offset_ms != 0 || params.duration_ms != 0 || params.ggml_n_clip_timestamps != 0) {
+  if (params.offset_ms != 0 || params.duration_ms != 0) {
     return WithKind(absl::InvalidArgumentError(absl::StrFormat(
-                        "whisper_full_params.ggml_batch_size = %d cannot be combined with offset_ms (%d), duration_ms "
-                        "(%d) or ggml_clip_timestamps (%d values)",
-                        b, params.offset_ms, params.duration_ms, params.ggml_n_clip_timestamps)),
+                        "whisper_full_params.ggml_batch_size = %d cannot be combined with offset_ms (%d) or "
+                        "duration_ms (%d)",
+                        b, params.offset_ms, params.duration_ms)),
                     ErrorKind::kSetup);
   }
   return absl::OkStatus();
@@ -159,26 +161,43 @@ static void SetSpeechEnds(const std::vector<SpeechSpan>& spans, std::vector<Fram
   }
 }
 
-absl::Status RunBatched(whisper_state* state, const whisper_full_params& params, const TranscribeParams& tp,
-                        const float* samples, int n_samples) {
-  // Chunk boundaries: with params.vad, the start of every stretch of the joined speech (after its
-  // join's silence); else the pauses VAD finds in the whole audio, none of which is dropped.
-  const int n_frames = tp.decoding.whisper_cpp ? state->mel_n_len_org : state->mel_n_frames_audio;
+// The chunks of the batched mode: the clips (tp.clip_frames) as they are, else cut at VAD's
+// pauses (with params.vad, at the start of every stretch of the joined speech, after its join's
+// silence; else at the pauses VAD finds in the whole audio, none of which is dropped).
+static absl::Status PlanBatchedChunks(whisper_state* state, const whisper_full_params& params,
+                                      const TranscribeParams& tp, const float* samples, int n_samples, int n_frames,
+                                      std::vector<FrameRange>* chunks) {
+  if (tp.n_clips > 0) {
+    // Under whisper.cpp's rules the sequential loop skips a clip with less than 100 ms left.
+    *chunks = ClipChunks(tp.clip_frames, tp.n_clips, n_frames, tp.decoding.whisper_cpp ? 10 : 1);
+    return absl::OkStatus();
+  }
   std::vector<int> cuts;
-  absl::Status st;
   if (state->vad_state.active) {
     for (const VadState::Join& j : state->vad_state.joins) cuts.push_back(static_cast<int>(j.next_start));
   } else {
-    st = SpeechCuts(state, params, BatchedMaxSpeechSeconds(params), samples, n_samples, &cuts);
+    absl::Status st = SpeechCuts(state, params, BatchedMaxSpeechSeconds(params), samples, n_samples, &cuts);
     if (!st.ok()) return WithKind(st, ErrorKind::kSetup);
   }
   const int chunk_frames = tp.chunk_frames > 0 ? std::min(tp.chunk_frames, 3000) : 3000;
-  std::vector<FrameRange> chunks = PlanChunks(cuts, n_frames, chunk_frames);
+  *chunks = PlanChunks(cuts, n_frames, chunk_frames);
   if (!state->vad_state.active) {
-    SetSpeechEnds(state->vad_state.spans, &chunks);
+    SetSpeechEnds(state->vad_state.spans, chunks);
   } else {
-    for (FrameRange& c : chunks) c.speech_end = c.end;  // the joined audio is all speech
+    for (FrameRange& c : *chunks) c.speech_end = c.end;  // the joined audio is all speech
   }
+  return absl::OkStatus();
+}
+
+absl::Status RunBatched(whisper_state* state, const whisper_full_params& params, const TranscribeParams& clip_tp,
+                        const float* samples, int n_samples) {
+  const int n_frames = clip_tp.decoding.whisper_cpp ? state->mel_n_len_org : state->mel_n_frames_audio;
+  std::vector<FrameRange> chunks;
+  absl::Status st = PlanBatchedChunks(state, params, clip_tp, samples, n_samples, n_frames, &chunks);
+  if (!st.ok()) return st;
+  TranscribeParams tp = clip_tp;  // the clips are the chunks now
+  tp.clip_frames = nullptr;
+  tp.n_clips = 0;
   st = EnsureBatched(state, params.ggml_batch_size, static_cast<int>(chunks.size()), DecodersNeeded(tp.decoding),
                      params.n_threads);
   if (!st.ok()) return st;

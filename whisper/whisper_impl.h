@@ -261,10 +261,11 @@ void SetPromptOptions(whisper_context* ctx, whisper_state* state, const whisper_
                       TranscribeParams* tp);
 
 // whisper_full_params.ggml_batch_size (whisper/whisper_batched.cc). CheckBatchSize: 0 .. 64, and
-// above 1 vad_model_path set and no offset, duration or clips. Errors (kSetup): InvalidArgument naming the
-// field. BatchedMaxSpeechSeconds: the VAD's max_speech_duration_s in batched mode (the chunk
+// above 1 vad_model_path or clips set, and no offset or duration. Errors (kSetup): InvalidArgument
+// naming the field. BatchedMaxSpeechSeconds: the VAD's max_speech_duration_s in batched mode (the chunk
 // length less 1 s, or less). RunBatched: the batched transcription of the state's mel (of
-// samples: the input, or with params.vad the VAD's joined speech, cut at its joins) into
+// samples: tp's clips as they are, or the input cut at VAD's pauses, or with params.vad the VAD's
+// joined speech, cut at its joins; tp's clips are not passed on) into
 // state->results (with VAD, joined-speech times that MapNewResults maps), chunk by chunk through
 // tp.hooks.new_segments. Errors: kSetup for too many decoders or a failed state; a
 // chunk's failure (Cancelled on abort), with "failed: " / "aborted: " before its message.

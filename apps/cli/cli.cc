@@ -179,7 +179,8 @@ std::string CheckModelFiles(const CliParams& p, const LogSink& sink) {
       whisper_ggml_check_model_file(p.model.c_str(), WHISPER_GGML_MODEL_FILE_WHISPER, msg, sizeof(msg)) != 0) {
     return msg;
   }
-  const bool use_vad = p.vad || p.batch_size > 1;  // --batch-size cuts at VAD's pauses
+  // --batch-size cuts at VAD's pauses, or takes the --clip-timestamps clips as its chunks.
+  const bool use_vad = p.vad || (p.batch_size > 1 && p.clip_timestamps.empty());
   if (use_vad && whisper_ggml_check_model_file(vad_model.c_str(), WHISPER_GGML_MODEL_FILE_SILERO_VAD, msg, sizeof(msg)) != 0) {
     return msg;
   }

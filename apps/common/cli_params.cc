@@ -442,7 +442,7 @@ std::vector<Flag> OwnFlags() {
       Int(nullptr, "--chunk-length", "N", &CliParams::chunk_length, 0, 30,
           "faster-whisper's chunk_length: seconds of audio per window, 1..30 (0 = 30)"),
       Int(nullptr, "--batch-size", "N", &CliParams::batch_size, 0, WHISPER_GGML_MAX_BATCH_SIZE,
-          "batched long audio: chunks of <= 30 s cut at VAD pauses (-vm model), N decoded at a time; 0/1: sequential"),
+          "batched long audio: N chunks at a time, cut at VAD pauses (-vm) or the --clip-timestamps clips; 0/1: sequential"),
       [] {
         Flag f = String(nullptr, "--decoding", "RULES", &CliParams::decoding,
                         "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)");
@@ -544,11 +544,11 @@ absl::StatusOr<CliParams> ParseArgs(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError("--clip-timestamps cannot be combined with -ot/--offset-t or -d/--duration");
   }
   // whisper_full's rule (whisper/whisper_batched.cc), checked before a model is loaded.
-  if (p.batch_size > 1 && (p.offset_t_ms != 0 || p.duration_ms != 0 || !p.clip_timestamps.empty())) {
+  if (p.batch_size > 1 && (p.offset_t_ms != 0 || p.duration_ms != 0)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--batch-size %d cannot be combined with -ot/--offset-t (%d ms), -d/--duration (%d ms) or --clip-timestamps "
-        "(%d values): batched transcription cuts the whole audio at VAD pauses; use --batch-size 0 or 1 with them",
-        p.batch_size, p.offset_t_ms, p.duration_ms, p.clip_timestamps.size()));
+        "--batch-size %d cannot be combined with -ot/--offset-t (%d ms) or -d/--duration (%d ms): batched "
+        "transcription cuts the whole audio at VAD pauses or at --clip-timestamps; use --batch-size 0 or 1 with them",
+        p.batch_size, p.offset_t_ms, p.duration_ms));
   }
   if (p.diarize && p.tinydiarize) {
     return absl::InvalidArgumentError("cannot use both -di/--diarize and -tdrz/--tinydiarize");

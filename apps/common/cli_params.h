@@ -85,7 +85,7 @@ struct CliParams {
   std::string append_punctuations =
       "\"'.\xE3\x80\x82,\xEF\xBC\x8C!\xEF\xBC\x81?\xEF\xBC\x9F:\xEF\xBC\x9A\xE2\x80\x9D)]}\xE3\x80\x81";  // "'.。,，!！?？:：”)]}、
   // --batch-size N (whisper_full_params.ggml_batch_size): N > 1 transcribes chunks of at most 30 s,
-  // cut at the pauses VAD finds (the -vm model), N at a time; 0 or 1: the sequential window loop.
+  // cut at the pauses VAD finds (the -vm model) or the --clip-timestamps clips, N at a time; 0/1: sequential.
   int batch_size = 0;
   float entropy_thold = 2.40f;    // -et: a window whose entropy is below this failed (repetition)
   float logprob_thold = -1.00f;   // -lpt: a window whose mean log probability is below this failed

@@ -36,9 +36,14 @@ pipeline where that keeps the quality of sequential transcription:
     nothing for negative sizes). batch_size=1, audio no longer than chunk_length (one chunk) and
     vad_filter=False on audio shorter than chunk_length (one chunk: faster-whisper's rule) run the
     sequential loop without conditioning: the same segments, without the batched decoder state;
-  - clip_timestamps ([{"start": s, "end": s}, ...] seconds) transcribes each clip alone, in order,
-    with the sequential loop (whisper_full's batched mode takes no clips); a clip longer than 30 s
-    is transcribed whole (faster-whisper: its first 30 s, with a warning);
+  - clip_timestamps ([{"start": s, "end": s}, ...] seconds): no VAD, each clip is a chunk, in
+    order, decoded batch_size at a time as VAD's chunks are (whisper.h ggml_batch_size; batch_size=1:
+    each clip alone with the sequential loop); info.duration_after_vad is the clips' total length
+    as faster-whisper's. A clip starts at a whole 10 ms frame (round(start *
+    100); faster-whisper: at its sample) and its mel is cut from the whole audio's (faster-whisper:
+    computed from the clip alone); the chunk's <|endoftext|> waits until the timestamps reach 1 s
+    before the clip's end. A clip longer than 30 s is transcribed whole, window after window as the
+    sequential loop does (faster-whisper: its first 30 s, with a warning, and the rest is lost);
   - prepend_punctuations and append_punctuations work as in WhisperModel.transcribe (any str;
     TypeError for another type at the call); log_progress=True shows faster-whisper's tqdm bar over
     the audio's seconds, or logs percentages on the "ggml_whisper" logger without tqdm.
@@ -82,6 +87,14 @@ def _clip_list(clip_timestamps) -> List[float]:
     if not all(math.isfinite(t) and t >= 0 for t in flat) or any(e < s for s, e in zip(flat[::2], flat[1::2])):
         raise ValueError("clip_timestamps=%r: each clip needs 0 <= start <= end, finite seconds" % (clip_timestamps,))
     return flat
+
+
+def _clips_duration(clips, duration):
+    """info.duration_after_vad: `duration` without clips; with them faster-whisper's sum of the
+    clips' lengths in whole samples (int(seconds * 16000) each end, not capped to the audio)."""
+    if clips is None:
+        return duration
+    return sum(int(e * 16000) - int(s * 16000) for s, e in zip(clips[::2], clips[1::2])) / 16000
 
 
 def _vad_options(vad_parameters, chunk_length):
@@ -185,12 +198,16 @@ class BatchedInferencePipeline:
         o.chunk_length = chunk_seconds if chunk_length else 0
         # Audio within one chunk is one chunk whatever VAD finds (whisper/batched_transcribe.h
         # PlanChunks), which the sequential loop gives as it is, without the batched state.
-        if vad is not None and a["batch_size"] > 1 and duration > chunk_seconds:
+        # clip_timestamps: the clips are the chunks (whisper.h ggml_batch_size), whatever their count.
+        if clips is not None and a["batch_size"] > 1:
+            o.batch_size = int(a["batch_size"])
+        elif vad is not None and a["batch_size"] > 1 and duration > chunk_seconds:
             o.batch_size = int(a["batch_size"])
             o.vad_model_path = _gw._fs_path("VAD model", m._vad_model_path())
             o.vad_params = vad[0]
         info = _gw.TranscriptionInfo(language=language, language_probability=language_probability,
-                                     duration=duration, duration_after_vad=duration, all_language_probs=all_probs,
+                                     duration=duration, duration_after_vad=_clips_duration(clips, duration),
+                                     all_language_probs=all_probs,
                                      transcription_options=options, vad_options=vad[1] if vad else None)
         if not samples.size:
             return iter(()), info

@@ -160,15 +160,116 @@ def test_without_timestamps_is_faster_whispers_segment(tiny, fw_tiny):
     assert [(s.start, s.end, s.text) for s in segments] == [(s.start, s.end, s.text) for s in reference]
 
 
-def test_clip_timestamps_transcribe_each_clip(tiny, fw_tiny):
-    """clip_timestamps: each clip alone, in order; the words of faster-whisper's."""
-    clips = [{"start": 0.0, "end": 5.0}, {"start": 5.0, "end": 11.0}]
+def _fw_clips(name):
+    """A case of testdata/fw_batched_clips.json (tools/reference/fw_batched_clips.py: faster-whisper
+    1.2.1's BatchedInferencePipeline, clip_timestamps, tiny.en float32, greedy, batch_size 8)."""
+    import json
+    with open(os.path.join(ROOT, "testdata", "fw_batched_clips.json"), encoding="utf-8") as f:
+        return next(c for c in json.load(f)["runs"] if c["name"] == name)
+
+
+TIMESTAMP_BEGIN = 50363  # tiny.en's <|0.00|>: ids from here on are timestamps (0.02 s each)
+
+
+def _clip_run(tiny, case, batch_size=8):
+    audio = decode_audio(os.path.join(SHARED, "data", case["audio"]))
+    segments, info = BatchedInferencePipeline(tiny).transcribe(
+        audio, language="en", beam_size=1, temperature=0.0, batch_size=batch_size, clip_timestamps=case["clips"],
+        without_timestamps=case["without_timestamps"])
+    return list(segments), info
+
+
+@pytest.mark.parametrize("name", ["jfk_no_timestamps", "jfk_timestamps", "long_no_timestamps", "long_timestamps"])
+def test_clip_timestamps_are_faster_whispers_chunks(tiny, name):
+    """clip_timestamps: each clip is one chunk, in the order given (long_speech's last clip lies
+    before the one ahead of it), decoded with the others in one batch. faster-whisper's segments
+    come out of each clip in order with its tokens, its seek (the clip's start frame) and its times
+    (without_timestamps: [start, end] of the clip), but for a timestamp token one step (0.02 s)
+    away (measured: one, <|11.48|> for <|11.46|> on long_speech, a mel computed from the whole
+    audio against faster-whisper's from the clip alone). After them, with timestamps, our clip may
+    have more segments inside it: the text after its last timestamp pair, which faster-whisper drops
+    (measured: " gile the world, unblest some mother." ending sonnet 3's clip). On jfk.wav without
+    timestamps batch_size=1 (each clip alone with the sequential loop) gives the same segments."""
+    case = _fw_clips(name)
+    segments, info = _clip_run(tiny, case)
+    assert info.duration_after_vad == case["duration_after_vad"]  # the clips' total, as faster-whisper's
+    by_clip = {}
+    for s in segments:
+        by_clip.setdefault(s.seek, []).append(s)
+    assert list(by_clip) == [round(c["start"] * 100) for c in case["clips"]]  # in order, none empty
+    extra = []
+    for clip in case["clips"]:
+        seek = round(clip["start"] * 100)
+        want = [f for f in case["segments"] if f["seek"] == seek]
+        got = by_clip[seek]
+        assert len(got) >= len(want) and (len(got) == len(want) or not case["without_timestamps"]), (got, want)
+        for g, w in zip(got, want):
+            assert [t for t in g.tokens if t < TIMESTAMP_BEGIN] == [t for t in w["tokens"] if t < TIMESTAMP_BEGIN]
+            assert len(g.tokens) == len(w["tokens"])
+            assert all(abs(a - b) <= 1 for a, b in zip(g.tokens, w["tokens"])), (g.tokens, w["tokens"])
+            assert abs(g.start - w["start"]) <= 0.021 and abs(g.end - w["end"]) <= 0.021, (g, w)
+            assert g.text == w["text"]
+        for g in got[len(want):]:
+            assert clip["start"] <= g.start < g.end <= clip["end"] and g.text.strip(), g
+            extra.append(g.text)
+    if name == "long_timestamps":
+        assert extra == [" gile the world, unblest some mother."]
+    else:
+        assert extra == []
+    if case["without_timestamps"] and name.startswith("jfk"):  # long_speech: batched_test ClipsAreTheChunks
+        sequential, _ = _clip_run(tiny, case, batch_size=1)
+        assert [(s.start, s.end, s.text) for s in sequential] == [(s.start, s.end, s.text) for s in segments]
+
+
+def test_clip_over_30_s_is_transcribed_whole(tiny):
+    """A clip of 33.2 s: faster-whisper transcribes its first 30 s (a warning) as one segment to the
+    clip's end; ours transcribes it whole, window after window as the sequential loop: its first
+    window's text is faster-whisper's, and the last 3.2 s (" beauty's use. If thou could answer.",
+    sonnet 2's "How much more praise deserv'd thy beauty's use, If thou couldst answer") come next."""
+    case = _fw_clips("over_30s_no_timestamps")
+    assert case["warnings"] == ["Segment 0 is longer than 30 seconds, only the first 30 seconds will be transcribed"]
+    segments, _ = _clip_run(tiny, case)
+    (want,) = case["segments"]
+    assert segments[0].text == want["text"] and segments[0].tokens == want["tokens"]
+    assert (segments[0].start, segments[0].end) == (56.0, 86.0)
+    assert len(segments) == 2 and (segments[1].start, segments[1].end) == (86.0, 89.2)
+    assert _words(segments[1].text)[:2] == ["beauty's", "use"]
+
+
+def test_clip_timestamps_edge_clips(tiny):
+    """Clips past the audio's end or of no length are skipped, a clip's end past the audio is the
+    audio's end, and a bad clip list is a ValueError naming clip_timestamps."""
     audio = decode_audio(JFK)
-    segments = list(BatchedInferencePipeline(tiny).transcribe(audio, clip_timestamps=clips)[0])
-    reference = list(fw_tiny.transcribe(audio, clip_timestamps=clips)[0])
-    assert [_words(s.text) for s in segments] == [_words(s.text) for s in reference]
-    for s, clip in zip(segments, clips):
-        assert clip["start"] <= s.start < s.end <= clip["end"]
+    clips = [{"start": 20.0, "end": 25.0}, {"start": 8.0, "end": 30.0}, {"start": 3.0, "end": 3.0}]
+    segments = list(BatchedInferencePipeline(tiny).transcribe(audio, clip_timestamps=clips, beam_size=1)[0])
+    assert len(segments) >= 1 and all(8.0 <= s.start < s.end <= 11.0 for s in segments)
+    assert _words(_text(segments)) == ["ask", "what", "you", "can", "do", "for", "your", "country"]
+    for bad in ([{"start": 1.0}], [{"start": 2.0, "end": 1.0}], [{"start": -1.0, "end": 1.0}]):
+        with pytest.raises(ValueError, match="clip_timestamps"):
+            BatchedInferencePipeline(tiny).transcribe(audio, clip_timestamps=bad)
+
+
+def test_cli_batch_size_takes_the_clips(tmp_path):
+    """The CLI's --batch-size with --clip-timestamps: the clips are the chunks, so no VAD model is
+    read (-vm names a missing file); jfk.wav's three clips print faster-whisper's segments (times
+    and text of run jfk_timestamps). Without clips the missing VAD model is an error naming it."""
+    import subprocess
+    cli = os.environ.get("WHISPER_CLI")
+    if not cli:
+        pytest.skip("WHISPER_CLI is not set (python/BUILD.bazel sets it)")
+    missing = str(tmp_path / "no-vad.bin")
+    args = [os.path.abspath(cli), "-m", os.path.join(MODELS, "ggml-tiny.en.bin"), "-f", JFK, "-t", "2", "-np",
+            "-bs", "1", "-bo", "1", "-tpi", "0", "-mc", "0", "--batch-size", "8", "-vm", missing]
+    run = subprocess.run(args + ["--clip-timestamps", "0,2.8,2.8,8,8,11"], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    got = re.findall(r"^\[(\d+):(\d+):([\d.]+) --> (\d+):(\d+):([\d.]+)\]  (.*)$", run.stdout, re.M)
+    seconds = lambda h, m, s: int(h) * 3600 + int(m) * 60 + float(s)  # noqa: E731
+    want = _fw_clips("jfk_timestamps")["segments"]
+    assert [(seconds(*g[0:3]), seconds(*g[3:6]), g[6]) for g in got] == [(w["start"], w["end"], w["text"])
+                                                                         for w in want]
+    run = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and "no-vad.bin" in run.stderr
 
 
 def test_long_segments_lie_in_their_windows(long_batched):
@@ -242,6 +343,32 @@ def test_mandarin_on_base_keeps_each_utterance(base):
         # Words: a character (情况: one token) each, inside the utterance's 4.2 s (DTW: 20 ms steps).
         assert "".join(w.word for w in s.words) == s.text and len(s.words) == len(want) - 1
         assert k * period - 0.2 <= s.words[0].start and s.words[-1].end <= k * period + clip.shape[0] / 16000 + 0.2
+
+
+def test_mandarin_clips_on_base(base):
+    """The AISHELL clip and 1.5 s of silence, 4 times, base, language detected, one clip per
+    utterance: zh, and each clip's one segment is faster-whisper's text for the clip alone
+    (testdata/reference/base_zh_text.json, greedy), inside its clip, with its words (characters)
+    inside it too; batched as each clip alone with the sequential loop (batch_size=1)."""
+    import json
+    with open(os.path.join(ROOT, "testdata", "reference", "base_zh_text.json"), encoding="utf-8") as f:
+        want = json.load(f)["decodes"]["greedy"]["text"]
+    clip = decode_audio(ZH)
+    audio = np.concatenate([clip, np.zeros(24000, np.float32)] * 4)
+    period = (clip.shape[0] + 24000) / 16000.0
+    clips = [{"start": round(k * period, 2), "end": round(k * period + clip.shape[0] / 16000 + 0.3, 2)}
+             for k in range(4)]
+    runs = []
+    for batch_size in (8, 1):
+        segments, info = BatchedInferencePipeline(base).transcribe(audio, beam_size=1, batch_size=batch_size,
+                                                                   clip_timestamps=clips, word_timestamps=True)
+        runs.append([(s.start, s.end, s.text, [(w.start, w.end, w.word) for w in s.words]) for s in segments])
+        assert info.language == "zh"
+    assert runs[0] == runs[1]
+    assert [text for _, _, text, _ in runs[0]] == [want] * 4
+    for (start, end, text, words), c in zip(runs[0], clips):
+        assert c["start"] <= start < end <= c["end"]
+        assert "".join(w for _, _, w in words) == text and c["start"] <= words[0][0] and words[-1][1] <= c["end"]
 
 
 @pytest.mark.parametrize("batch_size", [0, -1, 65, 1.5, True])

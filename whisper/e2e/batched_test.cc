@@ -8,6 +8,7 @@
 //     PlanChunks; nothing after the last chunk is lost (the last segment ends in the last 10 s);
 //   - the batched state's windows: min(batch size, chunks), so a short file builds one;
 //   - a batch past the decoder limit: as many windows as fit, the rest in later rounds;
+//   - clip_timestamps as the chunks: faster-whisper's batched segments for them (fw_batched_clips.json);
 //   - errors: bad batch sizes, no VAD model, offsets, abort.
 #include <cmath>
 #include <string>
@@ -17,6 +18,7 @@
 #include "testdata/paths.h"
 #include "apps/common/audio.h"
 #include "whisper/batched_transcribe.h"
+#include "whisper/e2e/reference.h"
 #include "whisper/e2e/tiny_en_jfk_fixture.h"
 #include "whisper/whisper.h"
 
@@ -225,6 +227,49 @@ TEST_F(BatchedTest, LongExcerptIsOneWindowPerChunk) {
   EXPECT_TRUE(log_.errors.empty());
 }
 
+// ggml_clip_timestamps with ggml_batch_size: the clips are the chunks, no VAD model needed.
+// long_speech.flac, four clips of 22-28 s (the last before the third), without timestamps:
+// faster-whisper 1.2.1's BatchedInferencePipeline segments (testdata/fw_batched_clips.json, run
+// long_no_timestamps: one per clip, [start, end], its tokens), one encoder run per clip, all four
+// in one batch; the sequential loop over the same clips without context gives the same segments.
+TEST_F(BatchedTest, ClipsAreTheChunks) {
+  auto audio = whisper::LoadAudio16kMono(testdata::SharedData("long_speech.flac"));
+  ASSERT_TRUE(audio.ok()) << audio.status();
+  const float clips[] = {2.5f, 30.8f, 30.8f, 53.0f, 98.8f, 123.0f, 56.0f, 83.5f};
+  const std::vector<ReferenceSegment> want = LoadReferenceRun("testdata/fw_batched_clips.json", "long_no_timestamps");
+  ASSERT_EQ(want.size(), 4u);
+  whisper_full_params p = Fw();
+  p.temperature_inc = 0.0f;  // faster-whisper's batched mode: temperature[0] only
+  p.no_timestamps = true;
+  p.no_context = true;
+  p.ggml_clip_timestamps = clips;
+  p.ggml_n_clip_timestamps = 8;
+  const int n = static_cast<int>(audio->size());
+  ASSERT_EQ(whisper_full(ctx_, p, audio->data(), n), 0);
+  const std::vector<Seg> seq = Segments(ctx_);
+  p.ggml_batch_size = 8;  // no vad_model_path: the clips say where the chunks are
+  ASSERT_EQ(whisper_full(ctx_, p, audio->data(), n), 0);
+  const std::vector<Seg> bat = Segments(ctx_);
+  int n_chunks = -1, n_windows = -1, n_encoder_runs = -1;
+  ASSERT_EQ(whisper_ggml_batched_stats(ctx_, &n_chunks, &n_windows, &n_encoder_runs), 0);
+  EXPECT_EQ(n_chunks, 4);
+  EXPECT_EQ(n_windows, 4);
+  EXPECT_EQ(n_encoder_runs, 4);
+  ASSERT_EQ(bat.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    std::vector<int> text_tokens;
+    for (int t : bat[i].tokens) {
+      if (t < 50256) text_tokens.push_back(t);
+    }
+    EXPECT_EQ(text_tokens, want[i].text_tokens) << i;
+    EXPECT_EQ(bat[i].text, want[i].text) << i;
+    EXPECT_EQ(bat[i].t0 * 10, want[i].t0_ms) << i;
+    EXPECT_EQ(bat[i].t1 * 10, want[i].t1_ms) << i;
+  }
+  EXPECT_TRUE(seq == bat);
+  EXPECT_TRUE(log_.errors.empty());
+}
+
 // A file shorter than one chunk builds a one-window state whatever the batch size (jfk.wav is
 // 11 s: one chunk); a longer file (45 s: two chunks or more) rebuilds it to min(8, its chunks); a
 // short file after it reuses that; another batch size rebuilds it for its own chunks.
@@ -294,7 +339,7 @@ TEST_F(BatchedTest, WindowsPastTheDecoderLimitRunInRounds) {
   EXPECT_TRUE(log_.errors.empty()) << (log_.errors.empty() ? "" : log_.errors[0]);
 }
 
-// A bad ggml_batch_size, batching without a VAD model, with an offset or clips: -1 and one
+// A bad ggml_batch_size, batching without a VAD model nor clips, or with an offset: -1 and one
 // message naming the field, nothing decoded.
 TEST_F(BatchedTest, Errors) {
   const int n = static_cast<int>(jfk_->size());
