@@ -134,6 +134,7 @@ std::optional<std::string> BadContentLength(const httplib::Request& req) {
 // dropped from a response that closes, JSON errors for what no route answered, exceptions as 500.
 void InstallHttpHandlers(httplib::Server& svr, const ServerRuntime& rt) {
   svr.set_pre_routing_handler([&rt](const httplib::Request& req, httplib::Response& res) {
+    HttpServer::StartRequestBody(req);  // reads follow the body's framing and --max-body-size
     if (const std::optional<std::string> bad = BadContentLength(req)) {
       Send(ErrorReply(ApiOfPath(req.path), 400, *bad), res);
       res.set_header("Connection", "close");
@@ -155,9 +156,15 @@ void InstallHttpHandlers(httplib::Server& svr, const ServerRuntime& rt) {
     return httplib::Server::HandlerResponse::Handled;
   });
 
-  // cpp-httplib adds "Keep-Alive" to every response not closing on its own account; one that
-  // closes the connection (above) says only "Connection: close".
+  // A reply sent before the request's body was read to its end (an error before the body, a
+  // route that reads none, a body over --max-body-size) closes the connection: what is left of
+  // the body must not be read as a next request. cpp-httplib adds "Keep-Alive" to every response
+  // not closing on its own account; one that closes says only "Connection: close".
   svr.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!HttpServer::RequestBodyWasRead()) {
+      if (res.get_header_value("Connection") != "close") res.set_header("Connection", "close");
+      HttpServer::CloseConnectionAfterResponse();
+    }
     if (res.get_header_value("Connection") == "close") res.headers.erase("Keep-Alive");
   });
 
@@ -170,7 +177,8 @@ void InstallHttpHandlers(httplib::Server& svr, const ServerRuntime& rt) {
         if (const std::optional<int> ms = HttpServer::HeadTimeoutExceeded(); ms && res.status == 400) {
           res.status = 408;
           message = "the request's headers did not end within " + std::to_string(*ms) + " ms of its first byte";
-        } else if (res.status == 413) {
+        } else if (res.status == 413 || HttpServer::RequestBodyTooLarge()) {
+          res.status = 413;
           message = "request body is larger than --max-body-size " + std::to_string(rt.params.max_body_size) + " bytes";
         } else if (res.status == 404) {
           message = "no route " + req.method + " " + req.path;
