@@ -95,8 +95,9 @@ void Load(ServerRuntime& rt, const Form& form, httplib::Response& res) {
     std::fprintf(stderr, "POST /load '%s' failed: %s\n", path->c_str(), std::string(m.status().message()).c_str());
     return Send(ErrorReply(api, 400,
                            "field 'model' '" + QuotedName(name) +
-                               "': the file in --models-dir cannot be loaded as a Whisper ggml model (the server's "
-                               "log has the loader's message; the previous model is still loaded)"),
+                               "': the file in --models-dir cannot be loaded as a Whisper ggml model or CTranslate2 "
+                               "model folder (the server's log has the loader's message; the previous model is "
+                               "still loaded)"),
                 res);
   }
   rt.model.Set(std::shared_ptr<LoadedModel>(std::move(*m)));
