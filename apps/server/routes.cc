@@ -131,6 +131,23 @@ std::optional<std::string> BadContentLength(const httplib::Request& req) {
   return std::nullopt;
 }
 
+// For a 400 cpp-httplib wrote before reading the body: the message when the request's Content-Type is
+// multipart/form-data without a boundary (cpp-httplib 0.11.4's parse_multipart_boundary: the text
+// after "boundary=", quotes removed, must not be empty), else nullopt.
+std::optional<std::string> MissingBoundary(const httplib::Request& req) {
+  if (!req.is_multipart_form_data()) return std::nullopt;
+  const std::string type = req.get_header_value("Content-Type");
+  const size_t at = type.find("boundary=");
+  std::string boundary = at == std::string::npos ? "" : type.substr(at + 9);
+  if (boundary.size() >= 2 && boundary.front() == '"' && boundary.back() == '"') {
+    boundary = boundary.substr(1, boundary.size() - 2);
+  }
+  if (!boundary.empty()) return std::nullopt;
+  std::string shown;
+  for (char c : type.substr(0, 80)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return "header Content-Type '" + shown + "' has no boundary: expected multipart/form-data; boundary=TEXT";
+}
+
 // The handlers around the routes: Content-Length checked before a body is read, --public's files, "Keep-Alive"
 // dropped from a response that closes, JSON errors for what no route answered, exceptions as 500.
 void InstallHttpHandlers(httplib::Server& svr, const ServerRuntime& rt) {
@@ -181,6 +198,9 @@ void InstallHttpHandlers(httplib::Server& svr, const ServerRuntime& rt) {
         } else if (res.status == 413 || HttpServer::RequestBodyTooLarge()) {
           res.status = 413;
           message = "request body is larger than --max-body-size " + std::to_string(rt.params.max_body_size) + " bytes";
+        } else if (const std::optional<std::string> no_boundary = MissingBoundary(req);
+                   res.status == 400 && no_boundary) {
+          message = *no_boundary;
         } else if (res.status == 404) {
           message = "no route " + req.method + " " + req.path;
         } else {

@@ -56,7 +56,9 @@ absl::StatusOr<whisper_context*> InitContext(const std::string& path, whisper_co
     whisper_context* ctx = image.empty()
                                ? whisper_init_from_file_with_params_no_state(path.c_str(), params)
                                : whisper_init_from_buffer_with_params_no_state(image.data(), image.size(), params);
-    if (ctx == nullptr) return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
+    if (ctx == nullptr) {
+      return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
+    }
     return ctx;
   };
   absl::StatusOr<whisper_context*> ctx = init(cparams);
