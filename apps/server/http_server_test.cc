@@ -220,7 +220,8 @@ TEST(HttpServerTest, ChunkedBodyWithinTheLimitKeepsTheConnection) {
   const std::string body = "--b\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nx.bin\r\n--b--\r\n";
   ASSERT_TRUE(s.Send("POST /load HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
                      "Content-Type: multipart/form-data; boundary=b\r\n\r\n" +
-                     Chunk(body.substr(0, 10)) + Chunk(body.substr(10)) + "0\r\n\r\n" + kHealth));
+                     std::string("A;name=value\r\n") + body.substr(0, 10) + "\r\n" +  // a chunk extension, upper-case hex
+                     Chunk(body.substr(10)) + "0\r\n\r\n" + kHealth));
   std::string reply;
   EXPECT_TRUE(s.ReadUntilClosed(5.0, &reply));
   EXPECT_EQ(reply.rfind("HTTP/1.1 403 Forbidden\r\n", 0), 0u) << reply;
