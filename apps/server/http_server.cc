@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -69,13 +71,129 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A request's body as cpp-httplib 0.11.4 reads it, byte by byte as they are handed to it: a
+// Content-Length body is counted; a chunked one (RFC 9112 section 7.1) is walked as cpp-httplib
+// reads it (hex size, optional ";ext", CRLF, data, CRLF; "0" CRLF CRLF ends it, no trailers),
+// counting its data bytes. Without either header the request has no body (RFC 9112 section 6.3;
+// cpp-httplib read until the connection closed, without a limit). The connection may serve a
+// next request only when cpp-httplib stopped reading exactly at the body's end (complete()).
+class BodyTracker {
+ public:
+  enum class Framing { kUnknown, kNone, kLength, kChunked };
+
+  // A new request: framing unknown until Start (the pre-routing handler).
+  void Reset() { *this = BodyTracker(); }
+  // `length`: Content-Length (kLength); `limit`: --max-body-size in bytes of body (data bytes
+  // for chunked); `keep_alive`: false when the headers leave the framing doubtful (then the
+  // connection closes after the response).
+  void Start(Framing framing, uint64_t length, uint64_t limit, bool keep_alive) {
+    if (framing_ != Framing::kUnknown || bytes_ != 0) keep_alive = false;  // read before its framing
+    framing_ = framing;
+    length_ = length;
+    limit_ = limit;
+    keep_alive_ = keep_alive;
+    too_large_ = framing == Framing::kLength && length > limit;
+  }
+  Framing framing() const { return framing_; }
+  // Whether the body passed `limit` (reads are then refused: cpp-httplib fails, the reply is 413).
+  bool too_large() const { return too_large_; }
+  bool complete() const {
+    if (!keep_alive_ || error_) return false;
+    switch (framing_) {
+      case Framing::kNone: return bytes_ == 0;
+      case Framing::kLength: return bytes_ == length_;
+      case Framing::kChunked: return state_ == State::kDone;
+      default: return false;
+    }
+  }
+  // The next n bytes cpp-httplib reads; false when they take the body past the limit.
+  bool Feed(const char* p, size_t n) {
+    bytes_ += n;
+    if (framing_ == Framing::kLength) {
+      error_ = error_ || bytes_ > length_;
+    } else if (framing_ == Framing::kChunked) {
+      for (size_t i = 0; i < n && !error_ && !too_large_;) i += Step(p + i, n - i);
+    } else {
+      error_ = true;  // bytes of a body without framing (or before it was known)
+    }
+    return !too_large_;
+  }
+
+ private:
+  enum class State { kSize, kExt, kSizeLf, kData, kDataCr, kDataLf, kLastCr, kLastLf, kDone };
+
+  static int HexValue(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  // Consumes bytes from p[0, n) (at least one) in the chunked coding's state machine.
+  size_t Step(const char* p, size_t n) {
+    if (state_ == State::kData) {
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(chunk_left_, n));
+      chunk_left_ -= take;
+      if (chunk_left_ == 0) state_ = State::kDataCr;
+      return take;
+    }
+    const char c = p[0];
+    switch (state_) {
+      case State::kSize:
+        if (HexValue(c) >= 0 && digits_ < 15) {
+          chunk_left_ = chunk_left_ * 16 + static_cast<uint64_t>(HexValue(c));
+          ++digits_;
+        } else if (digits_ > 0 && (c == ';' || c == '\r')) {
+          state_ = c == ';' ? State::kExt : State::kSizeLf;
+        } else {
+          error_ = true;
+        }
+        break;
+      case State::kExt:
+        if (c == '\r') state_ = State::kSizeLf;
+        error_ = c == '\n';
+        break;
+      case State::kSizeLf:
+        error_ = c != '\n';
+        digits_ = 0;
+        if (chunk_left_ == 0) {
+          state_ = State::kLastCr;
+        } else if (data_ + chunk_left_ > limit_) {
+          too_large_ = true;  // announced before its bytes are read
+        } else {
+          data_ += chunk_left_;
+          state_ = State::kData;
+        }
+        break;
+      case State::kDataCr: error_ = c != '\r'; state_ = State::kDataLf; break;
+      case State::kDataLf: error_ = c != '\n'; state_ = State::kSize; break;
+      case State::kLastCr: error_ = c != '\r'; state_ = State::kLastLf; break;
+      case State::kLastLf: error_ = c != '\n'; state_ = State::kDone; break;
+      default: error_ = true;  // read past the end
+    }
+    return 1;
+  }
+
+  Framing framing_ = Framing::kUnknown;
+  uint64_t length_ = 0, limit_ = 0;
+  bool keep_alive_ = true;
+  bool too_large_ = false;
+  bool error_ = false;
+  uint64_t bytes_ = 0;  // bytes read after the head
+  uint64_t data_ = 0;   // chunked: data bytes announced so far
+  State state_ = State::kSize;
+  uint64_t chunk_left_ = 0;
+  int digits_ = 0;
+};
+
 class ConnectionStream;
 
 // The connection being served on this thread (HttpServer::process_and_close_socket).
 struct ConnectionFlags {
   bool close_after_response = false;
-  const ConnectionStream* stream = nullptr;
+  ConnectionStream* stream = nullptr;
   int head_timeout_ms = 0;
+  uint64_t max_body_size = 0;
 };
 thread_local ConnectionFlags* t_connection = nullptr;
 
@@ -121,7 +239,14 @@ class ConnectionStream : public httplib::Stream {
     tail_ = 0;
     head_deadline_ = Clock::now() + std::chrono::milliseconds(head_timeout_ms);
     wrote_ = false;
+    body_.Reset();
   }
+  // The request's head has been parsed: its body follows, framed as given.
+  BodyTracker& StartBody() {
+    in_head_ = false;
+    return body_;
+  }
+  const BodyTracker& body() const { return body_; }
   bool head_timed_out() const { return head_timed_out_; }
   bool wrote() const { return wrote_; }
 
@@ -143,6 +268,8 @@ class ConnectionStream : public httplib::Stream {
   bool is_writable() const override { return PollFor(sock_, POLLOUT, write_timeout_ms_) > 0; }
 
   ssize_t read(char* ptr, size_t size) override {
+    if (!in_head_ && body_.too_large()) return -1;
+    if (!in_head_ && body_.framing() == BodyTracker::Framing::kNone) return 0;  // no body
     if (off_ >= len_) {
       if (!is_readable()) return -1;
       const ssize_t n = Recv(buf_.data(), buf_.size());
@@ -153,7 +280,8 @@ class ConnectionStream : public httplib::Stream {
     const size_t n = std::min(size, len_ - off_);
     std::memcpy(ptr, buf_.data() + off_, n);
     off_ += n;
-    if (in_head_) Consumed(ptr, n);
+    const size_t head = in_head_ ? Consumed(ptr, n) : 0;
+    if (head < n && !body_.Feed(ptr + head, n - head)) return -1;  // past --max-body-size
     return static_cast<ssize_t>(n);
   }
 
@@ -183,12 +311,15 @@ class ConnectionStream : public httplib::Stream {
     }
   }
 
-  // Follows the bytes handed to cpp-httplib until "\r\n\r\n", the end of the headers.
-  void Consumed(const char* p, size_t n) {
-    for (size_t i = 0; i < n && in_head_; ++i) {
-      tail_ = (tail_ << 8) | static_cast<uint8_t>(p[i]);
+  // Follows the bytes handed to cpp-httplib until "\r\n\r\n", the end of the headers; the
+  // number of p[0, n) that belong to the head.
+  size_t Consumed(const char* p, size_t n) {
+    size_t i = 0;
+    while (i < n && in_head_) {
+      tail_ = (tail_ << 8) | static_cast<uint8_t>(p[i++]);
       if (tail_ == 0x0d0a0d0au) in_head_ = false;
     }
+    return i;
   }
 
   void Address(bool peer, std::string& ip, int& port) const {
@@ -222,6 +353,7 @@ class ConnectionStream : public httplib::Stream {
   uint32_t tail_ = 0;
   Clock::time_point head_deadline_;
   bool wrote_ = false;
+  BodyTracker body_;
 };
 
 // The reply to a request whose line did not arrive within the head timeout (cpp-httplib wrote
@@ -271,6 +403,31 @@ void HttpServer::CloseConnectionAfterResponse() {
   if (t_connection != nullptr) t_connection->close_after_response = true;
 }
 
+void HttpServer::StartRequestBody(const httplib::Request& req) {
+  if (t_connection == nullptr || t_connection->stream == nullptr) return;
+  // cpp-httplib 0.11.4's framing (detail::read_content): the first Transfer-Encoding header equal
+  // to "chunked" (any case), else the first Content-Length (strtoull), else read to the end of
+  // the connection (here: no body). Another Transfer-Encoding, or chunked beside a Content-Length
+  // (RFC 9112 section 6.1), leaves the framing in doubt: the connection closes after the reply.
+  using Framing = BodyTracker::Framing;
+  const size_t n_te = req.get_header_value_count("Transfer-Encoding");
+  const bool chunked = n_te > 0 && strcasecmp(req.get_header_value("Transfer-Encoding").c_str(), "chunked") == 0;
+  const bool has_length = req.has_header("Content-Length");
+  const uint64_t length = has_length ? std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10) : 0;
+  const Framing framing = chunked ? Framing::kChunked : has_length ? Framing::kLength : Framing::kNone;
+  const bool keep_alive = n_te == 0 || (chunked && n_te == 1 && !has_length);
+  t_connection->stream->StartBody().Start(framing, length, t_connection->max_body_size, keep_alive);
+}
+
+bool HttpServer::RequestBodyWasRead() {
+  if (t_connection == nullptr || t_connection->stream == nullptr) return true;
+  return t_connection->stream->body().complete();
+}
+
+bool HttpServer::RequestBodyTooLarge() {
+  return t_connection != nullptr && t_connection->stream != nullptr && t_connection->stream->body().too_large();
+}
+
 std::optional<int> HttpServer::HeadTimeoutExceeded() {
   if (t_connection == nullptr || t_connection->stream == nullptr || !t_connection->stream->head_timed_out()) {
     return std::nullopt;
@@ -284,6 +441,7 @@ bool HttpServer::process_and_close_socket(socket_t sock) {
                         stopping);
   ConnectionFlags flags;
   flags.head_timeout_ms = limits_.head_timeout_ms;
+  flags.max_body_size = payload_max_length_;
   t_connection = &flags;
   bool ret = false;
   for (size_t left = keep_alive_max_count_; left > 0 && !stopping(); --left) {

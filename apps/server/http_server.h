@@ -75,6 +75,25 @@ class HttpServer : public httplib::Server {
   // body cannot be framed, so what follows it cannot be read as a next request). The response
   // carries "Connection: close" only if the handler sets it. No effect on other servers.
   static void CloseConnectionAfterResponse();
+  // For the pre-routing handler, first (before cpp-httplib reads a body): the request's body is
+  // framed by its headers as cpp-httplib reads it (Transfer-Encoding: chunked, else
+  // Content-Length, else no body: cpp-httplib 0.11.4 read a request without either until the
+  // connection closed). From here the connection's reads follow the body: a Content-Length over
+  // the server's payload_max_length, or chunks whose data passes it (as soon as a chunk's size
+  // line announces it; cpp-httplib 0.11.4 read chunked bodies whole, without a limit), fail the
+  // read at once, so the request fails without the rest being read (RequestBodyTooLarge).
+  static void StartRequestBody(const httplib::Request& req);
+  // For the post-routing handler: whether this request's body was read exactly to its end, so
+  // the bytes that follow are the next request's. False when the reply came before the body was
+  // read (a route that reads none, cpp-httplib's 400 for a multipart type without a boundary, a
+  // GET with a body, a body over the limit), when the framing was in doubt, or when
+  // StartRequestBody was not called (cpp-httplib answered before routing): the connection must
+  // then close after the response, or the body would be read as a next request (request
+  // smuggling). True on servers that are not HttpServer.
+  static bool RequestBodyWasRead();
+  // For the error handler: whether the body passed payload_max_length (cpp-httplib answers 400
+  // for a failed chunked read; the reply is 413).
+  static bool RequestBodyTooLarge();
   // For the error handler: head_timeout_ms when the request being answered ran out of it before
   // its headers ended (cpp-httplib then answers 400 as for a malformed head), else nullopt.
   static std::optional<int> HeadTimeoutExceeded();

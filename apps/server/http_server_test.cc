@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,11 +27,15 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// The routes of a server started with default flags (--parallel 1, --queue 16, --read-timeout
-// 600), served by an HttpServer on a free loopback port until destroyed.
+// The routes of a server started with default flags (--parallel 1, --queue 16, --read-timeout 600;
+// --max-body-size as given when not 0), served by an HttpServer on a free loopback port until
+// destroyed.
 class RunningServer {
  public:
-  explicit RunningServer(ConnectionLimits limits = ConnectionLimits(), int keep_alive_s = 5) : svr_(limits) {
+  explicit RunningServer(ConnectionLimits limits = ConnectionLimits(), int keep_alive_s = 5,
+                         size_t max_body_size = 0)
+      : svr_(limits) {
+    if (max_body_size > 0) rt_.params.max_body_size = max_body_size;
     InstallRoutes(svr_, rt_);
     svr_.set_keep_alive_timeout(keep_alive_s);
     port_ = svr_.Bind("127.0.0.1", 0);
@@ -172,6 +177,105 @@ TEST(HttpServerTest, ContentLengthThatIsNotAByteCountIs400AndCloses) {
     EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
     EXPECT_EQ(reply.find("Keep-Alive"), std::string::npos) << reply;
     EXPECT_NE(reply.find(message), std::string::npos) << reply;
+  }
+}
+
+// The number of times `needle` occurs in `text`.
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// A chunk of the chunked coding: hex size, CRLF, data, CRLF.
+std::string Chunk(const std::string& data) {
+  char size[32];
+  std::snprintf(size, sizeof(size), "%zx\r\n", data.size());
+  return size + data + "\r\n";
+}
+
+// --max-body-size holds for a chunked body: the reply is 413 as soon as a chunk's size line takes
+// the body past the limit (here 10000 bytes; the third 4096-byte chunk), and the connection
+// closes. Before, cpp-httplib 0.11.4 read chunked bodies whole without a limit (a 400 MB upload
+// grew the server by 0.8 GB), then waited for more: this connection got no reply at all.
+TEST(HttpServerTest, ChunkedBodyOverTheLimitIs413AndCloses) {
+  RunningServer server(ConnectionLimits(), 5, /*max_body_size=*/10000);
+  Socket s(server.port());
+  const std::string chunk = Chunk(std::string(4096, 'a'));
+  ASSERT_TRUE(s.Send("POST /inference HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                     "Content-Type: multipart/form-data; boundary=b\r\n\r\n" +
+                     chunk + chunk + chunk));  // no last chunk: the client is still sending
+  std::string reply;
+  EXPECT_TRUE(s.ReadUntilClosed(5.0, &reply));
+  EXPECT_EQ(reply.rfind("HTTP/1.1 413 Payload Too Large\r\n", 0), 0u) << reply;
+  EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("larger than --max-body-size 10000 bytes"), std::string::npos) << reply;
+}
+
+// A chunked body within the limit is read to its end and the connection serves the next
+// request: POST /load (403 without --models-dir, after reading the body), then GET /health.
+TEST(HttpServerTest, ChunkedBodyWithinTheLimitKeepsTheConnection) {
+  RunningServer server(ConnectionLimits(), 5, /*max_body_size=*/10000);
+  Socket s(server.port());
+  const std::string body = "--b\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nx.bin\r\n--b--\r\n";
+  ASSERT_TRUE(s.Send("POST /load HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                     "Content-Type: multipart/form-data; boundary=b\r\n\r\n" +
+                     std::string("A;name=value\r\n") + body.substr(0, 10) + "\r\n" +  // a chunk extension, upper-case hex
+                     Chunk(body.substr(10)) + "0\r\n\r\n" + kHealth));
+  std::string reply;
+  EXPECT_TRUE(s.ReadUntilClosed(5.0, &reply));
+  EXPECT_EQ(reply.rfind("HTTP/1.1 403 Forbidden\r\n", 0), 0u) << reply;
+  EXPECT_NE(reply.find("HTTP/1.1 200 OK\r\n"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("{\"status\":\"ok\"}"), std::string::npos) << reply;
+}
+
+// A reply sent before the request's body was read closes the connection, so the body is never
+// read as a next request. Before, each body below (a GET /health request) was answered 200 after
+// the first reply: a request smuggled past whatever checked the first.
+TEST(HttpServerTest, UnreadBodyIsNotReadAsANextRequest) {
+  RunningServer server;
+  const std::string inner = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string length = "Content-Length: " + std::to_string(inner.size()) + "\r\n\r\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      // cpp-httplib answers 400 for a multipart type without a boundary, before reading the body.
+      {"POST /inference HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data\r\n", "HTTP/1.1 400 "},
+      {"POST /load HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=\r\n", "HTTP/1.1 400 "},
+      {"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data\r\n",
+       "HTTP/1.1 400 "},
+      // A GET's body is never read.
+      {"GET /health HTTP/1.1\r\nHost: x\r\n", "HTTP/1.1 200 OK\r\n"},
+      {"GET /nowhere HTTP/1.1\r\nHost: x\r\n", "HTTP/1.1 404 "},
+  };
+  for (const auto& [head, status] : cases) {
+    Socket s(server.port());
+    ASSERT_TRUE(s.Send(head + length + inner));
+    std::string reply;
+    EXPECT_TRUE(s.ReadUntilClosed(5.0, &reply)) << head;
+    EXPECT_EQ(reply.rfind(status, 0), 0u) << reply;
+    EXPECT_EQ(Count(reply, "HTTP/1.1 "), 1u) << reply;
+    EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
+    EXPECT_EQ(reply.find("Keep-Alive"), std::string::npos) << reply;
+    if (head.rfind("POST", 0) == 0) EXPECT_NE(reply.find("has no boundary"), std::string::npos) << reply;
+  }
+}
+
+// A body read to its end keeps the connection: POST /load with its Content-Length body (403
+// without --models-dir), then the next request. A POST with neither Content-Length nor
+// Transfer-Encoding has no body (RFC 9112 section 6.3); before, cpp-httplib read one until the
+// connection closed, with no limit, and never answered the request that followed.
+TEST(HttpServerTest, BodyReadToItsEndKeepsTheConnection) {
+  RunningServer server;
+  const std::string body = "--b\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nx.bin\r\n--b--\r\n";
+  for (const std::string& post :
+       {"POST /load HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: " +
+            std::to_string(body.size()) + "\r\n\r\n" + body,
+        std::string("POST /load HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\n")}) {
+    Socket s(server.port());
+    ASSERT_TRUE(s.Send(post + kHealth));
+    std::string reply;
+    EXPECT_TRUE(s.ReadUntilClosed(5.0, &reply)) << post;
+    EXPECT_EQ(reply.rfind("HTTP/1.1 403 Forbidden\r\n", 0), 0u) << reply;
+    EXPECT_NE(reply.find("HTTP/1.1 200 OK\r\n"), std::string::npos) << reply;
   }
 }
 

@@ -39,6 +39,38 @@ const char* KindOf(mode_t mode) {
   return "not a regular file";
 }
 
+// The files Ct2FolderToGgmlImage (tools/convert/ct2_folder.h) reads from a CTranslate2 folder.
+constexpr const char* kCt2Files[] = {"model.bin", "vocabulary.json", "vocabulary.txt", "config.json",
+                                     "preprocessor_config.json"};
+
+// A folder of --models-dir named by `name` (realpath `real`, inside it) as a CTranslate2 model
+// folder: not the models folder itself, and each file the converter reads that exists resolves
+// inside the models folder (`prefix`: its real path and '/') and is a regular file. Whether it
+// holds a model is the loader's to say. `real`, or the refusal.
+absl::StatusOr<std::string> CheckCt2Folder(const std::string& models_dir_real, const std::string& prefix,
+                                           const std::string& name, const std::string& real) {
+  if (real == models_dir_real) {
+    return Refuse(name, "names the server's --models-dir itself: expected a model file or a CTranslate2 model "
+                        "folder in it");
+  }
+  for (const char* file : kCt2Files) {
+    std::string target;
+    if (!RealPath(real + "/" + file, &target)) {
+      if (errno == ENOENT) continue;
+      return Refuse(name, absl::StrCat("is a folder whose ", file, " cannot be resolved: ", std::strerror(errno)));
+    }
+    if (target.compare(0, prefix.size(), prefix) != 0) {
+      return Refuse(name, absl::StrCat("is a folder whose ", file,
+                                       " is a symbolic link that leads outside the server's --models-dir"));
+    }
+    struct stat st {};
+    if (stat(target.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return Refuse(name, absl::StrCat("is a folder whose ", file, " is not a regular file"));
+    }
+  }
+  return real;
+}
+
 }  // namespace
 
 std::string QuotedName(const std::string& name) {
@@ -108,8 +140,10 @@ absl::StatusOr<std::string> ResolveModelName(const std::string& models_dir_real,
   if (stat(real.c_str(), &st) != 0) {
     return Refuse(name, absl::StrCat("cannot be read: ", std::strerror(errno)));
   }
+  if (S_ISDIR(st.st_mode)) return CheckCt2Folder(models_dir_real, prefix, name, real);
   if (!S_ISREG(st.st_mode)) {
-    return Refuse(name, absl::StrCat("is ", KindOf(st.st_mode), ": expected a regular model file"));
+    return Refuse(name, absl::StrCat("is ", KindOf(st.st_mode),
+                                     ": expected a regular model file or a CTranslate2 model folder"));
   }
   // Readable by this process? (O_NONBLOCK: a FIFO swapped in since stat does not block the open.)
   const int fd = open(real.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);

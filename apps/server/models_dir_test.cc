@@ -96,10 +96,28 @@ TEST_F(ModelsDirTest, RefusesSymlinksOutOfTheFolder) {
   EXPECT_NE(Refusal("link_up").find("symbolic link that leads outside"), std::string::npos);
 }
 
+// A folder of the models folder is a CTranslate2 model folder to load (the loader says whether it
+// holds one); the files it reads must stay inside the models folder. Before, every folder was
+// refused "is a directory".
+TEST_F(ModelsDirTest, AcceptsAFolderWhoseFilesAreInside) {
+  for (const char* name : {"sub", "link_dir"}) {
+    absl::StatusOr<std::string> path = ResolveModelName(real_, name);
+    ASSERT_TRUE(path.ok()) << name << ": " << path.status();
+    EXPECT_EQ(*path, real_ + "/sub");
+  }
+  ASSERT_EQ(mkdir((dir_ + "/ct2").c_str(), 0755), 0);
+  ASSERT_EQ(symlink("../good.bin", (dir_ + "/ct2/model.bin").c_str()), 0);  // inside: fine
+  EXPECT_TRUE(ResolveModelName(real_, "ct2").ok());
+  ASSERT_EQ(symlink("/etc/passwd", (dir_ + "/ct2/config.json").c_str()), 0);
+  EXPECT_EQ(Refusal("ct2"), "field 'model' 'ct2' is a folder whose config.json is a symbolic link that leads "
+                            "outside the server's --models-dir");
+  ASSERT_EQ(mkdir((dir_ + "/ct2b").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((dir_ + "/ct2b/model.bin").c_str(), 0755), 0);
+  EXPECT_NE(Refusal("ct2b").find("is a folder whose model.bin is not a regular file"), std::string::npos);
+}
+
 TEST_F(ModelsDirTest, RefusesWhatIsNotARegularFile) {
-  EXPECT_NE(Refusal("sub").find("is a directory"), std::string::npos);
-  EXPECT_NE(Refusal("link_dir").find("is a directory"), std::string::npos);
-  EXPECT_NE(Refusal("link_self").find("is a directory"), std::string::npos);
+  EXPECT_NE(Refusal("link_self").find("names the server's --models-dir itself"), std::string::npos);
   EXPECT_NE(Refusal("fifo").find("is a FIFO"), std::string::npos);
   EXPECT_NE(Refusal("missing.bin").find("is not a file in the server's --models-dir"), std::string::npos);
 }

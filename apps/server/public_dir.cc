@@ -73,6 +73,11 @@ absl::StatusOr<std::string> PublicDirRealPath(const std::string& dir) {
 std::optional<PublicFile> ReadPublicFile(const std::string& root_real, const std::string& mount,
                                          const std::string& request_path) {
   if (request_path.compare(0, mount.size(), mount) != 0) return std::nullopt;
+  // The mount point ends at a segment's end: "/static" covers "/static" and "/static/...", never
+  // "/staticindex.html" (cpp-httplib's prefix test served that as "/index.html").
+  const bool at_boundary = mount.empty() || mount.back() == '/' || request_path.size() == mount.size() ||
+                           request_path[mount.size()] == '/';
+  if (!at_boundary) return std::nullopt;
   std::string sub = "/" + request_path.substr(mount.size());
   if (sub.find('\0') != std::string::npos || HasDotDotSegment(sub)) return std::nullopt;
   std::string path = root_real + sub;

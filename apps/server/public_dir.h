@@ -28,7 +28,8 @@ struct PublicFile {
 // The file that GET `request_path` names under the mount point `mount` ("/" or --request-path)
 // in the folder `root_real` (PublicDirRealPath's result), with cpp-httplib's mapping: the path
 // after the mount point appended to the folder, "index.html" appended to a path ending in '/'.
-// nullopt when the path is not under the mount point, has a ".." segment or a NUL, or is not a
+// nullopt when the path is not under the mount point (the mount point itself, or followed by '/':
+// "/static" does not cover "/staticindex.html"), has a ".." segment or a NUL, or is not a
 // regular file that can be opened (missing, a folder, FIFO or device): the request goes on to the
 // routes, as with cpp-httplib's mount point. The file is opened first (O_NONBLOCK, so a FIFO
 // cannot block), then its real path read from /proc/self/fd: a symbolic link (in the file name or

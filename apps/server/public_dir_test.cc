@@ -91,6 +91,13 @@ TEST_F(PublicDirTest, OtherPathsGoOnToTheRoutes) {
     EXPECT_FALSE(ReadPublicFile(real_, "/", path).has_value()) << path;
   }
   EXPECT_FALSE(ReadPublicFile(real_, "/api", "/index.html").has_value());  // not under the mount point
+  // The mount point is a path segment: "/api" does not cover "/apiindex.html" or "/apicss/site.css"
+  // (before, both served the folder's index.html and css/site.css).
+  for (const char* path : {"/apiindex.html", "/apicss/site.css"}) {
+    EXPECT_FALSE(ReadPublicFile(real_, "/api", path).has_value()) << path;
+  }
+  EXPECT_TRUE(ReadPublicFile(real_, "/api", "/api").has_value());   // the mount point itself: index.html
+  EXPECT_TRUE(ReadPublicFile(real_, "/api/", "/api/").has_value());
 }
 
 TEST_F(PublicDirTest, FolderMustExist) {

@@ -95,8 +95,9 @@ void Load(ServerRuntime& rt, const Form& form, httplib::Response& res) {
     std::fprintf(stderr, "POST /load '%s' failed: %s\n", path->c_str(), std::string(m.status().message()).c_str());
     return Send(ErrorReply(api, 400,
                            "field 'model' '" + QuotedName(name) +
-                               "': the file in --models-dir cannot be loaded as a Whisper ggml model (the server's "
-                               "log has the loader's message; the previous model is still loaded)"),
+                               "': the file in --models-dir cannot be loaded as a Whisper ggml model or CTranslate2 "
+                               "model folder (the server's log has the loader's message; the previous model is "
+                               "still loaded)"),
                 res);
   }
   rt.model.Set(std::shared_ptr<LoadedModel>(std::move(*m)));
@@ -130,10 +131,28 @@ std::optional<std::string> BadContentLength(const httplib::Request& req) {
   return std::nullopt;
 }
 
+// For a 400 cpp-httplib wrote before reading the body: the message when the request's Content-Type is
+// multipart/form-data without a boundary (cpp-httplib 0.11.4's parse_multipart_boundary: the text
+// after "boundary=", quotes removed, must not be empty), else nullopt.
+std::optional<std::string> MissingBoundary(const httplib::Request& req) {
+  if (!req.is_multipart_form_data()) return std::nullopt;
+  const std::string type = req.get_header_value("Content-Type");
+  const size_t at = type.find("boundary=");
+  std::string boundary = at == std::string::npos ? "" : type.substr(at + 9);
+  if (boundary.size() >= 2 && boundary.front() == '"' && boundary.back() == '"') {
+    boundary = boundary.substr(1, boundary.size() - 2);
+  }
+  if (!boundary.empty()) return std::nullopt;
+  std::string shown;
+  for (char c : type.substr(0, 80)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return "header Content-Type '" + shown + "' has no boundary: expected multipart/form-data; boundary=TEXT";
+}
+
 // The handlers around the routes: Content-Length checked before a body is read, --public's files, "Keep-Alive"
 // dropped from a response that closes, JSON errors for what no route answered, exceptions as 500.
 void InstallHttpHandlers(httplib::Server& svr, const ServerRuntime& rt) {
   svr.set_pre_routing_handler([&rt](const httplib::Request& req, httplib::Response& res) {
+    HttpServer::StartRequestBody(req);  // reads follow the body's framing and --max-body-size
     if (const std::optional<std::string> bad = BadContentLength(req)) {
       Send(ErrorReply(ApiOfPath(req.path), 400, *bad), res);
       res.set_header("Connection", "close");
@@ -155,9 +174,15 @@ void InstallHttpHandlers(httplib::Server& svr, const ServerRuntime& rt) {
     return httplib::Server::HandlerResponse::Handled;
   });
 
-  // cpp-httplib adds "Keep-Alive" to every response not closing on its own account; one that
-  // closes the connection (above) says only "Connection: close".
+  // A reply sent before the request's body was read to its end (an error before the body, a
+  // route that reads none, a body over --max-body-size) closes the connection: what is left of
+  // the body must not be read as a next request. cpp-httplib adds "Keep-Alive" to every response
+  // not closing on its own account; one that closes says only "Connection: close".
   svr.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!HttpServer::RequestBodyWasRead()) {
+      if (res.get_header_value("Connection") != "close") res.set_header("Connection", "close");
+      HttpServer::CloseConnectionAfterResponse();
+    }
     if (res.get_header_value("Connection") == "close") res.headers.erase("Keep-Alive");
   });
 
@@ -170,8 +195,12 @@ void InstallHttpHandlers(httplib::Server& svr, const ServerRuntime& rt) {
         if (const std::optional<int> ms = HttpServer::HeadTimeoutExceeded(); ms && res.status == 400) {
           res.status = 408;
           message = "the request's headers did not end within " + std::to_string(*ms) + " ms of its first byte";
-        } else if (res.status == 413) {
+        } else if (res.status == 413 || HttpServer::RequestBodyTooLarge()) {
+          res.status = 413;
           message = "request body is larger than --max-body-size " + std::to_string(rt.params.max_body_size) + " bytes";
+        } else if (const std::optional<std::string> no_boundary = MissingBoundary(req);
+                   res.status == 400 && no_boundary) {
+          message = *no_boundary;
         } else if (res.status == 404) {
           message = "no route " + req.method + " " + req.path;
         } else {

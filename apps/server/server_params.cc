@@ -133,7 +133,8 @@ std::string ServerUsage(const char* argv0) {
                                              "before decoding (0 = no limit)")},
       {"--read-timeout S", absl::StrCat("[", d.read_timeout_s, "] seconds a client may stall sending")},
       {"--write-timeout S", absl::StrCat("[", d.write_timeout_s, "] seconds a client may stall receiving")},
-      {"--models-dir DIR", "[] folder POST /load may load model files from, by file name (no paths);\n"
+      {"--models-dir DIR", "[] folder POST /load may load model files (or CTranslate2 folders) from, by\n"
+                           "                           name (no paths);\n"
                            "                           without it /load is disabled (403)"},
       {"--convert", "[false] accepted for whisper-server scripts: audio is always decoded in process"},
       {"--tmp-dir PATH", "[.] accepted for whisper-server scripts; unused"},
@@ -142,7 +143,8 @@ std::string ServerUsage(const char* argv0) {
   absl::StrAppend(&out,
                   "\ndecoding options: every whisper-cli decoding flag (-m, -t, -p, -l, -bs, -bo, -tp, -tpi,\n"
                   "  --prompt, -nf, -mc, -ml, -sow, -et, -lpt, -nth, -sns, --decoding, ...; see\n"
-                  "  `bazel run //whisper:cli -- --help`), as defaults for every request. Server defaults\n"
+                  "  `bazel run //whisper:cli -- --help`), as defaults for every request; -m is a ggml file or\n"
+                  "  a CTranslate2 folder (faster-whisper's), as for whisper-cli. Server defaults\n"
                   "  that differ from whisper-cli's are whisper-server's: -bs 1 (greedy), -bo 2; -t defaults to\n"
                   "  min(4, hardware threads), divided by --parallel with --no-batching.\n"
                   "  -di labels every reply's segments with the louder of the file's first two channels\n"
@@ -150,8 +152,8 @@ std::string ServerUsage(const char* argv0) {
                   "  'diarize' field does per request; -tdrz ('tinydiarize') sets tdrz_enable (a tdrz model's\n"
                   "  speaker turns, which whisper-server 1.8.5 writes in no reply).\n"
                   "\nroutes: POST <request-path><inference-path> (whisper-server's form fields), POST /load\n"
-                  "  (field 'model': a file name in --models-dir), GET /health, POST /v1/audio/transcriptions\n"
-                  "  and /v1/audio/translations (OpenAI's API).\n"
+                  "  (field 'model': a file or CTranslate2 folder name in --models-dir), GET /health,\n"
+                  "  POST /v1/audio/transcriptions and /v1/audio/translations (OpenAI's API).\n"
                   "\ndifferences from whisper-server 1.8.5: requests run in parallel (--parallel, --queue, then\n"
                   "  503), their decoder steps batched together; /load is off unless --models-dir is given and\n"
                   "  only loads a file name inside that folder\n"

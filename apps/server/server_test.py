@@ -20,17 +20,18 @@ import harness  # noqa: E402
 
 ROOT, SHARED, MODELS = harness.repo_paths(HERE)
 MODEL = os.path.join(MODELS, "ggml-tiny.en.bin")
+CT2_MODEL = os.path.join(MODELS, "faster-whisper-tiny.en")  # faster-whisper's CTranslate2 folder
 JFK = os.path.join(SHARED, "data", "jfk.wav")
 SERVER = os.path.join(HERE, "server")
 CLI = os.environ.get("WHISPER_CLI") or os.path.join(HERE, "..", "cli")
 FORMATS = ["json", "text", "srt", "vtt", "verbose_json"]
 
 
-def cli_outputs(audio):
+def cli_outputs(audio, model=MODEL):
     """The CLI's .txt, .srt and .vtt for `audio` with the server's default decoding."""
     with tempfile.TemporaryDirectory() as tmp:
         base = os.path.join(tmp, "out")
-        subprocess.run([CLI, "-m", MODEL, "-f", audio, "-bs", "1", "-bo", "2", "-t", "2", "-np",
+        subprocess.run([CLI, "-m", model, "-f", audio, "-bs", "1", "-bo", "2", "-t", "2", "-np",
                         "-otxt", "-osrt", "-ovtt", "-of", base], check=True, stdout=subprocess.DEVNULL)
         out = {}
         for ext in ("txt", "srt", "vtt"):
@@ -265,6 +266,15 @@ class ServerModelsDirTest(unittest.TestCase):
         os.symlink("/etc/passwd", os.path.join(cls.dir, "passwd_link"))
         os.symlink("../secret.bin", os.path.join(cls.dir, "up_link"))
         os.symlink("tiny.en.bin", os.path.join(cls.dir, "in_link"))
+        cls.ct2 = os.path.join(cls.dir, "faster-whisper-tiny.en")  # a CTranslate2 folder
+        os.mkdir(cls.ct2)
+        for name in os.listdir(CT2_MODEL):
+            src, dst = os.path.realpath(os.path.join(CT2_MODEL, name)), os.path.join(cls.ct2, name)
+            try:
+                os.link(src, dst)
+            except OSError:
+                import shutil
+                shutil.copyfile(src, dst)
         os.mkfifo(os.path.join(cls.dir, "fifo"))
         with open(JFK, "rb") as f:
             cls.jfk = f.read()
@@ -306,7 +316,7 @@ class ServerModelsDirTest(unittest.TestCase):
             ("%2e%2e%2f%2e%2e%2fetc%2fpasswd", not_a_file),  # multipart values are not URL-decoded
             ("passwd_link", "symbolic link that leads outside"),
             ("up_link", "symbolic link that leads outside"),
-            ("sub", "is a directory"),
+            ("sub", "cannot be loaded as a Whisper ggml model or CTranslate2 model folder"),  # no model.bin
             ("fifo", "is a FIFO"),
             ("", "field 'model' is empty"),
             ("tiny.en.bin\x00../../etc/passwd", "control byte 0x00 at offset 11"),
@@ -338,6 +348,21 @@ class ServerModelsDirTest(unittest.TestCase):
             status, _, body = harness.post(self.server.port, "/load", [("model", name)])
             self.assertEqual((status, body), (200, b"Load was successful!"))
             self.assertEqual(self.transcribe(), (200, self.txt))
+
+    def test_load_a_ct2_folder_then_transcribe(self):
+        # A CTranslate2 folder in --models-dir loads as the CLI's -m does (before: "is a directory");
+        # the server started with -m on such a folder too (before: "not a regular file").
+        want = cli_outputs(JFK, model=CT2_MODEL)["txt"]
+        status, _, body = harness.post(self.server.port, "/load", [("model", "faster-whisper-tiny.en")])
+        self.assertEqual((status, body), (200, b"Load was successful!"))
+        self.assertEqual(self.transcribe(), (200, want))
+        server = harness.Server(SERVER, ["-m", CT2_MODEL, "-t", "2", "-np"])
+        try:
+            status, _, body = harness.post(server.port, "/inference", [("response_format", "text")],
+                                           [("file", "jfk.wav", self.jfk)])
+            self.assertEqual((status, body.decode()), (200, want))
+        finally:
+            self.assertEqual(server.stop(), 0)
 
     def test_models_dir_must_be_a_folder(self):
         for bad in (os.path.join(self.dir, "missing"), os.path.join(self.dir, "tiny.en.bin")):

@@ -1,10 +1,12 @@
 #include "apps/server/state_pool.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "apps/server/log_capture.h"
+#include "tools/convert/ct2_folder.h"
 
 namespace whisper::server {
 
@@ -30,6 +32,43 @@ absl::Status WarmUp(whisper_context* ctx, const std::vector<whisper_state*>& sta
     }
   }
   return absl::OkStatus();
+}
+
+// The model at `path` without states (whisper_init_*_no_state): a ggml file, or a CTranslate2
+// folder (faster-whisper's) converted in memory as the CLI and the Python module do
+// (tools/convert/ct2_folder.h), the image freed once loaded. With pick_heads, the alignment
+// heads preset that fits the model's shape (*preset) is applied by loading it again.
+// Errors: Ct2FolderToGgmlImage's, prefixed with the folder; InvalidArgument with the loader's
+// message.
+absl::StatusOr<whisper_context*> InitContext(const std::string& path, whisper_context_params cparams, bool pick_heads,
+                                             whisper_alignment_heads_preset* preset) {
+  ErrorCapture errors;
+  std::vector<uint8_t> image;
+  if (ggml_whisper::convert::IsDirectory(path)) {
+    absl::StatusOr<std::vector<uint8_t>> converted = ggml_whisper::convert::Ct2FolderToGgmlImage(path);
+    if (!converted.ok()) {
+      return absl::Status(converted.status().code(), absl::StrCat("cannot load the CTranslate2 model folder '", path,
+                                                                  "': ", converted.status().message()));
+    }
+    image = *std::move(converted);
+  }
+  const auto init = [&path, &image, &errors](const whisper_context_params& params) -> absl::StatusOr<whisper_context*> {
+    whisper_context* ctx = image.empty()
+                               ? whisper_init_from_file_with_params_no_state(path.c_str(), params)
+                               : whisper_init_from_buffer_with_params_no_state(image.data(), image.size(), params);
+    if (ctx == nullptr) {
+      return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
+    }
+    return ctx;
+  };
+  absl::StatusOr<whisper_context*> ctx = init(cparams);
+  if (!ctx.ok() || !pick_heads) return ctx;
+  *preset = whisper_ggml_alignment_heads_preset_for_model(*ctx);
+  if (*preset == WHISPER_AHEADS_NONE) return ctx;
+  whisper_free(*ctx);  // again, with the heads
+  cparams.dtw_token_timestamps = true;
+  cparams.dtw_aheads_preset = *preset;
+  return init(cparams);
 }
 
 }  // namespace
@@ -69,22 +108,9 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
     cparams.dtw_aheads_preset = preset;
     m->dtw_every_request_ = true;
   }
-  m->ctx_ = whisper_init_from_file_with_params_no_state(path.c_str(), cparams);  // states: below
-  if (m->ctx_ == nullptr) {
-    return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
-  }
-  if (dtw.empty()) {
-    preset = whisper_ggml_alignment_heads_preset_for_model(m->ctx_);
-    if (preset != WHISPER_AHEADS_NONE) {  // again, with the heads
-      whisper_free(m->ctx_);
-      cparams.dtw_token_timestamps = true;
-      cparams.dtw_aheads_preset = preset;
-      m->ctx_ = whisper_init_from_file_with_params_no_state(path.c_str(), cparams);
-      if (m->ctx_ == nullptr) {
-        return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
-      }
-    }
-  }
+  absl::StatusOr<whisper_context*> ctx = InitContext(path, cparams, /*pick_heads=*/dtw.empty(), &preset);
+  if (!ctx.ok()) return ctx.status();
+  m->ctx_ = *ctx;  // states: below
   m->words_available_ = preset != WHISPER_AHEADS_NONE;
   if (whisper_ggml_set_decoding(m->ctx_, decoding) != 0) {
     return absl::InvalidArgumentError(errors.FirstOr("whisper_ggml_set_decoding failed"));

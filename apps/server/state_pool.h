@@ -41,7 +41,10 @@ int DecodersForRequest(int beam_size, int best_of);
 
 class LoadedModel {
  public:
-  // Loads the ggml model file at `path` (whisper_init_from_file_with_params) and makes
+  // Loads the ggml model file at `path` (whisper_init_from_file_with_params), or the CTranslate2
+  // folder at `path` (faster-whisper's models/faster-whisper-NAME, converted in memory by
+  // tools/convert/ct2_folder.h's Ct2FolderToGgmlImage as the CLI's -m does; its errors name the
+  // folder's file and field, with the folder's path first), and makes
   // `parallel` states (whisper_init_state) over it. `decoding` is applied with
   // whisper_ggml_set_decoding. With warmup_threads > 0, each state then transcribes 1 s of
   // silence (greedy, that many threads), so its buffers are in memory before the first request
