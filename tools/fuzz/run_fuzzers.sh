@@ -58,7 +58,9 @@ mkdir -p "$work"
 
 echo "run_fuzzers: building ${#labels[@]} targets (output base $output_base)"
 build_start=$SECONDS
-bazel --output_base="$output_base" build --config=fuzz "${labels[@]}" >"$work/build.log" 2>&1 || {
+# --symlink_prefix=/: no bazel-* links, which would repoint the workspace's to this output base
+# (a later `bazel test //...` in the default output base then walks into them and fails to load).
+bazel --output_base="$output_base" build --config=fuzz --symlink_prefix=/ "${labels[@]}" >"$work/build.log" 2>&1 || {
   tail -50 "$work/build.log" >&2
   echo "run_fuzzers: build FAILED (log: $work/build.log)" >&2
   exit 1
