@@ -46,7 +46,9 @@ void ExpectRowsNear(size_t n, size_t nrows, const std::vector<float>& x, size_t 
     for (size_t i = 0; i < n; ++i) {
       const double tol = (8e-6 + n * 0x1p-24) * want[i] + 1e-30;
       ASSERT_NEAR(y[r * stride + i], want[i], tol) << what << " n=" << n << " r=" << r << " i=" << i;
-      if (want[i] == 0.0) ASSERT_EQ(y[r * stride + i], 0.0f) << what << " must be exactly 0";
+      if (want[i] == 0.0) {
+        ASSERT_EQ(y[r * stride + i], 0.0f) << what << " must be exactly 0";
+      }
     }
   }
 }
