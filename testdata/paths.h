@@ -4,6 +4,7 @@
 #define GGML_WHISPER_TESTDATA_PATHS_H_
 
 #include <string>
+#include <vector>
 
 namespace testdata {
 
@@ -28,6 +29,13 @@ std::string ModelPath(const std::string& name);
 
 // A message for a missing model: what to run to get it.
 std::string MissingModelHint(const std::string& path);
+
+// $TEST_TMPDIR + "/" + name under `bazel test` ("/tmp/" + name outside it): a file a test may write.
+std::string TmpPath(const std::string& name);
+
+// The whole file at `path` as bytes; empty when it cannot be read (the caller's assertion on the
+// content then fails).
+std::vector<unsigned char> ReadBytes(const std::string& path);
 
 }  // namespace testdata
 

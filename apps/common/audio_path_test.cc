@@ -30,16 +30,8 @@ namespace whisper {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string TmpPath(const std::string& name) {
-  const char* env = std::getenv("TEST_TMPDIR");
-  return std::string(env != nullptr ? env : "/tmp") + "/" + name;
-}
-
-std::vector<unsigned char> ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<unsigned char>(std::istreambuf_iterator<char>(in), {});
-}
+using ::testdata::ReadBytes;
+using ::testdata::TmpPath;
 
 // Writes all of `bytes` to `fd`, then closes it; stops early when the reader is gone.
 void WriteAllAndClose(int fd, const std::vector<unsigned char>& bytes) {

@@ -28,16 +28,8 @@ namespace whisper {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string TmpPath(const std::string& name) {
-  const char* env = std::getenv("TEST_TMPDIR");
-  return std::string(env != nullptr ? env : "/tmp") + "/" + name;
-}
-
-std::vector<unsigned char> ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<unsigned char>(std::istreambuf_iterator<char>(in), {});
-}
+using ::testdata::ReadBytes;
+using ::testdata::TmpPath;
 
 // Independent WAV reader for the reference: walks the RIFF chunks by hand and converts the
 // 16-bit little-endian PCM "data" chunk with x / 32768.

@@ -13,17 +13,14 @@
 namespace ggml_whisper::convert {
 namespace {
 
+using ::testdata::TmpPath;
+
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 template <typename T>
 std::string Msg(const absl::StatusOr<T>& s) {
   return std::string(s.status().message());
-}
-
-std::string TmpPath(const std::string& name) {
-  const char* tmp = getenv("TEST_TMPDIR");
-  return std::string(tmp != nullptr ? tmp : "/tmp") + "/" + name;
 }
 
 bool Exists(const std::string& path) {

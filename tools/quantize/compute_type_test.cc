@@ -29,12 +29,9 @@
 namespace ggml_whisper::quantize {
 namespace {
 
-using whisper::WhisperModel;
+using ::testdata::TmpPath;
 
-std::string TmpPath(const std::string& name) {
-  const char* tmp = getenv("TEST_TMPDIR");
-  return std::string(tmp != nullptr ? tmp : "/tmp") + "/" + name;
-}
+using whisper::WhisperModel;
 
 // The q8_0 file quantized offline from the F16 model, once for the suite.
 class ComputeTypeTest : public ::testing::Test {
