@@ -192,9 +192,12 @@ int Transcriber::BuildPrompt(const TranscribeParams& params, size_t max_past, in
 void Transcriber::AppendWindowSegments(const TranscribeParams& params, int seek, int seek_end, SegmentList* segments) {
   const TranscribeHooks& hooks = params.hooks;
   // A timestamp may name a time past the end of the audio: neither whisper.cpp nor faster-whisper
-  // 1.2.1 clamps it (on jfk.wav cut at 10.3 s both end the last segment at 10.34). Only
-  // duration_ms (whisper.cpp's, under OpenAI's rules) clamps to the end of the stretch decoded.
-  const int64_t end_cs = params.duration_ms > 0 && !params.decoding.whisper_cpp ? seek_end : INT64_MAX;
+  // 1.2.1 clamps it (on jfk.wav cut at 10.3 s both end the last segment at 10.34; a clip_timestamps
+  // clip's last segment may end past the clip). Only duration_ms (whisper.cpp's, under OpenAI's
+  // rules) clamps to the end of the stretch decoded, and so do the batched pipeline's chunks
+  // (one_window_per_clip): issue 38 wants no segment of a chunk to overlap the next chunk's.
+  const bool clamp = params.one_window_per_clip || (params.duration_ms > 0 && !params.decoding.whisper_cpp);
+  const int64_t end_cs = clamp ? seek_end : INT64_MAX;
   // Each segment is appended, timed and split while it is the list's last, as whisper.cpp
   // does (the copies reuse the list's capacity).
   for (size_t k = 0; k < window_segments_.size(); ++k) {

@@ -160,6 +160,9 @@ struct TranscribeParams {
   // window and the clip ends there. Its segments are cut at its timestamps; text after the last
   // timestamp (decoding.keep_unclosed_tail should be set) is one more segment ending at the clip's
   // end; audio after a window that ended early is not decoded again. Longer clips seek as usual.
+  // No segment ends after its clip's end (a timestamp past it is cut to it), so the segments of
+  // consecutive chunks do not overlap (issue 38); the sequential clip loop, as faster-whisper's,
+  // does not cut them.
   bool one_window_per_clip = false;
   // faster-whisper's hallucination_silence_threshold (seconds; negative: off): with word_timestamps under
   // OpenAI's rules, whisper/hallucination.h's rule after each window's words are timed (the
@@ -230,7 +233,8 @@ class Transcriber {
   // (no_timestamps), then at seek 0 the prefix ([<|0.00|>,] its tokens: *n_prefix of them).
   // Returns the length of the history part; *n_past_used = tokens of past_ in it.
   int BuildPrompt(const TranscribeParams& params, size_t max_past, int seek, size_t* n_past_used, int* n_prefix);
-  // Moves window_segments_ into `segments`, clamped to the audio, each timed (token timestamps)
+  // Moves window_segments_ into `segments` (ends cut to seek_end, frames, with duration_ms under
+  // OpenAI's rules and with one_window_per_clip), each timed (token timestamps)
   // and split (-ml, VAD gaps) while it is the list's last, with the window's Segment::Window
   // (its start `seek`, mel frames, and result_'s scores); calls hooks.new_segments.
   void AppendWindowSegments(const TranscribeParams& params, int seek, int seek_end, SegmentList* segments);

@@ -82,6 +82,38 @@ TEST(Transcribe, WindowsSeekToTheLastTimestampPairAndCarryThePrompt) {
   EXPECT_EQ(stats.n_windows, 3);
 }
 
+// A clip of 15 s (frames [0, 1500)) whose window names " b" 10-20 s. The sequential clip loop
+// keeps the end past the clip, as faster-whisper 1.2.1's generate_segments does (it cuts no
+// segment at seek_clip_end: its clip_long reference, testdata/fw_clip_hallucination.json, ends a
+// segment of clip 100-150 s at 151.04 s). The batched pipeline's chunk (one_window_per_clip)
+// ends it at the clip's end (15 s): the next chunk starts there, and issue 38 wants no overlap.
+TEST(Transcribe, BatchedChunkSegmentsEndAtTheChunksEnd) {
+  const SpecialTokens s = SpecialTokensForVocab(51864);
+  std::map<Token, std::string> words = {{10, " a"}, {11, " b"}};
+  auto text = [&](Token t) -> const std::string& { return words.at(t); };
+  const int clip[2] = {0, 1500};
+  for (const bool batched : {false, true}) {
+    SCOPED_TRACE(batched ? "batched chunk" : "sequential clip");
+    ScriptedModel model(s);
+    TranscribeParams p;
+    p.decoding.temperature_inc = 0.0f;
+    p.clip_frames = clip;
+    p.n_clips = 1;
+    p.hear_only_clip = batched;
+    p.one_window_per_clip = batched;
+    std::vector<Segment> segs;
+    TranscribeStats stats;
+    ASSERT_TRUE(Transcribe(model, s, 448, text, nullptr, 7500, 4500, p, &segs, &stats).ok());
+    EXPECT_EQ(model.seeks, (std::vector<int>{0}));
+    ASSERT_EQ(segs.size(), 2u);
+    EXPECT_EQ(segs[0].t0, 0);
+    EXPECT_EQ(segs[0].t1, 1000);
+    EXPECT_EQ(segs[1].text, " b");
+    EXPECT_EQ(segs[1].t0, 1000);
+    EXPECT_EQ(segs[1].t1, batched ? 1500 : 2000);
+  }
+}
+
 // A multilingual vocabulary: the prompt carries the language and task tokens, and language
 // detection picks the language token with the largest logit after [sot].
 class MultilingualModel : public ModelBackend {
