@@ -20,6 +20,8 @@
 //     (testdata/reference/base_zh_text.json, tools/reference/fw_text_zh.py); -ojf's tokens are
 //     grouped as whisper-cli 1.8.5 groups them (a token ending inside a character merged with the
 //     next), computed there from faster-whisper's token ids and its tokenizer's bytes.
+//   - The CLI's batched multilingual run on multilingual.mp3 (--batch-size 4): segments at most
+//     30 s, within the audio, and not overlapping (issue 38's bounds).
 // Every test is skipped, naming the command that makes the model, when it is absent.
 #include <algorithm>
 #include <cmath>
@@ -402,6 +404,29 @@ TEST_F(BaseModelTest, CliPrintsWholeChineseCharacters) {
   const std::vector<CliSegment> segs = ParseSegments(run.out);
   ASSERT_FALSE(segs.empty()) << run.out;
   for (const CliSegment& s : segs) EXPECT_TRUE(WholeCjkText(s.text));
+}
+
+// The README's batched multilingual run (issue 38): `--batch-size 4 -l auto --multilingual` on
+// multilingual.mp3 (59.9 s, en then de) cuts the audio at Silero's pauses into chunks. Bounds
+// derived from the issue, not from a transcript: each segment lasts at most 30 s and ends by the
+// audio's end, and no segment starts before the previous one ends. Before the fix chunk 0's last
+// segment ended at its timestamp <|26.00|> (00:00:26.000), past chunk 1's start (25.71 s).
+TEST_F(BaseModelTest, CliBatchedChunksDoNotOverlap) {
+  const CliRun run = RunCli({"-m", *model_path_, "-f", testdata::SharedData("multilingual.mp3"), "-l", "auto",
+                             "--multilingual", "--batch-size", "4", "-vm", testdata::ModelPath("ggml-silero-v6.bin"),
+                             "-t", "2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("batched: 3 chunks"), std::string::npos) << run.err;
+  const std::vector<CliSegment> segs = ParseSegments(run.out);
+  ASSERT_GE(segs.size(), 4u) << run.out;
+  for (size_t i = 0; i < segs.size(); ++i) {
+    EXPECT_LE(segs[i].t0_ms, segs[i].t1_ms) << i << run.out;
+    EXPECT_LE(segs[i].t1_ms - segs[i].t0_ms, 30000) << i << run.out;
+    EXPECT_LE(segs[i].t1_ms, 59900) << i << run.out;
+    if (i > 0) {
+      EXPECT_GE(segs[i].t0_ms, segs[i - 1].t1_ms) << i << run.out;
+    }
+  }
 }
 
 // Chinese is written without spaces: `-dtw base -ml 1 -sow` prints one word per line, and the
