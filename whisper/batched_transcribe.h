@@ -4,8 +4,9 @@
 // text (DecodeScheduler: B windows share every decoder step). Each chunk is transcribed by the
 // window loop (Transcriber over the chunk as one clip) with one_window_per_clip: a chunk of at most
 // one window is encoded and decoded once, as faster-whisper's pipeline does, but with timestamps,
-// so segments are cut at timestamp tokens, last at most 30 s and end by the chunk's end (a timestamp
-// past it is cut there: the next chunk starts there); the text after the last timestamp is kept (keep_unclosed_tail) and <|endoftext|> waits until the timestamps reach 1 s before the
+// so segments are cut at timestamp tokens, last at most 30 s and end by the chunk's end (a
+// timestamp past it is cut there: the next chunk starts there); the text after the last timestamp
+// is kept (keep_unclosed_tail) and <|endoftext|> waits until the timestamps reach 1 s before the
 // chunk's speech_end (filter.eot_before_frame), so no tail is left for a second window. A longer
 // chunk seeks through its windows as the sequential loop does. Word timestamps (DTW) and token
 // timestamps work per window.
