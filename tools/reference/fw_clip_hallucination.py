@@ -10,6 +10,9 @@ condition_on_previous_text, suppress_tokens [-1]) -- what our CLI runs with `-bs
 Runs (each with every segment's start, end, text, tokens and seek; words when word_timestamps):
   clip_jfk         jfk.wav, clip_timestamps "1.5,5,7" (1.5-5 s, then 7 s to the end)
   clip_long        long_speech.flac (210 s), clip_timestamps "5,40,100,150"
+  clip_past_end    long_speech.flac, clip_timestamps "98.8,123.0", condition_on_previous_text False:
+                   the last window (119.68 s, 3.32 s of the clip left) ends its one segment at
+                   <|28.14|>, 147.82 s: faster-whisper cuts no segment at the clip's end
   hal_jfk          jfk.wav, word_timestamps, hallucination_silence_threshold 2 (no change there)
   hal_silence      long_speech.flac 85-100 s, 25 s of zeros, long_speech.flac 100-140 s (80 s),
                    word_timestamps, hallucination_silence_threshold 2: the window after the zeros
@@ -109,6 +112,8 @@ def main():
     for name, clip, options in (
             ("clip_jfk", "jfk.wav", {"clip_timestamps": "1.5,5,7"}),
             ("clip_long", "long_speech.flac", {"clip_timestamps": "5,40,100,150"}),
+            ("clip_past_end", "long_speech.flac",
+             {"clip_timestamps": "98.8,123.0", "condition_on_previous_text": False}),
             ("hal_jfk", "jfk.wav", {"word_timestamps": True, "hallucination_silence_threshold": 2.0}),
             ("hal_silence", "silence_80s", {"word_timestamps": True, "hallucination_silence_threshold": 2.0})):
         description, samples = audio[clip]

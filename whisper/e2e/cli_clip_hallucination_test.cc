@@ -3,7 +3,8 @@
 // faster-whisper's beam_size=1 with suppress_tokens [-1]) against faster-whisper's segments on the
 // same tiny.en weights (testdata/fw_clip_hallucination.json, tools/reference/fw_clip_hallucination.py):
 //   - clip_timestamps "1.5,5,7" on jfk.wav and "5,40,100,150" on long_speech.flac: every segment's
-//     text tokens and times;
+//     text tokens and times; "98.8,123.0" with -mc 0, whose last segment ends 24.8 s past the clip
+//     in faster-whisper's output and ours;
 //   - hallucination_silence_threshold 2 with -dtw tiny.en on jfk.wav (nothing to skip: the same
 //     2 segments) and on 80 s built from long_speech.flac (85-100 s, 25 s of zeros, 100-140 s),
 //     where faster-whisper drops the window after the zeros ("This will be a new maid...", an
@@ -97,6 +98,18 @@ TEST_F(CliClipHallucinationTest, ClipTimestampsOnLongSpeechAreFasterWhispers) {
   ASSERT_EQ(ref.size(), 11u);
   // 5-40 s in two windows (5 s, 30.2 s), then 100-150 s in three (100 s, 126.36 s, 144.16 s).
   ExpectSegments(Run(testdata::SharedData("long_speech.flac"), {"--clip-timestamps", "5,40,100,150"}), ref, 0);
+}
+
+// A clip's last window may end its segment past the clip: on long_speech.flac's clip 98.8-123.0 s
+// without the previous text (-mc 0), the window at 119.68 s hears 3.32 s and names <|28.14|>, so
+// faster-whisper 1.2.1 ends " the world, unble" at 147.82 s (generate_segments cuts no segment at
+// seek_clip_end); ours is the same, end included.
+TEST_F(CliClipHallucinationTest, ClipsLastSegmentEndsWhereFasterWhispersDoes) {
+  const std::vector<ReferenceSegment> ref = LoadReferenceRun(kReference, "clip_past_end");
+  ASSERT_EQ(ref.size(), 6u);
+  ASSERT_EQ(ref.back().t1_ms, 147820);
+  ExpectSegments(Run(testdata::SharedData("long_speech.flac"), {"--clip-timestamps", "98.8,123.0", "-mc", "0"}), ref,
+                 0);
 }
 
 TEST_F(CliClipHallucinationTest, HallucinationThresholdOnJfkIsFasterWhispers) {
