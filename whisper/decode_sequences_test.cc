@@ -343,5 +343,30 @@ TEST_F(DecodeSequencesTest, NoHeapAllocationAfterWarmUp) {
   }
 }
 
+// Steps of 40 sequences (one matvec-mode product per projection over all 40 columns) allocate
+// nothing after the first, with F16 and Q8_0 weights.
+TEST_F(DecodeSequencesTest, NoHeapAllocationInStepsOfFortySequences) {
+  if (!ggml_testing::AllocCounter::Supported()) GTEST_SKIP() << "allocation counting unsupported";
+  absl::StatusOr<std::unique_ptr<WhisperModel>> q8 = WhisperModel::Load(path_, GGML_TYPE_Q8_0);
+  ASSERT_TRUE(q8.ok()) << q8.status();
+  for (const WhisperModel* model : {model_.get(), q8->get()}) {
+    const int n = 40;
+    std::unique_ptr<InferenceState> st = NewState(n, 2, kSimd, model);
+    ASSERT_NE(st, nullptr);
+    std::vector<SequenceStep> steps(n);
+    for (int d = 0; d < n; ++d) steps[d] = SequenceStep{d, d % 3, 220 + d, d % 4};
+    ASSERT_TRUE(st->DecodeSequences(steps.data(), n).ok());  // warm-up
+    absl::Status err;
+    ggml_testing::AllocCounter::Start();
+    for (int step = 1; step <= 3 && err.ok(); ++step) {
+      for (SequenceStep& s : steps) s.n_past += 1;
+      err = st->DecodeSequences(steps.data(), n);
+    }
+    const int64_t allocations = ggml_testing::AllocCounter::Stop();
+    EXPECT_TRUE(err.ok()) << err;
+    EXPECT_EQ(allocations, 0) << (model == model_.get() ? "F16" : "Q8_0");
+  }
+}
+
 }  // namespace
 }  // namespace whisper
