@@ -15,6 +15,10 @@
 //   edges at multiples of 64, about 4 units per thread; thread ith takes a contiguous range of
 //   units. Each unit is one kernels/matmul.h call (MulMatF32 / MulMatF16 / MulMatDequant with
 //   the thread's MulMatWorkSize() scratch, or MulMatConverted), or one QuantGemm call.
+//   A node with ggml_mul_mat_set_matvec (ggml/ops.h) takes the small-N paths for every N: F32/F16
+//   a MulMatF32Dots / MulMatF16Dots (no scratch), quantized a MulMatConverted after phase 1's
+//   vec_dot_type rows, never the int8 GEMM or MulMatDequant; its units never cut the b rows, so
+//   each thread reads its rows of a once for all columns.
 // Work buffer: [phase-1 rows, 64-byte aligned][packed a panels (int8 GEMM), 64-byte aligned]
 // [nth x per-thread scratch, 64-byte aligned].
 #include <stdio.h>
@@ -51,14 +55,16 @@ bool IsFloatType(ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16;
 // 115 us against 130 us; M = 1536, N = 64: 509 us against 1001 us.
 constexpr int64_t kInt8GemmMinN = 32;
 bool Int8Types(const ggml_tensor* node) { return QuantGemmSupports(node->src[0]->type) && QuantGemmFast(); }
-bool Int8Path(const ggml_tensor* node) { return Int8Types(node) && node->src[1]->ne[1] >= kInt8GemmMinN; }
+bool Int8Path(const ggml_tensor* node) {
+  return Int8Types(node) && node->src[1]->ne[1] >= kInt8GemmMinN && !ggml_mul_mat_get_matvec(node);
+}
 
 // Other quantized a with at least kMulMatPackedMinN b rows per batch: a is dequantized into the
 // packed panels (MulMatDequant) and b read as F32, as for F16 a; fewer rows quantize b to the
 // type's vec_dot_type and run integer dot products (MulMatConverted), reading a once.
 bool DequantPath(const ggml_tensor* node) {
   return !IsFloatType(node->src[0]->type) && !Int8Types(node) &&
-         node->src[1]->ne[1] >= static_cast<int64_t>(kMulMatPackedMinN);
+         node->src[1]->ne[1] >= static_cast<int64_t>(kMulMatPackedMinN) && !ggml_mul_mat_get_matvec(node);
 }
 
 // True when b rows can be handed to the F32 kernels in place: F32, contiguous rows, and row
@@ -100,7 +106,7 @@ MulMatLayout Layout(const ggml_tensor* node, int nth) {
   } else if (IsFloatType(a->type) || DequantPath(node)) {
     l.convert = !BDirect(b);
     l.row_bytes = static_cast<size_t>(K) * sizeof(float);
-    l.thread_bytes = AlignUp(MulMatWorkSize());
+    l.thread_bytes = ggml_mul_mat_get_matvec(node) ? 0 : AlignUp(MulMatWorkSize());  // the dot path has none
   } else {
     l.convert = true;
     l.row_bytes = MulMatConvertedRowBytes(*QuantMulMatRowOps(a->type), static_cast<size_t>(K));
@@ -138,18 +144,20 @@ const float* BRowF32(const ggml_tensor* b, int64_t n, int64_t i2, int64_t i3, fl
 }
 
 // How phase 2 cuts one batch: parts along M and N (each edge a multiple of kBlock; the last part
-// takes the remainder).
+// takes the remainder). split_n false: one part along N (the matvec mode: a read once per call).
 struct Split {
   int64_t m_parts, m_chunk, n_parts, n_chunk;
 };
 
-Split Partition(int64_t batches, int64_t M, int64_t N, int nth) {
+Split Partition(int64_t batches, int64_t M, int64_t N, int nth, bool split_n) {
   const int64_t target = nth == 1 ? 1 : 4 * static_cast<int64_t>(nth);
   const int64_t per_batch = CeilDiv(target, batches);
   Split s;
   s.m_parts = std::max<int64_t>(1, std::min(per_batch, M / kBlock));
   s.n_parts = 1;
-  if (s.m_parts < per_batch) s.n_parts = std::max<int64_t>(1, std::min(CeilDiv(per_batch, s.m_parts), N / kBlock));
+  if (s.m_parts < per_batch && split_n) {
+    s.n_parts = std::max<int64_t>(1, std::min(CeilDiv(per_batch, s.m_parts), N / kBlock));
+  }
   s.m_chunk = std::max<int64_t>(kBlock, CeilDiv(CeilDiv(M, s.m_parts), kBlock) * kBlock);
   s.n_chunk = std::max<int64_t>(kBlock, CeilDiv(CeilDiv(N, s.n_parts), kBlock) * kBlock);
   s.m_parts = std::max<int64_t>(1, M / s.m_chunk);  // the last part absorbs the remainder
@@ -273,7 +281,8 @@ void ForwardMulMat(const ComputeParams& p, ggml_tensor* dst) {
   const int64_t ne12 = b->ne[2];
   const int64_t batches = ne12 * b->ne[3];
   const int64_t r2 = ne12 / a->ne[2], r3 = b->ne[3] / a->ne[3];
-  const Split s = Partition(batches, M, N, p.nth);
+  const bool matvec = ggml_mul_mat_get_matvec(dst);
+  const Split s = Partition(batches, M, N, p.nth, !matvec);
   int64_t begin, end;
   SplitRange(batches * s.m_parts * s.n_parts, p.ith, p.nth, &begin, &end);
   const size_t ldc = RowStride(N, M, dst->nb[1], sizeof(float));
@@ -303,6 +312,12 @@ void ForwardMulMat(const ComputeParams& p, ggml_tensor* dst) {
     } else if (dequant) {
       st = MulMatDequant(*QuantMulMatDequantOps(a->type), static_cast<size_t>(K), ap, a->nb[1], bp, ldb, c, ldc,
                          m0, m1, n0, n1, scratch, l.thread_bytes);
+    } else if (matvec && a->type == GGML_TYPE_F32) {
+      st = MulMatF32Dots(static_cast<size_t>(K), reinterpret_cast<const float*>(ap), lda, bp, ldb, c, ldc, m0, m1,
+                         n0, n1);
+    } else if (matvec) {
+      st = MulMatF16Dots(static_cast<size_t>(K), reinterpret_cast<const ggml_fp16_t*>(ap), lda, bp, ldb, c, ldc,
+                         m0, m1, n0, n1);
     } else if (a->type == GGML_TYPE_F32) {
       st = MulMatF32(static_cast<size_t>(K), reinterpret_cast<const float*>(ap), lda, bp, ldb, c,
                      ldc, m0, m1, n0, n1, scratch, l.thread_bytes);

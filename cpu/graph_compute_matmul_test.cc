@@ -1,6 +1,7 @@
 // MUL_MAT through ggml_graph_compute against the reference evaluator, on every Highway target:
 // F32/F16/quantized a, F32/F16 b (contiguous, transposed, permuted), odd K, M, N, batch
-// broadcasting, and 1/2/3/8 threads agreeing bit for bit (RunAndReference).
+// broadcasting, and 1/2/3/8 threads agreeing bit for bit (RunAndReference); the matvec mode
+// (ggml_mul_mat_set_matvec) against each column alone.
 //
 // Each result element is checked against a bound derived for it (not a fixed tolerance):
 //   f32 accumulation:  2 gamma_K sum_k |a_k b_k|, gamma_K = K u / (1 - K u), u = 2^-24;
@@ -77,11 +78,12 @@ class Reader {
 };
 
 // Per-element error bounds of mul_mat(a, b) (see the top of the file).
-std::vector<double> Bounds(const ggml_tensor* a, const ggml_tensor* b) {
+// small_n: the bound of the small-N paths whatever N (ggml_mul_mat_set_matvec).
+std::vector<double> Bounds(const ggml_tensor* a, const ggml_tensor* b, bool small_n = false) {
   const Reader ar(a), br(b);
   const int64_t K = a->ne[0], M = a->ne[1], N = b->ne[1];
   const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-  const bool quant = ggml_is_quantized(a->type) && (N < static_cast<int64_t>(kMulMatPackedMinN) ||
+  const bool quant = ggml_is_quantized(a->type) && (small_n || N < static_cast<int64_t>(kMulMatPackedMinN) ||
                                                     (QuantGemmSupports(a->type) && QuantGemmFast()));
   const bool with_sum = a->type == GGML_TYPE_Q4_1 || a->type == GGML_TYPE_Q5_1;
   const double u = ldexp(1.0, -24), gamma = K * u / (1.0 - K * u);
@@ -231,6 +233,59 @@ TEST_P(GraphComputeMatMulTest, Int8PathEqualsReferenceBits) {
   CheckInt8Path<block_q8_0>(GGML_TYPE_Q8_0, vec_dot_q8_0_q8_0_ref);
   CheckInt8Path<block_q4_0>(GGML_TYPE_Q4_0, vec_dot_q4_0_q8_0_ref);
   CheckInt8Path<block_q5_0>(GGML_TYPE_Q5_0, vec_dot_q5_0_q8_0_ref);
+}
+
+// ggml_mul_mat_set_matvec: for every type of a and N from 16 (the packed path's first) to 129,
+// each result column has the bytes of the same product on that column alone (N = 1: the
+// matrix-vector / vec_dot paths), with 1, 2, 3 and 8 threads (RunAndReference), and is within the
+// small-N bound of the reference. The plan shows which path ran: no per-thread packing scratch
+// for F32/F16 a, no packed int8 panels for quantized a (whose int8 GEMM has the bits of vec_dot,
+// Int8PathEqualsReferenceBits, so only its work buffer tells it apart), where the same node
+// without the mode needs them.
+TEST_P(GraphComputeMatMulTest, MatVecModeComputesEachColumnAlone) {
+  test::ExpectDispatchedTo(GetParam());
+  const int64_t K = 256, M = 130;
+  for (ggml_type at : {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q5_1}) {
+    for (int64_t N : {16, 40, 129}) {
+      Ctx c;
+      ggml_tensor* a = RandomTensor(c.ctx, at, {K, M}, 70);
+      ggml_tensor* b = RandomTensor(c.ctx, GGML_TYPE_F32, {K, N}, 71);
+      const std::string what = absl::StrCat(ggml_type_name(at), " N=", N);
+      ggml_tensor* plain = ggml_mul_mat(c.ctx, a, b);
+      ggml_tensor* out = ggml_mul_mat_set_matvec(ggml_mul_mat(c.ctx, a, b), true);
+      ASSERT_TRUE(plain != nullptr && out != nullptr && ggml_mul_mat_get_matvec(out)) << ggml_last_error();
+      ASSERT_FALSE(ggml_mul_mat_get_matvec(plain));
+      ggml_cgraph* g_out = ggml_new_graph(c.ctx);
+      ggml_cgraph* g_plain = ggml_new_graph(c.ctx);
+      ASSERT_TRUE(ggml_build_forward_expand(g_out, out) && ggml_build_forward_expand(g_plain, plain));
+      const size_t work = ggml_graph_plan(g_out, 2, Exec().pool()).work_size;
+      const size_t work_plain = ggml_graph_plan(g_plain, 2, Exec().pool()).work_size;
+      if (!ggml_is_quantized(at)) {
+        EXPECT_EQ(work, 0u) << what;  // contiguous F32 b: nothing to convert, no scratch
+        EXPECT_GE(work_plain, 2 * MulMatWorkSize()) << what;
+      } else {
+        EXPECT_LT(work, QuantGemmPackedBytesA(K, M)) << what;
+        if (QuantGemmSupports(at) && QuantGemmFast() && N >= 32) {
+          EXPECT_GE(work_plain, QuantGemmPackedBytesA(K, M)) << what;
+        }
+      }
+      const test::Outcome o = RunAndReference(&Exec(), c.ctx, out, what);
+      ASSERT_EQ(o.exec.size(), static_cast<size_t>(M * N)) << what;
+      for (int64_t n = 0; n < N; ++n) {
+        ggml_tensor* col = ggml_view_2d(c.ctx, b, K, 1, b->nb[1], static_cast<size_t>(n) * b->nb[1]);
+        ggml_tensor* one = ggml_mul_mat(c.ctx, a, col);
+        ggml_cgraph* g = ggml_new_graph(c.ctx);
+        ASSERT_TRUE(one != nullptr && g != nullptr && ggml_build_forward_expand(g, one)) << ggml_last_error();
+        ASSERT_EQ(Exec().Run(g, 2), GGML_STATUS_SUCCESS) << ggml_last_error();
+        ASSERT_EQ(0, memcmp(o.exec.data() + n * M, one->data, static_cast<size_t>(M) * sizeof(float)))
+            << what << " column " << n;
+      }
+      const std::vector<double> bound = Bounds(a, b, /*small_n=*/true);
+      for (size_t i = 0; i < bound.size(); ++i) {
+        ASSERT_LE(fabs(static_cast<double>(o.exec[i]) - o.ref[i]), bound[i]) << what << " [" << i << "]";
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -441,6 +441,17 @@ ggml_tensor* ggml_flash_attn_ext(ggml_context* ctx, ggml_tensor* q, ggml_tensor*
   return r;
 }
 
+ggml_tensor* ggml_mul_mat_set_matvec(ggml_tensor* a, bool matvec) {
+  GGML_OP_NONNULL("ggml_mul_mat_set_matvec", a);
+  GGML_OP_CHECK(a->op == GGML_OP_MUL_MAT, "ggml_mul_mat_set_matvec: %s is not MUL_MAT", ShapeStr(a));
+  SetParamI32(a, 1, matvec ? 1 : 0);
+  return a;
+}
+
+bool ggml_mul_mat_get_matvec(const ggml_tensor* a) {
+  return a != nullptr && a->op == GGML_OP_MUL_MAT && a->op_params[1] == 1;
+}
+
 ggml_tensor* ggml_flash_attn_ext_set_int8(ggml_tensor* a, bool int8) {
   GGML_OP_NONNULL("ggml_flash_attn_ext_set_int8", a);
   GGML_OP_CHECK(a->op == GGML_OP_FLASH_ATTN_EXT, "ggml_flash_attn_ext_set_int8: %s is not FLASH_ATTN_EXT",

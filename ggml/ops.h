@@ -43,6 +43,22 @@ struct ggml_tensor* ggml_sqrt(struct ggml_context* ctx, struct ggml_tensor* a); 
 // [M, N, ne12, ne13]: result[n][m] = dot(row m of a, row n of b). a: F32, F16 or a quantized type
 // with contiguous rows (nb0 = type size); b: F32 or F16, any strides.
 struct ggml_tensor* ggml_mul_mat(struct ggml_context* ctx, struct ggml_tensor* a, struct ggml_tensor* b);
+// Extension (ggml has no such mode): asks the MUL_MAT node `a` to compute every result column as
+// a matrix-vector product of a and that column of b, for any number of columns N, so column n's
+// bits depend only on a and b's column n, never on N or the other columns. A multi-sequence
+// decoder step sets it on its projections (whisper/decoder.h): each sequence's logits are then
+// bit for bit those of the sequence alone while each weight matrix is read once for all of them.
+// Stored in op_params[1] (ggml keeps its precision, GGML_PREC_*, in op_params[0]). The CPU
+// executor (cpu/graph_compute_matmul.cc) honours it: F32/F16 a take kernels/matmul.h's dot-product
+// path (MulMatF32Dots / MulMatF16Dots) over all N columns, quantized a the vec_dot path
+// (MulMatConverted: b rows quantized to the type's vec_dot_type), never the packed, dequantizing
+// or int8 GEMM paths of larger N; threads split the rows of a, so each reads its share once.
+// Below kMulMatPackedMinN (16) columns those are the paths taken anyway, so the mode changes no
+// result there. The reference executor (cpu/ref_ops.h) computes every column alone regardless.
+// Returns a; NULL with a message when a is NULL or not MUL_MAT.
+struct ggml_tensor* ggml_mul_mat_set_matvec(struct ggml_tensor* a, bool matvec);
+// True when ggml_mul_mat_set_matvec(a, true) was applied to the MUL_MAT node a.
+bool ggml_mul_mat_get_matvec(const struct ggml_tensor* a);
 
 // Copies a into b (a view of b is returned, op CPY, src = {a, b}); same element count; types
 // F32/F16 in any combination; both may be non-contiguous.

@@ -354,6 +354,26 @@ TEST_F(OpsTest, FlashAttnExtInt8FlagSitsInOpParam4) {
   EXPECT_TRUE(ErrorMentions(log_, {"a source tensor is NULL"}));
 }
 
+TEST_F(OpsTest, MulMatMatVecFlagSitsInOpParam1) {
+  ggml_tensor* a = New(GGML_TYPE_F16, 64, 30, 1, 1, "w");
+  ggml_tensor* b = F32(64, 40, 1, 1, "x");
+  ggml_tensor* r = ggml_mul_mat(ctx_, a, b);
+  ASSERT_NE(r, nullptr);
+  EXPECT_FALSE(ggml_mul_mat_get_matvec(r));
+  EXPECT_EQ(ggml_mul_mat_set_matvec(r, true), r);
+  EXPECT_TRUE(ggml_mul_mat_get_matvec(r));
+  EXPECT_EQ(r->op_params[1], 1);
+  EXPECT_EQ(r->op_params[0], 0);  // ggml's precision slot untouched
+  EXPECT_EQ(ggml_mul_mat_set_matvec(r, false), r);
+  EXPECT_FALSE(ggml_mul_mat_get_matvec(r));
+  EXPECT_EQ(ggml_mul_mat_set_matvec(b, true), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"ggml_mul_mat_set_matvec: 'x' f32 [64, 40, 1, 1] is not MUL_MAT"}));
+  EXPECT_FALSE(ggml_mul_mat_get_matvec(b));
+  EXPECT_EQ(ggml_mul_mat_set_matvec(nullptr, true), nullptr);
+  EXPECT_TRUE(ErrorMentions(log_, {"a source tensor is NULL"}));
+  EXPECT_FALSE(ggml_mul_mat_get_matvec(nullptr));
+}
+
 // ALiBi slopes by hand: 8 heads, max_bias 8: m0 = 2^-1, slopes 2^-1 .. 2^-8; 6 heads: n = 4,
 // m0 = 2^-2 (heads 0-3: 2^-2, 2^-4, 2^-6, 2^-8), m1 = 2^-1 (heads 4, 5: 2^-1, 2^-3).
 TEST_F(OpsTest, AlibiSlopesFollowTheDefinition) {

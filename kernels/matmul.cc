@@ -42,6 +42,20 @@ void MulMatF16Block(size_t k, const ggml_fp16_t* a, size_t lda, const float* b, 
   MulMatBlock(k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end, work);
 }
 
+// The dot-product path for any number of b rows (MulMatF32Dots, MulMatF16Dots).
+void MulMatF32DotsBlock(size_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+                        size_t ldc, size_t m_begin, size_t m_end, size_t n_begin, size_t n_end) {
+  const hn::ScalableTag<float> d;
+  MulMatDots(d, k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end);
+}
+
+void MulMatF16DotsBlock(size_t k, const ggml_fp16_t* a, size_t lda, const float* b, size_t ldb,
+                        float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
+                        size_t n_end) {
+  const hn::ScalableTag<float> d;
+  MulMatDots(d, k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end);
+}
+
 void MulMatDequantBlock(size_t k, const MulMatDequantOps* ops, const void* a, size_t a_nb1,
                         const float* b, size_t ldb, float* c, size_t ldc, size_t m_begin,
                         size_t m_end, size_t n_begin, size_t n_end, float* work) {
@@ -66,6 +80,8 @@ HWY_EXPORT(MulMatWorkFloats);
 HWY_EXPORT(MulMatF32Block);
 HWY_EXPORT(MulMatF16Block);
 HWY_EXPORT(MulMatDequantBlock);
+HWY_EXPORT(MulMatF32DotsBlock);
+HWY_EXPORT(MulMatF16DotsBlock);
 
 namespace {
 
@@ -90,15 +106,25 @@ void ZeroBlock(float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begi
   for (size_t n = n_begin; n < n_end; ++n) memset(c + n * ldc + m_begin, 0, (m_end - m_begin) * 4);
 }
 
-absl::Status CheckDense(const char* fn, size_t k, const void* a, size_t lda, const float* b,
-                        size_t ldb, const float* c, size_t ldc, size_t m_begin, size_t m_end,
-                        size_t n_begin, size_t n_end, const void* work, size_t work_size) {
+// The operands of a dense block (a, b, strides; c via CheckBlock).
+absl::Status CheckDenseOperands(const char* fn, size_t k, const void* a, size_t lda, const float* b,
+                                size_t ldb, const float* c, size_t ldc, size_t m_begin,
+                                size_t m_end, size_t n_begin, size_t n_end) {
   absl::Status s = CheckBlock(fn, c, ldc, m_begin, m_end, n_begin, n_end);
   if (!s.ok() || m_begin == m_end || n_begin == n_end || k == 0) return s;
   if (a == nullptr) return Invalid(fn, "a is null");
   if (b == nullptr) return Invalid(fn, "b is null");
   if (lda < k) return Invalid(fn, absl::StrFormat("lda=%zu < k=%zu", lda, k));
   if (ldb < k) return Invalid(fn, absl::StrFormat("ldb=%zu < k=%zu", ldb, k));
+  return absl::OkStatus();
+}
+
+// ... and the scratch buffer of the entry points that take one.
+absl::Status CheckDense(const char* fn, size_t k, const void* a, size_t lda, const float* b,
+                        size_t ldb, const float* c, size_t ldc, size_t m_begin, size_t m_end,
+                        size_t n_begin, size_t n_end, const void* work, size_t work_size) {
+  absl::Status s = CheckDenseOperands(fn, k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end);
+  if (!s.ok() || m_begin == m_end || n_begin == n_end || k == 0) return s;
   if (work == nullptr || work_size < MulMatWorkSize()) {
     return Invalid(fn, absl::StrFormat("work_size=%zu (work %s) < MulMatWorkSize()=%zu", work_size,
                                        work == nullptr ? "null" : "given", MulMatWorkSize()));
@@ -118,7 +144,7 @@ void AsanCheckDense(const char* fn, size_t k, const void* a, size_t a_elem, size
                 ldb * sizeof(float));
   AsanCheckRows(fn, "c", c + n_begin * ldc + m_begin, n_end - n_begin,
                 (m_end - m_begin) * sizeof(float), ldc * sizeof(float));
-  AsanCheckRows(fn, "work", work, 1, MulMatWorkSize(), 0);
+  if (work != nullptr) AsanCheckRows(fn, "work", work, 1, MulMatWorkSize(), 0);
 }
 
 float* AlignWork(void* work) {
@@ -173,6 +199,40 @@ absl::Status MulMatF16(size_t k, const ggml_fp16_t* a, size_t lda, const float* 
   InitDispatchOnce();
   HWY_DYNAMIC_DISPATCH(MulMatF16Block)(k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end,
                                        AlignWork(work));
+  return s;
+}
+
+absl::Status MulMatF32Dots(size_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                           float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
+                           size_t n_end) {
+  absl::Status s = CheckDenseOperands("MulMatF32Dots", k, a, lda, b, ldb, c, ldc, m_begin, m_end,
+                                      n_begin, n_end);
+  if (!s.ok() || m_begin == m_end || n_begin == n_end) return s;
+  if (k == 0) {
+    ZeroBlock(c, ldc, m_begin, m_end, n_begin, n_end);
+    return s;
+  }
+  AsanCheckDense("MulMatF32Dots", k, a, sizeof(float), lda, b, ldb, c, ldc, m_begin, m_end, n_begin,
+                 n_end, nullptr);
+  InitDispatchOnce();
+  HWY_DYNAMIC_DISPATCH(MulMatF32DotsBlock)(k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end);
+  return s;
+}
+
+absl::Status MulMatF16Dots(size_t k, const ggml_fp16_t* a, size_t lda, const float* b, size_t ldb,
+                           float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
+                           size_t n_end) {
+  absl::Status s = CheckDenseOperands("MulMatF16Dots", k, a, lda, b, ldb, c, ldc, m_begin, m_end,
+                                      n_begin, n_end);
+  if (!s.ok() || m_begin == m_end || n_begin == n_end) return s;
+  if (k == 0) {
+    ZeroBlock(c, ldc, m_begin, m_end, n_begin, n_end);
+    return s;
+  }
+  AsanCheckDense("MulMatF16Dots", k, a, sizeof(ggml_fp16_t), lda, b, ldb, c, ldc, m_begin, m_end,
+                 n_begin, n_end, nullptr);
+  InitDispatchOnce();
+  HWY_DYNAMIC_DISPATCH(MulMatF16DotsBlock)(k, a, lda, b, ldb, c, ldc, m_begin, m_end, n_begin, n_end);
   return s;
 }
 

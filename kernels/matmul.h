@@ -55,6 +55,21 @@ absl::Status MulMatF16(size_t k, const ggml_fp16_t* a, size_t lda, const float* 
                        float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
                        size_t n_end, void* work, size_t work_size);
 
+// The dot-product path for a block of any number of b rows: c as MulMatF32 / MulMatF16, but
+// every output is computed exactly as for a block of fewer than kMulMatPackedMinN b rows, so
+// column n's bits depend only on a and b row n, never on n_begin, n_end or the other rows
+// (a multi-sequence decoder step keeps each sequence's logits those of the sequence alone,
+// ggml/ops.h ggml_mul_mat_set_matvec). a is streamed once per call: each tile of 4 a rows meets
+// every b row (in groups of 5 with AVX-512, 3 below) while it is in L1, so for many b rows the
+// cost is the FMAs rather than the read of a. No scratch. Errors: those of MulMatF32 except the
+// scratch.
+absl::Status MulMatF32Dots(size_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                           float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
+                           size_t n_end);
+absl::Status MulMatF16Dots(size_t k, const ggml_fp16_t* a, size_t lda, const float* b, size_t ldb,
+                           float* c, size_t ldc, size_t m_begin, size_t m_end, size_t n_begin,
+                           size_t n_end);
+
 // ---- Quantized a, dequantized into the packed panels (the matrix-matrix path) -----------------
 //
 // Rows of a in a block format (ggml's Q4_0..Q8_0: blck_size elements in block_bytes bytes) are

@@ -31,6 +31,7 @@ namespace {
 struct Shape {
   const char* name;
   size_t m, n, k;  // a ne = [k, m], b ne = [k, n], c ne = [m, n]
+  bool dots = false;  // MulMatF32Dots / MulMatF16Dots (the matvec mode) instead of MulMatF32 / MulMatF16
 };
 
 const Shape kShapes[] = {
@@ -49,6 +50,11 @@ const Shape kShapes[] = {
     {"mlp2_512x2048x6000", 512, 6000, 2048},
     {"logits_51864x384x1", 51864, 1, 384},   // token embedding^T x one decoder state
     {"logits_51864x384x5", 51864, 5, 384},   // the same for a batched beam-5 step
+    // base's batched decoder step of 40 sequences (8 windows x 5 beams) in the matvec mode
+    // (ggml_mul_mat_set_matvec): fc1, fc2 and the vocabulary projection on the dot path.
+    {"dots_fc1_2048x512x40", 2048, 40, 512, true},
+    {"dots_fc2_512x2048x40", 512, 40, 2048, true},
+    {"dots_logits_51864x512x40", 51864, 40, 512, true},
     {"square_64", 64, 64, 64},       {"square_128", 128, 128, 128},
     {"square_256", 256, 256, 256},   {"square_512", 512, 512, 512},
     {"square_1024", 1024, 1024, 1024}, {"square_2048", 2048, 2048, 2048},
@@ -113,11 +119,16 @@ void RunOurs(const Shape& s, Data& d, bool f16, int nth, std::vector<std::vector
     const size_t m0 = split_m ? begin : 0, m1 = split_m ? end : s.m;
     const size_t n0 = split_m ? 0 : begin, n1 = split_m ? s.n : end;
     std::vector<char>& w = work[ith];
-    absl::Status st =
-        f16 ? MulMatF16(s.k, d.a16.data(), s.k, d.b.data(), s.k, d.c.data(), s.m, m0, m1, n0, n1,
-                        w.data(), w.size())
-            : MulMatF32(s.k, d.a.data(), s.k, d.b.data(), s.k, d.c.data(), s.m, m0, m1, n0, n1,
-                        w.data(), w.size());
+    absl::Status st;
+    if (s.dots) {
+      st = f16 ? MulMatF16Dots(s.k, d.a16.data(), s.k, d.b.data(), s.k, d.c.data(), s.m, m0, m1, n0, n1)
+               : MulMatF32Dots(s.k, d.a.data(), s.k, d.b.data(), s.k, d.c.data(), s.m, m0, m1, n0, n1);
+    } else {
+      st = f16 ? MulMatF16(s.k, d.a16.data(), s.k, d.b.data(), s.k, d.c.data(), s.m, m0, m1, n0, n1, w.data(),
+                           w.size())
+               : MulMatF32(s.k, d.a.data(), s.k, d.b.data(), s.k, d.c.data(), s.m, m0, m1, n0, n1, w.data(),
+                           w.size());
+    }
     if (!st.ok()) abort();  // benchmark binary: shapes are fixed above
   });
 }

@@ -118,6 +118,43 @@ TEST_P(MatMulTest, DenseF32AndF16) {
   }
 }
 
+// The dot path for any number of b rows (MulMatF32Dots / MulMatF16Dots): every column of a block
+// of 16 to 129 columns, split over rows as threads would split it, has the bytes of that column
+// computed alone by MulMatF32 / MulMatF16 (one b row: their dot path), and the reference's bound.
+// (MulMatF32 over the same blocks takes its packed path from 16 columns on, whose sums are in
+// another order.)
+TEST_P(MatMulTest, DotsPathEqualsEachColumnAlone) {
+  test::ExpectDispatchedTo(GetParam());
+  std::vector<char> work(MulMatWorkSize());
+  const Shape shapes[] = {{33, 16}, {129, 40}, {7, 129}};
+  for (size_t k : test::Sizes()) {
+    for (const Shape& s : shapes) {
+      const Case t(k, s, false, static_cast<uint32_t>(k * 17 + s.m * 5 + s.n));
+      const size_t ms[4] = {0, t.m / 3, 2 * t.m / 3, t.m};
+      for (bool f16 : {false, true}) {
+        std::vector<float> c(t.n * t.ldc, kSentinel), one(t.n * t.ldc, kSentinel);
+        for (int i = 0; i < 3; ++i) {
+          ASSERT_TRUE((f16 ? MulMatF16Dots(k, t.a16.data(), t.lda, t.b.data(), t.ldb, c.data(), t.ldc, ms[i],
+                                           ms[i + 1], 0, t.n)
+                           : MulMatF32Dots(k, t.a.data(), t.lda, t.b.data(), t.ldb, c.data(), t.ldc, ms[i],
+                                           ms[i + 1], 0, t.n))
+                          .ok());
+        }
+        for (size_t j = 0; j < t.n; ++j) {
+          ASSERT_TRUE((f16 ? MulMatF16(k, t.a16.data(), t.lda, t.b.data(), t.ldb, one.data(), t.ldc, 0, t.m, j,
+                                       j + 1, work.data(), work.size())
+                           : MulMatF32(k, t.a.data(), t.lda, t.b.data(), t.ldb, one.data(), t.ldc, 0, t.m, j,
+                                       j + 1, work.data(), work.size()))
+                          .ok());
+        }
+        ASSERT_EQ(0, memcmp(c.data(), one.data(), c.size() * sizeof(float)))
+            << (f16 ? "F16" : "F32") << " k=" << k << " m=" << t.m << " n=" << t.n;
+        t.Check(c, false, f16 ? "F16 dots" : "F32 dots");
+      }
+    }
+  }
+}
+
 // A test-only plug-in type: a is f32, b rows are converted to f16 in blocks of 4 (8 bytes), so
 // the row-bytes arithmetic differs from the built-in types. Reference uses the rounded b.
 void ToF16Blocks(const float* x, void* y, int64_t k) {
@@ -243,6 +280,14 @@ TEST(MatMulErrorTest, InvalidArgumentsAreErrors) {
   EXPECT_EQ(code(MulMatF32(8, a.data(), 8, b.data(), 8, c.data(), 4, 0, 4, 0, 2, nullptr, ws)), kInvalid);
   EXPECT_EQ(code(MulMatF32(8, nullptr, 8, b.data(), 8, c.data(), 4, 0, 4, 0, 2, w, ws)), kInvalid);
   EXPECT_EQ(code(MulMatF32(8, a.data(), 8, b.data(), 8, nullptr, 4, 0, 4, 0, 2, w, ws)), kInvalid);
+  // The dot path: the same operand checks, and no scratch.
+  EXPECT_TRUE(MulMatF32Dots(8, a.data(), 8, b.data(), 8, c.data(), 4, 0, 4, 0, 2).ok());
+  EXPECT_EQ(code(MulMatF32Dots(8, a.data(), 7, b.data(), 8, c.data(), 4, 0, 4, 0, 2)), kInvalid);
+  EXPECT_EQ(code(MulMatF32Dots(8, a.data(), 8, b.data(), 8, c.data(), 3, 0, 4, 0, 2)), kInvalid);
+  EXPECT_EQ(code(MulMatF16Dots(8, nullptr, 8, b.data(), 8, c.data(), 4, 0, 4, 0, 2)), kInvalid);
+  EXPECT_EQ(code(MulMatF16Dots(8, reinterpret_cast<const ggml_fp16_t*>(a.data()), 8, b.data(), 8, c.data(), 4, 0,
+                               4, 3, 2)),
+            kInvalid);
   // Empty blocks are fine even without buffers.
   EXPECT_TRUE(MulMatF32(8, nullptr, 0, nullptr, 0, nullptr, 0, 2, 2, 0, 5, nullptr, 0).ok());
   // The hook: K must be a multiple of the block size; wdata must hold n_end rows.

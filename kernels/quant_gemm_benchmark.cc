@@ -38,11 +38,15 @@ struct Shape {
 // (n_state x n_state), fc1 (4 n_state x n_state), fc2 (n_state x 4 n_state).
 // Then few columns (a prompt of 16-64 tokens), where the graph executor's threshold between the
 // vec_dot path (VecDot: MulMatConverted, activations quantized, each weight block read once
-// per 4 columns) and the GEMMs was measured.
+// per 4 columns) and the GEMMs was measured; and a batched decoder step's 40 columns, which the
+// matvec mode (ggml/ops.h ggml_mul_mat_set_matvec) sends to VecDot.
 const Shape kShapes[] = {{384, 1500, 384}, {1536, 1500, 384}, {384, 1500, 1536},
                          {512, 1500, 512}, {2048, 1500, 512}, {512, 1500, 2048},
                          {384, 8, 384},    {384, 16, 384},    {1536, 16, 384},
-                         {384, 32, 384},   {1536, 64, 384}};
+                         {384, 32, 384},   {1536, 64, 384},
+                         // base's decoder step of 40 sequences (8 windows x 5 beams): fc1, fc2
+                         // and the vocabulary projection (28 MB of Q8_0: streamed from memory).
+                         {2048, 40, 512},  {512, 40, 2048},  {51864, 40, 512}};
 
 BenchPool& Pool(int nth) {
   static std::map<int, std::unique_ptr<BenchPool>> pools;

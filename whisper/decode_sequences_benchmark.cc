@@ -1,15 +1,18 @@
-// Decoder step time of B independent sequences on the real tiny.en (models/ggml-tiny.en.bin):
-// one InferenceState::DecodeSequences step of B sequences, each in its own window at its own
-// n_past, against the same B tokens decoded as B separate single-sequence steps (Decode), and
-// against DecodeBatch (B beams of one window, one cross-attention product), for B = 1, 2, 4, 8
-// and 16 (two blocks of 8 columns per product, whisper/decoder.h kDecoderColumnBlock).
+// Decoder step time of B independent sequences on a real model (default models/ggml-tiny.en.bin):
+// one InferenceState::DecodeSequences step of B sequences, each at its own n_past, against the
+// same B tokens decoded as B separate single-sequence steps (Decode), and against DecodeBatch (B
+// beams of one window, one cross-attention product), for B = 1, 2, 4, 8, 16 and 40. Up to 8
+// sequences each have their own window; beyond, the B sequences share 8 windows in runs of
+// consecutive sequences (B = 40: 8 windows x 5 beams, a beam-5 step of `--batch-size 8`). Every
+// product of the step is one matvec-mode product over its B columns (whisper/decoder.h).
 // The three are measured interleaved, round after round, in one run, and each figure is the
 // median over the rounds, so a busy machine shifts all three alike; the ratios are printed, of
 // wall time and of process CPU time (CLOCK_PROCESS_CPUTIME_ID: with 1 thread, the time the step
 // really ran, whatever else the machine runs; with 2, it includes the barrier spins).
 //   bazel run -c opt //whisper:decode_sequences_benchmark -- [n_threads=2] [rounds=40] [profile=0]
+//       [model=models/ggml-tiny.en.bin] [max_b=40]
 // profile=1 then prints, per op, the nodes and thread-0 busy and barrier-wait time of one step of
-// 8 sequences and of 8 beams (cpu/graph_compute.h ggml_cpu_profile).
+// max_b sequences and of max_b beams (cpu/graph_compute.h ggml_cpu_profile).
 // The mel of each window is constant (-0.5 + 0.01 w): the cost does not depend on the values.
 #include <algorithm>
 #include <chrono>
@@ -17,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cpu/graph_compute.h"
@@ -73,7 +77,11 @@ void PrintProfile(InferenceState& st, const char* name, int n, Fn step) {
   }
 }
 
-constexpr int kMaxB = 16;
+constexpr int kMaxB = 40;
+constexpr int kMaxWindows = 8;
+
+// The window of sequence d of a step of B: its own up to kMaxWindows, else runs of B / 8 (+-1).
+int WindowOf(int d, int B) { return B <= kMaxWindows ? d : d * kMaxWindows / B; }
 constexpr int32_t kToken = 262;
 
 // B sequences d = 0 .. B-1 (decoder d, window d, at n_past[d]) of `st`, measured as separate
@@ -85,12 +93,12 @@ void MeasureB(InferenceState& st, InferenceState& idle, const std::vector<int>& 
   std::vector<int> decoders(B);
   std::vector<int32_t> tokens(B, kToken);
   for (int d = 0; d < B; ++d) {
-    steps[d] = SequenceStep{d, d, kToken, n_past[d]};
+    steps[d] = SequenceStep{d, WindowOf(d, B), kToken, n_past[d]};
     decoders[d] = d;
   }
   auto separate = [&] {
     for (int d = 0; d < B; ++d) {
-      if (!st.Decode(d, &kToken, 1, n_past[d], d).ok()) return false;
+      if (!st.Decode(d, &kToken, 1, n_past[d], WindowOf(d, B)).ok()) return false;
     }
     return true;
   };
@@ -117,34 +125,35 @@ void MeasureB(InferenceState& st, InferenceState& idle, const std::vector<int>& 
     host.push_back(TimeMs([&] { return idle.DecodeSequences(steps.data(), B).ok(); }).wall);
   }
   printf("    B = %d: build + place + copy, no compute: %.3f ms\n", B, Median(host));
-  if (profile && B == 8) {
-    PrintProfile(st, "8 sequences", 20, sequences);
-    PrintProfile(st, "8 beams", 20, beams);
+  if (profile) {
+    PrintProfile(st, "sequences", 20, sequences);
+    PrintProfile(st, "beams", 20, beams);
     PrintProfile(st, "1 sequence", 20, [&] { return st.Decode(0, &kToken, 1, n_past[0], 0).ok(); });
   }
 }
 
-// A state of kMaxB decoders and windows (constant mel -0.5 + 0.01 w in window w), or nullptr.
+// A state of kMaxB decoders and kMaxWindows windows (constant mel -0.5 + 0.01 w in window w), or
+// nullptr.
 std::unique_ptr<InferenceState> NewState(const WhisperModel& model, int n_threads, GraphComputeFn compute) {
   absl::StatusOr<std::unique_ptr<InferenceState>> st =
-      InferenceState::Create(model, kMaxB, n_threads, compute, EncoderOptions(), kMaxB);
+      InferenceState::Create(model, kMaxB, n_threads, compute, EncoderOptions(), kMaxWindows);
   if (!st.ok()) {
     fprintf(stderr, "%s\n", st.status().ToString().c_str());
     return nullptr;
   }
   const int n_frames = 2 * model.hparams().n_audio_ctx;
   std::vector<float> mel(static_cast<size_t>(model.hparams().n_mels) * n_frames);
-  for (int w = 0; w < kMaxB; ++w) {
+  for (int w = 0; w < kMaxWindows; ++w) {
     std::fill(mel.begin(), mel.end(), -0.5f + 0.01f * w);
     if (!(*st)->EncodeWindow(w, mel.data(), n_frames, 0).ok()) return nullptr;
   }
   return std::move(*st);
 }
 
-int Run(int n_threads, int rounds, bool profile) {
-  absl::StatusOr<std::unique_ptr<WhisperModel>> m = WhisperModel::Load(testdata::ModelPath("ggml-tiny.en.bin"));
+int Run(int n_threads, int rounds, bool profile, const std::string& path, int max_b) {
+  absl::StatusOr<std::unique_ptr<WhisperModel>> m = WhisperModel::Load(path);
   if (!m.ok()) {
-    fprintf(stderr, "%s\n", testdata::MissingModelHint(testdata::ModelPath("ggml-tiny.en.bin")).c_str());
+    fprintf(stderr, "%s\n%s\n", m.status().ToString().c_str(), testdata::MissingModelHint(path).c_str());
     return 1;
   }
   const WhisperModel& model = **m;
@@ -152,19 +161,23 @@ int Run(int n_threads, int rounds, bool profile) {
   // The same state shape with an executor that computes nothing.
   std::unique_ptr<InferenceState> idle = NewState(model, n_threads, [](ggml_cgraph*) { return true; });
   if (st == nullptr || idle == nullptr) return 1;
-  // Sequence d: window d, a prompt of 48 + 5 d tokens (mid-window positions, all different).
+  // Sequence d: a prompt of 48 + 5 d tokens (mid-window positions, all different), in window
+  // d % 8 (the values do not change the cost of the later steps in other windows).
   std::vector<int> n_past(kMaxB);
   for (int d = 0; d < kMaxB; ++d) {
     n_past[d] = 48 + 5 * d;
     std::vector<int32_t> prompt(n_past[d], 220);
     prompt[0] = model.special().sot;
-    if (!st->Decode(d, prompt.data(), n_past[d], 0, d).ok()) return 1;
+    if (!st->Decode(d, prompt.data(), n_past[d], 0, d % kMaxWindows).ok()) return 1;
   }
-  printf("tiny.en, %d threads, %d rounds, median ms per step of B tokens: wall | process CPU time\n", n_threads,
-         rounds);
+  printf("%s, %d threads, %d rounds, median ms per step of B tokens: wall | process CPU time\n", path.c_str(),
+         n_threads, rounds);
   printf("%3s %10s %10s %6s %10s %6s | %10s %10s %6s %10s %6s\n", "B", "separate", "sequences", "ratio", "beams",
          "ratio", "separate", "sequences", "ratio", "beams", "ratio");
-  for (int B : {1, 2, 4, 8, 16}) MeasureB(*st, *idle, n_past, B, rounds, profile);
+  for (int B : {1, 2, 4, 8, 16, 40}) {
+    if (B > max_b) break;
+    MeasureB(*st, *idle, n_past, B, rounds, profile && B == max_b);
+  }
   return 0;
 }
 
@@ -175,5 +188,12 @@ int main(int argc, char** argv) {
   const int n_threads = argc > 1 ? atoi(argv[1]) : 2;
   const int rounds = argc > 2 ? atoi(argv[2]) : 40;
   const bool profile = argc > 3 && atoi(argv[3]) != 0;
-  return whisper::Run(n_threads, rounds, profile);
+  const std::string model = argc > 4 ? argv[4] : testdata::ModelPath("ggml-tiny.en.bin");
+  const int max_b = argc > 5 ? atoi(argv[5]) : whisper::kMaxB;
+  if (n_threads < 1 || rounds < 1 || max_b < 1 || max_b > whisper::kMaxB) {
+    fprintf(stderr, "usage: decode_sequences_benchmark [n_threads >= 1] [rounds >= 1] [profile 0|1] [model] "
+                    "[max_b 1..%d]\n", whisper::kMaxB);
+    return 1;
+  }
+  return whisper::Run(n_threads, rounds, profile, model, max_b);
 }

@@ -1,12 +1,14 @@
 // InferenceState::DecodeSequences and SequenceBatch on a small synthetic model (random weights):
 // sequences of different windows (different mel, different n_audio_ctx) at different n_past,
 // decoded in one graph, against the plain-loop forward pass of each sequence alone
-// (naive_forward.h, double precision) and bit for bit against one Decode per sequence; joining
-// and leaving between steps; errors; and zero heap allocation after warm-up.
+// (naive_forward.h, double precision) and bit for bit against one Decode per sequence (up to
+// 128 sequences; F16, Q8_0 and Q5_1 weights); joining and leaving between steps; errors; and
+// zero heap allocation after warm-up.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -68,15 +70,17 @@ class DecodeSequencesTest : public ::testing::Test {
     SyntheticModelOptions o;
     o.hparams.n_audio_layer = 2;
     o.hparams.n_text_layer = 2;
-    const std::string path = WriteTempFile("decode_sequences_test.bin", MakeSyntheticModel(o).bytes);
-    absl::StatusOr<std::unique_ptr<WhisperModel>> m = WhisperModel::Load(path);
+    path_ = WriteTempFile("decode_sequences_test.bin", MakeSyntheticModel(o).bytes);
+    absl::StatusOr<std::unique_ptr<WhisperModel>> m = WhisperModel::Load(path_);
     ASSERT_TRUE(m.ok()) << m.status();
     model_ = std::move(*m);
     mels_ = {RandomMel(7), RandomMel(11)};
   }
-  std::unique_ptr<InferenceState> NewState(int n_decoders, int n_threads, GraphComputeFn compute) {
-    absl::StatusOr<std::unique_ptr<InferenceState>> s =
-        InferenceState::Create(*model_, n_decoders, n_threads, compute, EncoderOptions(), 3);
+  // A state of `model` (nullptr: model_) with the three test windows encoded.
+  std::unique_ptr<InferenceState> NewState(int n_decoders, int n_threads, GraphComputeFn compute,
+                                           const WhisperModel* model = nullptr) {
+    absl::StatusOr<std::unique_ptr<InferenceState>> s = InferenceState::Create(
+        model != nullptr ? *model : *model_, n_decoders, n_threads, compute, EncoderOptions(), 3);
     EXPECT_TRUE(s.ok()) << s.status();
     if (!s.ok()) return nullptr;
     for (int w = 0; w < 3; ++w) {
@@ -89,6 +93,10 @@ class DecodeSequencesTest : public ::testing::Test {
   std::vector<double> NaiveEnc(int w) const {
     return NaiveEncode(*model_, Window(mels_[kWindows[w].mel], kWindows[w].seek, NCtx(w)), NCtx(w));
   }
+  // See the definition. weight_type: the synthetic model's matrices converted at load.
+  void ManySequencesAreTheSingleStepsBytes(int n, std::optional<ggml_type> weight_type);
+
+  std::string path_;
   std::unique_ptr<WhisperModel> model_;
   std::vector<std::vector<float>> mels_;
 };
@@ -100,7 +108,7 @@ class DecodeSequencesTest : public ::testing::Test {
 // the difference is f32 against double rounding, as in state_test), and, with the SIMD
 // executor, the bytes of Decode(decoder, &token, 1, n_past, window) on a second state: every
 // product of the step sums each output's K terms in the same order for 1 or 4 columns
-// (kernels/matmul.h, fewer than kMulMatPackedMinN columns), and the attention is per sequence.
+// (matvec mode, ggml/ops.h ggml_mul_mat_set_matvec), and the attention is per sequence.
 TEST_F(DecodeSequencesTest, EachColumnIsItsSequenceAlone) {
   const std::vector<std::vector<int32_t>> prompts = {
       {50257, 50363, 464, 2068, 318}, {50257, 50363, 11, 12, 13}, {50257, 7, 2068}, {50257, 50364}};
@@ -139,24 +147,32 @@ TEST_F(DecodeSequencesTest, EachColumnIsItsSequenceAlone) {
   }
 }
 
-// 40 sequences: 20 beams of window 0 (one cross-attention run of 20 queries), then 20
-// alternating between windows 1 and 2. Every product runs in blocks of at most
-// kDecoderColumnBlock = 15 columns (3 blocks here, 2 for the run), each below
-// kernels/matmul.h kMulMatPackedMinN, so each column is still the single step's bytes (the packed
-// kernel of 16 or more columns would sum in another order), and within 5e-4 of the plain loops.
-TEST_F(DecodeSequencesTest, FortySequencesAreStillTheSingleStepsBytes) {
-  static_assert(kDecoderColumnBlock < 16, "kernels/matmul.h kMulMatPackedMinN");
-  const int n = 40;
-  std::unique_ptr<InferenceState> st = NewState(n, 2, kSimd);
-  std::unique_ptr<InferenceState> one = NewState(n, 2, kSimd);
+// n sequences in one step: n / 2 beams of window 0 (one cross-attention run of n / 2 queries),
+// then the others alternating between windows 1 and 2, each at its own n_past. Every product is
+// one matvec-mode product over all n columns (ggml_mul_mat_set_matvec), so each column is still
+// the single step's bytes, for F16 weights (kernels/matmul.h's dot path; the packed path of 16 or
+// more columns sums in another order and fails this), Q8_0 (vec_dot; the int8 GEMM of 32 or more
+// columns has the same bits, cpu/graph_compute_matmul_test checks that it is not taken) and Q5_1
+// (vec_dot; the dequantizing path of 16 or more columns rounds b differently and fails this).
+// With F16 weights each column is also within 5e-4 of the plain loops.
+void DecodeSequencesTest::ManySequencesAreTheSingleStepsBytes(int n, std::optional<ggml_type> weight_type) {
+  std::unique_ptr<WhisperModel> converted;  // the synthetic model's matrices in weight_type
+  if (weight_type.has_value()) {
+    absl::StatusOr<std::unique_ptr<WhisperModel>> m = WhisperModel::Load(path_, *weight_type);
+    ASSERT_TRUE(m.ok()) << m.status();
+    converted = std::move(*m);
+  }
+  const WhisperModel* model = converted != nullptr ? converted.get() : model_.get();
+  std::unique_ptr<InferenceState> st = NewState(n, 2, kSimd, model);
+  std::unique_ptr<InferenceState> one = NewState(n, 2, kSimd, model);
   ASSERT_TRUE(st && one);
-  const int n_vocab = model_->hparams().n_vocab;
+  const int n_vocab = model->hparams().n_vocab;
   std::vector<std::vector<double>> enc;
-  for (int w = 0; w < 3; ++w) enc.push_back(NaiveEnc(w));
+  for (int w = 0; w < 3 && !weight_type.has_value(); ++w) enc.push_back(NaiveEnc(w));
   std::vector<std::vector<int32_t>> seqs(n);
   std::vector<SequenceStep> steps(n);
   for (int d = 0; d < n; ++d) {
-    const int w = d < 20 ? 0 : 1 + d % 2;
+    const int w = d < n / 2 ? 0 : 1 + d % 2;
     seqs[d] = {50257};
     for (int i = 0; i < d % 5; ++i) seqs[d].push_back(300 + 17 * d + i);
     const int np = static_cast<int>(seqs[d].size());
@@ -168,11 +184,27 @@ TEST_F(DecodeSequencesTest, FortySequencesAreStillTheSingleStepsBytes) {
   ASSERT_TRUE(st->DecodeSequences(steps.data(), n).ok());
   for (int d = 0; d < n; ++d) {
     ASSERT_TRUE(one->Decode(d, &steps[d].token, 1, steps[d].n_past, steps[d].window).ok());
+    EXPECT_EQ(0, memcmp(st->logits(d), one->logits(d), n_vocab * sizeof(float))) << "sequence " << d;
+    if (weight_type.has_value()) continue;
     const std::vector<double> want = NaiveDecode(*model_, enc[steps[d].window], NCtx(steps[d].window), seqs[d]);
     EXPECT_LT(MaxAbsDiff(st->logits(d), want), 5e-4) << "sequence " << d;
-    EXPECT_EQ(0, memcmp(st->logits(d), one->logits(d), n_vocab * sizeof(float))) << "sequence " << d;
   }
 }
+
+TEST_F(DecodeSequencesTest, FortySequencesAreStillTheSingleStepsBytes) {
+  ManySequencesAreTheSingleStepsBytes(40, std::nullopt);
+}
+
+TEST_F(DecodeSequencesTest, AHundredAndTwentyEightSequencesAreStillTheSingleStepsBytes) {
+  ManySequencesAreTheSingleStepsBytes(128, std::nullopt);
+}
+
+TEST_F(DecodeSequencesTest, Q8_0WeightsFortyAndAHundredAndTwentyEightSequences) {
+  ManySequencesAreTheSingleStepsBytes(40, GGML_TYPE_Q8_0);
+  ManySequencesAreTheSingleStepsBytes(128, GGML_TYPE_Q8_0);
+}
+
+TEST_F(DecodeSequencesTest, Q5_1WeightsFortySequences) { ManySequencesAreTheSingleStepsBytes(40, GGML_TYPE_Q5_1); }
 
 // A SequenceBatch whose members change between steps: decoder 1 leaves after step 0, decoder 2
 // (window 1) joins at step 1 after its prompt pass, decoder 0 runs throughout. Each step's logits
@@ -308,6 +340,31 @@ TEST_F(DecodeSequencesTest, NoHeapAllocationAfterWarmUp) {
     const int64_t allocations = ggml_testing::AllocCounter::Stop();
     EXPECT_TRUE(err.ok()) << err;
     EXPECT_EQ(allocations, 0) << n_threads << " threads";
+  }
+}
+
+// Steps of 40 sequences (one matvec-mode product per projection over all 40 columns) allocate
+// nothing after the first, with F16 and Q8_0 weights.
+TEST_F(DecodeSequencesTest, NoHeapAllocationInStepsOfFortySequences) {
+  if (!ggml_testing::AllocCounter::Supported()) GTEST_SKIP() << "allocation counting unsupported";
+  absl::StatusOr<std::unique_ptr<WhisperModel>> q8 = WhisperModel::Load(path_, GGML_TYPE_Q8_0);
+  ASSERT_TRUE(q8.ok()) << q8.status();
+  for (const WhisperModel* model : {model_.get(), q8->get()}) {
+    const int n = 40;
+    std::unique_ptr<InferenceState> st = NewState(n, 2, kSimd, model);
+    ASSERT_NE(st, nullptr);
+    std::vector<SequenceStep> steps(n);
+    for (int d = 0; d < n; ++d) steps[d] = SequenceStep{d, d % 3, 220 + d, d % 4};
+    ASSERT_TRUE(st->DecodeSequences(steps.data(), n).ok());  // warm-up
+    absl::Status err;
+    ggml_testing::AllocCounter::Start();
+    for (int step = 1; step <= 3 && err.ok(); ++step) {
+      for (SequenceStep& s : steps) s.n_past += 1;
+      err = st->DecodeSequences(steps.data(), n);
+    }
+    const int64_t allocations = ggml_testing::AllocCounter::Stop();
+    EXPECT_TRUE(err.ok()) << err;
+    EXPECT_EQ(allocations, 0) << (model == model_.get() ? "F16" : "Q8_0");
   }
 }
 

@@ -5,11 +5,12 @@
 // greedy decoding of each window alone (one Decode per token), run in lockstep on a second state.
 //
 // Tolerance: zero. Each column of a batched step is computed by the same kernels in the same
-// summation order as the single step: the products run on blocks of at most kDecoderColumnBlock
-// (15) columns (whisper/decoder.h), below kernels/matmul.h kMulMatPackedMinN, where a product's
-// outputs are dot products whose K terms are summed in one order whatever the number of columns;
-// and the attention is per sequence. So the logits are compared byte for byte, and the tokens
-// must be identical.
+// summation order as the single step: every product is in matvec mode (ggml/ops.h
+// ggml_mul_mat_set_matvec), where its outputs are dot products whose K terms are summed in one
+// order whatever the number of columns (F16: kernels/matmul.h's dot path; Q8_0: vec_dot); and the
+// attention is per sequence. So the logits are compared byte for byte, and the tokens must be
+// identical. Up to 40 sequences at once (8 windows x 5, as a beam-5 batch of 8 windows), with
+// the F16 weights and with them converted to Q8_0 at load.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -74,13 +75,13 @@ class DecodeSequencesTinyEnTest : public ::testing::Test {
   void SetUp() override {
     if (model_ == nullptr) GTEST_FAIL() << testdata::MissingModelHint(testdata::ModelPath("ggml-tiny.en.bin"));
   }
-  // A state of n decoders and n windows, window w holding kWindows[w].
-  static std::unique_ptr<InferenceState> EncodedState(int n) {
+  // A state of `model` with n decoders and n_windows windows, window w holding kWindows[w].
+  static std::unique_ptr<InferenceState> EncodedState(const WhisperModel& model, int n, int n_windows) {
     absl::StatusOr<std::unique_ptr<InferenceState>> st =
-        InferenceState::Create(*model_, n, 2, nullptr, EncoderOptions(), n);
+        InferenceState::Create(model, n, 2, nullptr, EncoderOptions(), n_windows);
     EXPECT_TRUE(st.ok()) << st.status();
     if (!st.ok()) return nullptr;
-    for (int w = 0; w < n; ++w) {
+    for (int w = 0; w < n_windows; ++w) {
       const std::vector<float>& mel = (*mels_)[kWindows[w].audio];
       const int n_frames = static_cast<int>(mel.size() / model_->hparams().n_mels);
       absl::Status s = (*st)->EncodeWindow(w, mel.data(), n_frames, kWindows[w].seek);
@@ -100,7 +101,7 @@ class DecodeSequencesTinyEnTest : public ::testing::Test {
     return best;
   }
   // See the definition.
-  void GreedyBatchedEqualsAlone(int n);
+  void GreedyBatchedEqualsAlone(const WhisperModel& model, int n, int joins_per_step = 0);
 
   static WhisperModel* model_;
   static std::vector<std::vector<float>>* mels_;
@@ -108,33 +109,40 @@ class DecodeSequencesTinyEnTest : public ::testing::Test {
 WhisperModel* DecodeSequencesTinyEnTest::model_ = nullptr;
 std::vector<std::vector<float>>* DecodeSequencesTinyEnTest::mels_ = nullptr;
 
-// Greedy decoding of n windows: sequence d (decoder d, window d) has the prompt [sot] (even d) or
-// [sot, <|notimestamps|>] (odd d) and joins the batch at step 3 * d; it leaves at <|endoftext|>
+// Greedy decoding of n sequences over min(n, 8) windows: sequence d (decoder d, window d % 8) has
+// the prompt [sot] (even d) or [sot, <|notimestamps|>] (odd d), after d / 8 text tokens of a
+// previous-text prompt ([sot_prev, text...] first) so that sequences of one window differ. It joins
+// the batch at step 3 * d (joins_per_step 0) or d / joins_per_step, and leaves at <|endoftext|>
 // or after kMaxTokens tokens. The reference decodes each alone on `one`, in lockstep.
-void DecodeSequencesTinyEnTest::GreedyBatchedEqualsAlone(int n) {
+void DecodeSequencesTinyEnTest::GreedyBatchedEqualsAlone(const WhisperModel& model, int n, int joins_per_step) {
   constexpr int kMaxTokens = 96;
-  WhisperModel& model = *model_;
   const SpecialTokens& sp = model.special();
   const int n_vocab = model.hparams().n_vocab;
-  std::unique_ptr<InferenceState> st = EncodedState(n);
-  std::unique_ptr<InferenceState> one = EncodedState(n);
+  const int n_windows = std::min(n, 8);
+  std::unique_ptr<InferenceState> st = EncodedState(model, n, n_windows);
+  std::unique_ptr<InferenceState> one = EncodedState(model, n, n_windows);
   ASSERT_TRUE(st && one);
   SequenceBatch batch(st.get());
   std::vector<std::vector<int32_t>> got(n), want(n);
   std::vector<int> n_past(n, 0);
   int joined = 0, steps = 0, max_batch = 0;
   for (int step = 0; joined < n || batch.size() > 0; ++step) {
-    for (; joined < n && 3 * joined <= step; ++joined) {
-      const int d = joined;
-      const std::vector<int32_t> prompt =
-          d % 2 == 0 ? std::vector<int32_t>{sp.sot} : std::vector<int32_t>{sp.sot, sp.not_};
+    for (; joined < n && (joins_per_step > 0 ? joined / joins_per_step : 3 * joined) <= step; ++joined) {
+      const int d = joined, w = d % n_windows;
+      std::vector<int32_t> prompt;
+      if (d / 8 > 0) {
+        prompt.push_back(sp.prev);
+        for (int i = 0; i < d / 8; ++i) prompt.push_back(464 + 100 * i);  // " The", ...
+      }
+      prompt.push_back(sp.sot);
+      if (d % 2 == 1) prompt.push_back(sp.not_);
       const int np = static_cast<int>(prompt.size());
       // The prompt pass: all but the last token (none for [sot]); the last is the batch's first step.
       if (np > 1) {
-        ASSERT_TRUE(st->Decode(d, prompt.data(), np - 1, 0, d).ok());
-        ASSERT_TRUE(one->Decode(d, prompt.data(), np - 1, 0, d).ok());
+        ASSERT_TRUE(st->Decode(d, prompt.data(), np - 1, 0, w).ok());
+        ASSERT_TRUE(one->Decode(d, prompt.data(), np - 1, 0, w).ok());
       }
-      ASSERT_TRUE(batch.Join(d, d, prompt.back(), np - 1).ok());
+      ASSERT_TRUE(batch.Join(d, w, prompt.back(), np - 1).ok());
       n_past[d] = np - 1;
       want[d].push_back(prompt.back());  // the token to decode next, alone
     }
@@ -144,7 +152,7 @@ void DecodeSequencesTinyEnTest::GreedyBatchedEqualsAlone(int n) {
     ++steps;
     for (int i = 0; i < batch.size(); ++i) {
       const int d = batch.member(i).decoder;
-      ASSERT_TRUE(one->Decode(d, &want[d].back(), 1, n_past[d], d).ok());
+      ASSERT_TRUE(one->Decode(d, &want[d].back(), 1, n_past[d], d % n_windows).ok());
       ++n_past[d];
       EXPECT_EQ(0, memcmp(st->logits(d), one->logits(d), n_vocab * sizeof(float))) << "sequence " << d;
       got[d].push_back(Argmax(st->logits(d)));
@@ -160,19 +168,32 @@ void DecodeSequencesTinyEnTest::GreedyBatchedEqualsAlone(int n) {
     }
   }
   printf("%d sequences, %d batched steps, at most %d at once\n", n, steps, max_batch);
+  if (joins_per_step > 0) EXPECT_GT(max_batch, 32) << "the step should exceed the int8 GEMM's 32 columns";
   for (int d = 0; d < n; ++d) {
     want[d].erase(want[d].begin());  // the prompt's last token
     EXPECT_EQ(got[d], want[d]) << "sequence " << d;
     std::string text;
     for (int32_t t : got[d]) text += t < sp.eot ? model.vocab().token(t) : "[" + std::to_string(t) + "]";
-    printf("window %d (%s, frame %d), %zu tokens: %s\n", d, kWindows[d].audio == 0 ? "jfk.wav" : "long_speech.flac",
-           kWindows[d].seek, got[d].size(), text.c_str());
+    const AudioWindow& aw = kWindows[d % n_windows];
+    printf("sequence %d (%s, frame %d), %zu tokens: %s\n", d, aw.audio == 0 ? "jfk.wav" : "long_speech.flac", aw.seek,
+           got[d].size(), text.c_str());
   }
 }
 
-TEST_F(DecodeSequencesTinyEnTest, GreedyOfThreeWindowsBatchedEqualsEachAlone) { GreedyBatchedEqualsAlone(3); }
+TEST_F(DecodeSequencesTinyEnTest, GreedyOfThreeWindowsBatchedEqualsEachAlone) { GreedyBatchedEqualsAlone(*model_, 3); }
 
-TEST_F(DecodeSequencesTinyEnTest, GreedyOfEightWindowsBatchedEqualsEachAlone) { GreedyBatchedEqualsAlone(8); }
+TEST_F(DecodeSequencesTinyEnTest, GreedyOfEightWindowsBatchedEqualsEachAlone) { GreedyBatchedEqualsAlone(*model_, 8); }
+
+// 40 sequences, 8 joining per step: steps of more than 32 columns (beyond both kernels/matmul.h
+// kMulMatPackedMinN and the int8 GEMM's kInt8GemmMinN), with F16 and with Q8_0 weights.
+TEST_F(DecodeSequencesTinyEnTest, FortySequencesOfEightWindowsF16) { GreedyBatchedEqualsAlone(*model_, 40, 8); }
+
+TEST_F(DecodeSequencesTinyEnTest, FortySequencesOfEightWindowsQ8_0) {
+  absl::StatusOr<std::unique_ptr<WhisperModel>> q8 =
+      WhisperModel::Load(testdata::ModelPath("ggml-tiny.en.bin"), GGML_TYPE_Q8_0);
+  ASSERT_TRUE(q8.ok()) << q8.status();
+  GreedyBatchedEqualsAlone(**q8, 40, 8);
+}
 
 }  // namespace
 }  // namespace whisper

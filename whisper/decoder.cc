@@ -33,34 +33,25 @@ struct DecoderStep {
 
 struct StepShape {
   int64_t S, n_head, d, n_text_ctx, n_tokens;
-  int64_t col_block;  // > 0: products of more columns are cut in blocks of at most this many
+  bool matvec;  // the products are in matvec mode (one token each; see MatVec)
 };
 
-// ceil(n / block) blocks of equal size (+-1) covering [0, n): block i is [Cut(i), Cut(i + 1)).
-int64_t NumBlocks(int64_t n, int64_t block) { return (n + block - 1) / block; }
-int64_t Cut(int64_t i, int64_t n, int64_t n_blocks) { return i * n / n_blocks; }
-
-// w x for x [K, n] (contiguous columns): one product, or with s.col_block > 0 and more columns,
-// one product per block of columns joined by concat, so that every product takes the
-// matrix-vector kernel path (see kDecoderColumnBlock).
-ggml_tensor* Project(ggml_context* ctx, ggml_tensor* w, ggml_tensor* x, const StepShape& s) {
-  const int64_t n = x->ne[1];
-  if (s.col_block <= 0 || n <= s.col_block) return ggml_mul_mat(ctx, w, x);
-  const int64_t n_blocks = NumBlocks(n, s.col_block);
-  ggml_tensor* out = nullptr;
-  for (int64_t i = 0; i < n_blocks; ++i) {
-    const int64_t c0 = Cut(i, n, n_blocks), c1 = Cut(i + 1, n, n_blocks);
-    ggml_tensor* xb = ggml_view_2d(ctx, x, x->ne[0], c1 - c0, x->nb[1], c0 * x->nb[1]);
-    ggml_tensor* yb = ggml_mul_mat(ctx, w, xb);
-    out = out == nullptr ? yb : ggml_concat(ctx, out, yb, 1);
-    if (out == nullptr) return nullptr;
-  }
-  return out;
+// `product` (a MUL_MAT node, or nullptr) in ggml_mul_mat_set_matvec's mode: each column computed
+// as a matrix-vector product, so its bits do not depend on how many sequences share the step.
+ggml_tensor* MatVec(ggml_tensor* product) {
+  return product == nullptr ? nullptr : ggml_mul_mat_set_matvec(product, true);
 }
 
-// x + MLP(LN(x)) (whisper/encoder.h MlpBlock) with the products cut as Project does.
+// w x for x [K, n] (contiguous columns): one product, in matvec mode when s.matvec (each weight
+// matrix read once for all n columns, each column the bits of a single sequence's step).
+ggml_tensor* Project(ggml_context* ctx, ggml_tensor* w, ggml_tensor* x, const StepShape& s) {
+  ggml_tensor* y = ggml_mul_mat(ctx, w, x);
+  return s.matvec ? MatVec(y) : y;
+}
+
+// x + MLP(LN(x)) (whisper/encoder.h MlpBlock) with the products made by Project.
 ggml_tensor* DecoderMlp(ggml_context* ctx, const MlpWeights& w, ggml_tensor* x, const StepShape& s, Gelu gelu) {
-  if (s.col_block <= 0) return MlpBlock(ctx, w, x, gelu);
+  if (!s.matvec) return MlpBlock(ctx, w, x, gelu);
   ggml_tensor* cur = LayerNorm(ctx, x, w.ln_w, w.ln_b);
   cur = GeluOp(ctx, ggml_add(ctx, Project(ctx, w.fc1_w, cur, s), w.fc1_b), gelu);
   cur = ggml_add(ctx, Project(ctx, w.fc2_w, cur, s), w.fc2_b);
@@ -161,22 +152,12 @@ bool CopyAlignmentHeads(ggml_context* ctx, ggml_cgraph* graph, ggml_tensor* Q, g
 }
 
 // softmax(K^T Q * scale) V for the queries Q [d, n, n_head], heads not yet merged: [d, n,
-// n_head]. The products and softmax of BlockedAttention (whisper/encoder.h), on query blocks of
-// at most kDecoderColumnBlock (equal sizes), joined along the queries: for each query the values
-// of a single query's attention (the matrix-vector kernel path), without a permuted copy per block.
+// n_head]. The products and softmax of BlockedAttention (whisper/encoder.h) for all n queries at
+// once, both products in matvec mode: for each query the values of a single query's attention,
+// with the window's cross K/V read once for all of them.
 ggml_tensor* RunAttention(ggml_context* ctx, ggml_tensor* Q, ggml_tensor* K, ggml_tensor* V, float scale) {
-  const int64_t d = Q->ne[0], n_q = Q->ne[1], n_head = Q->ne[2];
-  const int64_t n_blocks = NumBlocks(n_q, kDecoderColumnBlock);
-  ggml_tensor* out = nullptr;
-  for (int64_t b = 0; b < n_blocks; ++b) {
-    const int64_t i0 = Cut(b, n_q, n_blocks);
-    const int64_t n = Cut(b + 1, n_q, n_blocks) - i0;
-    ggml_tensor* Qb = n == n_q ? Q : ggml_view_3d(ctx, Q, d, n, n_head, Q->nb[1], Q->nb[2], i0 * Q->nb[1]);
-    ggml_tensor* kqv = ggml_mul_mat(ctx, V, ggml_soft_max_ext(ctx, ggml_mul_mat(ctx, K, Qb), nullptr, scale, 0.0f));
-    out = out == nullptr ? kqv : ggml_concat(ctx, out, kqv, 1);
-    if (out == nullptr) return nullptr;
-  }
-  return out;
+  ggml_tensor* kq = ggml_soft_max_ext(ctx, MatVec(ggml_mul_mat(ctx, K, Q)), nullptr, scale, 0.0f);
+  return MatVec(ggml_mul_mat(ctx, V, kq));
 }
 
 // x + CrossAttn(LN(x)) for layer il. The columns are cut into runs of consecutive sequences that
@@ -322,7 +303,7 @@ absl::StatusOr<DecoderGraph> Build(ggml_context* ctx, const WhisperModel& model,
   if (!check.ok()) return check;
   const int n_tokens = st.n_tokens;
   const StepShape s{h.n_text_state, h.n_text_head, h.n_text_state / h.n_text_head, h.n_text_ctx, n_tokens,
-                    st.one_token_each ? kDecoderColumnBlock : 0};
+                    st.one_token_each};
 
   DecoderGraph g;
   g.graph = ggml_new_graph_custom(ctx, DecoderGraphSize(h, st.n_aheads, st.one_token_each ? st.n_seqs : 0));

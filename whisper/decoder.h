@@ -34,17 +34,6 @@ namespace whisper {
 // equal blocks of > 32, so every product keeps its summation order and the logits their bytes.
 inline constexpr int kDecoderQueryBlock = 64;
 
-// A step of one token per sequence (BuildSequencesDecoderGraph) computes each product in blocks
-// of at most this many columns (sequences), joined by concat. Below kernels/matmul.h
-// kMulMatPackedMinN (16) columns the CPU mul_mat takes its matrix-vector path, whose outputs sum
-// their K terms in one order for any number of columns, so each column is bit for bit the single
-// step's for every batch size. It is also faster there: the packed matrix-matrix path first
-// widens and packs the weights, which a decoder step does not amortize (tiny.en, 1 thread, one
-// window's beams, CPU time per step: 15 columns 20 ms, 16 columns in one product 51 ms, as two
-// blocks of 8 about 2 x 13 ms; whisper/decode_sequences_benchmark). Above 15 sequences the weights
-// are then read once per block.
-inline constexpr int kDecoderColumnBlock = 15;
-
 // Graph capacity (nodes, and separately leafs) of a decoder step of `hparams` that also outputs
 // n_aheads alignment heads, or of a step of n_batch sequences (BuildSequencesDecoderGraph,
 // BuildBatchedDecoderGraph).
@@ -104,18 +93,20 @@ absl::StatusOr<DecoderGraph> BuildDecoderGraph(ggml_context* ctx, const WhisperM
 // logits column b (ne = [n_vocab, n_seqs]) is its next-token logits against the window of
 // seqs[b].cross_kv (seqs[b].n_audio_ctx positions; windows may differ in n_audio_ctx). If the
 // sequences' n_past differ, fill g.positions too (see DecoderGraph).
-//   - Every projection (self and cross Q/K/V/O, MLP, the vocabulary) runs once on [S, n_seqs]
-//     (in blocks of kDecoderColumnBlock columns beyond that many), so each weight matrix is read
-//     once per step for up to 15 sequences (once per block beyond; whisper.cpp batches its
-//     decoders the same way, src/whisper.cpp whisper_build_graph_decoder with a whisper_batch;
-//     vLLM-style continuous batching mixes sequences of different requests).
+//   - Every projection (self and cross Q/K/V/O, MLP, the vocabulary) is one product on
+//     [S, n_seqs] in matvec mode (ggml/ops.h ggml_mul_mat_set_matvec), so each weight matrix is
+//     read once per step for all sequences (whisper.cpp batches its decoders the same way,
+//     src/whisper.cpp whisper_build_graph_decoder with a whisper_batch; vLLM-style continuous
+//     batching mixes sequences of different requests).
 //   - Self-attention is per sequence: one query at n_past attends to positions 0 .. n_past of
 //     its own cache (views; no mask is needed, so sequences at different n_past share the graph).
 //   - Cross-attention is per run of consecutive sequences sharing a window (same cross K/V
-//     tensors and n_audio_ctx): the beams of one window are one product pair.
+//     tensors and n_audio_ctx): the beams of one window are one product pair (matvec mode too).
 // Each column's logits are bit for bit those of BuildDecoderGraph for that sequence alone with
-// n_tokens = 1, for any n_seqs: every product runs on blocks of at most kDecoderColumnBlock
-// columns, where each output sums its K terms in the same order for any number of columns.
+// n_tokens = 1, for any n_seqs: in matvec mode each product's column n is computed as the
+// single step's one-column product (the CPU executor's matrix-vector / vec_dot paths, whose
+// outputs sum their K terms in one order for any number of columns, for F32, F16 and quantized
+// weights alike), and the other ops work column by column.
 // Needs DecoderGraphSize(hparams, 0, n_seqs). Errors: InvalidArgument for a null
 // array or n_seqs < 1, a sequence whose n_past is not in [0, n_text_ctx), whose n_audio_ctx is not
 // in [1, hparams.n_audio_ctx], whose caches are too small or not F16, or two sequences that share
