@@ -17,8 +17,10 @@
 //   the thread's MulMatWorkSize() scratch, or MulMatConverted), or one QuantGemm call.
 //   A node with ggml_mul_mat_set_matvec (ggml/ops.h) takes the small-N paths for every N: F32/F16
 //   a MulMatF32Dots / MulMatF16Dots (no scratch), quantized a MulMatConverted after phase 1's
-//   vec_dot_type rows, never the int8 GEMM or MulMatDequant; its units never cut the b rows, so
-//   each thread reads its rows of a once for all columns.
+//   vec_dot_type rows, never MulMatDequant; its units never cut the b rows, so each thread reads
+//   its rows of a once for all columns. The int8 GEMM stays allowed from kInt8GemmMinN columns:
+//   its outputs have vec_dot's bits (Int8PathEqualsReferenceBits), and at 40 columns it is
+//   faster than vec_dot even though it packs a per call (//kernels:quant_gemm_benchmark).
 // Work buffer: [phase-1 rows, 64-byte aligned][packed a panels (int8 GEMM), 64-byte aligned]
 // [nth x per-thread scratch, 64-byte aligned].
 #include <stdio.h>
@@ -56,7 +58,7 @@ bool IsFloatType(ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16;
 constexpr int64_t kInt8GemmMinN = 32;
 bool Int8Types(const ggml_tensor* node) { return QuantGemmSupports(node->src[0]->type) && QuantGemmFast(); }
 bool Int8Path(const ggml_tensor* node) {
-  return Int8Types(node) && node->src[1]->ne[1] >= kInt8GemmMinN && !ggml_mul_mat_get_matvec(node);
+  return Int8Types(node) && node->src[1]->ne[1] >= kInt8GemmMinN;
 }
 
 // Other quantized a with at least kMulMatPackedMinN b rows per batch: a is dequantized into the

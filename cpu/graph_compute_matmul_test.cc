@@ -239,9 +239,9 @@ TEST_P(GraphComputeMatMulTest, Int8PathEqualsReferenceBits) {
 // each result column has the bytes of the same product on that column alone (N = 1: the
 // matrix-vector / vec_dot paths), with 1, 2, 3 and 8 threads (RunAndReference), and is within the
 // small-N bound of the reference. The plan shows which path ran: no per-thread packing scratch
-// for F32/F16 a, no packed int8 panels for quantized a (whose int8 GEMM has the bits of vec_dot,
-// Int8PathEqualsReferenceBits, so only its work buffer tells it apart), where the same node
-// without the mode needs them.
+// for F32/F16 a; for quantized a vec_dot, or from 32 columns the int8 GEMM where it runs (its
+// outputs have vec_dot's bits, Int8PathEqualsReferenceBits, so only its packed panels in the work
+// buffer tell it apart), never the dequantizing path.
 TEST_P(GraphComputeMatMulTest, MatVecModeComputesEachColumnAlone) {
   test::ExpectDispatchedTo(GetParam());
   const int64_t K = 256, M = 130;
@@ -263,11 +263,12 @@ TEST_P(GraphComputeMatMulTest, MatVecModeComputesEachColumnAlone) {
       if (!ggml_is_quantized(at)) {
         EXPECT_EQ(work, 0u) << what;  // contiguous F32 b: nothing to convert, no scratch
         EXPECT_GE(work_plain, 2 * MulMatWorkSize()) << what;
+      } else if (QuantGemmSupports(at) && QuantGemmFast() && N >= 32) {
+        // The int8 GEMM, whose outputs have vec_dot's bits: allowed in the mode too.
+        EXPECT_GE(work, QuantGemmPackedBytesA(K, M)) << what;
+        EXPECT_GE(work_plain, QuantGemmPackedBytesA(K, M)) << what;
       } else {
-        EXPECT_LT(work, QuantGemmPackedBytesA(K, M)) << what;
-        if (QuantGemmSupports(at) && QuantGemmFast() && N >= 32) {
-          EXPECT_GE(work_plain, QuantGemmPackedBytesA(K, M)) << what;
-        }
+        EXPECT_LT(work, QuantGemmPackedBytesA(K, M)) << what;  // vec_dot, never dequantizing
       }
       const test::Outcome o = RunAndReference(&Exec(), c.ctx, out, what);
       ASSERT_EQ(o.exec.size(), static_cast<size_t>(M * N)) << what;

@@ -51,8 +51,9 @@ struct ggml_tensor* ggml_mul_mat(struct ggml_context* ctx, struct ggml_tensor* a
 // Stored in op_params[1] (ggml keeps its precision, GGML_PREC_*, in op_params[0]). The CPU
 // executor (cpu/graph_compute_matmul.cc) honours it: F32/F16 a take kernels/matmul.h's dot-product
 // path (MulMatF32Dots / MulMatF16Dots) over all N columns, quantized a the vec_dot path
-// (MulMatConverted: b rows quantized to the type's vec_dot_type), never the packed, dequantizing
-// or int8 GEMM paths of larger N; threads split the rows of a, so each reads its share once.
+// (MulMatConverted: b rows quantized to the type's vec_dot_type) or, from 32 columns, the int8
+// GEMM, whose outputs have vec_dot's bits; never the packed F32 or dequantizing paths of larger
+// N; threads split the rows of a, so each reads its share once.
 // Below kMulMatPackedMinN (16) columns those are the paths taken anyway, so the mode changes no
 // result there. The reference executor (cpu/ref_ops.h) computes every column alone regardless.
 // Returns a; NULL with a message when a is NULL or not MUL_MAT.
