@@ -51,7 +51,7 @@ from typing import BinaryIO, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
-from ggml_whisper import _core, _options
+from ggml_whisper import _checks, _core, _options
 
 __all__ = ["WhisperModel", "Segment", "Word", "TranscriptionInfo", "TranscriptionOptions", "decode_audio"]
 
@@ -434,7 +434,8 @@ class WhisperModel:
         _check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
                             max_new_tokens, prompt_reset_on_temperature)
         _check_prompt_options(prefix, hotwords, chunk_length, initial_prompt)
-        _options.check_punctuations(prepend_punctuations, append_punctuations)
+        _checks.check_transcribe(prepend_punctuations, append_punctuations, log_prob_threshold, no_speech_threshold,
+                                 suppress_blank, without_timestamps, hallucination, word_timestamps, self._decoding)
         multilingual = self._multilingual(multilingual)
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE
