@@ -173,6 +173,23 @@ class ServerFormatsTest(unittest.TestCase):
         status, _, body = self.post("/inference", [("response_format", "text")])
         self.assertEqual((status, body.decode()), (200, self.cli["txt"]))
 
+    def test_prompt_with_nul_or_bytes_that_are_not_utf8_is_a_400_naming_the_field(self):
+        """The Python package refuses such a prompt with ValueError (_check_text); the server says
+        400 on both routes, naming the field, where the bytes are and what they are."""
+        for value, want in ((b"Ask not\0 what", "field 'prompt' has a NUL byte at offset 7"),
+                            (b"Ask \xed\xa0\x80 not", "field 'prompt' has '\\xED\\xA0\\x80' at offset 4, "
+                                                     "a UTF-16 surrogate (CESU-8)"),
+                            (b"caf\xe9", "field 'prompt' has '\\xE9' at offset 3, not UTF-8")):
+            for path in ("/inference", "/v1/audio/transcriptions"):
+                with self.subTest(value=value, path=path):
+                    status, ctype, body = self.post(path, [("prompt", value), ("response_format", "json")])
+                    self.assertEqual(status, 400, body)
+                    self.assertTrue(ctype.startswith("application/json"), ctype)
+                    err = json.loads(body)["error"]
+                    self.assertIn(want, err["message"] if isinstance(err, dict) else err)
+                    if isinstance(err, dict):
+                        self.assertEqual(err["param"], "prompt")
+
 
 def stereo_jfk(path, gain0, gain1):
     """jfk.wav as 16-bit stereo: channel k = int(x * gain_k) for each sample x."""
