@@ -373,13 +373,18 @@ class ServerModelsDirTest(unittest.TestCase):
         status, _, body = harness.post(self.server.port, "/load", [("model", "faster-whisper-tiny.en")])
         self.assertEqual((status, body), (200, b"Load was successful!"))
         self.assertEqual(self.transcribe(), (200, want))
-        server = harness.Server(SERVER, ["-m", CT2_MODEL, "-t", "2", "-np"])
+        server = harness.Server(SERVER, ["-m", CT2_MODEL, "-t", "2"])  # no -np: the load line is checked
         try:
             status, _, body = harness.post(server.port, "/inference", [("response_format", "text")],
                                            [("file", "jfk.wav", self.jfk)])
             self.assertEqual((status, body.decode()), (200, want))
         finally:
             self.assertEqual(server.stop(), 0)
+        # Loaded once (the alignment heads of its shape chosen within that load; it was loaded a
+        # second time for them), and named by its folder (it was '<buffer>').
+        loads = [line for line in server.stderr_lines if "whisper_model_load: loaded '" in line]
+        self.assertEqual(len(loads), 1, "".join(server.stderr_lines))
+        self.assertIn("loaded '%s': type tiny" % CT2_MODEL, loads[0])
 
     def test_models_dir_must_be_a_folder(self):
         for bad in (os.path.join(self.dir, "missing"), os.path.join(self.dir, "tiny.en.bin")):
