@@ -433,9 +433,7 @@ class WhisperModel:
             task, beam_size, best_of, temperature, suppress_tokens, self._model.dims[0])
         _check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
                             max_new_tokens, prompt_reset_on_temperature)
-        _check_prompt_options(prefix, hotwords, chunk_length, initial_prompt)
-        _checks.check_transcribe(prepend_punctuations, append_punctuations, log_prob_threshold, no_speech_threshold,
-                                 suppress_blank, without_timestamps, hallucination, word_timestamps, self._decoding)
+        _checks.check_transcribe(dict(locals()), hallucination, self._decoding)  # the options by name
         multilingual = self._multilingual(multilingual)
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE

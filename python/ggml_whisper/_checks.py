@@ -12,14 +12,16 @@ import numpy as np
 _LOG = logging.getLogger("ggml_whisper")
 
 
-def check_transcribe(prepend_punctuations, append_punctuations, log_prob_threshold, no_speech_threshold,
-                     suppress_blank, without_timestamps, hallucination_silence_threshold, word_timestamps, decoding):
-    """WhisperModel.transcribe's checks of these options (check_punctuations, check_option_types)
-    and warn_unused_hallucination_threshold; raises as they do."""
+def check_transcribe(a, hallucination_silence_threshold, decoding):
+    """WhisperModel.transcribe's checks of its arguments `a` (by name): _check_prompt_options,
+    check_punctuations, check_option_types; then warn_unused_hallucination_threshold (the threshold
+    as checked, and the model's decoding rules). Raises as they do."""
+    from ggml_whisper import _check_prompt_options
     from ggml_whisper._options import check_punctuations
-    check_punctuations(prepend_punctuations, append_punctuations)
-    check_option_types(log_prob_threshold, no_speech_threshold, suppress_blank, without_timestamps)
-    warn_unused_hallucination_threshold(hallucination_silence_threshold, word_timestamps, decoding)
+    _check_prompt_options(a["prefix"], a["hotwords"], a["chunk_length"], a["initial_prompt"])
+    check_punctuations(a["prepend_punctuations"], a["append_punctuations"])
+    check_option_types(a["log_prob_threshold"], a["no_speech_threshold"], a["suppress_blank"], a["without_timestamps"])
+    warn_unused_hallucination_threshold(hallucination_silence_threshold, a["word_timestamps"], decoding)
 
 
 def check_option_types(log_prob_threshold, no_speech_threshold, suppress_blank, without_timestamps):
