@@ -1,6 +1,6 @@
 """PEP 517 build backend for `pip install ./python`: builds //python:ggml_whisper/_core.so with
 Bazel, for the Python running pip (its headers, through $PYTHON_BIN_PATH and deps.bzl's
-python_headers), and packs it with ggml_whisper/__init__.py, batched.py and _options.py into a wheel (PEP 427).
+python_headers), and packs it with ggml_whisper/__init__.py, batched.py, _options.py and _checks.py into a wheel (PEP 427).
 
 Env: BAZEL (default "bazel"). The wheel links the Debian shared libraries the runtime uses
 (libsndfile, libsamplerate, Abseil, Highway, ...), so it is for machines set up by tools/setup.sh.
@@ -68,6 +68,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         NAME + "/__init__.py": open(os.path.join(HERE, NAME, "__init__.py"), "rb").read(),
         NAME + "/batched.py": open(os.path.join(HERE, NAME, "batched.py"), "rb").read(),
         NAME + "/_options.py": open(os.path.join(HERE, NAME, "_options.py"), "rb").read(),
+        NAME + "/_checks.py": open(os.path.join(HERE, NAME, "_checks.py"), "rb").read(),
         NAME + "/_core.so": open(core, "rb").read(),
         dist_info + "/METADATA": _metadata().encode(),
         dist_info + "/WHEEL": ("Wheel-Version: 1.0\nGenerator: ggml_whisper build_backend\n"

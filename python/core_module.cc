@@ -402,7 +402,7 @@ whisper_context* LoadContext(const std::string& path, const whisper_context_para
     *not_found = image.status().code() == absl::StatusCode::kNotFound;
     return nullptr;
   }
-  return whisper_init_from_buffer_with_params(image->data(), image->size(), cp);
+  return whisper_ggml_init(nullptr, image->data(), image->size(), path.c_str(), cp, 0);  // messages name the folder
 }
 
 class Model {

@@ -263,6 +263,32 @@ struct whisper_context* whisper_init_from_buffer_with_params_no_state(void* buff
                                      false, t0, __func__);
 }
 
+struct whisper_context* whisper_ggml_init(const char* path, void* buffer, size_t buffer_size, const char* name,
+                                          struct whisper_context_params params, int flags) {
+  const int64_t t0 = NowUs();
+  constexpr int kKnown = WHISPER_GGML_INIT_NO_STATE | WHISPER_GGML_INIT_HEADS_FOR_SHAPE;
+  if ((path == nullptr && buffer == nullptr) || (flags & ~kKnown) != 0) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: path %s, buffer %s, flags %d: expected a path or a buffer, flags of %d\n",
+        __func__, path == nullptr ? "NULL" : "set", buffer == nullptr ? "NULL" : "set", flags, kKnown);
+    return nullptr;
+  }
+  absl::StatusOr<std::unique_ptr<whisper::WhisperModel>> model =
+      path != nullptr ? whisper::api::LoadModel(path, nullptr, 0, nullptr, params)
+                      : whisper::api::LoadModel(nullptr, buffer, buffer_size, name != nullptr ? name : "<buffer>",
+                                                params);
+  if (model.ok() && (flags & WHISPER_GGML_INIT_HEADS_FOR_SHAPE) != 0 && !params.dtw_token_timestamps) {
+    const whisper::WhisperHparams& h = (*model)->hparams();
+    const whisper::AheadsPreset preset = whisper::AlignmentHeadsPresetForDims(h.n_vocab, h.n_audio_layer,
+                                                                              h.n_text_layer);
+    if (preset != whisper::AheadsPreset::kNone) {
+      params.dtw_token_timestamps = true;
+      params.dtw_aheads_preset = static_cast<whisper_alignment_heads_preset>(preset);
+    }
+  }
+  return whisper::api::InitFromModel(std::move(model), params, (flags & WHISPER_GGML_INIT_NO_STATE) == 0, t0,
+                                     __func__);
+}
+
 struct whisper_context* whisper_init_with_params_no_state(struct whisper_model_loader* loader,
                                                           struct whisper_context_params params) {
   return whisper::api::InitFromLoader(loader, params, false, __func__);

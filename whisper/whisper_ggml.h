@@ -159,6 +159,25 @@ WHISPER_API enum whisper_alignment_heads_preset whisper_ggml_alignment_heads_pre
 WHISPER_API enum whisper_alignment_heads_preset whisper_ggml_alignment_heads_preset_for_model(
     struct whisper_context* ctx);
 
+/* whisper_ggml_init: one entry for the programs' loads. The model is the file at `path` (as
+ * whisper_init_from_file_with_params), or when path is NULL the image at buffer (buffer_size
+ * bytes, as whisper_init_from_buffer_with_params; the image may be freed once this returns), named
+ * `name` in the load line and in every message about it (e.g. the CTranslate2 folder it was
+ * converted from; NULL: "<buffer>", whisper.cpp's name). flags: WHISPER_GGML_INIT_NO_STATE makes
+ * no default state (the _no_state inits); WHISPER_GGML_INIT_HEADS_FOR_SHAPE, when
+ * params.dtw_token_timestamps is off, turns it on with the alignment heads preset of the model's
+ * shape (whisper_ggml_alignment_heads_preset_for_model, read from the header of the one load) and
+ * leaves it off for a shape with none; whisper_ggml_alignment_heads_preset_for_model(ctx) then
+ * says which. NULL with a message (as the inits) for a NULL path and buffer, unknown flags, or a
+ * model that cannot load. */
+enum whisper_ggml_init_flags {
+  WHISPER_GGML_INIT_NO_STATE = 1,
+  WHISPER_GGML_INIT_HEADS_FOR_SHAPE = 2,
+};
+WHISPER_API struct whisper_context* whisper_ggml_init(const char* path, void* buffer, size_t buffer_size,
+                                                      const char* name, struct whisper_context_params params,
+                                                      int flags);
+
 /* whisper_ggml_check_model_file: whether the file at `path` is, by its first 64 bytes, a model of
  * the kind `expected` (whisper.cpp's ggml Whisper model, or a Silero VAD model in the same ggml
  * layout), before a long load or long work ends in a loader error. Returns 0 when it is, and when

@@ -1,6 +1,7 @@
 // The C API's program helpers (whisper.h "Program helpers"): -dtw names against whisper-cli
 // 1.8.5's table (examples/cli/cli.cpp), model-file checks on real files of each kind, and
 // timestamps against hand-computed strings.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -38,6 +39,93 @@ TEST(AlignmentHeadsPresetForModel, TinyEnByShape) {
   EXPECT_EQ(whisper_ggml_alignment_heads_preset_for_model(ctx), WHISPER_AHEADS_TINY_EN);
   whisper_free(ctx);
   EXPECT_EQ(whisper_ggml_alignment_heads_preset_for_model(nullptr), WHISPER_AHEADS_NONE);
+}
+
+// whisper_ggml_init: a buffer named by the caller (a CTranslate2 folder's name) in the load line
+// instead of whisper.cpp's "<buffer>"; WHISPER_GGML_INIT_HEADS_FOR_SHAPE turning DTW on with the
+// shape's heads within the one load (tokens get t_dtw, as with dtw_aheads_preset = TINY_EN; the
+// server loaded twice for this); bad arguments refused with a message.
+std::string g_logged;
+
+std::vector<float> FirstSecondsOfJfk(size_t n) {
+  const std::vector<unsigned char> wav = testdata::ReadBytes(testdata::SharedData("jfk.wav"));
+  for (size_t at = 12; at + 8 <= wav.size();) {
+    const uint32_t size = wav[at + 4] | (wav[at + 5] << 8) | (wav[at + 6] << 16) | (uint32_t{wav[at + 7]} << 24);
+    if (std::memcmp(&wav[at], "data", 4) == 0) {
+      std::vector<float> out(std::min<size_t>(n, std::min<size_t>(size, wav.size() - at - 8) / 2));
+      for (size_t i = 0; i < out.size(); ++i) {
+        out[i] = static_cast<int16_t>(wav[at + 8 + 2 * i] | (wav[at + 9 + 2 * i] << 8)) / 32768.0f;
+      }
+      return out;
+    }
+    at += 8 + size + (size & 1);
+  }
+  return {};
+}
+
+// t_dtw of the first text token of a greedy pass over `audio` (-2 when there is none).
+int64_t FirstTokenDtw(whisper_context* ctx, const std::vector<float>& audio) {
+  whisper_full_params w = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+  w.n_threads = 2;
+  w.print_progress = false;
+  if (whisper_full(ctx, w, audio.data(), static_cast<int>(audio.size())) != 0) return -2;
+  for (int s = 0; s < whisper_full_n_segments(ctx); ++s) {
+    for (int t = 0; t < whisper_full_n_tokens(ctx, s); ++t) {
+      if (whisper_full_get_token_id(ctx, s, t) < whisper_token_eot(ctx)) return whisper_full_get_token_data(ctx, s, t).t_dtw;
+    }
+  }
+  return -2;
+}
+
+TEST(GgmlInit, NamesTheBufferAndPicksTheHeadsInOneLoad) {
+  whisper_log_set([](enum ggml_log_level, const char* text, void*) { g_logged += text; }, nullptr);
+  const std::string path = testdata::ModelPath("ggml-tiny.en.bin");
+  std::vector<unsigned char> image = testdata::ReadBytes(path);
+  ASSERT_FALSE(image.empty()) << path;
+  const whisper_context_params cp = whisper_context_default_params();
+  g_logged.clear();
+  whisper_context* named = whisper_ggml_init(nullptr, image.data(), image.size(), "models/faster-whisper-tiny.en", cp,
+                                             WHISPER_GGML_INIT_NO_STATE);
+  ASSERT_NE(named, nullptr) << g_logged;
+  EXPECT_NE(g_logged.find("loaded 'models/faster-whisper-tiny.en': type tiny"), std::string::npos) << g_logged;
+  EXPECT_EQ(g_logged.find("<buffer>"), std::string::npos) << g_logged;
+  EXPECT_EQ(g_logged.find("whisper_init_state"), std::string::npos) << g_logged;  // no state made
+  whisper_free(named);
+  g_logged.clear();
+  whisper_context* unnamed = whisper_ggml_init(nullptr, image.data(), image.size(), nullptr, cp, 0);
+  ASSERT_NE(unnamed, nullptr) << g_logged;
+  EXPECT_NE(g_logged.find("loaded '<buffer>'"), std::string::npos) << g_logged;
+  const std::vector<float> audio = FirstSecondsOfJfk(3 * 16000);
+  ASSERT_EQ(audio.size(), 3u * 16000);
+  EXPECT_EQ(FirstTokenDtw(unnamed, audio), -1);  // no heads asked for: no DTW
+  whisper_free(unnamed);
+
+  g_logged.clear();
+  whisper_context* heads = whisper_ggml_init(path.c_str(), nullptr, 0, nullptr, cp, WHISPER_GGML_INIT_HEADS_FOR_SHAPE);
+  ASSERT_NE(heads, nullptr) << g_logged;
+  size_t loads = 0;
+  for (size_t at = 0; (at = g_logged.find("loaded '", at)) != std::string::npos; ++at) ++loads;
+  EXPECT_EQ(loads, 1u) << g_logged;
+  EXPECT_EQ(whisper_ggml_alignment_heads_preset_for_model(heads), WHISPER_AHEADS_TINY_EN);
+  const int64_t shape_dtw = FirstTokenDtw(heads, audio);
+  whisper_free(heads);
+  whisper_context_params preset = cp;  // the same heads named explicitly: the same time
+  preset.dtw_token_timestamps = true;
+  preset.dtw_aheads_preset = WHISPER_AHEADS_TINY_EN;
+  whisper_context* named_heads = whisper_init_from_file_with_params(path.c_str(), preset);
+  ASSERT_NE(named_heads, nullptr);
+  const int64_t preset_dtw = FirstTokenDtw(named_heads, audio);
+  whisper_free(named_heads);
+  EXPECT_GE(shape_dtw, 0);
+  EXPECT_EQ(shape_dtw, preset_dtw);
+
+  g_logged.clear();
+  EXPECT_EQ(whisper_ggml_init(nullptr, nullptr, 0, "x", cp, 0), nullptr);
+  EXPECT_NE(g_logged.find("expected a path or a buffer"), std::string::npos) << g_logged;
+  g_logged.clear();
+  EXPECT_EQ(whisper_ggml_init(path.c_str(), nullptr, 0, nullptr, cp, 4), nullptr);
+  EXPECT_NE(g_logged.find("flags 4"), std::string::npos) << g_logged;
+  whisper_log_set(nullptr, nullptr);
 }
 
 TEST(CheckModelFile, KindsOfRealFiles) {

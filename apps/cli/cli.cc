@@ -321,7 +321,7 @@ whisper_context* LoadModel(const CliParams& p, const LogSink& sink) {
       Fail("cannot load the CTranslate2 model folder '" + p.model + "': " + std::string(image.status().message()));
       return nullptr;
     }
-    ctx = whisper_init_from_buffer_with_params(image->data(), image->size(), cparams);
+    ctx = whisper_ggml_init(nullptr, image->data(), image->size(), p.model.c_str(), cparams, 0);  // named the folder
   } else {
     ctx = whisper_init_from_file_with_params(p.model.c_str(), cparams);
   }

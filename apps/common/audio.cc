@@ -13,9 +13,11 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "apps/common/mpeg_frames.h"
 
 namespace whisper {
 namespace {
@@ -342,6 +344,30 @@ sf_count_t MemWrite(const void*, sf_count_t, void*) { return 0; }
 
 sf_count_t MemTell(void* user) { return static_cast<MemoryFile*>(user)->pos; }
 
+// An MP3 whose Xing/Info header counts fewer frames than the stream holds (XingCountsTooFewFrames:
+// files joined end to end; libmpg123 stops at the count), decoded whole from a copy of the bytes
+// whose header counts every frame (WithXingCountOfTheWholeStream).
+// options.report gets both counts (TruncationWarning names them). nullopt for other data, and
+// when the copy does not open (the caller's decode then runs as before).
+std::optional<absl::StatusOr<std::vector<float>>> DecodeWholeMpeg(const unsigned char* data, size_t size,
+                                                                  const std::string& name,
+                                                                  const AudioOptions& options) {
+  const MpegScan scan = ScanMpegFrames(data, size);
+  if (!XingCountsTooFewFrames(scan)) return std::nullopt;
+  std::vector<unsigned char> copy = WithXingCountOfTheWholeStream(data, size, scan);
+  MemoryFile mem{copy.data(), static_cast<sf_count_t>(size), 0};
+  SF_VIRTUAL_IO vio{MemGetLength, MemSeek, MemRead, MemWrite, MemTell};
+  SF_INFO info{};
+  SndfilePtr file(sf_open_virtual(&vio, SFM_READ, &info, &mem));
+  if (file == nullptr || (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_MPEG) return std::nullopt;
+  absl::StatusOr<std::vector<float>> audio = DecodeOpened(file.get(), info, name, options);
+  if (options.report != nullptr) {
+    options.report->mpeg_header_frames = scan.xing_frames;
+    options.report->mpeg_stream_frames = scan.frames;
+  }
+  return audio;
+}
+
 // libsndfile's fallback for data whose header it does not recognise (sndfile.c
 // format_from_extension, libsndfile 1.2): headerless formats named by the path's extension. A
 // virtual-I/O stream has no path, so the memory path applies the same table to `name`, and the
@@ -564,6 +590,17 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMono(const std::string& path,
     absl::Status layout = CheckWavLayout(head, n_head, path);
     if (!layout.ok()) return layout;
   }
+  if ((info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_MPEG) {  // compressed: the whole file is read to scan it
+    std::vector<unsigned char> bytes;
+    if (FILE* f = std::fopen(path.c_str(), "rb")) {
+      const absl::Status read = ReadStream(f, path, options.max_stream_bytes, &bytes);
+      std::fclose(f);
+      if (read.ok()) {
+        auto whole = DecodeWholeMpeg(bytes.data(), bytes.size(), path, options);
+        if (whole.has_value()) return *std::move(whole);
+      }
+    }
+  }
   return DecodeOpened(file.get(), info, path, options);
 }
 
@@ -595,6 +632,10 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromMemory(const void* data, 
     absl::Status layout = CheckWavLayout(static_cast<const unsigned char*>(data), size, name);
     if (!layout.ok()) return layout;
   }
+  if ((info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_MPEG) {
+    auto whole = DecodeWholeMpeg(static_cast<const unsigned char*>(data), size, name, options);
+    if (whole.has_value()) return *std::move(whole);
+  }
   return DecodeOpened(file.get(), info, name, options);
 }
 
@@ -608,6 +649,12 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromStream(FILE* f, const std
 }
 
 std::string TruncationWarning(const AudioReport& report, const std::string& name) {
+  if (report.mpeg_header_frames >= 0 && report.sample_rate > 0) {
+    return absl::StrFormat("%s: the MP3's Xing/Info header announces %d frames but the stream holds %d (files joined "
+                           "end to end?): decoded all of them, %.2f s",
+                           name, report.mpeg_header_frames, report.mpeg_stream_frames,
+                           static_cast<double>(report.frames_decoded) / report.sample_rate);
+  }
   if (!report.announced_is_exact || report.frames_decoded >= report.frames_announced || report.sample_rate <= 0) {
     return "";
   }

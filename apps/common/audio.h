@@ -53,6 +53,11 @@ struct AudioReport {
   bool announced_is_exact = false;  // false for MP3, whose count is an estimate
   int sample_rate = 0;              // of the file, Hz
   int channels = 0;
+  // An MP3 whose Xing/Info header announces fewer frames than the stream holds (files joined end
+  // to end; apps/common/mpeg_frames.h), decoded whole: the header's count and the frames found.
+  // -1 otherwise.
+  int64_t mpeg_header_frames = -1;
+  int64_t mpeg_stream_frames = -1;
 };
 
 struct AudioOptions {
@@ -139,8 +144,9 @@ absl::StatusOr<std::vector<float>> LoadAudio16kMonoFromStream(FILE* f, const std
 
 // The warning for a decode that stopped before the frames its header announces (a truncated WAV,
 // a corrupt FLAC frame; not MP3, whose count is an estimate), naming `name`, both frame counts and
-// the seconds decoded, which the CLI, the server and the Python package all transcribe; "" when
-// the decode is complete.
+// the seconds decoded, which the CLI, the server and the Python package all transcribe; for an MP3
+// decoded past its Xing/Info header's frame count (AudioReport::mpeg_header_frames), both counts
+// and the seconds decoded; "" when the decode is complete.
 std::string TruncationWarning(const AudioReport& report, const std::string& name);
 
 // Half-open range [begin, end) of sample indices.

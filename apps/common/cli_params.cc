@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <regex>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
@@ -153,6 +154,20 @@ Flag Utf8String(const char* l, const char* value_name, std::string CliParams::*f
   return f;
 }
 
+// A String flag passed to whisper_full as prompt text (--prompt, --prefix, --hotwords): refused,
+// as the Python package refuses it, when it has a NUL byte (possible only through an @FILE
+// response file) or is not UTF-8 (PromptTextProblem).
+Flag PromptString(const char* l, const char* value_name, std::string CliParams::*field, const char* help) {
+  Flag f = String(nullptr, l, value_name, field, help);
+  f.set = [field](CliParams& p, const std::string& v) {
+    const std::string problem = PromptTextProblem(v);
+    if (!problem.empty()) return absl::InvalidArgumentError(problem);
+    p.*field = v;
+    return absl::OkStatus();
+  };
+  return f;
+}
+
 // Repeatable: each occurrence appends.
 Flag List(const char* s, const char* l, const char* value_name, std::vector<std::string> CliParams::*field,
           const char* help) {
@@ -261,6 +276,26 @@ std::vector<Flag> OutputFlags() {
   };
 }
 
+// --suppress-regex REGEX: compiled here (std::regex, ECMAScript, as whisper_full compiles it) so
+// that a bad one is an error before the model loads, naming std::regex's reason.
+Flag SuppressRegexFlag() {
+  Flag f = String(nullptr, "--suppress-regex", "REGEX", &CliParams::suppress_regex,
+                  "regular expression matching tokens to suppress");
+  f.set = [](CliParams& p, const std::string& v) {
+    if (!v.empty()) {
+      try {
+        const std::regex re(v);
+      } catch (const std::regex_error& e) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", absl::CHexEscape(v), "' is not a valid regular expression (ECMAScript): ", e.what()));
+      }
+    }
+    p.suppress_regex = v;
+    return absl::OkStatus();
+  };
+  return f;
+}
+
 // Language and prompt, model and input files, DTW, devices, suppressed tokens, grammar.
 std::vector<Flag> ModelFlags() {
   return {
@@ -274,7 +309,7 @@ std::vector<Flag> ModelFlags() {
         return f;
       }(),
       Switch("-dl", "--detect-language", &CliParams::detect_language, "exit after automatically detecting language"),
-      String(nullptr, "--prompt", "PROMPT", &CliParams::prompt, "initial prompt (max n_text_ctx/2 tokens)"),
+      PromptString("--prompt", "PROMPT", &CliParams::prompt, "initial prompt (max n_text_ctx/2 tokens)"),
       Switch(nullptr, "--carry-initial-prompt", &CliParams::carry_initial_prompt, "always prepend initial prompt"),
       String("-m", "--model", "FNAME", &CliParams::model, "model path"),
       List("-f", "--file", "FNAME", &CliParams::files, "input audio file path (repeatable; - = stdin)"),
@@ -288,8 +323,7 @@ std::vector<Flag> ModelFlags() {
       Switch("-nfa", "--no-flash-attn", &CliParams::flash_attn, "disable flash attention (encoder: blocked softmax)",
              /*value=*/false),
       Switch("-sns", "--suppress-nst", &CliParams::suppress_nst, "suppress non-speech tokens"),
-      String(nullptr, "--suppress-regex", "REGEX", &CliParams::suppress_regex,
-             "regular expression matching tokens to suppress"),
+      SuppressRegexFlag(),
       String(nullptr, "--grammar", "GRAMMAR", &CliParams::grammar, "GBNF grammar to guide decoding (a file, or GBNF text)"),
       String(nullptr, "--grammar-rule", "RULE", &CliParams::grammar_rule,
              "top-level GBNF grammar rule name (only used with --grammar)"),
@@ -428,9 +462,9 @@ std::vector<Flag> OwnFlags() {
       TemperaturesFlag(),
       Float(nullptr, "--prompt-reset-on-temperature", "N", &CliParams::prompt_reset_on_temperature, -FLT_MAX,
             FLT_MAX, "faster-whisper's prompt_reset_on_temperature (openai rules): drop the prompt above it"),
-      String(nullptr, "--prefix", "TEXT", &CliParams::prefix,
+      PromptString("--prefix", "TEXT", &CliParams::prefix,
              "faster-whisper's prefix: text the first window's transcript starts with"),
-      String(nullptr, "--hotwords", "TEXT", &CliParams::hotwords,
+      PromptString("--hotwords", "TEXT", &CliParams::hotwords,
              "faster-whisper's hotwords: hint phrases in every window's prompt (not with --prefix's window)"),
       Utf8String("--prepend-punctuations", "STR", &CliParams::prepend_punctuations,
              "faster-whisper's prepend_punctuations (-dtw, openai rules): marks joined to the next word"),

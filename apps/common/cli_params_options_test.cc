@@ -1,9 +1,12 @@
 // The decoding, compute-type and faster-whisper option flags of ParseCliParams and how they reach
 // whisper_full_params (ToWhisperFullParams); the flag grammar itself is in cli_params_test.cc.
 #include <cfloat>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "apps/common/cli_params.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -137,6 +140,54 @@ TEST(CliParamsFasterWhisper, PunctuationSets) {
   EXPECT_THAT(ParseError({"--append-punctuations"}), HasSubstr("--append-punctuations"));
   EXPECT_EQ(ParseError({"--prepend-punctuations", "(\xE3"}),
             "--prepend-punctuations '(\\xe3' is not valid UTF-8 text");
+}
+
+}  // namespace
+}  // namespace whisper
+
+namespace whisper {
+namespace {
+
+// --prompt, --prefix and --hotwords refuse what the Python package's _check_text refuses
+// (ValueError): a NUL (through a response file; argv cannot hold one) and bytes that are not
+// UTF-8, among them a UTF-16 surrogate in CESU-8 form (ED A0 80). Control bytes that are UTF-8
+// (\x01) pass, as they do in Python. The message names the flag, the bytes and their offset.
+TEST(CliParamsPromptText, NulAndInvalidUtf8AreRefusedNamingTheFlag) {
+  for (const char* flag : {"--prompt", "--prefix", "--hotwords"}) {
+    EXPECT_EQ(ParseError({flag, "ok \xED\xA0\x80", "a.wav"}),
+              absl::StrCat(flag, " has '\\xED\\xA0\\x80' at offset 3, a UTF-16 surrogate (CESU-8), not UTF-8: "
+                                 "expected UTF-8 text"));
+    EXPECT_THAT(ParseError({flag, "caf\xE9", "a.wav"}), StartsWith(absl::StrCat(flag, " has '\\xE9' at offset 3,")));
+    absl::StatusOr<CliParams> fine = Parse({flag, "Kennedy \xC3\xA9\x01", "a.wav"});
+    EXPECT_TRUE(fine.ok()) << fine.status();
+  }
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  ASSERT_NE(tmp, nullptr);
+  const std::string path = std::string(tmp) + "/nul_prompt_args.txt";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "-f\na.wav\n--hotwords\n" << std::string("Ken\0nedy", 8) << "\n";
+  }
+  const std::string at = "@" + path;
+  const char* argv[] = {"whisper-cli", at.c_str()};
+  absl::StatusOr<CliParams> p = ParseCliParams(2, argv);
+  ASSERT_FALSE(p.ok());
+  EXPECT_THAT(std::string(p.status().message()), StartsWith("--hotwords has a NUL byte at offset 3:"));
+}
+
+// --suppress-regex is compiled while the flags are parsed, so a bad one exits 2 before the model
+// loads; the message names the flag, the regex and std::regex's reason.
+TEST(CliParamsSuppressRegex, InvalidRegexIsAParseError) {
+  const std::string m = ParseError({"--suppress-regex", "[", "a.wav"});
+  EXPECT_THAT(m, StartsWith("--suppress-regex '[' is not a valid regular expression (ECMAScript): "));
+  EXPECT_GT(m.size(), std::string("--suppress-regex '[' is not a valid regular expression (ECMAScript): ").size());
+  EXPECT_THAT(ParseError({"--suppress-regex", "(ab", "a.wav"}), HasSubstr("'(ab'"));
+  absl::StatusOr<CliParams> p = Parse({"--suppress-regex", "[0-9]+", "a.wav"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->suppress_regex, "[0-9]+");
+  p = Parse({"--suppress-regex", "", "a.wav"});  // "" turns it off, as in whisper-cli
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->suppress_regex, "");
 }
 
 }  // namespace

@@ -1,5 +1,10 @@
 #include "apps/common/utf8.h"
 
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
 namespace whisper {
 namespace {
 
@@ -88,6 +93,43 @@ void RepairSegmentTexts(std::vector<TranscriptSegment>* segments) {
   Utf8Carry carry;
   for (TranscriptSegment& s : *segments) s.text = carry.Push(s.text);
   if (!segments->empty()) segments->back().text += carry.Finish();
+}
+
+std::string PromptTextProblem(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char b = static_cast<unsigned char>(text[i]);
+    if (b == 0) {
+      return absl::StrCat("has a NUL byte at offset ", i,
+                          ": whisper_full takes NUL-terminated text, so the rest would be dropped; remove it");
+    }
+    const Lead lead = LeadOf(b);
+    size_t k = 1;  // the well-formed sequence, or the maximal ill-formed subpart, starting at i
+    bool ill_formed = lead.len == 0;
+    for (; !ill_formed && k < static_cast<size_t>(lead.len); ++k) {
+      if (i + k >= text.size()) break;  // cut short: ill-formed below
+      const unsigned char c = static_cast<unsigned char>(text[i + k]);
+      if (c < (k == 1 ? lead.lo : 0x80) || c > (k == 1 ? lead.hi : 0xBF)) break;
+    }
+    ill_formed = ill_formed || k < static_cast<size_t>(lead.len);
+    if (!ill_formed) {
+      i += k;
+      continue;
+    }
+    const unsigned char second = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    const bool surrogate = b == 0xED && second >= 0xA0 && second <= 0xBF;
+    const char* what = surrogate ? "a UTF-16 surrogate (CESU-8), not UTF-8"
+                       : lead.len > 1 && i + k >= text.size() ? "not UTF-8 (the text ends inside the character)"
+                                              : "not UTF-8";
+    // A surrogate's three bytes are shown whole (its second byte is what makes it ill-formed).
+    const size_t shown = std::min(text.size() - i, surrogate ? size_t{3} : k);
+    std::string bytes;
+    for (size_t j = 0; j < shown; ++j) {
+      absl::StrAppendFormat(&bytes, "\\x%02X", static_cast<unsigned char>(text[i + j]));
+    }
+    return absl::StrCat("has '", bytes, "' at offset ", i, ", ", what, ": expected UTF-8 text");
+  }
+  return "";
 }
 
 }  // namespace whisper

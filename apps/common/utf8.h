@@ -42,6 +42,18 @@ std::string RepairUtf8(absl::string_view bytes);
 // unchanged.
 void RepairSegmentTexts(std::vector<TranscriptSegment>* segments);
 
+// Why `text` cannot be passed on as one of whisper_full_params' prompt strings (initial_prompt,
+// ggml_prefix, ggml_hotwords: NUL-terminated UTF-8), or "" when it can. The first of:
+//  - a NUL byte: the C string would end there and drop the rest without a word;
+//  - bytes that are not UTF-8 (RFC 3629; Unicode 15 table 3-7): a stray continuation byte, an
+//    overlong form, a UTF-16 surrogate written as three bytes (ED A0..BF xx, CESU-8 style), a code
+//    point past U+10FFFF, a character cut short at the end.
+// The Python package refuses the same strings with ValueError (its _check_text: a NUL character,
+// or a lone surrogate, the only way a str has no UTF-8 form). The reason reads after a field or
+// flag name: "has a NUL byte at offset 3: ..." / "has '\xED\xA0\x80' at offset 5, a UTF-16
+// surrogate (CESU-8), not UTF-8: expected UTF-8 text". Offsets count bytes from 0.
+std::string PromptTextProblem(absl::string_view text);
+
 }  // namespace whisper
 
 #endif  // GGML_WHISPER_APPS_COMMON_UTF8_H_

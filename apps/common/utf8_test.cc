@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/utf8_check.h"
 
@@ -102,6 +105,47 @@ TEST(Utf8Test, RandomBytesAndCutsGiveValidOutputIndependentOfCuts) {
     }
     pieced += c.Finish();
     ASSERT_EQ(pieced, whole) << iter;
+  }
+}
+
+// Prompt strings: hand-written cases (offsets counted by hand), then random bytes against
+// testing/utf8_check's independent validator: a problem exactly when the bytes have a NUL or are
+// not UTF-8.
+TEST(PromptTextProblemTest, NamesTheFirstBadByteAndWhatItIs) {
+  EXPECT_EQ(PromptTextProblem(""), "");
+  EXPECT_EQ(PromptTextProblem("Ask not \xC3\xA9t\xC3\xA9 \xE4\xB8\xAD \xF0\x9F\x98\x80 \x01\x7F"), "");
+  EXPECT_THAT(PromptTextProblem(std::string("ab\0cd", 5)), ::testing::StartsWith("has a NUL byte at offset 2:"));
+  EXPECT_EQ(PromptTextProblem("ok \xED\xA0\x80 x"),
+            "has '\\xED\\xA0\\x80' at offset 3, a UTF-16 surrogate (CESU-8), not UTF-8: expected UTF-8 text");
+  EXPECT_EQ(PromptTextProblem("\xED\xBF\xBF"),
+            "has '\\xED\\xBF\\xBF' at offset 0, a UTF-16 surrogate (CESU-8), not UTF-8: expected UTF-8 text");
+  EXPECT_EQ(PromptTextProblem("a\xFF"), "has '\\xFF' at offset 1, not UTF-8: expected UTF-8 text");
+  EXPECT_EQ(PromptTextProblem("a\x80"), "has '\\x80' at offset 1, not UTF-8: expected UTF-8 text");
+  EXPECT_EQ(PromptTextProblem("\xC0\xAF"), "has '\\xC0' at offset 0, not UTF-8: expected UTF-8 text");  // overlong
+  EXPECT_EQ(PromptTextProblem("\xF4\x90\x80\x80"), "has '\\xF4' at offset 0, not UTF-8: expected UTF-8 text");
+  EXPECT_EQ(PromptTextProblem("xy\xE4\xB8"),
+            "has '\\xE4\\xB8' at offset 2, not UTF-8 (the text ends inside the character): expected UTF-8 text");
+  EXPECT_EQ(PromptTextProblem("\xE4\xB8z"), "has '\\xE4\\xB8' at offset 0, not UTF-8: expected UTF-8 text");
+}
+
+TEST(PromptTextProblemTest, AgreesWithAnIndependentValidator) {
+  std::mt19937 rng(11);
+  for (int iter = 0; iter < 5000; ++iter) {
+    std::string bytes(rng() % 12, '\0');
+    for (char& b : bytes) {
+      const uint32_t r = rng();
+      const unsigned char pool[] = {0x41, 0x80, 0xBF, 0xA0, 0x9F, 0x8F, 0x90, 0xC2, 0xDF, 0xC0,
+                                    0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF, 0x00};
+      b = static_cast<char>(r % 3 == 0 ? r >> 8 : pool[(r >> 8) % sizeof(pool)]);
+    }
+    size_t bad = 0;
+    const bool valid = IsValidUtf8(bytes, &bad);
+    const size_t nul = bytes.find('\0');
+    const std::string problem = PromptTextProblem(bytes);
+    ASSERT_EQ(problem.empty(), valid && nul == std::string::npos) << absl::CHexEscape(bytes);
+    if (!valid && (nul == std::string::npos || bad < nul)) {  // the first problem is the bad sequence
+      EXPECT_THAT(problem, ::testing::HasSubstr(absl::StrCat("' at offset ", bad, ", "))) << absl::CHexEscape(bytes);
+    }
   }
 }
 

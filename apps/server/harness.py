@@ -75,9 +75,10 @@ def multipart(fields, files):
     """multipart/form-data body (RFC 7578) for fields [(name, value)] and files [(name, filename, bytes)]."""
     boundary = "----ggmlwhisper" + uuid.uuid4().hex
     parts = []
-    for name, value in fields:
-        parts.append(("--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s\r\n"
-                      % (boundary, name, value)).encode())
+    for name, value in fields:  # value: str (sent as UTF-8) or bytes (sent as they are)
+        data = value if isinstance(value, bytes) else str(value).encode()
+        parts.append(("--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n"
+                      % (boundary, name)).encode() + data + b"\r\n")
     for name, filename, data in files:
         parts.append(("--%s\r\nContent-Disposition: form-data; name=\"%s\"; filename=\"%s\"\r\n"
                       "Content-Type: application/octet-stream\r\n\r\n" % (boundary, name, filename)).encode()

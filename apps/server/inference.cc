@@ -288,6 +288,9 @@ absl::Status AppendFlagFields(const Form& form, std::vector<std::string>* args) 
     if (!error.ok()) return error;
     if (v == nullptr) continue;
     std::string value = *v;
+    // A NUL would end the C string below and the rest of the value would go unseen: refused, for
+    // every field (a prompt is the one that takes free text; the others would fail their check).
+    if (value.find('\0') != std::string::npos) return FieldError(f.name, PromptTextProblem(value));
     // whisper-server's beam_size default is -1, and any beam_size <= 1 decodes greedily there.
     if (std::string(f.name) == "beam_size" && (value == "-1" || value == "0")) value = "1";
     const char* one[] = {"server", f.flag, value.c_str()};
@@ -488,7 +491,12 @@ std::optional<Reply> DecodeUpload(Api api, const FormValue& file, const std::str
 Reply HandleTranscription(Api api, const Form& form, const std::vector<std::string>& default_args,
                           LoadedModel& model, int max_audio_seconds) {
   absl::StatusOr<RequestOptions> parsed = ParseRequest(api, form, default_args);
-  if (!parsed.ok()) return ErrorReply(api, 400, std::string(parsed.status().message()));
+  if (!parsed.ok()) {
+    // OpenAI's error names the field in `param`: FieldError's messages start "field 'NAME' ".
+    const std::string m(parsed.status().message());
+    const size_t end = m.rfind("field '", 0) == 0 ? m.find('\'', 7) : std::string::npos;
+    return ErrorReply(api, 400, m, end == std::string::npos ? "" : m.substr(7, end - 7));
+  }
   RequestOptions& o = *parsed;
   const auto file = form.find("file");
   if (file == form.end()) return ErrorReply(api, 400, "no 'file' field in the request", "file");

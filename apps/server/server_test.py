@@ -173,6 +173,23 @@ class ServerFormatsTest(unittest.TestCase):
         status, _, body = self.post("/inference", [("response_format", "text")])
         self.assertEqual((status, body.decode()), (200, self.cli["txt"]))
 
+    def test_prompt_with_nul_or_bytes_that_are_not_utf8_is_a_400_naming_the_field(self):
+        """The Python package refuses such a prompt with ValueError (_check_text); the server says
+        400 on both routes, naming the field, where the bytes are and what they are."""
+        for value, want in ((b"Ask not\0 what", "field 'prompt' has a NUL byte at offset 7"),
+                            (b"Ask \xed\xa0\x80 not", "field 'prompt' has '\\xED\\xA0\\x80' at offset 4, "
+                                                     "a UTF-16 surrogate (CESU-8)"),
+                            (b"caf\xe9", "field 'prompt' has '\\xE9' at offset 3, not UTF-8")):
+            for path in ("/inference", "/v1/audio/transcriptions"):
+                with self.subTest(value=value, path=path):
+                    status, ctype, body = self.post(path, [("prompt", value), ("response_format", "json")])
+                    self.assertEqual(status, 400, body)
+                    self.assertTrue(ctype.startswith("application/json"), ctype)
+                    err = json.loads(body)["error"]
+                    self.assertIn(want, err["message"] if isinstance(err, dict) else err)
+                    if isinstance(err, dict):
+                        self.assertEqual(err["param"], "prompt")
+
 
 def stereo_jfk(path, gain0, gain1):
     """jfk.wav as 16-bit stereo: channel k = int(x * gain_k) for each sample x."""
@@ -356,13 +373,18 @@ class ServerModelsDirTest(unittest.TestCase):
         status, _, body = harness.post(self.server.port, "/load", [("model", "faster-whisper-tiny.en")])
         self.assertEqual((status, body), (200, b"Load was successful!"))
         self.assertEqual(self.transcribe(), (200, want))
-        server = harness.Server(SERVER, ["-m", CT2_MODEL, "-t", "2", "-np"])
+        server = harness.Server(SERVER, ["-m", CT2_MODEL, "-t", "2"])  # no -np: the load line is checked
         try:
             status, _, body = harness.post(server.port, "/inference", [("response_format", "text")],
                                            [("file", "jfk.wav", self.jfk)])
             self.assertEqual((status, body.decode()), (200, want))
         finally:
             self.assertEqual(server.stop(), 0)
+        # Loaded once (the alignment heads of its shape chosen within that load; it was loaded a
+        # second time for them), and named by its folder (it was '<buffer>').
+        loads = [line for line in server.stderr_lines if "whisper_model_load: loaded '" in line]
+        self.assertEqual(len(loads), 1, "".join(server.stderr_lines))
+        self.assertIn("loaded '%s': type tiny" % CT2_MODEL, loads[0])
 
     def test_models_dir_must_be_a_folder(self):
         for bad in (os.path.join(self.dir, "missing"), os.path.join(self.dir, "tiny.en.bin")):

@@ -34,12 +34,13 @@ absl::Status WarmUp(whisper_context* ctx, const std::vector<whisper_state*>& sta
   return absl::OkStatus();
 }
 
-// The model at `path` without states (whisper_init_*_no_state): a ggml file, or a CTranslate2
+// The model at `path` without states (WHISPER_GGML_INIT_NO_STATE): a ggml file, or a CTranslate2
 // folder (faster-whisper's) converted in memory as the CLI and the Python module do
-// (tools/convert/ct2_folder.h), the image freed once loaded. With pick_heads, the alignment
-// heads preset that fits the model's shape (*preset) is applied by loading it again.
-// Errors: Ct2FolderToGgmlImage's, prefixed with the folder; InvalidArgument with the loader's
-// message.
+// (tools/convert/ct2_folder.h), the image freed once loaded and the messages naming the folder.
+// With pick_heads, DTW is on with the alignment heads preset of the model's shape, if it has one
+// (*preset; WHISPER_AHEADS_NONE otherwise), chosen within the one load
+// (WHISPER_GGML_INIT_HEADS_FOR_SHAPE). Errors: Ct2FolderToGgmlImage's, prefixed with the folder;
+// InvalidArgument with the loader's message.
 absl::StatusOr<whisper_context*> InitContext(const std::string& path, whisper_context_params cparams, bool pick_heads,
                                              whisper_alignment_heads_preset* preset) {
   ErrorCapture errors;
@@ -52,23 +53,13 @@ absl::StatusOr<whisper_context*> InitContext(const std::string& path, whisper_co
     }
     image = *std::move(converted);
   }
-  const auto init = [&path, &image, &errors](const whisper_context_params& params) -> absl::StatusOr<whisper_context*> {
-    whisper_context* ctx = image.empty()
-                               ? whisper_init_from_file_with_params_no_state(path.c_str(), params)
-                               : whisper_init_from_buffer_with_params_no_state(image.data(), image.size(), params);
-    if (ctx == nullptr) {
-      return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
-    }
-    return ctx;
-  };
-  absl::StatusOr<whisper_context*> ctx = init(cparams);
-  if (!ctx.ok() || !pick_heads) return ctx;
-  *preset = whisper_ggml_alignment_heads_preset_for_model(*ctx);
-  if (*preset == WHISPER_AHEADS_NONE) return ctx;
-  whisper_free(*ctx);  // again, with the heads
-  cparams.dtw_token_timestamps = true;
-  cparams.dtw_aheads_preset = *preset;
-  return init(cparams);
+  const int flags = WHISPER_GGML_INIT_NO_STATE | (pick_heads ? WHISPER_GGML_INIT_HEADS_FOR_SHAPE : 0);
+  whisper_context* ctx = image.empty()
+                             ? whisper_ggml_init(path.c_str(), nullptr, 0, nullptr, cparams, flags)
+                             : whisper_ggml_init(nullptr, image.data(), image.size(), path.c_str(), cparams, flags);
+  if (ctx == nullptr) return absl::InvalidArgumentError(errors.FirstOr(absl::StrCat("cannot load model '", path, "'")));
+  if (pick_heads) *preset = whisper_ggml_alignment_heads_preset_for_model(ctx);
+  return ctx;
 }
 
 }  // namespace

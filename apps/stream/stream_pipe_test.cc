@@ -163,6 +163,27 @@ TEST(StreamPipe, RegularFileOnStdinIsLossless) {
   CheckLossless("jfk.wav", clip, err, text_path, "a file");
 }
 
+// An odd byte count: the last byte is half a sample. It is dropped with a warning on stderr, and
+// every whole sample before it is read (1 s of silence = 32000 bytes, plus one).
+TEST(StreamPipe, OddTrailingByteIsDroppedWithAWarning) {
+  const std::string tmp = ::testing::TempDir();
+  const std::string pcm_path = tmp + "/odd.s16le", text_path = tmp + "/odd.txt", err_path = tmp + "/odd.err";
+  {
+    std::ofstream out(pcm_path, std::ios::binary);
+    out << std::string(32001, '\0');
+  }
+  std::string cmd = "apps/stream/stream";
+  for (const std::string& a : Args(text_path)) cmd += " '" + a + "'";
+  cmd += " < '" + pcm_path + "' > /dev/null 2> '" + err_path + "'";
+  const int rc = std::system(cmd.c_str());
+  const std::string err = ReadFile(err_path);
+  ASSERT_EQ(rc, 0) << cmd << "\n" << err;
+  EXPECT_THAT(err, HasSubstr("warning: <stdin> ended inside a sample (odd byte count): last byte ignored")) << err;
+  absl::StatusOr<AudioCounts> counts = ParseAudioCounts(err);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_EQ(counts->read, 16000);
+}
+
 // -rt keeps whisper-stream's live semantics on a pipe: 60 s arriving at once cannot wait in a
 // 10 s buffer while the first windows are transcribed, so audio is dropped (with a warning), and
 // what was read is what was processed plus what was dropped.

@@ -51,7 +51,7 @@ from typing import BinaryIO, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
-from ggml_whisper import _core, _options
+from ggml_whisper import _checks, _core, _options
 
 __all__ = ["WhisperModel", "Segment", "Word", "TranscriptionInfo", "TranscriptionOptions", "decode_audio"]
 
@@ -433,8 +433,7 @@ class WhisperModel:
             task, beam_size, best_of, temperature, suppress_tokens, self._model.dims[0])
         _check_beam_options(beam_size, patience, length_penalty, repetition_penalty, no_repeat_ngram_size,
                             max_new_tokens, prompt_reset_on_temperature)
-        _check_prompt_options(prefix, hotwords, chunk_length, initial_prompt)
-        _options.check_punctuations(prepend_punctuations, append_punctuations)
+        _checks.check_transcribe(dict(locals()), hallucination, self._decoding)  # the options by name
         multilingual = self._multilingual(multilingual)
         samples = decode_audio(audio)
         duration = samples.shape[0] / SAMPLE_RATE

@@ -60,6 +60,7 @@ import numpy as np
 
 import ggml_whisper as _gw
 from ggml_whisper import _core
+from ggml_whisper._checks import check_option_types
 from ggml_whisper._options import APPEND as _APPEND, PREPEND as _PREPEND, Progress, check_punctuations
 
 __all__ = ["BatchedInferencePipeline"]
@@ -227,6 +228,8 @@ class BatchedInferencePipeline:
         _gw._check_beam_options(a["beam_size"], a["patience"], a["length_penalty"], a["repetition_penalty"],
                                 a["no_repeat_ngram_size"], a["max_new_tokens"], a["prompt_reset_on_temperature"])
         _gw._check_prompt_options(None, a["hotwords"], a["chunk_length"], a["initial_prompt"])
+        check_option_types(a["log_prob_threshold"], a["no_speech_threshold"], a["suppress_blank"],
+                           a["without_timestamps"])
         vad = None
         if a["vad_filter"] and clips is None:
             vad = self.model._vad_params(_vad_options(a["vad_parameters"], int(a["chunk_length"] or 30)))

@@ -177,3 +177,47 @@ def test_nan_weight_raises_naming_the_file_and_tensor(tmp_path):
         list(segments)
     assert ("model '%s': tensor 'decoder.ln.weight' holds NaN at element 17 (expected finite weights): the file is "
             "corrupt" % path) in str(e.value)
+
+
+@pytest.mark.parametrize("option,value,want", [
+    ("no_speech_threshold", "x", "no_speech_threshold='x': expected a number or None, got str"),
+    ("log_prob_threshold", [1], "log_prob_threshold=[1]: expected a number or None, got list"),
+    ("suppress_blank", "x", "suppress_blank='x': expected True or False, got str"),
+    ("without_timestamps", [1], "without_timestamps=[1]: expected True or False, got list"),
+])
+def test_option_of_the_wrong_type_is_a_type_error_naming_it(model, option, value, want):
+    """faster-whisper 1.2.1 raises TypeError for these (its first window compares the threshold
+    with a float; CTranslate2's generate() refuses the flag); pybind11's setter here raised a bare
+    "incompatible function arguments" naming neither. Raised at the call, for both pipelines."""
+    from ggml_whisper import BatchedInferencePipeline
+    with pytest.raises(TypeError) as e:
+        model.transcribe(JFK, **{option: value})
+    assert str(e.value) == want
+    with pytest.raises(TypeError) as e:
+        BatchedInferencePipeline(model).transcribe(JFK, **{option: value})
+    assert str(e.value) == want
+    segments, _ = model.transcribe(JFK, beam_size=1, no_speech_threshold=None, log_prob_threshold=-1,
+                                   suppress_blank=np.bool_(True), without_timestamps=None)
+    assert "ask not what your country" in " ".join(s.text for s in segments).lower()
+
+
+def test_hallucination_threshold_without_word_timestamps_warns_as_the_cli(model, caplog):
+    """faster-whisper applies hallucination_silence_threshold only with word_timestamps=True; the
+    CLI warns (the library's message) when it has no effect, and so does the package now."""
+    with caplog.at_level(logging.WARNING, logger="ggml_whisper"):
+        segments, _ = model.transcribe(JFK, beam_size=1, hallucination_silence_threshold=2.0)
+        list(segments)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["hallucination_silence_threshold=2 is ignored: it needs DTW word timestamps "
+                        "(word_timestamps=True) and OpenAI's decoding rules (decoding='openai'); decoding is 'openai'"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="ggml_whisper"):
+        segments, _ = model.transcribe(JFK, beam_size=1, hallucination_silence_threshold=2.0, word_timestamps=True)
+        list(segments)
+    assert [r for r in caplog.records if r.levelno == logging.WARNING] == []
+    cli = os.environ.get("WHISPER_CLI")
+    if cli:
+        run = subprocess.run([cli, "-m", MODEL, "-f", JFK, "-t", "2", "-bs", "1",  # no -np: it silences the log
+                              "--hallucination-silence-threshold", "2"], capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+        assert "= 2 is ignored: it needs DTW word timestamps" in run.stderr

@@ -184,6 +184,25 @@ TEST_F(CliAudioErrorsTest, FlagsCheckedBeforeAndAgainstTheModel) {
                      {"-l", "unknown language 'xx'"});
 }
 
+// --suppress-regex is compiled with the other flags: a bad one exits 2 before the model loads (the
+// model named does not exist), naming the flag and std::regex's reason (it was exit 1, after the
+// model loaded, from whisper_full).
+TEST_F(CliAudioErrorsTest, BadSuppressRegexExitsTwoBeforeTheModelLoads) {
+  const std::string jfk = testdata::SharedData("jfk.wav");
+  ExpectOneErrorLine(RunCli({"-m", dir_ + "/no-such-model.bin", "-f", jfk, "--suppress-regex", "["}, dir_), 2,
+                     {"--suppress-regex '['", "not a valid regular expression"});
+}
+
+// A CTranslate2 folder is converted in memory and loaded from that buffer: the load line names the
+// folder (it said '<buffer>').
+TEST_F(CliAudioErrorsTest, Ct2FolderIsNamedInTheLoadLine) {
+  const std::string folder = testdata::ModelPath("faster-whisper-tiny.en");
+  const CliRun run = RunCli({"-m", folder, "-f", testdata::SharedData("jfk.wav"), "-t", "2", "-bs", "1"}, dir_);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("loaded '" + folder + "': type tiny"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("<buffer>"), std::string::npos) << run.err;
+}
+
 // --multilingual on an English-only model: faster-whisper's warning, then one language and no
 // "(en)" label before each segment (stdout as without the flag).
 TEST_F(CliAudioErrorsTest, MultilingualOnEnglishOnlyModelIsTurnedOff) {
