@@ -343,7 +343,9 @@ TEST_F(RunOneTest, StepsAllocateNothing) {
     other.join();
     ggml_testing::AllocCounter::Stop();
     ASSERT_TRUE(s0.ok() && s1.ok()) << s0 << s1;
-    if (round == 1) EXPECT_EQ(allocations.load(), 0);
+    if (round == 1) {
+      EXPECT_EQ(allocations.load(), 0);
+    }
   }
 }
 

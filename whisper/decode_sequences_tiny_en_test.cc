@@ -168,7 +168,9 @@ void DecodeSequencesTinyEnTest::GreedyBatchedEqualsAlone(const WhisperModel& mod
     }
   }
   printf("%d sequences, %d batched steps, at most %d at once\n", n, steps, max_batch);
-  if (joins_per_step > 0) EXPECT_GT(max_batch, 32) << "the step should exceed the int8 GEMM's 32 columns";
+  if (joins_per_step > 0) {
+    EXPECT_GT(max_batch, 32) << "the step should exceed the int8 GEMM's 32 columns";
+  }
   for (int d = 0; d < n; ++d) {
     want[d].erase(want[d].begin());  // the prompt's last token
     EXPECT_EQ(got[d], want[d]) << "sequence " << d;

@@ -255,7 +255,9 @@ TEST(HttpServerTest, UnreadBodyIsNotReadAsANextRequest) {
     EXPECT_EQ(Count(reply, "HTTP/1.1 "), 1u) << reply;
     EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
     EXPECT_EQ(reply.find("Keep-Alive"), std::string::npos) << reply;
-    if (head.rfind("POST", 0) == 0) EXPECT_NE(reply.find("has no boundary"), std::string::npos) << reply;
+    if (head.rfind("POST", 0) == 0) {
+      EXPECT_NE(reply.find("has no boundary"), std::string::npos) << reply;
+    }
   }
 }
 

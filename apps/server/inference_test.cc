@@ -571,7 +571,9 @@ TEST_F(InferenceTest, DiarizeOnOpenAiRoutes) {
   for (size_t at = text.find("(speaker 1)"); at != std::string::npos; at = text.find("(speaker 1)", at + 1)) {
     ++labels;
     EXPECT_EQ(text.substr(at + 11, 1), " ") << text;
-    if (at > 0) EXPECT_EQ(text.substr(at - 1, 1), " ") << text;
+    if (at > 0) {
+      EXPECT_EQ(text.substr(at - 1, 1), " ") << text;
+    }
   }
   EXPECT_EQ(labels, j["segments"].size()) << text;
   f.erase("response_format");

@@ -368,7 +368,9 @@ TEST_F(WhisperApiTest, ParallelSplitsAndJoinsTheHalves) {
   for (int i = 0; i < n; ++i) {
     const int64_t t0 = whisper_full_get_segment_t0(ctx_, i), t1 = whisper_full_get_segment_t1(ctx_, i);
     EXPECT_LE(t0, t1) << i;
-    if (i > 0) EXPECT_GE(t0, whisper_full_get_segment_t1(ctx_, i - 1)) << i;
+    if (i > 0) {
+      EXPECT_GE(t0, whisper_full_get_segment_t1(ctx_, i - 1)) << i;
+    }
     (t0 < 2100 ? first : second) += whisper_full_get_segment_text(ctx_, i);
   }
   // Each half holds one copy of the speech, the second half's times shifted past the cut (the
@@ -434,7 +436,9 @@ TEST_F(WhisperApiTest, DtwTimestamps) {
           ASSERT_GE(w, 0);
           n_words += w;
           if (w == 1) got.push_back(p);
-          if (w == 0) EXPECT_EQ(p, word_p) << "segment " << i << " token " << j;
+          if (w == 0) {
+            EXPECT_EQ(p, word_p) << "segment " << i << " token " << j;
+          }
           word_p = p;
           EXPECT_LE(s0, d.t0);
           EXPECT_LE(d.t0, d.t1);
