@@ -472,6 +472,19 @@ std::vector<Flag> OwnFlags() {
         };
         return f;
       }(),
+      [] {
+        Flag f = String(nullptr, "--int8-attention", "MODE", &CliParams::int8_attention,
+                        "encoder self-attention in int8: auto (quantized weights, AVX512-VNNI), on, off "
+                        "(float, as faster-whisper's int8)");
+        f.set = [](CliParams& p, const std::string& v) {
+          if (v != "auto" && v != "on" && v != "off") {
+            return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not one of: auto, on, off"));
+          }
+          p.int8_attention = v;
+          return absl::OkStatus();
+        };
+        return f;
+      }(),
   };
 }
 
@@ -575,6 +588,10 @@ absl::StatusOr<CliParams> ParseCliParams(int argc, const char* const* argv) {
     for (int i = 1; i < argc; ++i) args.emplace_back(argv[i] != nullptr ? argv[i] : "");
   }
   return ParseArgs(args);
+}
+
+int Int8AttentionMode(const CliParams& p) {
+  return p.int8_attention == "on" ? 1 : p.int8_attention == "off" ? 0 : -1;
 }
 
 whisper_context_params ToWhisperContextParams(const CliParams& p, std::string* note) {
