@@ -54,12 +54,14 @@ inline constexpr int kEncoderQueryBlock = 256;
 // F16 one instead of 1.3-1.5x; timings, words on long_speech.flac and the encoder output's change:
 // tools/bench/README.md. kInt8AttentionAuto (the default) turns it on when the layer's attention
 // weights are quantized (Q8_0, Q5_0, Q4_0, ...) unless the environment variable
-// WHISPER_INT8_ATTENTION is "0"; F16 and F32 models keep f32 attention. It changes near-ties of
-// the decoder: tiny.en Q8_0 on jfk.wav, greedy, ends "country." (p = 0.46) where our f32
-// attention and faster-whisper's int8 end "country". CTranslate2's int8 (faster-whisper
-// compute_type="int8") keeps attention in float, so the tests that compare our int8 with it token
-// for token (python_test, test_ct2_folder) set WHISPER_INT8_ATTENTION=0: the same computation;
-// the default is checked there by words against faster-whisper's and by WER (bench README).
+// WHISPER_INT8_ATTENTION is "0"; F16 and F32 models keep f32 attention. A context's mode:
+// whisper_ggml_set_int8_attention (whisper_ggml.h; whisper-cli/-server --int8-attention
+// auto|on|off). It changes near-ties of the decoder: tiny.en Q8_0 on jfk.wav, greedy, ends
+// "country." (p = 0.46) where our f32 attention and faster-whisper's int8 end "country".
+// CTranslate2's int8 (faster-whisper compute_type="int8") keeps attention in float, so the tests
+// that compare our int8 with it token for token (python_test's greedy jfk test, test_ct2_folder)
+// set WHISPER_INT8_ATTENTION=0, the same computation; the default is checked by words and segment
+// times against faster-whisper's int8 (python_test) and by WER on long_speech (bench README).
 // The encoder output's change on encoder_test's random mel: 0.4-0.6% RMS over 288 to 1500
 // positions (TinyEnInt8AttentionStaysClose). Until 2026-12 300 positions gave NaN or 1.6% with
 // one value 0.9 off: a p block ~85 below its row's max (layer 0 head 2 has score gaps ~29)
