@@ -31,7 +31,8 @@
 //
 // int8 (FlashAttnKV::int8): the two products in 8-bit integers, blocks of 32 with f32 scales as in
 // ggml's Q8_0 (without its f16 rounding of the scale). With Quant(x) of 32 floats: d = max|x| /
-// 127, codes c = round-to-nearest-even(x * (127 / max|x|)) (all 0 when max|x| = 0):
+// 127, codes c = round-to-nearest-even(x * (127 / max|x|)) (all 0, d = 0, when max|x| < 2^-100:
+// below ~2^-120, 127 / max|x| overflows f32; such a p block weighs < 2^-95 of the row's top key):
 //   - q_i * scale (scale / softcap with a softcap) and k_j quantized per 32 channels;
 //     s[i][j] = sum over channel blocks b of isum_b * (dk_jb * dq_ib) (isum: the exact int32
 //     code dot product), then cap and mask as above;

@@ -57,6 +57,11 @@ constexpr size_t kStepBlocks = kStep / kBlock;
 constexpr size_t kPB = kQuantGemmPanelBlockBytes;  // 576
 constexpr size_t kYB = sizeof(QuantGemmBlockB);    // 40
 using DF = hn::CappedTag<float, 16>;  // at most 16 lanes: 32-element blocks are whole vectors
+// A block whose largest magnitude is below this quantizes to zero codes with d = 0: 127 or 255
+// divided by a max below ~2^-120 overflows f32 to inf, and inf codes (NaN for the block's zeros)
+// made the row's output NaN; p blocks this far below the running max (scores ~70 below it, as a
+// sharp head of Whisper's encoder has) weigh under 2^-95 of the row's largest key.
+constexpr float kQuantMinMax = 0x1p-100f;
 
 // The scratch layout above, for one call's shapes.
 struct Layout8 {
@@ -114,7 +119,8 @@ HWY_INLINE float Quantize32(const float* HWY_RESTRICT x, float mul, int8_t* HWY_
     *sum = 0;
     return NAN;
   }
-  const float amax = hn::GetLane(hn::MaxOfLanes(d, vmax));
+  float amax = hn::GetLane(hn::MaxOfLanes(d, vmax));
+  if (amax < kQuantMinMax) amax = 0.0f;
   const auto vinv = hn::Set(d, amax > 0.0f ? 127.0f / amax : 0.0f);
   auto vsum = hn::Zero(di);
   for (size_t i = 0; i < kBlock; i += N) {
@@ -196,7 +202,7 @@ HWY_INLINE void PackV8(const FlashAttnKV& kv, const Layout8& l, uint8_t* HWY_RES
         vmax = hn::Max(vmax, a);
         vnan = hn::Or(vnan, hn::IsNaN(a));
       }
-      const auto inv = hn::IfThenElseZero(hn::Gt(vmax, hn::Zero(d)), hn::Div(hn::Set(d, 127.0f), vmax));
+      const auto inv = hn::IfThenElseZero(hn::Ge(vmax, hn::Set(d, kQuantMinMax)), hn::Div(hn::Set(d, 127.0f), vmax));
       uint8_t* HWY_RESTRICT blk = w + l.vp + (c / 16) * l.vpstride + b * kPB;
       // A channel holding a NaN gets a NaN scale, so its output is NaN (the codes cannot hold it).
       hn::StoreU(hn::IfThenElse(vnan, hn::Set(d, NAN), hn::Div(vmax, hn::Set(d, 127.0f))), d,
@@ -301,7 +307,8 @@ HWY_INLINE float SoftmaxQuantRow(float* HWY_RESTRICT s, size_t kr, size_t nb, co
       hn::StoreU(p, d, s + i);
       bmax = hn::Max(bmax, p);
     }
-    const float amax = hn::GetLane(hn::MaxOfLanes(d, bmax));
+    float amax = hn::GetLane(hn::MaxOfLanes(d, bmax));
+    if (amax < kQuantMinMax) amax = 0.0f;  // the block's p are all 0 or weigh nothing
     const auto vinv = hn::Set(d, amax > 0.0f ? 255.0f / amax : 0.0f);
     const auto vd = hn::Set(d, amax / 255.0f);
     QuantGemmBlockB* y = reinterpret_cast<QuantGemmBlockB*>(pb + b / kBlock * kYB);

@@ -6,7 +6,8 @@
 // Head widths of 1..4 blocks, value widths around the 16-channel panels (1, 33, 64, 80), key
 // counts around the 32-key blocks and 128-key steps, query tiles with tails, f16 and f32 K/V,
 // f32 and f16 masks with -inf entries and an all -inf row, softcap and ALiBi's slope, large
-// logits; query splits give the same bits; d_k not a multiple of 32 is an error.
+// logits, blocks of keys whose p underflows to ~1e-37; query splits give the same bits; d_k not a
+// multiple of 32 is an error.
 #include <math.h>
 
 #include <algorithm>
@@ -99,10 +100,12 @@ struct Operands {
 };
 
 // flash_attn.h's Quant of n values x[i * stride] (each times mul, in float): codes and d; `top` is
-// 127 (q, k, v: signed codes) or 255 (p >= 0: unsigned codes).
+// 127 (q, k, v: signed codes) or 255 (p >= 0: unsigned codes). A block whose max|x| is below
+// 2^-100 is all zero codes with d = 0 (top / max|x| overflows f32 below ~2^-120).
 float Quant(const float* x, size_t stride, size_t n, float mul, int* codes, float top = 127.0f) {
   float amax = 0.0f;
   for (size_t i = 0; i < n; ++i) amax = std::max(amax, fabsf(x[i * stride] * mul));
+  if (!(amax >= 0x1p-100f)) amax = 0.0f;
   const float inv = amax > 0.0f ? top / amax : 0.0f;
   for (size_t i = 0; i < n; ++i) codes[i] = static_cast<int>(nearbyintf((x[i * stride] * mul) * inv));
   return amax / top;
@@ -160,11 +163,13 @@ std::vector<double> Reference(const Case& c, const Operands& o, size_t i, bool q
 }
 
 // Largest deviation from each reference over the case's outputs; checks the gaps and splits.
-void RunCase(const Case& c, double tol_emulated, double tol_exact) {
+// `edit`, if given, changes the random f32 operands before the run (f16_kv false).
+void RunCase(const Case& c, double tol_emulated, double tol_exact, void (*edit)(const Case&, Operands*) = nullptr) {
   SCOPED_TRACE(::testing::Message() << "d_k=" << c.d_k << " d_v=" << c.d_v << " n_kv=" << c.n_kv << " n_q=" << c.n_q
                                     << " f16=" << c.f16_kv << " mask=" << c.mask << " scale=" << c.scale
                                     << " softcap=" << c.softcap);
   Operands o(c);
+  if (edit != nullptr) edit(c, &o);
   std::vector<uint8_t> work(FlashAttnWorkSize(c.d_k, c.d_v, c.n_kv) + 1);
   ASSERT_TRUE(FlashAttn(o.KV(c), o.Queries(c, 0, c.n_q), work.data() + 1, work.size() - 1).ok());
   const std::vector<float> whole = o.out;
@@ -216,6 +221,28 @@ TEST_P(FlashAttnInt8Test, AlibiSlopeSoftcapAndLargeLogits) {
   // one key's weight dominates a block and the quantization of its neighbours shows most.
   // Scores are quantized relative to their block maxima: here off by up to ~0.3, so p by ~30%.
   RunCase({64, 64, 300, 9, true, 0, 10.0f}, 5e-3, 0.1);
+}
+
+// A sharp head (Whisper tiny.en's encoder, layer 0 head 2, has score gaps of ~29 on a random mel):
+// keys 0..31 score in [-2, 0], later keys about 85 below the max, so their p = e^-85 ~ 1e-37 is
+// a block maximum for which 255 / max overflowed f32 to inf: codes inf or NaN (0 x inf for the
+// padded or underflowed keys) made the row NaN (seen as NaN / 0.9-off outputs of tiny.en's
+// encoder over 300 positions). Such a block must weigh (nearly) nothing, as in exact attention.
+void FarBelowTheMax(const Case& c, Operands* o) {
+  for (size_t i = 0; i < c.n_q; ++i) {
+    for (size_t e = 0; e < c.d_k; ++e) o->q[i * o->ldq + e] = e == 0 ? 1.0f + 0.01f * i : 0.0f;
+  }
+  for (size_t j = 0; j < c.n_kv; ++j) {
+    float* k = o->k32.data() + j * o->ldk;
+    for (size_t e = 1; e < c.d_k; ++e) k[e] = 0.0f;
+    // Scores: 0 for key 0, [-2, 0) for keys 1..31, -84..-86 for keys 32..63, -200 from 64 on.
+    k[0] = j == 0 ? 0.0f : j < 32 ? -2.0f * j / 32 : j < 64 ? -84.0f - 2.0f * (j - 32) / 32 : -200.0f;
+  }
+}
+
+TEST_P(FlashAttnInt8Test, BlocksFarBelowTheMaxWeighNothing) {
+  test::ExpectDispatchedTo(GetParam());
+  for (size_t n_kv : {40, 64, 100, 300}) RunCase({32, 64, n_kv, 5, false, 0, 1.0f}, 2e-3, 0.03, FarBelowTheMax);
 }
 
 TEST_P(FlashAttnInt8Test, WhisperEncoderHeadShape) {

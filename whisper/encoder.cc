@@ -61,7 +61,7 @@ ggml_tensor* EncoderAttention(ggml_context* ctx, const AttentionWeights& w, ggml
 bool UseInt8Attention(Int8Attention mode, const AttentionWeights& w) {
   if (mode != kInt8AttentionAuto) return mode == kInt8AttentionOn;
   const char* env = std::getenv("WHISPER_INT8_ATTENTION");
-  if (env == nullptr || std::strcmp(env, "1") != 0) return false;
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
   for (const ggml_tensor* t : {w.q_w, w.k_w, w.v_w, w.o_w}) {
     if (t != nullptr && ggml_is_quantized(t->type)) return true;
   }

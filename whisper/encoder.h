@@ -48,19 +48,24 @@ inline constexpr int kEncoderQueryBlock = 256;
 
 // int8 attention (flash path only; ggml_flash_attn_ext_set_int8, kernels/flash_attn.h
 // FlashAttnKV::int8): the self-attention's two products in int8 on CPUs with AVX512-VNNI, as the
-// weight products of a quantized model already run (kernels/quant_gemm.h). About 1.75x faster per
-// head than the f32 flash attention on AVX3_DL (//kernels:flash_attn_benchmark), which makes a
-// tiny.en Q8_0 window about 1.8x faster than an F16 one instead of 1.3-1.5x; words on
-// long_speech.flac and the encoder output's change: tools/bench/README.md. Opt-in for now:
-// kInt8AttentionAuto (the default) turns it on only when the environment variable
-// WHISPER_INT8_ATTENTION is "1" and the layer's attention weights are quantized (Q8_0, Q5_0, ...;
-// F16 and F32 models keep f32 attention). Off by default because it changes near-ties of the
-// decoder: tiny.en Q8_0 on jfk.wav, greedy, ends "country." (p = 0.46) where faster-whisper's int8
-// (float attention) and our f32 attention end "country", which python_test checks token for token.
-// Not understood yet: on a random mel over 300 positions (encoder_test) the int8 attention moves
-// tiny.en's output by 1.6% RMS with one value 0.9 off (0.4-0.6% over 320 to 1500 positions). It
-// stays with exact scores, with exact p or with exact v (each tried alone), so no one quantizer
-// causes it; perhaps a badly conditioned position of that input amplifies any change.
+// weight products of a quantized model already run (kernels/quant_gemm.h; elsewhere the node runs
+// f32). About 1.75x faster per head than the f32 flash attention on AVX3_DL
+// (//kernels:flash_attn_benchmark), which makes a tiny.en Q8_0 window about 1.8x faster than an
+// F16 one instead of 1.3-1.5x; timings, words on long_speech.flac and the encoder output's change:
+// tools/bench/README.md. kInt8AttentionAuto (the default) turns it on when the layer's attention
+// weights are quantized (Q8_0, Q5_0, Q4_0, ...) unless the environment variable
+// WHISPER_INT8_ATTENTION is "0"; F16 and F32 models keep f32 attention. A context's mode:
+// whisper_ggml_set_int8_attention (whisper_ggml.h; whisper-cli/-server --int8-attention
+// auto|on|off). It changes near-ties of the decoder: tiny.en Q8_0 on jfk.wav, greedy, ends
+// "country." (p = 0.46) where our f32 attention and faster-whisper's int8 end "country".
+// CTranslate2's int8 (faster-whisper compute_type="int8") keeps attention in float, so the tests
+// that compare our int8 with it token for token (python_test's greedy jfk test, test_ct2_folder)
+// set WHISPER_INT8_ATTENTION=0, the same computation; the default is checked by words and segment
+// times against faster-whisper's int8 (python_test) and by WER on long_speech (bench README).
+// The encoder output's change on encoder_test's random mel: 0.4-0.6% RMS over 288 to 1500
+// positions (TinyEnInt8AttentionStaysClose). Until 2026-12 300 positions gave NaN or 1.6% with
+// one value 0.9 off: a p block ~85 below its row's max (layer 0 head 2 has score gaps ~29)
+// made 255 / max p overflow f32; such blocks now quantize to zero (kernels/flash_attn.h).
 // kInt8AttentionOn and kInt8AttentionOff ignore the weights and the environment.
 enum Int8Attention { kInt8AttentionAuto = -1, kInt8AttentionOff = 0, kInt8AttentionOn = 1 };
 
@@ -81,7 +86,7 @@ struct EncoderOptions {
 };
 
 // Whether the encoder's attention over these weights runs in int8 under `mode` (see
-// Int8Attention; auto reads WHISPER_INT8_ATTENTION: "1" and quantized weights, else no).
+// Int8Attention; auto: quantized weights, unless WHISPER_INT8_ATTENTION is "0").
 bool UseInt8Attention(Int8Attention mode, const AttentionWeights& w);
 
 // Graph capacity (nodes, and separately leafs) of the encoder / cross graphs of `hparams`.

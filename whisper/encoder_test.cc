@@ -224,9 +224,9 @@ TEST(EncoderTest, TinyEnComputeBufferShrinks) {
   EXPECT_GT(flash, 1536u * 1500u * 4u);             // fc1's output is live
 }
 
-// kInt8AttentionAuto: int8 only when WHISPER_INT8_ATTENTION is "1" and the attention weights are
-// quantized; On and Off ignore both.
-TEST(EncoderTest, Int8AttentionIsOptInForQuantizedWeights) {
+// kInt8AttentionAuto: int8 when the attention weights are quantized, unless
+// WHISPER_INT8_ATTENTION is "0"; On and Off ignore both.
+TEST(EncoderTest, Int8AttentionIsTheDefaultForQuantizedWeights) {
   ContextPtr ctx(ggml_init({16 * ggml_tensor_overhead(), nullptr, true}));
   ASSERT_NE(ctx, nullptr);
   AttentionWeights f16, q8;
@@ -235,59 +235,62 @@ TEST(EncoderTest, Int8AttentionIsOptInForQuantizedWeights) {
   q8.k_w = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_Q8_0, 64, 64);
   ASSERT_EQ(unsetenv("WHISPER_INT8_ATTENTION"), 0);
   EXPECT_FALSE(UseInt8Attention(kInt8AttentionAuto, f16));
-  EXPECT_FALSE(UseInt8Attention(kInt8AttentionAuto, q8));
-  EXPECT_TRUE(UseInt8Attention(kInt8AttentionOn, f16));
-  EXPECT_FALSE(UseInt8Attention(kInt8AttentionOff, q8));
-  ASSERT_EQ(setenv("WHISPER_INT8_ATTENTION", "1", 1), 0);
-  EXPECT_FALSE(UseInt8Attention(kInt8AttentionAuto, f16));
   EXPECT_TRUE(UseInt8Attention(kInt8AttentionAuto, q8));
-  EXPECT_FALSE(UseInt8Attention(kInt8AttentionOff, q8));
   EXPECT_TRUE(UseInt8Attention(kInt8AttentionOn, f16));
-  for (const char* other : {"0", "yes", "", "11"}) {
+  EXPECT_FALSE(UseInt8Attention(kInt8AttentionOff, q8));
+  ASSERT_EQ(setenv("WHISPER_INT8_ATTENTION", "0", 1), 0);
+  EXPECT_FALSE(UseInt8Attention(kInt8AttentionAuto, f16));
+  EXPECT_FALSE(UseInt8Attention(kInt8AttentionAuto, q8));
+  EXPECT_TRUE(UseInt8Attention(kInt8AttentionOn, q8));
+  for (const char* other : {"1", "yes", "", "00"}) {
     ASSERT_EQ(setenv("WHISPER_INT8_ATTENTION", other, 1), 0);
-    EXPECT_FALSE(UseInt8Attention(kInt8AttentionAuto, q8)) << "'" << other << "'";
+    EXPECT_TRUE(UseInt8Attention(kInt8AttentionAuto, q8)) << "'" << other << "'";
+    EXPECT_FALSE(UseInt8Attention(kInt8AttentionAuto, f16)) << "'" << other << "'";
   }
   ASSERT_EQ(unsetenv("WHISPER_INT8_ATTENTION"), 0);
 }
 
-// tiny.en's encoder (F16 weights) over 750 positions with the attention forced to int8 against
-// the f32 attention: where the CPU has AVX512-VNNI (QuantGemmFast) the outputs differ, by the
+// tiny.en's encoder (F16 weights) on a random mel with the attention forced to int8 against the
+// f32 attention: where the CPU has AVX512-VNNI (QuantGemmFast) the outputs differ, by the
 // quantization of q, k, p and v only (LayerNorm'd outputs of order 1: the RMS of the difference
-// is 0.42% of the outputs' RMS on AVX3_DL, max 0.046; the bound leaves 3x); elsewhere the node
-// keeps f32 and the bytes are equal. (The same random mel over 320, 384, 500 and 1500 positions:
-// 0.43-0.56% RMS; over 300 positions 1.58% RMS with one output 0.9 off, a case not understood
-// yet, see whisper/encoder.h.)
+// is 0.50% of the outputs' RMS over 300 positions and 0.42% over 750 on AVX3_DL, max 0.051 and
+// 0.057; the bounds leave 3x and 4x); elsewhere the node keeps f32 and the bytes are equal. 300
+// positions gave NaN (before that 1.58% RMS with one output 0.9 off): layer 0 head 2 has score
+// gaps of ~29, and a block of p ~85 below its row's max overflowed the int8 kernel's
+// 255 / max p (kernels/flash_attn_int8_test's BlocksFarBelowTheMaxWeighNothing).
 TEST(EncoderTest, TinyEnInt8AttentionStaysClose) {
   const std::string path = testdata::ModelPath("ggml-tiny.en.bin");
   struct stat st;
   if (stat(path.c_str(), &st) != 0) GTEST_FAIL() << testdata::MissingModelHint(path);
   absl::StatusOr<std::unique_ptr<WhisperModel>> model = WhisperModel::Load(path);
   ASSERT_TRUE(model.ok()) << model.status();
-  const int n_ctx = 750;
-  const std::vector<float> mel = RandomMel((*model)->hparams().n_mels, 2 * n_ctx);
-  EncoderOptions f32, int8;
-  f32.int8_attention = kInt8AttentionOff;
-  int8.int8_attention = kInt8AttentionOn;
-  const EncoderRun a = RunEncoder(**model, n_ctx, f32, &mel);
-  const EncoderRun b = RunEncoder(**model, n_ctx, int8, &mel);
-  ASSERT_EQ(a.out.size(), b.out.size());
-  ASSERT_EQ(a.out.size(), static_cast<size_t>(384) * n_ctx);
-  double diff2 = 0, norm2 = 0, worst = 0;
-  for (size_t i = 0; i < a.out.size(); ++i) {
-    const double d = double(b.out[i]) - a.out[i];
-    diff2 += d * d;
-    norm2 += double(a.out[i]) * a.out[i];
-    worst = std::max(worst, std::fabs(d));
-  }
-  const double rel = std::sqrt(diff2 / norm2);
-  std::printf("tiny.en encoder, %d positions, int8 vs f32 attention: RMS of the difference %.4f of the output's, "
-              "max |diff| %.4f\n",
-              n_ctx, rel, worst);
-  if (ggml_cpu::QuantGemmFast()) {
-    EXPECT_GT(rel, 0.0);
-    EXPECT_LT(rel, 0.015);
-  } else {
-    EXPECT_EQ(rel, 0.0);
+  for (int n_ctx : {300, 750}) {
+    const std::vector<float> mel = RandomMel((*model)->hparams().n_mels, 2 * n_ctx);
+    EncoderOptions f32, int8;
+    f32.int8_attention = kInt8AttentionOff;
+    int8.int8_attention = kInt8AttentionOn;
+    const EncoderRun a = RunEncoder(**model, n_ctx, f32, &mel);
+    const EncoderRun b = RunEncoder(**model, n_ctx, int8, &mel);
+    ASSERT_EQ(a.out.size(), b.out.size());
+    ASSERT_EQ(a.out.size(), static_cast<size_t>(384) * n_ctx);
+    double diff2 = 0, norm2 = 0, worst = 0;
+    for (size_t i = 0; i < a.out.size(); ++i) {
+      const double d = double(b.out[i]) - a.out[i];
+      diff2 += d * d;
+      norm2 += double(a.out[i]) * a.out[i];
+      worst = std::isnan(d) ? INFINITY : std::max(worst, std::fabs(d));
+    }
+    const double rel = std::sqrt(diff2 / norm2);
+    std::printf("tiny.en encoder, %d positions, int8 vs f32 attention: RMS of the difference %.4f of the output's, "
+                "max |diff| %.4f\n",
+                n_ctx, rel, worst);
+    if (ggml_cpu::QuantGemmFast()) {
+      EXPECT_GT(rel, 0.0) << n_ctx;
+      EXPECT_LT(rel, 0.015) << n_ctx;
+      EXPECT_LT(worst, 0.25) << n_ctx;
+    } else {
+      EXPECT_EQ(rel, 0.0) << n_ctx;
+    }
   }
 }
 

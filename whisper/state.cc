@@ -78,7 +78,8 @@ absl::Status InferenceState::NonFiniteError(const std::string& what, float value
 
 InferenceState::InferenceState(const WhisperModel& model, int n_threads, GraphComputeFn compute,
                            const EncoderOptions& encoder)
-    : model_(model), n_threads_(n_threads), encoder_options_(encoder), compute_(compute), gelu_(encoder.gelu) {}
+    : model_(model), n_threads_(n_threads), encoder_options_(encoder), compute_(compute), gelu_(encoder.gelu),
+      int8_attention_(encoder.int8_attention) {}
 
 InferenceState::~InferenceState() {
   ggml_gallocr_free(enc_alloc_);
@@ -271,6 +272,7 @@ absl::Status InferenceState::BuildWindowGraphs(int n_ctx, int window) {
   ggml_reset(cross_ctx_);
   EncoderOptions options = encoder_options_;
   options.gelu = gelu_;
+  options.int8_attention = int8_attention_;
   absl::StatusOr<EncoderGraph> enc = BuildEncoderGraph(enc_ctx_, model_, n_ctx, embd_, options);
   if (!enc.ok()) return enc.status();
   absl::StatusOr<ggml_cgraph*> cross =
@@ -287,6 +289,7 @@ absl::Status InferenceState::BuildWindowGraphs(int n_ctx, int window) {
   cross_graph_ = *cross;
   cross_graph_window_ = window;
   graphs_gelu_ = gelu_;
+  graphs_int8_attention_ = int8_attention_;
   graphs_n_ctx_ = n_ctx;
   return absl::OkStatus();
 }
@@ -329,7 +332,8 @@ absl::Status InferenceState::EncodeWindow(int window, const float* mel, int n_fr
   }
   const int n_ctx = audio_ctx == 0 ? h.n_audio_ctx : audio_ctx;
   window_n_ctx_[window] = 0;
-  if (graphs_n_ctx_ != n_ctx || cross_graph_window_ != window || graphs_gelu_ != gelu_) {
+  if (graphs_n_ctx_ != n_ctx || cross_graph_window_ != window || graphs_gelu_ != gelu_ ||
+      graphs_int8_attention_ != int8_attention_) {
     absl::Status s = BuildWindowGraphs(n_ctx, window);
     if (!s.ok()) return s;
   }

@@ -228,6 +228,11 @@ class InferenceState {
   // kErf, whisper.cpp's: kTanh; whisper/whisper_inference.cc).
   void set_gelu(Gelu gelu) { gelu_ = gelu; }
   Gelu gelu() const { return gelu_; }
+  // The encoder's int8 attention mode (whisper/encoder.h Int8Attention), at first
+  // EncoderOptions::int8_attention; a change rebuilds the encoder graph at the next Encode, as
+  // set_gelu (whisper_ggml_set_int8_attention).
+  void set_int8_attention(Int8Attention mode) { int8_attention_ = mode; }
+  Int8Attention int8_attention() const { return int8_attention_; }
 
   // For tests: the encoder output [S, n_audio_ctx] F32, the cross K/V and a decoder's self K/V
   // (layouts in whisper/encoder.h and whisper/decoder.h).
@@ -276,6 +281,7 @@ class InferenceState {
   const EncoderOptions encoder_options_;
   const GraphComputeFn compute_;  // nullptr: the SIMD executor (cpu/graph_compute.h)
   Gelu gelu_;                     // set_gelu
+  Int8Attention int8_attention_;  // set_int8_attention
 
   ggml_context* kv_ctx_ = nullptr;  // metadata of the state buffer's tensors (no_alloc)
   ggml_backend_buffer_t kv_buffer_ = nullptr;
@@ -308,6 +314,7 @@ class InferenceState {
   int graphs_n_ctx_ = 0;     // n_ctx the encoder/cross graphs are built for (0: none)
   int cross_graph_window_ = 0;  // the window the cross graph writes
   Gelu graphs_gelu_ = Gelu::kErf;  // the GELU the encoder graph is built with
+  Int8Attention graphs_int8_attention_ = kInt8AttentionAuto;  // and its int8 attention mode
 
   ggml_threadpool* threadpool_ = nullptr;
   ggml_cpu_profile* profile_ = nullptr;

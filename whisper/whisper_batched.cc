@@ -203,6 +203,7 @@ absl::Status RunBatched(whisper_state* state, const whisper_full_params& params,
   if (!st.ok()) return st;
   BatchedState& b = *state->batched;
   b.ws->set_gelu(GeluOfRules(tp.decoding.whisper_cpp));
+  b.ws->set_int8_attention(static_cast<Int8Attention>(state->ctx->int8_attention.load()));
   b.chunks.swap(chunks);
   Log(GGML_LOG_LEVEL_INFO, "whisper_full: batched: %zu chunks, %d at a time\n", b.chunks.size(), b.n_slots);
   state->abort_callback = params.abort_callback;

@@ -685,6 +685,19 @@ int whisper_full_with_state(struct whisper_context* ctx, struct whisper_state* s
   return whisper::api::ReportFull(whisper::api::FullWithState(ctx, state, params, samples, n_samples));
 }
 
+int whisper_ggml_set_int8_attention(struct whisper_context* ctx, int mode) {
+  if (ctx == nullptr) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_context is NULL\n", __func__);
+    return -1;
+  }
+  if (mode != whisper::kInt8AttentionAuto && mode != whisper::kInt8AttentionOff && mode != whisper::kInt8AttentionOn) {
+    Log(GGML_LOG_LEVEL_ERROR, "%s: unknown mode %d (expected -1 auto, 0 off or 1 on)\n", __func__, mode);
+    return -1;
+  }
+  ctx->int8_attention.store(mode);
+  return 0;
+}
+
 int whisper_ggml_set_decoding(struct whisper_context* ctx, enum whisper_ggml_decoding decoding) {
   if (ctx == nullptr) {
     Log(GGML_LOG_LEVEL_ERROR, "%s: whisper_context is NULL\n", __func__);

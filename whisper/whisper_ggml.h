@@ -54,6 +54,17 @@ enum whisper_ggml_decoding {
 };
 WHISPER_API int whisper_ggml_set_decoding(struct whisper_context* ctx, enum whisper_ggml_decoding decoding);
 
+/* whisper_ggml_set_int8_attention (extension): the encoder's self-attention in int8 (q, k, the
+ * softmax's p and v in blocks of 32, products on AVX512-VNNI; whisper/encoder.h Int8Attention).
+ * mode -1 (auto, the default): int8 when the attention weights are quantized (Q8_0, Q5_0, Q4_0,
+ * ...), unless the environment variable WHISPER_INT8_ATTENTION is "0"; F16/F32 models keep f32.
+ * 0: f32 attention (as CTranslate2's int8, faster-whisper's compute_type="int8"). 1: int8 for any
+ * weights. CPUs without AVX512-VNNI run f32 attention in every mode. Returns 0, or -1 for a NULL
+ * ctx or another mode. Takes effect at the next whisper_full / whisper_encode of each state (the
+ * encoder graph is rebuilt), not on a whisper_ggml_batch made before. whisper-cli:
+ * --int8-attention auto|on|off. */
+WHISPER_API int whisper_ggml_set_int8_attention(struct whisper_context* ctx, int mode);
+
 /* Word timestamps (extension): with dtw_token_timestamps and WHISPER_GGML_DECODING_OPENAI,
  * whisper_full times words as faster-whisper's word_timestamps=True does (cross-attention DTW,
  * OpenAI's timing.py): a word's text tokens run from its first token's t0 to its last token's t1

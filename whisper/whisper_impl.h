@@ -85,6 +85,7 @@ struct whisper_context {
   int64_t t_start_us = 0;
   whisper_timings timings{};  // filled by whisper_get_timings
   std::atomic<int> decoding{WHISPER_GGML_DECODING_WHISPER_CPP};  // whisper_ggml_set_decoding
+  std::atomic<int> int8_attention{whisper::kInt8AttentionAuto};  // whisper_ggml_set_int8_attention
   // DTW timestamps (params.dtw_token_timestamps): the alignment heads, checked against the model
   // at init; every state's inference buffers get them.
   std::vector<whisper::AlignmentHead> aheads;

@@ -19,8 +19,10 @@ bool EnsureInference(whisper_state* state, int n_decoders, int n_threads, const 
     return false;
   }
   const Gelu gelu = GeluOfRules(state->ctx->decoding.load() == WHISPER_GGML_DECODING_WHISPER_CPP);
+  const auto int8 = static_cast<Int8Attention>(state->ctx->int8_attention.load());
   if (state->ws != nullptr && state->ws->n_decoders() >= n_decoders && state->ws->n_threads() == n_threads) {
     state->ws->set_gelu(gelu);
+    state->ws->set_int8_attention(int8);
     return true;
   }
   const int want = std::max(n_decoders, state->ws != nullptr ? state->ws->n_decoders() : 1);
@@ -28,6 +30,7 @@ bool EnsureInference(whisper_state* state, int n_decoders, int n_threads, const 
   EncoderOptions encoder;
   encoder.flash_attn = state->ctx->params.flash_attn;  // -fa / -nfa
   encoder.gelu = gelu;
+  encoder.int8_attention = int8;
   auto ws = InferenceState::Create(*state->ctx->model, want, n_threads, nullptr, encoder);
   if (!ws.ok()) {
     Log(GGML_LOG_LEVEL_ERROR, "%s: cannot create the inference state (%d decoders, %d threads): %s\n", func, want,

@@ -181,6 +181,7 @@ struct whisper_ggml_batch* whisper_ggml_batch_init(struct whisper_context* ctx, 
   whisper::EncoderOptions encoder;
   encoder.flash_attn = ctx->params.flash_attn;
   encoder.gelu = whisper::api::GeluOfRules(ctx->decoding.load() == WHISPER_GGML_DECODING_WHISPER_CPP);
+  encoder.int8_attention = static_cast<whisper::Int8Attention>(ctx->int8_attention.load());
   auto ws = InferenceState::Create(*ctx->model, n_slots * n_decoders_per_slot, n_threads, nullptr, encoder, n_slots);
   absl::Status st = ws.status();
   if (st.ok() && !ctx->aheads.empty()) st = (*ws)->SetAlignmentHeads(ctx->aheads);

@@ -331,6 +331,7 @@ whisper_context* LoadModel(const CliParams& p, const LogSink& sink) {
   }
   whisper_ggml_set_decoding(ctx, p.decoding == "whisper.cpp" ? WHISPER_GGML_DECODING_WHISPER_CPP
                                                               : WHISPER_GGML_DECODING_OPENAI);
+  whisper_ggml_set_int8_attention(ctx, Int8AttentionMode(p));  // checked by the parser: cannot fail
   return ctx;
 }
 

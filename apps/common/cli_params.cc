@@ -142,6 +142,20 @@ Flag String(const char* s, const char* l, const char* value_name, std::string Cl
 }
 
 // A String flag whose value must be valid UTF-8 (RepairUtf8 leaves it as it is).
+// A string flag whose value must be one of `choices` ("'V' is not one of: A, B" otherwise).
+Flag Choice(const char* l, const char* value_name, std::string CliParams::*field, std::vector<std::string> choices,
+            const char* help) {
+  Flag f = String(nullptr, l, value_name, field, help);
+  f.set = [field, choices](CliParams& p, const std::string& v) {
+    if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not one of: ", absl::StrJoin(choices, ", ")));
+    }
+    p.*field = v;
+    return absl::OkStatus();
+  };
+  return f;
+}
+
 Flag Utf8String(const char* l, const char* value_name, std::string CliParams::*field, const char* help) {
   Flag f = String(nullptr, l, value_name, field, help);
   f.set = [field](CliParams& p, const std::string& v) {
@@ -477,19 +491,8 @@ std::vector<Flag> OwnFlags() {
           "faster-whisper's chunk_length: seconds of audio per window, 1..30 (0 = 30)"),
       Int(nullptr, "--batch-size", "N", &CliParams::batch_size, 0, WHISPER_GGML_MAX_BATCH_SIZE,
           "batched long audio: N chunks at a time, cut at VAD pauses (-vm) or the --clip-timestamps clips; 0/1: sequential"),
-      [] {
-        Flag f = String(nullptr, "--decoding", "RULES", &CliParams::decoding,
-                        "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)");
-        f.set = [](CliParams& p, const std::string& v) {
-          if (v != "openai" && v != "whisper.cpp") {
-            return absl::InvalidArgumentError(
-                absl::StrCat("'", v, "' is not one of: openai, whisper.cpp"));
-          }
-          p.decoding = v;
-          return absl::OkStatus();
-        };
-        return f;
-      }(),
+      Choice("--decoding", "RULES", &CliParams::decoding, {"openai", "whisper.cpp"},
+             "decoding rules: openai (OpenAI/faster-whisper's results) or whisper.cpp (its results)"),
       [] {
         Flag f = String(nullptr, "--compute-type", "NAME", &CliParams::compute_type,
                         "faster-whisper's compute_type: convert the weights at load (int8, int8_float32, "
@@ -506,6 +509,9 @@ std::vector<Flag> OwnFlags() {
         };
         return f;
       }(),
+      Choice("--int8-attention", "MODE", &CliParams::int8_attention, {"auto", "on", "off"},
+             "encoder self-attention in int8: auto (quantized weights, AVX512-VNNI), on, off "
+             "(float, as faster-whisper's int8)"),
   };
 }
 
@@ -609,6 +615,10 @@ absl::StatusOr<CliParams> ParseCliParams(int argc, const char* const* argv) {
     for (int i = 1; i < argc; ++i) args.emplace_back(argv[i] != nullptr ? argv[i] : "");
   }
   return ParseArgs(args);
+}
+
+int Int8AttentionMode(const CliParams& p) {
+  return p.int8_attention == "on" ? 1 : p.int8_attention == "off" ? 0 : -1;
 }
 
 whisper_context_params ToWhisperContextParams(const CliParams& p, std::string* note) {

@@ -175,6 +175,10 @@ struct CliParams {
   // int8_bfloat16, float16, bfloat16, float32): the weight matrices are converted at load
   // (whisper_ggml_set_compute_type; int8* -> Q8_0). Checked by the parser.
   std::string compute_type = "default";
+  // --int8-attention: the encoder's self-attention in int8: "auto" (quantized weights on
+  // AVX512-VNNI, unless WHISPER_INT8_ATTENTION=0), "on" or "off" (whisper_ggml_set_int8_attention;
+  // Int8AttentionMode gives its mode). Checked by the parser.
+  std::string int8_attention = "auto";
 
   // GPU/OpenVINO-only flags given, as spelled, each once in first-seen order (for a one-line
   // "ignored on this CPU runtime" notice).
@@ -205,6 +209,9 @@ whisper_full_params ToWhisperFullParams(const CliParams& p);
 // The context parameters of p (flash attention, -dtw, --compute-type). p.compute_type was checked
 // by the parser; a note about it (bfloat16 is loaded as float16) goes to *note when not NULL.
 whisper_context_params ToWhisperContextParams(const CliParams& p, std::string* note = nullptr);
+
+// whisper_ggml_set_int8_attention's mode for p.int8_attention: -1 auto, 0 off, 1 on.
+int Int8AttentionMode(const CliParams& p);
 
 // The usage text: every flag with its default; flags this runtime accepts without acting on them
 // are marked "(ignored: CPU runtime)" or "(not implemented: the CLI exits 2 when set)".

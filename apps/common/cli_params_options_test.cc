@@ -33,6 +33,22 @@ std::string ParseError(std::vector<const char*> args) {
   return std::string(p.status().message());
 }
 
+// --int8-attention: auto (the default), on, off -> whisper_ggml_set_int8_attention's -1, 1, 0.
+TEST(CliParamsInt8Attention, AutoByDefaultOnOffOthersRejected) {
+  absl::StatusOr<CliParams> p = Parse({"-f", "a.wav"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->int8_attention, "auto");
+  EXPECT_EQ(Int8AttentionMode(*p), -1);
+  for (const auto& [name, mode] : std::vector<std::pair<const char*, int>>{{"on", 1}, {"off", 0}, {"auto", -1}}) {
+    p = Parse({"--int8-attention", name, "-f", "a.wav"});
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(Int8AttentionMode(*p), mode) << name;
+  }
+  const std::string err = ParseError({"--int8-attention", "1", "-f", "a.wav"});
+  EXPECT_THAT(err, HasSubstr("--int8-attention"));
+  EXPECT_THAT(err, HasSubstr("'1' is not one of: auto, on, off"));
+}
+
 TEST(CliParamsDecoding, OpenAiByDefaultWhisperCppOnRequestOthersRejected) {
   const char* none[] = {"cli", "-f", "a.wav"};
   auto p = ParseCliParams(3, none);

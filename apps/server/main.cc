@@ -121,7 +121,8 @@ bool LoadRuntime(const ServerParams& sp, ServerRuntime* rt) {
   ErrorCapture errors;
   absl::StatusOr<std::unique_ptr<LoadedModel>> m =
       LoadedModel::Load(sp.decode.model, sp.parallel, sp.queue, decoding, sp.decode.n_threads,
-                        sp.decode.dtw, sp.decode.flash_attn, sp.decode.compute_type, rt->batch);
+                        sp.decode.dtw, sp.decode.flash_attn, sp.decode.compute_type, rt->batch,
+                        Int8AttentionMode(sp.decode));
   if (!m.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(m.status().message()).c_str());
     return false;

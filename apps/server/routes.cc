@@ -90,7 +90,7 @@ void Load(ServerRuntime& rt, const Form& form, httplib::Response& res) {
   absl::StatusOr<std::unique_ptr<LoadedModel>> m =
       LoadedModel::Load(*path, rt.params.parallel, rt.params.queue, rt.decoding, rt.params.decode.n_threads,
                         rt.params.decode.dtw, rt.params.decode.flash_attn,
-                        rt.params.decode.compute_type, rt.batch);
+                        rt.params.decode.compute_type, rt.batch, Int8AttentionMode(rt.params.decode));
   if (!m.ok()) {
     std::fprintf(stderr, "POST /load '%s' failed: %s\n", path->c_str(), std::string(m.status().message()).c_str());
     return Send(ErrorReply(api, 400,

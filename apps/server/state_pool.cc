@@ -73,7 +73,7 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
                                                                whisper_ggml_decoding decoding, int warmup_threads,
                                                                const std::string& dtw, bool flash_attn,
                                                                const std::string& compute_type,
-                                                               const BatchOptions& batch) {
+                                                               const BatchOptions& batch, int int8_attention) {
   if (parallel < 1 || queue < 0) {
     return absl::InvalidArgumentError(absl::StrCat("LoadedModel::Load: parallel = ", parallel, ", queue = ", queue,
                                                    ", expected parallel >= 1 and queue >= 0"));
@@ -105,6 +105,9 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const std::string
   m->words_available_ = preset != WHISPER_AHEADS_NONE;
   if (whisper_ggml_set_decoding(m->ctx_, decoding) != 0) {
     return absl::InvalidArgumentError(errors.FirstOr("whisper_ggml_set_decoding failed"));
+  }
+  if (whisper_ggml_set_int8_attention(m->ctx_, int8_attention) != 0) {  // before the batch and states
+    return absl::InvalidArgumentError(errors.FirstOr("whisper_ggml_set_int8_attention failed"));
   }
   if (batch.decoders_per_slot > 0 && parallel >= 2) {
     m->batch_ = whisper_ggml_batch_init(m->ctx_, parallel, batch.decoders_per_slot, batch.n_threads);

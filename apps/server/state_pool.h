@@ -60,13 +60,15 @@ class LoadedModel {
   // to learn its shape). `flash_attn` is whisper_context_params.flash_attn (-fa / -nfa).
   // `compute_type` is faster-whisper's name (--compute-type, whisper_ggml_set_compute_type): the
   // weights are converted at load, for /load's models too; InvalidArgument naming it if unknown.
+  // `int8_attention`: whisper_ggml_set_int8_attention's mode (--int8-attention; -1 auto).
   // `batch`: the shared decoder batch (with parallel >= 2 only); ResourceExhausted when it cannot
   // be made (whisper_ggml_batch_init's message).
   static absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const std::string& path, int parallel, int queue,
                                                           whisper_ggml_decoding decoding, int warmup_threads = 0,
                                                           const std::string& dtw = "", bool flash_attn = true,
                                                           const std::string& compute_type = "default",
-                                                          const BatchOptions& batch = BatchOptions());
+                                                          const BatchOptions& batch = BatchOptions(),
+                                                          int int8_attention = -1);
   ~LoadedModel();
   LoadedModel(const LoadedModel&) = delete;
   LoadedModel& operator=(const LoadedModel&) = delete;

@@ -91,10 +91,12 @@ def test_base_folder_mandarin_equals_faster_whisper(base, beam_size):
     assert base.is_multilingual and "\ufffd" not in "".join(g[0] for g in got)
 
 
-def test_compute_type_int8_on_a_folder_equals_faster_whisper_int8():
+def test_compute_type_int8_on_a_folder_equals_faster_whisper_int8(monkeypatch):
     # Greedy jfk.wav: the weights converted to q8_0 at load as for a ggml file; the text tokens
     # are faster-whisper's with compute_type="int8" on the same folder (times within 0.2 s: the
-    # two int8 arithmetics differ, see test_ggml_whisper's int8 test).
+    # two int8 arithmetics differ, see test_ggml_whisper's int8 test). Float attention, as
+    # CTranslate2's int8 (WHISPER_INT8_ATTENTION=0; see test_ggml_whisper for the default).
+    monkeypatch.setenv("WHISPER_INT8_ATTENTION", "0")
     fw = _faster_whisper("tiny.en", "int8")
     got, _ = _run(WhisperModel(_folder("tiny.en"), compute_type="int8", cpu_threads=2), JFK, EOT["tiny.en"],
                   beam_size=1)

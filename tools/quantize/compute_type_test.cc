@@ -6,6 +6,7 @@
 //     reference quantizer, quantize_lib_test against whisper.cpp's quantizer's output);
 //   - a greedy transcription of jfk.wav through the C API with whisper_ggml_set_compute_type
 //     "int8" gives, token for token, the transcription of that q8_0 file;
+//   - whisper_ggml_set_int8_attention switches the encoder's attention of that model;
 //   - bad weight types are refused with a message naming the value.
 // Fails (does not skip) without the model or jfk.wav.
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include "apps/common/audio.h"
 #include "ggml/ggml.h"
 #include "gtest/gtest.h"
+#include "kernels/quant_gemm.h"
 #include "testdata/paths.h"
 #include "tools/quantize/quantize_file.h"
 #include "tools/quantize/quantize_lib.h"
@@ -126,6 +128,47 @@ TEST_F(ComputeTypeTest, Int8TranscriptEqualsTheOfflineQ8_0File) {
   ASSERT_GT(a.size(), 20u);
   EXPECT_EQ(a, b);
   EXPECT_NE(text.find("ask not what your country can do for you"), std::string::npos) << text;
+}
+
+// The first step's logits after the start-of-transcript token over jfk.wav's window.
+std::vector<float> FirstLogits(whisper_context* ctx, const std::vector<float>& pcm) {
+  const whisper_token sot = whisper_token_sot(ctx);
+  if (whisper_pcm_to_mel(ctx, pcm.data(), static_cast<int>(pcm.size()), 2) != 0 || whisper_encode(ctx, 0, 2) != 0 ||
+      whisper_decode(ctx, &sot, 1, 0, 2) != 0) {
+    return {};
+  }
+  const float* l = whisper_get_logits(ctx);
+  return std::vector<float>(l, l + whisper_n_vocab(ctx));
+}
+
+// whisper_ggml_set_int8_attention: auto (the default) is int8 attention for the Q8_0 weights
+// where the CPU has AVX512-VNNI (QuantGemmFast), so off changes the logits there and nowhere
+// else; on equals auto for quantized weights; a mode set back gives the first logits again (the
+// encoder graph is rebuilt each time). Bad arguments are -1.
+TEST_F(ComputeTypeTest, Int8AttentionSwitchTakesEffectAtTheNextEncode) {
+  absl::StatusOr<std::vector<float>> pcm = whisper::LoadAudio16kMono(testdata::SharedData("jfk.wav"));
+  ASSERT_TRUE(pcm.ok()) << pcm.status();
+  whisper_context* ctx = whisper_init_from_file_with_params(q8_path_->c_str(), whisper_context_default_params());
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_EQ(whisper_ggml_set_int8_attention(nullptr, 0), -1);
+  EXPECT_EQ(whisper_ggml_set_int8_attention(ctx, 2), -1);
+  const std::vector<float> auto_first = FirstLogits(ctx, *pcm);
+  ASSERT_EQ(whisper_ggml_set_int8_attention(ctx, 0), 0);
+  const std::vector<float> off = FirstLogits(ctx, *pcm);
+  ASSERT_EQ(whisper_ggml_set_int8_attention(ctx, 1), 0);
+  const std::vector<float> on = FirstLogits(ctx, *pcm);
+  ASSERT_EQ(whisper_ggml_set_int8_attention(ctx, -1), 0);
+  const std::vector<float> auto_again = FirstLogits(ctx, *pcm);
+  whisper_free(ctx);
+  ASSERT_EQ(auto_first.size(), 51864u);  // tiny.en's vocabulary
+  ASSERT_EQ(off.size(), auto_first.size());
+  EXPECT_EQ(on, auto_first);
+  EXPECT_EQ(auto_again, auto_first);
+  if (ggml_cpu::QuantGemmFast()) {
+    EXPECT_NE(off, auto_first);
+  } else {
+    EXPECT_EQ(off, auto_first);
+  }
 }
 
 std::string* g_log = nullptr;
