@@ -177,7 +177,6 @@ HWY_INLINE void PackK8(const FlashAttnKV& kv, const Layout8& l, uint8_t* HWY_RES
 // each channel's max over the 32 keys, codes into vc, then scattered into the panels.
 HWY_INLINE void PackV8(const FlashAttnKV& kv, const Layout8& l, uint8_t* HWY_RESTRICT w) {
   const DF d;
-  const hn::Rebind<int32_t, DF> di;
   const hn::Rebind<int8_t, DF> d8;
   const size_t N = hn::Lanes(d), dv16 = l.d_v16;
   float* HWY_RESTRICT vf = reinterpret_cast<float*>(w + l.vf);

@@ -15,6 +15,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/match.h"
+#include "absl/strings/ascii.h"
 #include "apps/common/request_rules.h"
 #include "apps/common/utf8.h"
 
@@ -370,7 +373,25 @@ std::vector<Flag> VadFlags() {
 
 // --clip-timestamps "START,END,...": faster-whisper 1.2.1's clip_timestamps string (transcribe.py
 // generate_segments: the values split at commas, each a number of seconds); "0" (faster-whisper's
-// default) and "" mean the whole audio. Each value must be finite and >= 0.
+// default) and "" mean the whole audio. Each value must be a decimal number in [0, 1e9] s.
+// One --clip-timestamps value: a decimal number of seconds as Python's float() reads it (no hex,
+// which strtof would take), finite, >= 0 and within float's range (the C API's field is float).
+absl::Status ParseClipSeconds(absl::string_view item, absl::string_view list, float* x) {
+  const absl::string_view t = absl::StripAsciiWhitespace(item);
+  const absl::string_view digits = absl::StartsWith(t, "-") || absl::StartsWith(t, "+") ? t.substr(1) : t;
+  double d;
+  if (absl::StartsWithIgnoreCase(digits, "0x") || !absl::SimpleAtod(t, &d) || std::isnan(d)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", item, "' in '", list, "' is not a number of seconds (expected START,END,...)"));
+  }
+  if (d < 0.0 || d > 1e9) {
+    return absl::InvalidArgumentError(absl::StrCat("'", item, "' in '", list,
+                                                   "' is out of range: clip times are seconds in [0, 1e9]"));
+  }
+  *x = static_cast<float>(d);
+  return absl::OkStatus();
+}
+
 Flag ClipTimestampsFlag() {
   Flag f;
   f.long_name = "--clip-timestamps";
@@ -380,11 +401,10 @@ Flag ClipTimestampsFlag() {
     p.clip_timestamps.clear();
     if (v.empty() || v == "0") return absl::OkStatus();
     for (absl::string_view item : absl::StrSplit(v, ',')) {
-      float x;
-      if (!absl::SimpleAtof(item, &x) || !std::isfinite(x) || x < 0.0f) {
+      float x = 0.0f;
+      if (absl::Status st = ParseClipSeconds(item, v, &x); !st.ok()) {
         p.clip_timestamps.clear();
-        return absl::InvalidArgumentError(
-            absl::StrCat("'", item, "' in '", v, "' is not a number of seconds >= 0 (expected START,END,...)"));
+        return st;
       }
       p.clip_timestamps.push_back(x);
     }

@@ -566,6 +566,21 @@ TEST(CliParams, BatchSizeExcludesASelection) {
   EXPECT_TRUE(Parse({"--batch-size", "1", "-ot", "1000"}).ok());
 }
 
+// --clip-timestamps values read as Python's float() reads faster-whisper's string: decimal only
+// (strtof would take "0x10" as 16), and within [0, 1e9] s, with a message that says which.
+TEST(CliParams, ClipTimestampsValues) {
+  ASSERT_TRUE(Parse({"--clip-timestamps", "1.5,2e1, 30"}).ok());
+  EXPECT_EQ(ParseError({"--clip-timestamps", "0x10"}),
+            "--clip-timestamps '0x10' in '0x10' is not a number of seconds (expected START,END,...)");
+  EXPECT_EQ(ParseError({"--clip-timestamps", "1,abc"}),
+            "--clip-timestamps 'abc' in '1,abc' is not a number of seconds (expected START,END,...)");
+  EXPECT_EQ(ParseError({"--clip-timestamps", "1,1e300"}),
+            "--clip-timestamps '1e300' in '1,1e300' is out of range: clip times are seconds in [0, 1e9]");
+  EXPECT_EQ(ParseError({"--clip-timestamps", "-1"}),
+            "--clip-timestamps '-1' in '-1' is out of range: clip times are seconds in [0, 1e9]");
+  EXPECT_THAT(ParseError({"--clip-timestamps", "nan"}), HasSubstr("is not a number of seconds"));
+}
+
 TEST(CliParams, DiarizeAndTinydiarizeExcludeEachOther) {
   EXPECT_EQ(ParseError({"-di", "-tdrz"}), "cannot use both -di/--diarize and -tdrz/--tinydiarize");
 }

@@ -68,6 +68,14 @@ std::vector<std::string> Args(const std::string& text_path) {
   return {"-m", testdata::ModelPath("ggml-tiny.en.bin"), "-t", "2", "-f", text_path};
 }
 
+// The shell command that runs the stream tool (Args) on the raw PCM file pcm_path as its stdin,
+// stderr to err_path.
+std::string StreamCommand(const std::string& text_path, const std::string& pcm_path, const std::string& err_path) {
+  std::string cmd = "apps/stream/stream";
+  for (const std::string& a : Args(text_path)) cmd += " '" + a + "'";
+  return cmd + " < '" + pcm_path + "' > /dev/null 2> '" + err_path + "'";
+}
+
 // Checks a lossless run's stderr and committed text; returns the WER.
 double CheckLossless(const std::string& name, const Clip& clip, const std::string& err, const std::string& text_path,
                      const char* input_kind) {
@@ -154,9 +162,7 @@ TEST(StreamPipe, RegularFileOnStdinIsLossless) {
     std::ofstream out(pcm_path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   }
-  std::string cmd = "apps/stream/stream";
-  for (const std::string& a : Args(text_path)) cmd += " '" + a + "'";
-  cmd += " < '" + pcm_path + "' > /dev/null 2> '" + err_path + "'";
+  const std::string cmd = StreamCommand(text_path, pcm_path, err_path);
   const int rc = std::system(cmd.c_str());
   const std::string err = ReadFile(err_path);
   ASSERT_EQ(rc, 0) << cmd << "\n" << err;
@@ -172,9 +178,7 @@ TEST(StreamPipe, OddTrailingByteIsDroppedWithAWarning) {
     std::ofstream out(pcm_path, std::ios::binary);
     out << std::string(32001, '\0');
   }
-  std::string cmd = "apps/stream/stream";
-  for (const std::string& a : Args(text_path)) cmd += " '" + a + "'";
-  cmd += " < '" + pcm_path + "' > /dev/null 2> '" + err_path + "'";
+  const std::string cmd = StreamCommand(text_path, pcm_path, err_path);
   const int rc = std::system(cmd.c_str());
   const std::string err = ReadFile(err_path);
   ASSERT_EQ(rc, 0) << cmd << "\n" << err;
