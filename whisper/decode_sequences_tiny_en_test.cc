@@ -191,6 +191,12 @@ TEST_F(DecodeSequencesTinyEnTest, GreedyOfEightWindowsBatchedEqualsEachAlone) { 
 TEST_F(DecodeSequencesTinyEnTest, FortySequencesOfEightWindowsF16) { GreedyBatchedEqualsAlone(*model_, 40, 8); }
 
 TEST_F(DecodeSequencesTinyEnTest, FortySequencesOfEightWindowsQ8_0) {
+#if defined(__SANITIZE_ADDRESS__)
+  // Under ASan the instrumented quantized kernels make this case 350 s (the F16 case: 60 s). The
+  // decoder code it runs is the F16 case's; the quantized matvec products are checked under ASan
+  // by //cpu:graph_compute_matmul_test (MatVecModeComputesEachColumnAlone, Q8_0 at 16-129 columns).
+  GTEST_SKIP() << "plain builds only: the F16 case covers the decoder under ASan";
+#endif
   absl::StatusOr<std::unique_ptr<WhisperModel>> q8 =
       WhisperModel::Load(testdata::ModelPath("ggml-tiny.en.bin"), GGML_TYPE_Q8_0);
   ASSERT_TRUE(q8.ok()) << q8.status();
